@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Runs every benchmark in bench/ and prints their tables. Installs what it needs first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/bootstrap.sh
+export PATH="$PWD/node_modules/.bin:$PATH"
+[ -x scripts/kube-binaries.sh ] && bash scripts/kube-binaries.sh
+echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -sm), node $(node --version)"
+for file in bench/*.bench.ts; do
+  echo
+  echo "== $file"
+  tsx "$file"
+done

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what the demo and the tests need, idempotently: Debian packages (as root, with apt-get)
+# and the npm dependencies from the lockfile. Fails loudly when something cannot be installed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_debs=()
+command -v redis-server >/dev/null 2>&1 || need_debs+=(redis-server)
+command -v chromium >/dev/null 2>&1 || need_debs+=(chromium)
+command -v espeak-ng >/dev/null 2>&1 || need_debs+=(espeak-ng)
+command -v sox >/dev/null 2>&1 || need_debs+=(sox)
+if [ "${#need_debs[@]}" -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "bootstrap: missing ${need_debs[*]}; run as root or install them with apt-get" >&2
+    exit 1
+  fi
+  echo "bootstrap: installing Debian packages: ${need_debs[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need_debs[@]}" >/dev/null
+fi
+
+# npm ci when node_modules is missing or older than the lockfile.
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "bootstrap: installing npm dependencies (npm ci)"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+
+# The project targets Node 24: the `node` devDependency puts it first on PATH inside npm scripts.
+node_version="$(node_modules/.bin/node --version)"
+case "$node_version" in
+  v24.*) ;;
+  *) echo "bootstrap: node_modules/.bin/node is $node_version, expected v24" >&2; exit 1 ;;
+esac
