@@ -1,3 +1,4 @@
+import 'vitest';
 import type { TestProject } from 'vitest/node';
 import { startRedis, type RedisServer } from './redis.ts';
 

@@ -28,7 +28,7 @@ function openssl(args: string[], cwd: string): void {
     execFileSync('openssl', args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
   } catch (err) {
     const stderr = (err as { stderr?: Buffer }).stderr?.toString() ?? '';
-    throw new Error(`openssl ${args[0]} failed: ${stderr.trim() || String(err)}`);
+    throw new Error(`openssl ${args[0]} failed: ${stderr.trim() || String(err)}`, { cause: err });
   }
 }
 
