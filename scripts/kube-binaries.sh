@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Builds the Kubernetes test binaries (kube-apiserver, kubectl, etcd, helm) from the Go module proxy
+# into a cache outside the repo, keyed by version. Builds only what is missing; fails loudly.
+#   bash scripts/kube-binaries.sh              build what is missing, print the bin dir last
+#   bash scripts/kube-binaries.sh --bin-dir    only print the bin dir
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+# shellcheck source=kube-versions.env
+source "$here/kube-versions.env"
+cache="${VOICE_KUBE_CACHE:-$HOME/.cache/voice-kube}"
+key="k8s-${KUBE_VERSION}_etcd-${ETCD_VERSION}_helm-${HELM_VERSION}"
+bin="$cache/$key/bin"
+if [ "${1:-}" = "--bin-dir" ]; then echo "$bin"; exit 0; fi
+
+command -v go >/dev/null || { echo "kube-binaries: 'go' is not on PATH; install Go 1.24+ first" >&2; exit 1; }
+mkdir -p "$bin" "$cache/$key/work"
+# One builder at a time per cache (tests and benches may call this concurrently).
+exec 9>"$cache/$key/.lock"
+flock 9
+
+export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
+export GOMAXPROCS="${GOMAXPROCS:-$(nproc)}"
+ldflags='-s -w'
+
+# build_from_wrapper <name> <module@version> <go.mod extra lines> <package> [<package> <output>]...
+wrapper() { # <dir> <go.mod body>
+  rm -rf "$1" && mkdir -p "$1"
+  printf 'module voice.local/kubebuild\n\ngo 1.24\n\n%s\n' "$2" > "$1/go.mod"
+}
+build() { # <wrapper dir> <output name> <package>
+  local start=$SECONDS
+  echo "kube-binaries: building $2 from $3 ($key)"
+  (cd "$1" && go build -trimpath -ldflags="$ldflags" -o "$bin/$2.tmp" "$3")
+  mv "$bin/$2.tmp" "$bin/$2"
+  echo "kube-binaries: built $2 in $((SECONDS - start)) s"
+}
+
+need() { [ ! -x "$bin/$1" ]; }
+
+if need kube-apiserver || need kubectl; then
+  dir="$cache/$key/work/kubernetes"
+  minor="v0.${KUBE_VERSION#v1.}"
+  # Every staging module the tag's go.mod replaces with a local path gets its published v0.Y.Z.
+  modfile="$(cd "$cache" && GOFLAGS= go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
+  [ -f "$modfile" ] || { echo "kube-binaries: could not download k8s.io/kubernetes@$KUBE_VERSION" >&2; exit 1; }
+  staging="$(sed -n 's#^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\1#p' "$modfile")"
+  [ -n "$staging" ] || { echo "kube-binaries: no staging replaces found in $modfile" >&2; exit 1; }
+  body="require k8s.io/kubernetes $KUBE_VERSION"$'\n\nreplace (\n'
+  for m in $staging; do body+="	$m => $m $minor"$'\n'; done
+  body+=")"
+  wrapper "$dir" "$body"
+  need kube-apiserver && build "$dir" kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
+  need kubectl && build "$dir" kubectl k8s.io/kubernetes/cmd/kubectl
+fi
+
+if need etcd; then
+  dir="$cache/$key/work/etcd"
+  wrapper "$dir" "require go.etcd.io/etcd/server/v3 $ETCD_VERSION"
+  build "$dir" etcd go.etcd.io/etcd/server/v3
+fi
+
+if need helm; then
+  dir="$cache/$key/work/helm"
+  wrapper "$dir" "require helm.sh/helm/v3 $HELM_VERSION"
+  build "$dir" helm helm.sh/helm/v3/cmd/helm
+fi
+
+for b in kube-apiserver kubectl etcd helm; do
+  [ -x "$bin/$b" ] || { echo "kube-binaries: $b is missing after the build" >&2; exit 1; }
+done
+echo "kube-binaries: ready in $bin"
+echo "$bin"
