@@ -1,0 +1,24 @@
+import express, { type Express } from 'express';
+import { errorHandler, notFound } from '../lib/http.ts';
+import type { ApiStubConfig } from './config.ts';
+import type { AppDeps } from './deps.ts';
+import { healthRouter } from './routes/health.ts';
+import { sessionsRouter } from './routes/sessions.ts';
+
+/**
+ * The api-stub as a function of its config and dependencies. Only main.ts listens; tests start
+ * the returned app on port 0. Each router owns its paths and its body parser.
+ */
+export function createApp(config: Readonly<ApiStubConfig>, deps: AppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('trust proxy', false);
+
+  app.use(healthRouter(deps));
+  app.use(sessionsRouter(config, deps));
+
+  app.use(notFound);
+  app.use(errorHandler(deps.log));
+  return app;
+}

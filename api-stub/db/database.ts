@@ -1,0 +1,90 @@
+import { DatabaseSync } from 'node:sqlite';
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+
+/**
+ * The api-stub's embedded store: one SQLite file through Node 24's built-in `node:sqlite`
+ * (no native addon). Schema changes are SQL files in ./migrations named `NNN_name.sql`, applied in
+ * order, each in its own transaction, and recorded in `schema_migrations` so each runs once.
+ */
+export type Database = DatabaseSync;
+
+export const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
+const MIGRATION_FILE = /^(\d{3})_[a-z0-9_]+\.sql$/;
+
+export interface Migration {
+  version: string;
+  name: string;
+  sql: string;
+}
+
+/** The migration files in apply order; a file with a bad name is an error, not silently skipped. */
+export function readMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
+  const files = readdirSync(dir).filter((f) => f.endsWith('.sql')).sort();
+  const seen = new Set<string>();
+  return files.map((name) => {
+    const match = MIGRATION_FILE.exec(name);
+    if (!match) throw new Error(`migration file ${name} must be named NNN_lowercase_name.sql`);
+    const version = match[1]!;
+    if (seen.has(version)) throw new Error(`two migration files share the number ${version}`);
+    seen.add(version);
+    return { version, name, sql: readFileSync(join(dir, name), 'utf8') };
+  });
+}
+
+/** Applies the migrations not yet recorded; returns the names applied now. */
+export function migrate(db: Database, migrations: readonly Migration[] = readMigrations()): string[] {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    applied_at INTEGER NOT NULL
+  ) STRICT`);
+  const done = new Set(db.prepare('SELECT version FROM schema_migrations').all().map((r) => String(r.version)));
+  const applied: string[] = [];
+  for (const m of migrations) {
+    if (done.has(m.version)) continue;
+    transaction(db, () => {
+      db.exec(m.sql);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, Date.now());
+    });
+    applied.push(m.name);
+  }
+  return applied;
+}
+
+/** Opens (creating if needed) and migrates the database at `path`. */
+export function openDatabase(path: string, migrations?: readonly Migration[]): Database {
+  const db = new DatabaseSync(path);
+  // WAL lets readers run beside the writer; NORMAL sync is durable across process crashes
+  // (a power cut may lose the last commits, which a stand-in service accepts for speed).
+  if (path !== ':memory:') db.exec('PRAGMA journal_mode = WAL');
+  db.exec('PRAGMA synchronous = NORMAL');
+  db.exec('PRAGMA foreign_keys = ON');
+  db.exec('PRAGMA busy_timeout = 5000');
+  migrate(db, migrations);
+  return db;
+}
+
+const depth = new WeakMap<Database, number>();
+
+/**
+ * Runs `fn` in one transaction: committed when it returns, rolled back when it throws.
+ * Nested calls join the outer transaction through savepoints, so helpers can compose.
+ */
+export function transaction<T>(db: Database, fn: () => T): T {
+  const level = depth.get(db) ?? 0;
+  const savepoint = `sp_${level}`;
+  db.exec(level === 0 ? 'BEGIN IMMEDIATE' : `SAVEPOINT ${savepoint}`);
+  depth.set(db, level + 1);
+  try {
+    const result = fn();
+    db.exec(level === 0 ? 'COMMIT' : `RELEASE ${savepoint}`);
+    return result;
+  } catch (err) {
+    db.exec(level === 0 ? 'ROLLBACK' : `ROLLBACK TO ${savepoint}; RELEASE ${savepoint}`);
+    throw err;
+  } finally {
+    depth.set(db, level);
+  }
+}

@@ -1,0 +1,88 @@
+import { Router, type Request, type RequestHandler } from 'express';
+import { HttpError } from '../../lib/errors.ts';
+import { hasIdForm } from '../../lib/ids.ts';
+import type { ApiStubConfig } from '../config.ts';
+import type { AppDeps } from '../deps.ts';
+import { authenticateSecret } from '../auth.ts';
+import { consumeRate, rateLimitError } from '../rate-limit/consume.ts';
+import { createSession } from '../sessions/create.ts';
+import { createSessionBody, IDEMPOTENCY_KEY } from '../sessions/schemas.ts';
+import { createdView, retrievedView } from '../sessions/view.ts';
+import { getSession, markSent } from '../store/sessions.ts';
+import { apiJsonBody, parseBody } from '../validation.ts';
+
+export const SESSIONS_PATH = '/api/v2/sdk/sessions';
+
+/** Browsers may create sessions (publishable key in the body): CORS on this path only. */
+const createCors: RequestHandler = (req, res, next) => {
+  res.setHeader('Access-Control-Allow-Origin', '*');
+  res.setHeader('Access-Control-Expose-Headers', 'Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed');
+  if (req.method === 'OPTIONS') {
+    res.setHeader('Access-Control-Allow-Methods', 'POST');
+    res.setHeader('Access-Control-Allow-Headers', 'Content-Type, Idempotency-Key');
+    res.setHeader('Access-Control-Max-Age', '600');
+    res.status(204).end();
+    return;
+  }
+  next();
+};
+
+function idempotencyKeyOf(req: Request): string | null {
+  const value = req.get('Idempotency-Key');
+  if (value === undefined) return null;
+  if (!IDEMPOTENCY_KEY.test(value)) throw new HttpError('invalid_request', 'Idempotency-Key: expected 1 to 255 visible ASCII characters.');
+  return value;
+}
+
+function publicUrlOf(config: Pick<ApiStubConfig, 'publicUrl'>, req: Request): string {
+  return config.publicUrl ?? `http://127.0.0.1:${req.socket.localPort}`;
+}
+
+const methodNotAllowed =
+  (allowed: string, hint = ''): RequestHandler =>
+  (req, res, next) => {
+    res.setHeader('Allow', allowed);
+    next(new HttpError('method_not_allowed', `${req.method} is not allowed here; use ${allowed}.${hint}`));
+  };
+
+export function sessionsRouter(config: Readonly<ApiStubConfig>, deps: AppDeps): Router {
+  const router = Router();
+  const json = apiJsonBody(config);
+
+  router.options(SESSIONS_PATH, createCors);
+  router.post(SESSIONS_PATH, createCors, json, (req, res) => {
+    const body = parseBody(createSessionBody, req.body);
+    const idempotencyKey = idempotencyKeyOf(req);
+    const now = deps.clock();
+    const outcome = createSession(deps.db, body, { config, now, publicUrl: publicUrlOf(config, req), idempotencyKey });
+    const sessionId = outcome.session.id;
+    // SENT once the 201 carrying the link has been handed to the client's connection.
+    res.on('finish', () => {
+      try {
+        markSent(deps.db, sessionId, deps.clock());
+      } catch (err) {
+        deps.log.error('marking a session SENT failed', { sessionId, err });
+      }
+    });
+    for (const [k, v] of Object.entries(outcome.rateHeaders)) res.setHeader(k, v);
+    if (outcome.replayed) res.setHeader('Idempotent-Replayed', 'true');
+    res.status(201).json(createdView(outcome.session));
+  });
+  router.all(SESSIONS_PATH, createCors, methodNotAllowed('POST'));
+
+  // Retrieval is server-only: no CORS headers, and a preflight is refused.
+  router.get(`${SESSIONS_PATH}/:sessionId`, (req, res) => {
+    const { workspaceId } = authenticateSecret(deps.db, req.get('Authorization'));
+    const rate = consumeRate(deps.db, workspaceId, config.rateCaps, deps.clock());
+    if (!rate.allowed) throw rateLimitError(rate);
+    const sessionId = String(req.params.sessionId);
+    const session = hasIdForm(sessionId, 'inv') ? getSession(deps.db, sessionId) : null;
+    if (!session) throw new HttpError('session_not_found', `No session ${JSON.stringify(sessionId.slice(0, 64))} exists.`);
+    if (session.workspaceId !== workspaceId) throw new HttpError('cross_workspace', 'The session belongs to another workspace than the secret key.');
+    for (const [k, v] of Object.entries(rate.headers)) res.setHeader(k, v);
+    res.setHeader('Cache-Control', 'no-store');
+    res.status(200).json(retrievedView(session));
+  });
+  router.all(`${SESSIONS_PATH}/:sessionId`, methodNotAllowed('GET', ' Session retrieval has no CORS: call it from your server.'));
+  return router;
+}

@@ -1,0 +1,81 @@
+import type { Database } from '../db/database.ts';
+import { transaction } from '../db/database.ts';
+import { HttpError } from '../../lib/errors.ts';
+import { hasIdForm, newId } from '../../lib/ids.ts';
+import { isoSeconds } from '../../lib/time.ts';
+import type { ApiStubConfig } from '../config.ts';
+import { getDeployment } from '../store/deployments.ts';
+import { getSession, insertSession, type SessionRecord } from '../store/sessions.ts';
+import { findIdempotencyKey, rememberIdempotencyKey, requestFingerprint } from '../store/idempotency.ts';
+import { consumeRate, rateLimitError } from '../rate-limit/consume.ts';
+import { authenticatePublishable } from '../auth.ts';
+import type { CreateSessionBody } from './schemas.ts';
+
+export interface CreateContext {
+  config: Pick<ApiStubConfig, 'sessionTtlSeconds' | 'rateCaps' | 'idempotencyTtlSeconds' | 'metadataLimitBytes'>;
+  now: number;
+  /** Respondent page base, without a trailing slash. */
+  publicUrl: string;
+  idempotencyKey: string | null;
+}
+
+export interface CreateOutcome {
+  session: SessionRecord;
+  /** True when an Idempotency-Key matched an earlier creation and that session is returned. */
+  replayed: boolean;
+  rateHeaders: Record<string, string>;
+}
+
+/**
+ * Session creation, in the order that a client can act on: body (400), key (401), idempotent
+ * replay, rate caps (429), deployment lookup (404), ownership (403), status (409), expiry (410).
+ * Every authenticated call that reaches the rate caps counts against them.
+ */
+export function createSession(db: Database, body: CreateSessionBody, ctx: CreateContext): CreateOutcome {
+  const metadata = body.metadata ?? {};
+  const metadataBytes = Buffer.byteLength(JSON.stringify(metadata));
+  if (metadataBytes > ctx.config.metadataLimitBytes) {
+    throw new HttpError('invalid_request', `metadata: larger than ${ctx.config.metadataLimitBytes} bytes when serialized (${metadataBytes}).`);
+  }
+  const { workspaceId } = authenticatePublishable(db, body.publishableKey);
+
+  const fingerprint = requestFingerprint({ interviewId: body.interviewId, metadata });
+  if (ctx.idempotencyKey !== null) {
+    const earlier = findIdempotencyKey(db, workspaceId, ctx.idempotencyKey, ctx.now, ctx.config.idempotencyTtlSeconds * 1000);
+    if (earlier) {
+      if (earlier.requestHash !== fingerprint) {
+        throw new HttpError('invalid_request', 'Idempotency-Key: already used with a different body. Use a new key for a new session.');
+      }
+      const session = getSession(db, earlier.sessionId);
+      if (session) return { session, replayed: true, rateHeaders: {} };
+    }
+  }
+
+  const rate = consumeRate(db, workspaceId, ctx.config.rateCaps, ctx.now);
+  if (!rate.allowed) throw rateLimitError(rate);
+
+  const deployment = hasIdForm(body.interviewId, 'dpl') ? getDeployment(db, body.interviewId) : null;
+  if (!deployment) throw new HttpError('interview_not_found', `interviewId: no deployment ${JSON.stringify(body.interviewId.slice(0, 64))} exists.`);
+  if (deployment.workspaceId !== workspaceId) {
+    throw new HttpError('cross_workspace', 'interviewId: the deployment belongs to another workspace than the publishable key.');
+  }
+  if (deployment.status !== 'ACTIVE') {
+    throw new HttpError('interview_not_active', `The deployment is ${deployment.status}; activate it in the dashboard to take sessions.`);
+  }
+  if (deployment.expiresAt !== null && deployment.expiresAt <= ctx.now) {
+    throw new HttpError('interview_expired', `The deployment expired at ${isoSeconds(deployment.expiresAt)}.`);
+  }
+
+  // Second precision, so that the stored instant is exactly the one the API shows.
+  const ttlEnd = Math.floor((ctx.now + ctx.config.sessionTtlSeconds * 1000) / 1000) * 1000;
+  const expiresAt = deployment.expiresAt === null ? ttlEnd : Math.min(ttlEnd, Math.floor(deployment.expiresAt / 1000) * 1000);
+  const id = newId('inv');
+  const url = `${ctx.publicUrl}/s/${id}?from=sdk`;
+  transaction(db, () => {
+    insertSession(db, { id, workspaceId, deploymentId: deployment.id, metadata, url, createdAt: ctx.now, expiresAt });
+    if (ctx.idempotencyKey !== null) {
+      rememberIdempotencyKey(db, workspaceId, ctx.idempotencyKey, { requestHash: fingerprint, sessionId: id, createdAt: ctx.now });
+    }
+  });
+  return { session: getSession(db, id)!, replayed: false, rateHeaders: rate.headers };
+}

@@ -1,0 +1,153 @@
+import type { Database } from '../db/database.ts';
+import { transaction } from '../db/database.ts';
+import { stmt } from '../db/statements.ts';
+import { newId } from '../../lib/ids.ts';
+import { transition, type SessionEvent, type SessionStatus } from '../sessions/state-machine.ts';
+
+/** A session as stored. Times are Unix ms; null until the moment applies. */
+export interface SessionRecord {
+  id: string;
+  workspaceId: string;
+  deploymentId: string;
+  status: SessionStatus;
+  metadata: Record<string, unknown>;
+  url: string;
+  createdAt: number;
+  expiresAt: number;
+  sentAt: number | null;
+  clickedAt: number | null;
+  startedAt: number | null;
+  completedAt: number | null;
+  expiredAt: number | null;
+  response: SessionResponse | null;
+}
+
+/** The response record of a completed interview (spec: `response`, id `rsp_`). */
+export interface SessionResponse {
+  id: string;
+  status: 'COMPLETED';
+  transcriptKey: string;
+  summary: string;
+}
+
+export interface NewSession {
+  id: string;
+  workspaceId: string;
+  deploymentId: string;
+  metadata: Record<string, unknown>;
+  url: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export function insertSession(db: Database, s: NewSession): void {
+  stmt(
+    db,
+    `INSERT INTO sessions (id, workspace_id, deployment_id, status, metadata_json, url, created_at, expires_at, updated_at)
+     VALUES (?, ?, ?, 'PENDING', ?, ?, ?, ?, ?)`,
+  ).run(s.id, s.workspaceId, s.deploymentId, JSON.stringify(s.metadata), s.url, s.createdAt, s.expiresAt, s.createdAt);
+}
+
+const nullableNumber = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
+export function getSession(db: Database, id: string): SessionRecord | null {
+  const row = stmt(
+    db,
+    `SELECT s.*, r.id AS response_id, r.status AS response_status, r.transcript_key, r.summary
+     FROM sessions s LEFT JOIN responses r ON r.session_id = s.id WHERE s.id = ?`,
+  ).get(id);
+  if (!row) return null;
+  return {
+    id: String(row.id),
+    workspaceId: String(row.workspace_id),
+    deploymentId: String(row.deployment_id),
+    status: row.status as SessionStatus,
+    metadata: JSON.parse(String(row.metadata_json)) as Record<string, unknown>,
+    url: String(row.url),
+    createdAt: Number(row.created_at),
+    expiresAt: Number(row.expires_at),
+    sentAt: nullableNumber(row.sent_at),
+    clickedAt: nullableNumber(row.clicked_at),
+    startedAt: nullableNumber(row.started_at),
+    completedAt: nullableNumber(row.completed_at),
+    expiredAt: nullableNumber(row.expired_at),
+    response:
+      row.response_id === null
+        ? null
+        : { id: String(row.response_id), status: 'COMPLETED', transcriptKey: String(row.transcript_key), summary: String(row.summary) },
+  };
+}
+
+/** The column that records when each moving event happened. */
+const EVENT_TIME_COLUMN: Partial<Record<SessionEvent, string>> = {
+  link_sent: 'sent_at',
+  clicked: 'clicked_at',
+  connected: 'started_at',
+  completed: 'completed_at',
+  expired: 'expired_at',
+};
+
+export type EventResult =
+  | { kind: 'moved'; from: SessionStatus; session: SessionRecord }
+  | { kind: 'stayed'; session: SessionRecord }
+  | { kind: 'refused'; reason: string; session: SessionRecord }
+  | { kind: 'not_found' };
+
+/**
+ * Applies one event through the state machine, in one transaction. The only writer of `status`.
+ * `completed` needs the interview's response; it is stored with the move.
+ */
+export function applySessionEvent(
+  db: Database,
+  sessionId: string,
+  event: SessionEvent,
+  now: number,
+  extra: { response?: { transcriptKey: string; summary: string } } = {},
+): EventResult {
+  return transaction(db, () => {
+    const current = getSession(db, sessionId);
+    if (!current) return { kind: 'not_found' };
+    const decision = transition(current.status, event);
+    if (decision.kind === 'stay') return { kind: 'stayed', session: current };
+    if (decision.kind === 'refuse') return { kind: 'refused', reason: decision.reason, session: current };
+    if (event === 'completed') {
+      if (!extra.response) throw new Error('a completed event needs the response');
+      stmt(db, 'INSERT INTO responses (id, session_id, status, transcript_key, summary, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(
+        newId('rsp'),
+        sessionId,
+        'COMPLETED',
+        extra.response.transcriptKey,
+        extra.response.summary,
+        now,
+      );
+    }
+    const column = EVENT_TIME_COLUMN[event];
+    const sql = column
+      ? `UPDATE sessions SET status = ?, ${column} = ?, updated_at = ? WHERE id = ?`
+      : 'UPDATE sessions SET status = ?, updated_at = ? WHERE id = ?';
+    if (column) stmt(db, sql).run(decision.to, now, now, sessionId);
+    else stmt(db, sql).run(decision.to, now, sessionId);
+    return { kind: 'moved', from: current.status, session: getSession(db, sessionId)! };
+  });
+}
+
+/** The 201 carrying the link reached the client (PENDING → SENT). */
+export const markSent = (db: Database, sessionId: string, now: number): EventResult => applySessionEvent(db, sessionId, 'link_sent', now);
+/** The respondent opened the page. Idempotent: a second open changes nothing. */
+export const markClicked = (db: Database, sessionId: string, now: number): EventResult => applySessionEvent(db, sessionId, 'clicked', now);
+/** A connect call spawned the pipeline. Idempotent. */
+export const markStarted = (db: Database, sessionId: string, now: number): EventResult => applySessionEvent(db, sessionId, 'connected', now);
+/** The pipeline reported failure: the session stays STARTED (checked, not moved). */
+export const markFailed = (db: Database, sessionId: string, now: number): EventResult => applySessionEvent(db, sessionId, 'failed', now);
+/** The pipeline reported completion with the response. Idempotent: a repeat keeps the first response. */
+export const markCompleted = (db: Database, sessionId: string, response: { transcriptKey: string; summary: string }, now: number): EventResult =>
+  applySessionEvent(db, sessionId, 'completed', now, { response });
+/** expiresAt passed. Idempotent. */
+export const markExpired = (db: Database, sessionId: string, now: number): EventResult => applySessionEvent(db, sessionId, 'expired', now);
+
+/** Ids of sessions not yet terminal whose expiresAt is at or before `now` (for the expiry sweeper). */
+export function listExpirableSessionIds(db: Database, now: number, limit = 100): string[] {
+  return stmt(db, `SELECT id FROM sessions WHERE status NOT IN ('COMPLETED', 'EXPIRED') AND expires_at <= ? ORDER BY expires_at LIMIT ?`)
+    .all(now, limit)
+    .map((r) => String(r.id));
+}
