@@ -4,6 +4,7 @@ import type { ApiStubConfig } from './config.ts';
 import type { AppDeps } from './deps.ts';
 import { healthRouter } from './routes/health.ts';
 import { sessionsRouter } from './routes/sessions.ts';
+import { respondentRouter } from './routes/respondent.ts';
 
 /**
  * The api-stub as a function of its config and dependencies. Only main.ts listens; tests start
@@ -17,6 +18,7 @@ export function createApp(config: Readonly<ApiStubConfig>, deps: AppDeps): Expre
 
   app.use(healthRouter(deps));
   app.use(sessionsRouter(config, deps));
+  app.use(respondentRouter(deps));
 
   app.use(notFound);
   app.use(errorHandler(deps.log));

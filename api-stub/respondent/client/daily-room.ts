@@ -1,0 +1,65 @@
+import * as dailyModule from '@daily-co/daily-js';
+import type { DailyCall, DailyFactoryOptions } from '@daily-co/daily-js';
+import type { BotState, JoinInput, Room } from './room.ts';
+
+/**
+ * Joins a hosted video-room provider's room (an `https:` room_url) with its own client.
+ * The bot's voice arrives as a remote audio track, played through an <audio> element; captions,
+ * states and the end arrive as app messages carrying the same JSON as our local rooms' control frames.
+ * Bundled on its own (it is large) and loaded only when a session gets such a room.
+ */
+// The package is CommonJS for Node's resolver and ESM for the bundler; `default` is the class in both.
+const Daily = (dailyModule as unknown as { default: { createCallObject(options?: DailyFactoryOptions): DailyCall } }).default;
+
+export async function joinDailyRoom(input: JoinInput): Promise<Room> {
+  const { events } = input;
+  const [micTrack] = input.microphone.getAudioTracks();
+  const call = Daily.createCallObject({ audioSource: micTrack ?? true, videoSource: false, subscribeToTracksAutomatically: true });
+  const players = new Map<string, HTMLAudioElement>();
+  let ended = false;
+
+  call.on('track-started', (event) => {
+    if (!event?.participant || event.participant.local || event.track.kind !== 'audio') return;
+    const audio = document.createElement('audio');
+    audio.autoplay = true;
+    audio.srcObject = new MediaStream([event.track]);
+    document.body.appendChild(audio);
+    players.set(event.participant.session_id, audio);
+    events.onBotAudio();
+  });
+  call.on('track-stopped', (event) => {
+    const id = event?.participant?.session_id;
+    if (id) {
+      players.get(id)?.remove();
+      players.delete(id);
+    }
+  });
+  call.on('app-message', (event) => {
+    const data = event?.data as Record<string, unknown> | undefined;
+    if (!data) return;
+    if (data.type === 'state' && (data.state === 'speaking' || data.state === 'listening' || data.state === 'thinking')) events.onState(data.state as BotState);
+    if (data.type === 'caption' && (data.speaker === 'bot' || data.speaker === 'respondent') && typeof data.text === 'string') {
+      events.onCaption({ speaker: data.speaker, text: data.text, final: data.final === true });
+    }
+    if (data.type === 'ended' && !ended) {
+      ended = true;
+      events.onEnded(typeof data.reason === 'string' ? data.reason : 'completed');
+      void call.leave();
+    }
+  });
+  call.on('error', (event) => {
+    if (ended) return;
+    ended = true;
+    events.onError({ code: 'room_error', message: event?.errorMsg ?? 'The interview room failed.', retryable: true });
+  });
+
+  await call.join({ url: input.roomUrl, token: input.token });
+  events.onJoined();
+  return {
+    leave() {
+      ended = true;
+      void call.leave().then(() => call.destroy());
+      for (const audio of players.values()) audio.remove();
+    },
+  };
+}

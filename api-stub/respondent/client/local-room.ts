@@ -1,0 +1,111 @@
+import { PcmPlayer } from './playback.ts';
+import type { BotState, JoinInput, Room } from './room.ts';
+
+/**
+ * Joins a worker's `local` room (docs/local-room-protocol.md): microphone up as PCM16 at 16 kHz in
+ * 20 ms frames, the bot's voice down as PCM16 at `outputSampleRate`, JSON control frames beside.
+ */
+const CLOSE_REASONS: Record<number, { code: string; message: string; retryable: boolean }> = {
+  4401: { code: 'room_token_refused', message: 'The interview room refused this link. Reload the page to get a fresh one.', retryable: true },
+  4404: { code: 'room_not_found', message: 'This interview room no longer exists.', retryable: false },
+  4409: { code: 'already_joined', message: 'This interview is already open in another window or tab.', retryable: false },
+  1011: { code: 'worker_fault', message: 'The interviewer stopped because of a fault. Please try again.', retryable: true },
+};
+
+export async function joinLocalRoom(input: JoinInput): Promise<Room> {
+  const { events } = input;
+  const url = new URL(input.roomUrl);
+  url.searchParams.set('token', input.token);
+
+  const playbackContext = new AudioContext({ latencyHint: 'interactive' });
+  const captureContext = new AudioContext({ latencyHint: 'interactive' });
+  // allow="autoplay" on the iframe, and the Start click, let these resume.
+  await Promise.all([playbackContext.resume(), captureContext.resume()]);
+  await captureContext.audioWorklet.addModule(new URL('capture-worklet.js', import.meta.url).toString());
+  const micSource = captureContext.createMediaStreamSource(input.microphone);
+  const capture = new AudioWorkletNode(captureContext, 'pcm16-capture', { numberOfInputs: 1, numberOfOutputs: 0 });
+  micSource.connect(capture);
+
+  const player = new PcmPlayer(playbackContext);
+  let outputRate = 24_000;
+  let joined = false;
+  let ended = false;
+  let awaitingFirstAudio = true;
+
+  const socket = new WebSocket(url.toString());
+  socket.binaryType = 'arraybuffer';
+
+  capture.port.onmessage = (message: MessageEvent<ArrayBuffer>) => {
+    if (joined && socket.readyState === WebSocket.OPEN) socket.send(message.data);
+  };
+
+  const teardown = (): void => {
+    capture.port.onmessage = null;
+    micSource.disconnect();
+    capture.disconnect();
+    player.stop();
+    void captureContext.close();
+    // Let the last words play out before closing the speaker side.
+    setTimeout(() => void playbackContext.close(), Math.ceil(player.queuedSeconds * 1000) + 100);
+  };
+
+  socket.onmessage = (message: MessageEvent<ArrayBuffer | string>) => {
+    if (typeof message.data !== 'string') {
+      player.push(message.data, outputRate);
+      if (awaitingFirstAudio) {
+        awaitingFirstAudio = false;
+        events.onBotAudio();
+      }
+      return;
+    }
+    let control: Record<string, unknown>;
+    try {
+      control = JSON.parse(message.data) as Record<string, unknown>;
+    } catch {
+      return; // A frame we cannot read is ignored, as unknown message types are.
+    }
+    switch (control.type) {
+      case 'ready':
+        if (typeof control.outputSampleRate === 'number' && control.outputSampleRate > 0) outputRate = control.outputSampleRate;
+        joined = true;
+        events.onJoined();
+        break;
+      case 'state':
+        if (control.state === 'speaking' || control.state === 'listening' || control.state === 'thinking') events.onState(control.state as BotState);
+        break;
+      case 'caption':
+        if ((control.speaker === 'bot' || control.speaker === 'respondent') && typeof control.text === 'string') {
+          events.onCaption({ speaker: control.speaker, text: control.text, final: control.final === true });
+        }
+        break;
+      case 'audio_end':
+        awaitingFirstAudio = true;
+        break;
+      case 'ended':
+        ended = true;
+        events.onEnded(typeof control.reason === 'string' ? control.reason : 'completed');
+        break;
+      default:
+        break;
+    }
+  };
+
+  socket.onclose = (close) => {
+    teardown();
+    if (ended) return;
+    ended = true;
+    if (close.code === 1000) return events.onEnded('completed');
+    const known = CLOSE_REASONS[close.code];
+    events.onError(known ?? { code: 'connection_lost', message: 'The connection to the interviewer was lost. Check your network and try again.', retryable: true });
+  };
+
+  return {
+    leave() {
+      if (socket.readyState === WebSocket.OPEN) {
+        socket.send(JSON.stringify({ type: 'hangup' }));
+        ended = true;
+        socket.close(1000, 'respondent left');
+      }
+    },
+  };
+}

@@ -1,0 +1,90 @@
+import { mountSession, type MountOptions, type MountedSession } from './iframe.ts';
+
+/**
+ * The browser client: creates a session with a publishable key and mounts its respondent page.
+ * It never sees a secret key; the publishable key is safe in a page (spec section 2, Keys).
+ */
+export interface ClientOptions {
+  /** `pk_test_…` or `pk_live_…`. */
+  publishableKey: string;
+  /** The service's base address, e.g. `https://api.example.com`. Defaults to the script's own origin. */
+  baseUrl?: string;
+  /** For tests: another fetch. */
+  fetch?: typeof fetch;
+}
+
+export interface CreateSessionInput {
+  interviewId: string;
+  metadata?: Record<string, unknown>;
+}
+
+export interface CreatedSession {
+  sessionId: string;
+  sessionUrl: string;
+  expiresAt: string;
+}
+
+/** A non-2xx answer of the service, with the spec's `{error, message}` as `.code` and `.message`. */
+export class ServiceError extends Error {
+  readonly status: number;
+  readonly code: string;
+  constructor(status: number, code: string, message: string) {
+    super(message);
+    this.name = 'ServiceError';
+    this.status = status;
+    this.code = code;
+  }
+}
+
+const OPTION_KEYS = new Set(['publishableKey', 'baseUrl', 'fetch']);
+
+export interface ServiceClient {
+  createSession(input: CreateSessionInput): Promise<CreatedSession>;
+  /** Mounts a created session's page into `container` (an element or a CSS selector). */
+  mount(container: Element | string, session: CreatedSession | string, options?: MountOptions): MountedSession;
+  /** createSession then mount, in one call. */
+  start(container: Element | string, input: CreateSessionInput, options?: MountOptions): Promise<MountedSession>;
+}
+
+export function createServiceClient(options: ClientOptions): ServiceClient {
+  for (const key of Object.keys(options)) {
+    if (!OPTION_KEYS.has(key)) throw new TypeError(`createServiceClient: unknown option "${key}"`);
+  }
+  if (typeof options.publishableKey !== 'string' || !/^pk_(test|live)_/.test(options.publishableKey)) {
+    throw new TypeError('createServiceClient: publishableKey must be a pk_test_… or pk_live_… key (never a secret key)');
+  }
+  const baseUrl = (options.baseUrl ?? globalThis.location?.origin ?? '').replace(/\/$/, '');
+  if (!/^https?:\/\//.test(baseUrl)) throw new TypeError('createServiceClient: baseUrl must be an http(s) URL');
+  const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+
+  const createSession = async (input: CreateSessionInput): Promise<CreatedSession> => {
+    const res = await doFetch(`${baseUrl}/api/v2/sdk/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ publishableKey: options.publishableKey, interviewId: input.interviewId, ...(input.metadata ? { metadata: input.metadata } : {}) }),
+    });
+    const body = (await res.json().catch(() => null)) as Record<string, unknown> | null;
+    if (!res.ok) {
+      const code = typeof body?.error === 'string' ? body.error : 'internal_error';
+      const message = typeof body?.message === 'string' ? body.message : `The service answered ${res.status}.`;
+      throw new ServiceError(res.status, code, message);
+    }
+    if (!body || typeof body.sessionId !== 'string' || typeof body.sessionUrl !== 'string') {
+      throw new ServiceError(res.status, 'internal_error', 'The service answered without a sessionId and sessionUrl.');
+    }
+    return { sessionId: body.sessionId, sessionUrl: body.sessionUrl, expiresAt: String(body.expiresAt) };
+  };
+
+  const mount = (container: Element | string, session: CreatedSession | string, mountOptions: MountOptions = {}): MountedSession => {
+    const element = typeof container === 'string' ? document.querySelector(container) : container;
+    if (!element) throw new TypeError(`mount: no element matches ${String(container)}`);
+    const sessionUrl = typeof session === 'string' ? session : session.sessionUrl;
+    return mountSession(element, sessionUrl, options.publishableKey, mountOptions);
+  };
+
+  return {
+    createSession,
+    mount,
+    start: async (container, input, mountOptions) => mount(container, await createSession(input), mountOptions),
+  };
+}

@@ -1,0 +1,50 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext } from 'playwright-core';
+
+/**
+ * Debian's Chromium through playwright-core, headless, with a fresh profile, a fake microphone
+ * and camera, and the permission prompt answered yes. With `fakeAudioFile` the microphone plays
+ * that WAV (16-bit PCM; Chromium loops it). Fails loudly when Chromium is missing.
+ */
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+export interface Chromium {
+  context: BrowserContext;
+  close(): Promise<void>;
+}
+
+export async function launchChromium(options: { fakeAudioFile?: string } = {}): Promise<Chromium> {
+  if (!existsSync(CHROMIUM_PATH)) {
+    throw new Error(`Chromium is not installed at ${CHROMIUM_PATH}: run \`bash scripts/bootstrap.sh\` (apt-get install chromium)`);
+  }
+  if (options.fakeAudioFile && !existsSync(options.fakeAudioFile)) throw new Error(`fake microphone file ${options.fakeAudioFile} does not exist`);
+  const profile = mkdtempSync(join(tmpdir(), 'chromium-profile-'));
+  const args = [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--use-fake-ui-for-media-stream',
+    '--use-fake-device-for-media-stream',
+  ];
+  if (options.fakeAudioFile) args.push(`--use-file-for-fake-audio-capture=${options.fakeAudioFile}`);
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args,
+    viewport: { width: 1000, height: 760 },
+    timeout: 30_000,
+  });
+  return {
+    context,
+    close: async () => {
+      await context.close().catch(() => undefined);
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
