@@ -20,6 +20,8 @@ export interface WebhookReceiver {
   url: string;
   received: ReceivedWebhook[];
   setMode(mode: ReceiverMode): void;
+  /** Answers the next requests with these modes in order, then falls back to the current mode. */
+  script(modes: ReceiverMode[]): void;
   /** Polls until at least `count` requests arrived, or throws after `timeoutMs`. */
   waitForCount(count: number, timeoutMs?: number): Promise<ReceivedWebhook[]>;
   close(): Promise<void>;
@@ -28,13 +30,14 @@ export interface WebhookReceiver {
 export async function startWebhookReceiver(options: { tls?: { certPem: string; keyPem: string }; path?: string } = {}): Promise<WebhookReceiver> {
   let mode: ReceiverMode = { kind: 'status', status: 200 };
   const received: ReceivedWebhook[] = [];
+  const queue: ReceiverMode[] = [];
   const sockets = new Set<Socket>();
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       received.push({ rawBody: Buffer.concat(chunks).toString('utf8'), headers: req.headers, path: req.url ?? '/', receivedAt: Date.now() });
-      const current = mode;
+      const current = queue.shift() ?? mode;
       if (current.kind === 'hang') return;
       const answer = () => {
         res.writeHead(current.status, { 'content-type': 'text/plain' });
@@ -56,6 +59,7 @@ export async function startWebhookReceiver(options: { tls?: { certPem: string; k
     url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}${options.path ?? '/webhooks'}`,
     received,
     setMode: (m) => { mode = m; },
+    script: (modes) => { queue.push(...modes); },
     async waitForCount(count, timeoutMs = 10_000) {
       await waitFor(() => received.length >= count, { timeoutMs, what: `${count} webhook(s) at the receiver (got ${received.length})` });
       return received;

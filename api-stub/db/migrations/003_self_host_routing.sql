@@ -8,3 +8,4 @@ ALTER TABLE workspaces ADD COLUMN pipeline_token_sealed TEXT;
 ALTER TABLE sessions ADD COLUMN route TEXT CHECK (route IN ('hosted', 'self_hosted'));
 -- Why the pipeline failed, when the worker reported a failure (the session itself stays STARTED).
 ALTER TABLE sessions ADD COLUMN failed_at INTEGER;
+ALTER TABLE sessions ADD COLUMN failure_reason TEXT;

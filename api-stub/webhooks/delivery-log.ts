@@ -1,0 +1,88 @@
+import { newId } from '../../lib/ids.ts';
+import { isoSeconds } from '../../lib/time.ts';
+import type { Database } from '../db/database.ts';
+import { stmt } from '../db/statements.ts';
+
+/**
+ * The `webhook_deliveries` record of spec section 2: one row per attempt, readable per workspace,
+ * newest first, paged by an opaque cursor (the row's sequence number).
+ */
+export type DeliveryOutcome = 'delivered' | 'retry_scheduled' | 'dropped';
+
+export interface DeliveryRecord {
+  workspaceId: string;
+  eventId: string;
+  eventType: string;
+  endpointId: string;
+  endpointUrl: string;
+  attempt: number;
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+  responseBody: string | null;
+  outcome: DeliveryOutcome;
+  createdAt: number;
+}
+
+/** The public shape of one row (GET /api/v2/workspace/webhook-deliveries). */
+export interface DeliveryView {
+  id: string;
+  eventId: string;
+  eventType: string;
+  endpointUrl: string;
+  attempt: number;
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+  responseBody: string | null;
+  outcome: DeliveryOutcome;
+  createdAt: string;
+}
+
+export function recordDelivery(db: Database, record: DeliveryRecord): string {
+  const id = newId('del');
+  stmt(db, `INSERT INTO webhook_deliveries (id, workspace_id, event_id, event_type, endpoint_id, endpoint_url, attempt,
+    status_code, duration_ms, error, response_body, outcome, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
+    id, record.workspaceId, record.eventId, record.eventType, record.endpointId, record.endpointUrl, record.attempt,
+    record.statusCode, record.durationMs, record.error, record.responseBody, record.outcome, record.createdAt);
+  return id;
+}
+
+export interface DeliveryPage {
+  data: DeliveryView[];
+  /** Pass as `cursor` to get the next (older) page; null when this page is the last. */
+  nextCursor: string | null;
+}
+
+export function encodeCursor(seq: number): string {
+  return Buffer.from(`seq:${seq}`).toString('base64url');
+}
+
+/** The sequence number inside a cursor, or null when it is not one of ours. */
+export function decodeCursor(cursor: string): number | null {
+  const match = /^seq:(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  return match ? Number(match[1]) : null;
+}
+
+export function listDeliveries(db: Database, workspaceId: string, options: { limit: number; beforeSeq?: number | null; eventId?: string | null }): DeliveryPage {
+  const rows = stmt(db, `SELECT * FROM webhook_deliveries WHERE workspace_id = ? AND seq < ? AND (? IS NULL OR event_id = ?)
+    ORDER BY seq DESC LIMIT ?`).all(workspaceId, options.beforeSeq ?? Number.MAX_SAFE_INTEGER, options.eventId ?? null, options.eventId ?? null, options.limit + 1);
+  const page = rows.slice(0, options.limit);
+  const last = page.at(-1);
+  return {
+    data: page.map((r) => ({
+      id: String(r.id),
+      eventId: String(r.event_id),
+      eventType: String(r.event_type),
+      endpointUrl: String(r.endpoint_url),
+      attempt: Number(r.attempt),
+      statusCode: r.status_code === null ? null : Number(r.status_code),
+      durationMs: Number(r.duration_ms),
+      error: r.error === null ? null : String(r.error),
+      responseBody: r.response_body === null ? null : String(r.response_body),
+      outcome: String(r.outcome) as DeliveryOutcome,
+      createdAt: isoSeconds(Number(r.created_at)),
+    })),
+    nextCursor: rows.length > options.limit && last ? encodeCursor(Number(last.seq)) : null,
+  };
+}
