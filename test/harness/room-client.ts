@@ -99,7 +99,10 @@ export async function runRespondent(options: RoomClientOptions): Promise<RoomTim
           timeline.states.push({ state: String(message.state), at: now() });
           options.onEvent?.(`state ${String(message.state)}`);
           if (message.state === 'listening' && !speaking && nextAnswer < options.answers.length) {
-            speaking = { pcm: options.answers[nextAnswer++]!, offset: 0, startAt: now() + (options.reactionMs ?? 300) };
+            // Like a person: answer once the interviewer's words have finished playing, then react.
+            const last = timeline.botUtterances[timeline.botUtterances.length - 1];
+            const playedOutAt = last ? last.firstAudio + (last.bytes / 2 / timeline.outputSampleRate) * 1000 : now();
+            speaking = { pcm: options.answers[nextAnswer++]!, offset: 0, startAt: Math.max(now(), playedOutAt) + (options.reactionMs ?? 300) };
           }
           break;
         case 'caption':

@@ -49,6 +49,16 @@ export async function joinLocalRoom(input: JoinInput): Promise<Room> {
     setTimeout(() => void playbackContext.close(), Math.ceil(player.queuedSeconds * 1000) + 100);
   };
 
+  // The bot says "listening" as soon as it has sent its last audio, which may still be playing here:
+  // the respondent is told it is their turn only when the interviewer has audibly finished.
+  let pendingState: ReturnType<typeof setTimeout> | undefined;
+  const announce = (state: BotState): void => {
+    clearTimeout(pendingState);
+    const waitMs = state === 'listening' ? Math.round(player.queuedSeconds * 1000) : 0;
+    if (waitMs <= 0) return events.onState(state);
+    pendingState = setTimeout(() => events.onState(state), waitMs);
+  };
+
   socket.onmessage = (message: MessageEvent<ArrayBuffer | string>) => {
     if (typeof message.data !== 'string') {
       player.push(message.data, outputRate);
@@ -71,7 +81,7 @@ export async function joinLocalRoom(input: JoinInput): Promise<Room> {
         events.onJoined();
         break;
       case 'state':
-        if (control.state === 'speaking' || control.state === 'listening' || control.state === 'thinking') events.onState(control.state as BotState);
+        if (control.state === 'speaking' || control.state === 'listening' || control.state === 'thinking') announce(control.state as BotState);
         break;
       case 'caption':
         if ((control.speaker === 'bot' || control.speaker === 'respondent') && typeof control.text === 'string') {
@@ -91,6 +101,7 @@ export async function joinLocalRoom(input: JoinInput): Promise<Room> {
   };
 
   socket.onclose = (close) => {
+    clearTimeout(pendingState);
     teardown();
     if (ended) return;
     ended = true;
