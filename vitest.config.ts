@@ -2,14 +2,34 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['**/*.test.ts'],
-    exclude: ['node_modules/**', 'dist/**'],
-    globalSetup: ['test/harness/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 120_000,
     // Two cores: integration files start real servers, so run at most two files at once.
     maxWorkers: 2,
     pool: 'forks',
     reporters: ['default'],
+    // A project's globalSetup runs only when that project has files to run, so the API server
+    // starts only for the Kubernetes tests and Redis only for the others.
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'default',
+          include: ['**/*.test.ts'],
+          exclude: ['node_modules/**', 'dist/**', 'test/operator/**'],
+          globalSetup: ['test/harness/global-setup.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          // Tests against one shared real kube-apiserver + etcd (scripts/kube-binaries.sh builds them).
+          name: 'kube',
+          include: ['test/operator/**/*.test.ts'],
+          globalSetup: ['test/harness/kube-global-setup.ts'],
+          testTimeout: 120_000,
+        },
+      },
+    ],
   },
 });

@@ -1,0 +1,33 @@
+/** Where each kind of child lives in the API, and how to tell whether the operator owns one. */
+import type { ChildKind } from './resources/index.ts';
+import { resourcePath, type ResourceRef } from './kube.ts';
+import { KIND, type OwnerReference } from './types.ts';
+
+export const CHILD_RESOURCES: Record<ChildKind, Omit<ResourceRef, 'namespace' | 'name'>> = {
+  Deployment: { group: 'apps', version: 'v1', plural: 'deployments' },
+  Service: { group: '', version: 'v1', plural: 'services' },
+  Ingress: { group: 'networking.k8s.io', version: 'v1', plural: 'ingresses' },
+  HorizontalPodAutoscaler: { group: 'autoscaling', version: 'v2', plural: 'horizontalpodautoscalers' },
+  PodDisruptionBudget: { group: 'policy', version: 'v1', plural: 'poddisruptionbudgets' },
+};
+
+export function childPath(kind: ChildKind, namespace: string, name?: string): string {
+  return resourcePath({ ...CHILD_RESOURCES[kind], namespace, ...(name ? { name } : {}) });
+}
+
+/** The pool (namespace/name) that controls an object, if a VoiceWorkerPool does. */
+export function controllingPool(object: { metadata: { namespace?: string; ownerReferences?: OwnerReference[] } }): string | undefined {
+  const owner = object.metadata.ownerReferences?.find((o) => o.kind === KIND && o.controller);
+  return owner && object.metadata.namespace ? `${object.metadata.namespace}/${owner.name}` : undefined;
+}
+
+/** Managers that own a field path in an object's managedFields (e.g. ['spec', 'replicas']). */
+export function fieldOwners(managedFields: Array<{ manager?: string; fieldsV1?: Record<string, unknown> }> | undefined, path: string[]): string[] {
+  const owners: string[] = [];
+  for (const entry of managedFields ?? []) {
+    let node: unknown = entry.fieldsV1;
+    for (const part of path) node = (node as Record<string, unknown> | undefined)?.[`f:${part}`];
+    if (node !== undefined && entry.manager) owners.push(entry.manager);
+  }
+  return owners;
+}

@@ -1,0 +1,54 @@
+/**
+ * The replica floor: how many workers must run now, from the sizing inputs and the scheduled
+ * pre-scaling windows. Pure: the clock is passed in.
+ */
+import type { PreScalingWindow, VoiceWorkerPoolSpec } from './types.ts';
+
+export const DEFAULT_LEAD_SECONDS = 300;
+
+/** ceil(P95 x (1 + headroom) / sessions per replica); 0 without sizing inputs. */
+export function sizingFloor(sizing: VoiceWorkerPoolSpec['sizing']): number {
+  if (!sizing) return 0;
+  const perReplica = Math.max(1, sizing.sessionsPerReplica);
+  // Integer arithmetic in hundredths, so 10 sessions + 20 % is exactly 12, not 12.000000000000002.
+  return Math.ceil((sizing.p95ConcurrentSessions * (100 + sizing.headroomPercent)) / (100 * perReplica));
+}
+
+/** A window counts from `lead` seconds before its start until its end. */
+export function activeWindows(windows: PreScalingWindow[], leadSeconds: number, now: Date): PreScalingWindow[] {
+  const t = now.getTime();
+  return windows.filter((w) => Date.parse(w.start) - leadSeconds * 1000 <= t && t < Date.parse(w.end));
+}
+
+/** The next instant a window is raised or lowered, if any is still ahead. */
+export function nextBoundary(windows: PreScalingWindow[], leadSeconds: number, now: Date): Date | undefined {
+  const t = now.getTime();
+  const instants = windows
+    .flatMap((w) => [Date.parse(w.start) - leadSeconds * 1000, Date.parse(w.end)])
+    .filter((instant) => Number.isFinite(instant) && instant > t);
+  return instants.length === 0 ? undefined : new Date(Math.min(...instants));
+}
+
+export interface FloorDecision {
+  /** The HPA minimum with autoscaling on; the Deployment's replicas with it off. */
+  floor: number;
+  /** From sizing alone (before the base replicas and windows). */
+  fromSizing: number;
+  /** Names (or start times) of the windows that raise the floor now. */
+  windows: string[];
+  /** When to reconcile again so a window is raised or lowered on time. */
+  requeueAt?: Date;
+}
+
+export function decideFloor(spec: VoiceWorkerPoolSpec, now: Date): FloorDecision {
+  const autoscaling = spec.autoscaling?.enabled ? spec.autoscaling : undefined;
+  const base = autoscaling ? autoscaling.minReplicas : spec.replicas;
+  const fromSizing = sizingFloor(spec.sizing);
+  const lead = spec.preScaling?.leadSeconds ?? DEFAULT_LEAD_SECONDS;
+  const windows = spec.preScaling?.windows ?? [];
+  const active = activeWindows(windows, lead, now);
+  const fromWindows = Math.max(0, ...active.map((w) => w.replicas));
+  const floor = Math.max(base, fromSizing, fromWindows);
+  const requeueAt = nextBoundary(windows, lead, now);
+  return { floor, fromSizing, windows: active.map((w) => w.name ?? w.start), ...(requeueAt ? { requeueAt } : {}) };
+}

@@ -1,0 +1,204 @@
+/**
+ * A thin Kubernetes REST client over node:https. Authentication and TLS come from a kubeconfig
+ * (or the in-cluster service account) through @kubernetes/client-node's KubeConfig; requests and
+ * watches are plain HTTP so that server-side apply, raw JSON and long-lived watches are explicit.
+ */
+import { KubeConfig } from '@kubernetes/client-node';
+import { Agent, request, type AgentOptions, type RequestOptions } from 'node:https';
+import { createInterface } from 'node:readline';
+
+export class KubeError extends Error {
+  readonly status: number;
+  readonly reason: string;
+  constructor(status: number, reason: string, message: string) {
+    super(message);
+    this.name = 'KubeError';
+    this.status = status;
+    this.reason = reason;
+  }
+}
+
+export const isNotFound = (err: unknown): boolean => err instanceof KubeError && err.status === 404;
+export const isConflict = (err: unknown): boolean => err instanceof KubeError && err.status === 409;
+export const isGone = (err: unknown): boolean => err instanceof KubeError && err.status === 410;
+
+export interface ResourceRef {
+  group: string; // '' for the core group
+  version: string;
+  plural: string;
+  namespace?: string;
+  name?: string;
+  subresource?: string;
+}
+
+export function resourcePath(r: ResourceRef): string {
+  const base = r.group === '' ? `/api/${r.version}` : `/apis/${r.group}/${r.version}`;
+  const ns = r.namespace ? `/namespaces/${encodeURIComponent(r.namespace)}` : '';
+  const name = r.name ? `/${encodeURIComponent(r.name)}` : '';
+  const sub = r.name && r.subresource ? `/${r.subresource}` : '';
+  return `${base}${ns}/${r.plural}${name}${sub}`;
+}
+
+export interface RequestInit {
+  body?: unknown;
+  contentType?: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  timeoutMs?: number;
+}
+
+export interface WatchLine {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+  object: Record<string, unknown>;
+}
+
+function withQuery(path: string, query: RequestInit['query']): string {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) params.set(k, String(v));
+  const qs = params.toString();
+  return qs ? `${path}?${qs}` : path;
+}
+
+export class KubeClient {
+  readonly server: URL;
+  private readonly tls: RequestOptions;
+  private readonly agent: Agent;
+  private readonly watchAgent: Agent;
+
+  private constructor(server: URL, tls: RequestOptions) {
+    this.server = server;
+    this.tls = tls;
+    this.agent = new Agent({ keepAlive: true, maxSockets: 32, ...pickTls(tls) });
+    this.watchAgent = new Agent({ keepAlive: false, ...pickTls(tls) });
+  }
+
+  /** From a kubeconfig file, or the in-cluster service account when `file` is undefined and none is set. */
+  static async fromKubeConfig(file?: string): Promise<KubeClient> {
+    const kc = new KubeConfig();
+    if (file) kc.loadFromFile(file);
+    else kc.loadFromDefault();
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new Error('the kubeconfig has no current cluster; set KUBECONFIG or run in a cluster');
+    const opts: RequestOptions = {};
+    await kc.applyToHTTPSOptions(opts);
+    return new KubeClient(new URL(cluster.server), opts);
+  }
+
+  close(): void {
+    this.agent.destroy();
+    this.watchAgent.destroy();
+  }
+
+  async request<T = Record<string, unknown>>(method: string, path: string, init: RequestInit = {}): Promise<T> {
+    const payload = init.body === undefined ? undefined : Buffer.from(JSON.stringify(init.body));
+    const headers: Record<string, string | number> = { ...(this.tls.headers as Record<string, string> | undefined), accept: 'application/json' };
+    if (payload) Object.assign(headers, { 'content-type': init.contentType ?? 'application/json', 'content-length': payload.length });
+    return new Promise<T>((resolve, reject) => {
+      const req = request(
+        { ...this.target(withQuery(path, init.query)), method, headers, agent: this.agent, timeout: init.timeoutMs ?? 30_000 },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('error', reject);
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            const status = res.statusCode ?? 0;
+            let json: Record<string, unknown>;
+            try {
+              json = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+            } catch {
+              json = { message: text.slice(0, 200) };
+            }
+            if (status >= 200 && status < 300) return resolve(json as T);
+            reject(new KubeError(status, String(json.reason ?? 'Unknown'), `${method} ${path}: ${status} ${String(json.message ?? res.statusMessage ?? '')}`));
+          });
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer within ${init.timeoutMs ?? 30_000} ms`)));
+      req.on('error', reject);
+      req.end(payload);
+    });
+  }
+
+  get<T = Record<string, unknown>>(path: string): Promise<T> {
+    return this.request<T>('GET', path);
+  }
+
+  /** Server-side apply: always the apply-patch content type, one field manager, force. */
+  apply<T = Record<string, unknown>>(path: string, object: unknown, fieldManager: string): Promise<T> {
+    return this.request<T>('PATCH', path, { body: object, contentType: 'application/apply-patch+yaml', query: { fieldManager, force: true } });
+  }
+
+  mergePatch<T = Record<string, unknown>>(path: string, patch: unknown): Promise<T> {
+    return this.request<T>('PATCH', path, { body: patch, contentType: 'application/merge-patch+json' });
+  }
+
+  /**
+   * One watch request, streamed line by line until the server ends it, `signal` aborts it, or no
+   * byte arrives for `idleMs` (bookmarks keep a healthy quiet watch alive well below that).
+   */
+  watch(path: string, query: RequestInit['query'], onLine: (line: WatchLine) => void, options: { signal: AbortSignal; idleMs: number }): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (options.signal.aborted) return resolve();
+      const headers = { ...(this.tls.headers as Record<string, string> | undefined), accept: 'application/json' };
+      const req = request({ ...this.target(withQuery(path, { ...query, watch: true })), method: 'GET', headers, agent: this.watchAgent });
+      let idle: NodeJS.Timeout | undefined;
+      const arm = () => {
+        clearTimeout(idle);
+        idle = setTimeout(() => req.destroy(new Error(`watch ${path}: no data for ${options.idleMs} ms`)), options.idleMs);
+      };
+      const onAbort = () => req.destroy();
+      options.signal.addEventListener('abort', onAbort, { once: true });
+      const finish = (err?: Error) => {
+        clearTimeout(idle);
+        options.signal.removeEventListener('abort', onAbort);
+        if (err && !options.signal.aborted) reject(err);
+        else resolve();
+      };
+      req.on('error', finish);
+      req.on('response', (res) => {
+        if (res.statusCode !== 200) {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            let reason = 'Unknown';
+            try {
+              reason = String((JSON.parse(Buffer.concat(chunks).toString()) as { reason?: string }).reason ?? reason);
+            } catch {
+              /* keep Unknown */
+            }
+            finish(new KubeError(res.statusCode ?? 0, reason, `watch ${path}: ${res.statusCode}`));
+          });
+          return;
+        }
+        req.setNoDelay(true);
+        req.socket?.setKeepAlive(true, 30_000);
+        arm();
+        res.on('data', arm);
+        const lines = createInterface({ input: res });
+        lines.on('line', (line) => {
+          if (!line.trim()) return;
+          try {
+            onLine(JSON.parse(line) as WatchLine);
+          } catch (err) {
+            req.destroy(err instanceof Error ? err : new Error(String(err)));
+          }
+        });
+        res.on('error', finish);
+        res.on('close', () => finish());
+      });
+      req.end();
+    });
+  }
+
+  private target(path: string): RequestOptions {
+    return { protocol: 'https:', hostname: this.server.hostname, port: this.server.port || 443, path: `${this.server.pathname.replace(/\/$/, '')}${path}` };
+  }
+}
+
+function pickTls(o: RequestOptions): AgentOptions {
+  const out: AgentOptions = {};
+  for (const k of ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername'] as const) {
+    if (o[k] !== undefined) (out as Record<string, unknown>)[k] = o[k];
+  }
+  return out;
+}

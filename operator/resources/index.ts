@@ -1,0 +1,33 @@
+/** All children a pool should have now, from its spec and the clock. Pure. */
+import { decideFloor, type FloorDecision } from '../floor.ts';
+import type { KubeObject, VoiceWorkerPool } from '../types.ts';
+import { buildDeployment } from './deployment.ts';
+import { buildHpa } from './hpa.ts';
+import { buildIngress } from './ingress.ts';
+import { buildPdb } from './pdb.ts';
+import { buildService } from './service.ts';
+
+export type ChildKind = 'Deployment' | 'Service' | 'Ingress' | 'HorizontalPodAutoscaler' | 'PodDisruptionBudget';
+
+export interface DesiredState {
+  decision: FloorDecision;
+  autoscaled: boolean;
+  /** Children to apply, in order. */
+  apply: KubeObject[];
+  /** Optional kinds the pool no longer wants (to delete if the operator owns them). */
+  absent: ChildKind[];
+}
+
+export function desiredState(pool: VoiceWorkerPool, now: Date): DesiredState {
+  const decision = decideFloor(pool.spec, now);
+  const autoscaled = pool.spec.autoscaling?.enabled === true;
+  const hpa = buildHpa(pool, decision.floor);
+  const ingress = buildIngress(pool);
+  const apply = [buildDeployment(pool, autoscaled ? undefined : decision.floor), buildService(pool), buildPdb(pool)];
+  if (ingress) apply.push(ingress);
+  if (hpa) apply.push(hpa);
+  const absent: ChildKind[] = [];
+  if (!ingress) absent.push('Ingress');
+  if (!hpa) absent.push('HorizontalPodAutoscaler');
+  return { decision, autoscaled, apply, absent };
+}

@@ -1,0 +1,123 @@
+/**
+ * The VoiceWorkerPool resource as the operator sees it (after the API server applied the CRD's
+ * defaults), and the names every part of the operator shares.
+ */
+export const GROUP = 'voice.service.io';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+export const KIND = 'VoiceWorkerPool';
+export const PLURAL = 'voiceworkerpools';
+/** The one field manager of every server-side apply the operator makes. */
+export const FIELD_MANAGER = 'voice-operator';
+/** Sets the Deployment's first replica count when an HPA owns it afterwards (never re-applied). */
+export const INITIAL_REPLICAS_MANAGER = 'voice-operator-initial-replicas';
+export const WORKER_PORT = 7860;
+export const SERVICE_PORT = 443;
+export const POOL_LABEL = `${GROUP}/pool`;
+export const MANAGED_BY = 'voice-operator';
+
+export interface SecretKeyRef {
+  name: string;
+  key: string;
+}
+
+export interface PreScalingWindow {
+  name?: string;
+  start: string; // RFC 3339
+  end: string; // RFC 3339
+  replicas: number;
+}
+
+export interface VoiceWorkerPoolSpec {
+  image: { repository: string; tag: string; pullPolicy?: string; pullSecrets?: string[] };
+  replicas: number;
+  autoscaling?: {
+    enabled: boolean;
+    minReplicas: number;
+    maxReplicas: number;
+    targetCPUUtilizationPercentage: number;
+    scaleDown: { stabilizationWindowSeconds: number; maxPercentPerMinute: number };
+  };
+  sizing?: { p95ConcurrentSessions: number; headroomPercent: number; sessionsPerReplica: number };
+  preScaling?: { leadSeconds: number; windows: PreScalingWindow[] };
+  resources: {
+    requests: { cpu: string | number; memory: string };
+    limits: { cpu: string | number; memory: string };
+  };
+  ingress?: { host: string; tlsSecretName: string; className?: string; annotations?: Record<string, string> };
+  secrets: {
+    workerToken: SecretKeyRef;
+    llmApiKey?: SecretKeyRef;
+    sttApiKey?: SecretKeyRef;
+    ttsApiKey?: SecretKeyRef;
+    roomApiKey?: SecretKeyRef;
+    openaiApiKey?: SecretKeyRef;
+  };
+  redis: { url?: string; urlSecret?: SecretKeyRef };
+  backendUrl: string;
+  roomProvider: string;
+  models?: {
+    llm?: { baseUrl?: string; model?: string };
+    stt?: { baseUrl?: string; model?: string };
+    tts?: { baseUrl?: string; model?: string; voice?: string };
+  };
+  telemetry?: { otlpEndpoint?: string; serviceName: string };
+  warmPoolSize: number;
+  maxSessionSeconds?: number;
+  terminationGracePeriodSeconds: number;
+}
+
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+  observedGeneration: number;
+  lastTransitionTime: string;
+}
+
+export interface VoiceWorkerPoolStatus {
+  observedGeneration?: number;
+  readyReplicas?: number;
+  desiredFloor?: number;
+  endpoint?: string;
+  activeWindow?: string;
+  conditions?: Condition[];
+}
+
+export interface ObjectMeta {
+  name: string;
+  namespace: string;
+  uid: string;
+  generation?: number;
+  resourceVersion?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  deletionTimestamp?: string;
+  ownerReferences?: OwnerReference[];
+}
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+export interface VoiceWorkerPool {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  spec: VoiceWorkerPoolSpec;
+  status?: VoiceWorkerPoolStatus;
+}
+
+/** A Kubernetes object as plain JSON: what builders return and server-side apply sends. */
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: OwnerReference[]; [k: string]: unknown };
+  [field: string]: unknown;
+}

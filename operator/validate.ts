@@ -1,0 +1,46 @@
+/**
+ * Checks the CRD schema cannot make: combinations that depend on computed values, and the
+ * Secrets a pool refers to. Pure: the Secrets are looked up by the caller.
+ */
+import { Reason } from './conditions.ts';
+import type { FloorDecision } from './floor.ts';
+import type { SecretKeyRef, VoiceWorkerPool } from './types.ts';
+
+export interface Problem {
+  reason: string;
+  message: string;
+}
+
+/** Every Secret key the pool's workers read, with the field that names it. */
+export function secretRefs(pool: VoiceWorkerPool): Array<{ field: string; ref: SecretKeyRef }> {
+  const refs: Array<{ field: string; ref: SecretKeyRef }> = [];
+  for (const [field, ref] of Object.entries(pool.spec.secrets)) if (ref) refs.push({ field: `spec.secrets.${field}`, ref });
+  if (pool.spec.redis.urlSecret) refs.push({ field: 'spec.redis.urlSecret', ref: pool.spec.redis.urlSecret });
+  return refs;
+}
+
+export function specProblem(pool: VoiceWorkerPool, decision: FloorDecision): Problem | undefined {
+  const autoscaling = pool.spec.autoscaling;
+  if (autoscaling?.enabled && decision.floor > autoscaling.maxReplicas) {
+    return {
+      reason: Reason.InvalidSpec,
+      message: `VoiceWorkerPool ${pool.metadata.name}: the replica floor ${decision.floor} (sizing ${decision.fromSizing}` +
+        `${decision.windows.length ? `, windows ${decision.windows.join(', ')}` : ''}) exceeds spec.autoscaling.maxReplicas ${autoscaling.maxReplicas}; raise maxReplicas or lower the sizing inputs`,
+    };
+  }
+  return undefined;
+}
+
+/** `secrets` maps a Secret name to its data keys, or undefined when the Secret does not exist. */
+export function secretProblem(pool: VoiceWorkerPool, secrets: Map<string, string[] | undefined>): Problem | undefined {
+  for (const { field, ref } of secretRefs(pool)) {
+    const keys = secrets.get(ref.name);
+    if (keys === undefined) {
+      return { reason: Reason.SecretNotFound, message: `Secret ${pool.metadata.namespace}/${ref.name} named by ${field} does not exist; create it or fix ${field}.name` };
+    }
+    if (!keys.includes(ref.key)) {
+      return { reason: Reason.SecretKeyNotFound, message: `Secret ${pool.metadata.namespace}/${ref.name} has no key "${ref.key}" named by ${field}.key` };
+    }
+  }
+  return undefined;
+}

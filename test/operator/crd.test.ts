@@ -1,0 +1,84 @@
+/** The CRD installed with kubectl into a real API server: defaults, validation, printer columns. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { KubeClient } from '../../operator/kube.ts';
+import { poolPath } from '../../operator/reconcile.ts';
+import type { VoiceWorkerPool } from '../../operator/types.ts';
+import { adminClient, createNamespace, createPool, ensureCrd, kubectl, poolSpec } from './helpers.ts';
+
+let kube: KubeClient;
+let ns: string;
+
+beforeAll(async () => {
+  kube = await adminClient();
+  await ensureCrd(kube);
+  ns = await createNamespace(kube, 'crd');
+});
+afterAll(() => kube?.close());
+
+/** The API server's rejection message for a pool spec (fails the test if it is accepted). */
+async function rejection(spec: Record<string, unknown>): Promise<string> {
+  try {
+    await createPool(kube, ns, `bad-${Math.random().toString(36).slice(2, 8)}`, spec);
+  } catch (err) {
+    return (err as Error).message;
+  }
+  throw new Error('the API server accepted an invalid pool');
+}
+
+describe('VoiceWorkerPool CRD', () => {
+  it('is served under its short name and printer columns after kubectl apply -f crds/', async () => {
+    const resources = await kubectl(['api-resources', '--api-group=voice.service.io', '-o', 'wide']);
+    expect(resources).toMatch(/voiceworkerpools\s+vwp\s+voice\.service\.io\/v1alpha1\s+true\s+VoiceWorkerPool/);
+  });
+
+  it('defaults what has a default', async () => {
+    const pool = await createPool(kube, ns, 'defaults', poolSpec({ autoscaling: { maxReplicas: 10 }, sizing: { p95ConcurrentSessions: 10 }, preScaling: {} }));
+    expect(pool.spec.image.tag).toBe('v1.3.0');
+    expect(pool.spec.replicas).toBe(3);
+    expect(pool.spec.resources).toEqual({ requests: { cpu: '2', memory: '4Gi' }, limits: { cpu: '4', memory: '8Gi' } });
+    expect(pool.spec.autoscaling).toMatchObject({ enabled: true, minReplicas: 1, targetCPUUtilizationPercentage: 70, scaleDown: { stabilizationWindowSeconds: 300 } });
+    expect(pool.spec.sizing).toEqual({ p95ConcurrentSessions: 10, headroomPercent: 20, sessionsPerReplica: 1 });
+    expect(pool.spec.preScaling).toEqual({ leadSeconds: 300, windows: [] });
+    expect(pool.spec.secrets.workerToken.key).toBe('token');
+    expect(pool.spec.warmPoolSize).toBe(2);
+    expect(pool.spec.terminationGracePeriodSeconds).toBe(1800);
+    expect(pool.spec.telemetry).toBeUndefined();
+  });
+
+  it('rejects a pool without its required fields, naming each', async () => {
+    const message = await rejection({ image: { repository: 'x' } });
+    expect(message).toContain('spec.secrets: Required value');
+    expect(message).toContain('spec.backendUrl: Required value');
+    expect(message).toContain('spec.redis: Required value');
+  });
+
+  it('rejects values out of range or of the wrong type', async () => {
+    expect(await rejection(poolSpec({ replicas: -1 }))).toContain('spec.replicas: Invalid value: -1');
+    expect(await rejection(poolSpec({ autoscaling: { maxReplicas: 5, targetCPUUtilizationPercentage: 150 } }))).toContain('spec.autoscaling.targetCPUUtilizationPercentage');
+    expect(await rejection(poolSpec({ warmPoolSize: 'many' }))).toContain('spec.warmPoolSize: Invalid value: "string"');
+    expect(await rejection(poolSpec({ ingress: { host: 'Not A Host', tlsSecretName: 'tls' } }))).toContain('spec.ingress.host');
+    expect(await rejection(poolSpec({ ingress: { host: 'voice.example.com' } }))).toContain('spec.ingress.tlsSecretName: Required value');
+    expect(await rejection(poolSpec({ backendUrl: 'ftp://x' }))).toContain('spec.backendUrl');
+    expect(await rejection(poolSpec({ roomProvider: 'other' }))).toContain('spec.roomProvider: Unsupported value: "other"');
+  });
+
+  it('applies the rules that span fields (CEL)', async () => {
+    expect(await rejection(poolSpec({ autoscaling: { minReplicas: 8, maxReplicas: 4 } }))).toContain('autoscaling.minReplicas must be at most autoscaling.maxReplicas');
+    expect(await rejection(poolSpec({ redis: { url: 'redis://r', urlSecret: { name: 'r', key: 'url' } } }))).toContain('set exactly one of redis.url and redis.urlSecret');
+    expect(await rejection(poolSpec({ redis: {} }))).toContain('set exactly one of redis.url and redis.urlSecret');
+    const window = { start: '2030-01-01T10:00:00Z', end: '2030-01-01T09:00:00Z', replicas: 4 };
+    expect(await rejection(poolSpec({ preScaling: { windows: [window] } }))).toContain('a pre-scaling window must end after it starts');
+    const big = { start: '2030-01-01T10:00:00Z', end: '2030-01-01T11:00:00Z', replicas: 40 };
+    expect(await rejection(poolSpec({ autoscaling: { maxReplicas: 10 }, preScaling: { windows: [big] } }))).toContain("every pre-scaling window's replicas must be at most autoscaling.maxReplicas");
+  });
+
+  it('shows ready replicas, floor and endpoint as printer columns', async () => {
+    await createPool(kube, ns, 'printed', poolSpec());
+    await kube.mergePatch(poolPath(ns, 'printed', 'status'), { status: { readyReplicas: 2, desiredFloor: 3, endpoint: 'https://voice.example.com/' } });
+    const table = await kubectl(['get', 'vwp', 'printed', '-n', ns]);
+    expect(table).toMatch(/NAME\s+READY\s+FLOOR\s+ENDPOINT\s+AGE/);
+    expect(table).toMatch(/printed\s+2\s+3\s+https:\/\/voice\.example\.com\/\s+\d+s/);
+    const stored = await kube.get<VoiceWorkerPool>(poolPath(ns, 'printed'));
+    expect(stored.status?.desiredFloor).toBe(3);
+  });
+});
