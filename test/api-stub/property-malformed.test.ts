@@ -1,0 +1,88 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { startApiStub, testSeed, K, type RunningApiStub } from './harness.ts';
+
+/**
+ * Property: whatever malformed input reaches either session endpoint, the answer is a 4xx in the
+ * `{error, message}` shape (never a 500) and the database is exactly as before.
+ */
+describe('property: malformed input never causes a 500 or a state change', () => {
+  let stub: RunningApiStub;
+  beforeAll(async () => {
+    stub = await startApiStub({ seed: testSeed() });
+    // One real session, so that retrieval has something to guard.
+    await fetch(`${stub.url}/api/v2/sdk/sessions`, { method: 'POST', body: JSON.stringify({ publishableKey: K.pk, interviewId: K.active }) });
+  });
+  afterAll(() => stub.stop());
+
+  function snapshot(): string {
+    const tables = ['sessions', 'responses', 'idempotency_keys', 'rate_counters', 'workspaces', 'api_keys', 'deployments', 'webhook_endpoints'];
+    return JSON.stringify(tables.map((t) => stub.db.prepare(`SELECT * FROM ${t} ORDER BY 1`).all()));
+  }
+
+  async function expectClientError(res: Response): Promise<void> {
+    const text = await res.text();
+    expect(res.status, text).toBeGreaterThanOrEqual(400);
+    expect(res.status, text).toBeLessThan(500);
+    const body = JSON.parse(text);
+    expect(Object.keys(body).sort()).toEqual(['error', 'message']);
+    expect(typeof body.error).toBe('string');
+    expect(typeof body.message).toBe('string');
+  }
+
+  const headerValue = fc.stringMatching(/^[\x21-\x7e][\x20-\x7e]{0,80}$/);
+  const notAString = fc.oneof(fc.integer(), fc.boolean(), fc.constant(null), fc.array(fc.jsonValue(), { maxLength: 3 }), fc.dictionary(fc.string(), fc.jsonValue(), { maxKeys: 3 }));
+  const notAnObject = fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.constant(null), fc.array(fc.jsonValue(), { maxLength: 3 }));
+  // A key that can never authenticate: random text, or a well-formed but unknown key.
+  const unknownKey = fc.oneof(fc.string(), fc.stringMatching(/^pk_(test|live)_[a-z0-9]{8,20}$/), fc.constant(K.sk));
+
+  /** Bodies that fail validation or authentication before anything is counted or stored. */
+  const malformedBody: fc.Arbitrary<string | Uint8Array> = fc.oneof(
+    fc.string().map((s) => s),
+    fc.uint8Array({ maxLength: 200 }),
+    fc.jsonValue().map((v) => JSON.stringify(v) ?? 'null'),
+    // The right key with a wrongly typed or missing field.
+    fc.record({ publishableKey: fc.constant(K.pk), interviewId: notAString }, { requiredKeys: ['publishableKey'] }).map((o) => JSON.stringify(o)),
+    fc.record({ publishableKey: fc.constant(K.pk), interviewId: fc.constant(K.active), metadata: notAnObject }).map((o) => JSON.stringify(o)),
+    fc.record({ publishableKey: fc.constant(K.pk), interviewId: fc.constant(K.active), extra: fc.jsonValue() }).map((o) => JSON.stringify(o)),
+    // A key that does not authenticate, with anything else.
+    fc.record({ publishableKey: fc.oneof(unknownKey, notAString), interviewId: fc.oneof(fc.constant(K.active), fc.string(), notAString), metadata: fc.jsonValue() }, { requiredKeys: [] }).map((o) => JSON.stringify(o)),
+    // Truncated valid JSON.
+    fc.nat({ max: 60 }).map((n) => JSON.stringify({ publishableKey: K.pk, interviewId: K.active, metadata: { a: 'b' } }).slice(0, n)),
+  );
+
+  it('POST /api/v2/sdk/sessions', async () => {
+    const before = snapshot();
+    await fc.assert(
+      fc.asyncProperty(malformedBody, fc.option(headerValue), fc.option(headerValue), async (body, contentType, idempotencyKey) => {
+        const headers: Record<string, string> = {};
+        if (contentType !== null) headers['Content-Type'] = contentType;
+        if (idempotencyKey !== null) headers['Idempotency-Key'] = idempotencyKey;
+        const res = await fetch(`${stub.url}/api/v2/sdk/sessions`, { method: 'POST', headers, body });
+        await expectClientError(res);
+      }),
+      { numRuns: 300 },
+    );
+    expect(snapshot()).toBe(before);
+  });
+
+  it('GET /api/v2/sdk/sessions/{sessionId}', async () => {
+    const existing = String(stub.db.prepare('SELECT id FROM sessions LIMIT 1').get()!.id);
+    const before = snapshot();
+    const sessionId = fc.oneof(fc.constant(existing), fc.string({ minLength: 1 }).map(encodeURIComponent), fc.stringMatching(/^inv_[a-z0-9]{1,30}$/));
+    const authorization = fc.option(
+      fc.oneof(headerValue, headerValue.map((v) => `Bearer ${v}`), fc.constant(`Bearer ${K.pk}`), fc.stringMatching(/^Bearer sk_test_[a-z0-9]{8,20}$/)),
+    );
+    await fc.assert(
+      fc.asyncProperty(sessionId, authorization, fc.option(fc.string()), async (id, auth, body) => {
+        const headers: Record<string, string> = {};
+        if (auth !== null) headers.Authorization = auth;
+        // With a body, the same path is hit with POST (405): also a client error, also no change.
+        const res = await fetch(`${stub.url}/api/v2/sdk/sessions/${id}`, { method: body === null ? 'GET' : 'POST', headers, ...(body === null ? {} : { body }) });
+        await expectClientError(res);
+      }),
+      { numRuns: 300 },
+    );
+    expect(snapshot()).toBe(before);
+  });
+});
