@@ -37,9 +37,9 @@ describe('property: malformed input never causes a 500 or a state change', () =>
   const unknownKey = fc.oneof(fc.string(), fc.stringMatching(/^pk_(test|live)_[a-z0-9]{8,20}$/), fc.constant(K.sk));
 
   /** Bodies that fail validation or authentication before anything is counted or stored. */
-  const malformedBody: fc.Arbitrary<string | Uint8Array> = fc.oneof(
+  const malformedBody: fc.Arbitrary<string | Uint8Array<ArrayBuffer>> = fc.oneof(
     fc.string().map((s) => s),
-    fc.uint8Array({ maxLength: 200 }),
+    fc.uint8Array({ maxLength: 200 }).map((bytes) => new Uint8Array(bytes)),
     fc.jsonValue().map((v) => JSON.stringify(v) ?? 'null'),
     // The right key with a wrongly typed or missing field.
     fc.record({ publishableKey: fc.constant(K.pk), interviewId: notAString }, { requiredKeys: ['publishableKey'] }).map((o) => JSON.stringify(o)),
