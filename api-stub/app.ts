@@ -5,6 +5,11 @@ import type { AppDeps } from './deps.ts';
 import { healthRouter } from './routes/health.ts';
 import { sessionsRouter } from './routes/sessions.ts';
 import { respondentRouter } from './routes/respondent.ts';
+import { connectRouter } from './routes/connect.ts';
+import { selfHostRouter } from './routes/self-host.ts';
+import { workerOutcomeRouter } from './routes/worker-outcome.ts';
+import { deliveriesRouter } from './routes/deliveries.ts';
+import { standaloneRoutingDeps } from './routing-deps.ts';
 
 /**
  * The api-stub as a function of its config and dependencies. Only main.ts listens; tests start
@@ -19,6 +24,11 @@ export function createApp(config: Readonly<ApiStubConfig>, deps: AppDeps): Expre
   app.use(healthRouter(deps));
   app.use(sessionsRouter(config, deps));
   app.use(respondentRouter(deps));
+  const routing = deps.routing ?? standaloneRoutingDeps(config.routing);
+  app.use(connectRouter(config, deps, routing));
+  app.use(selfHostRouter(config, deps, routing));
+  app.use(workerOutcomeRouter(config, deps, routing));
+  app.use(deliveriesRouter(deps));
 
   app.use(notFound);
   app.use(errorHandler(deps.log));

@@ -3,6 +3,8 @@
  * `loadConfig(env)` is pure: it takes the environment as an argument and never reads process.env.
  * A bad value throws an error that names the variable and says what is expected.
  */
+import { loadRoutingConfig, type RoutingConfig } from './routing-config.ts';
+
 export interface RateCapConfig {
   /** Requests per workspace per clock hour (all session API calls together). */
   hourly: number;
@@ -32,6 +34,8 @@ export interface ApiStubConfig {
   bodyLimitBytes: number;
   /** Largest accepted `metadata`, as serialized JSON, in bytes. */
   metadataLimitBytes: number;
+  /** Connect routing, outcome reports, expiry and webhook delivery (api-stub/routing-config.ts). */
+  routing: Readonly<RoutingConfig>;
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -84,6 +88,7 @@ export function loadConfig(env: Env): Readonly<ApiStubConfig> {
     idempotencyTtlSeconds: intVar(env, 'IDEMPOTENCY_TTL_SECONDS', 86_400, 60, 30 * 86_400),
     bodyLimitBytes: intVar(env, 'BODY_LIMIT_BYTES', 64 * 1024, 1024, 10 * 1024 * 1024),
     metadataLimitBytes: intVar(env, 'METADATA_LIMIT_BYTES', 16 * 1024, 2, 10 * 1024 * 1024),
+    routing: loadRoutingConfig(env),
   };
   if (config.metadataLimitBytes >= config.bodyLimitBytes) {
     throw new ConfigError('METADATA_LIMIT_BYTES', `must be smaller than BODY_LIMIT_BYTES (${config.bodyLimitBytes})`);

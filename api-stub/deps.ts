@@ -1,6 +1,7 @@
 import type { Database } from './db/database.ts';
 import type { Clock } from '../lib/time.ts';
 import type { Logger } from '../lib/log.ts';
+import type { RoutingDeps } from './routing-deps.ts';
 
 /**
  * What the app needs from the outside world, passed in by main.ts (or a test).
@@ -10,4 +11,6 @@ export interface AppDeps {
   db: Database;
   clock: Clock;
   log: Logger;
+  /** Connect routing, self-host settings and outcome reports (runtime.ts builds it); absent: no key, no outbox wake-up. */
+  routing?: RoutingDeps;
 }

@@ -5,6 +5,10 @@ import { createApp } from './app.ts';
 import { applySeed, loadSeedFile } from './seed.ts';
 import { createLogger } from '../lib/log.ts';
 import { systemClock } from '../lib/time.ts';
+import { assertKeyForSelfHost, loadKeyProvider } from './crypto/key-provider.ts';
+import { createRuntime } from './runtime.ts';
+import { countSelfHostWorkspaces } from './self-host/settings-store.ts';
+import { selfHostSeedHooks } from './self-host/seed-hook.ts';
 
 /**
  * The only file that listens: read config, open and migrate the database, apply the seed,
@@ -12,15 +16,21 @@ import { systemClock } from '../lib/time.ts';
  */
 const log = createLogger({ name: 'api-stub' });
 
-function main(): void {
+async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const db = openDatabase(config.dbPath);
+  const keys = loadKeyProvider(process.env, log);
   if (config.seedPath) {
-    const summary = applySeed(db, loadSeedFile(config.seedPath), systemClock());
+    const seed = loadSeedFile(config.seedPath);
+    const summary = applySeed(db, seed, systemClock(), await selfHostSeedHooks(seed, keys.provider));
     log.info('seed applied', { seed: config.seedPath, ...summary });
     if (summary.selfHostSkipped.length > 0) log.warn('selfHost settings in the seed were not applied', { workspaces: summary.selfHostSkipped });
   }
-  const app = createApp(config, { db, clock: systemClock, log });
+  // Stored tokens without a key would fail every spawn: refuse to start instead.
+  assertKeyForSelfHost(keys, countSelfHostWorkspaces(db));
+  const runtime = createRuntime(config, { db, clock: systemClock, log, keys: keys.provider });
+  const app = createApp(config, { db, clock: systemClock, log, routing: runtime.routing });
+  runtime.start();
   const server = createServer(app);
   server.listen(config.port, config.host, () => {
     const address = server.address();
@@ -37,12 +47,16 @@ function main(): void {
       log.warn('connections did not close in time; exiting');
       db.close();
       process.exit(0);
-    }, 5000);
+    }, Math.max(5000, config.routing.webhookTimeoutMs + 1000));
     force.unref();
+    // Webhook attempts in flight finish and are recorded before the database closes.
+    const background = runtime.stop();
     server.close(() => {
-      db.close();
-      log.info('stopped');
-      process.exit(0);
+      void background.then(() => {
+        db.close();
+        log.info('stopped');
+        process.exit(0);
+      });
     });
     server.closeIdleConnections();
   };
@@ -50,9 +64,7 @@ function main(): void {
   process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
-try {
-  main();
-} catch (err) {
+main().catch((err: unknown) => {
   log.error('api-stub failed to start', { err });
   process.exit(1);
-}
+});

@@ -7,6 +7,7 @@ import { upsertWorkspace } from './store/workspaces.ts';
 import { classifyKey, upsertKey } from './store/keys.ts';
 import { DEPLOYMENT_STATUSES, upsertDeployment } from './store/deployments.ts';
 import { upsertWebhookEndpoint } from './store/webhook-endpoints.ts';
+import { setEndpointRetries } from './webhooks/outbox-store.ts';
 
 /**
  * The seed file (API_STUB_SEED): workspaces with their keys, deployments (with interview
@@ -37,6 +38,8 @@ const keyOf = (kind: 'publishable' | 'secret') =>
 const webhookEndpointSchema = z.strictObject({
   url: z.url({ protocol: /^https?$/ }),
   secrets: z.array(z.string().regex(/^whsec_[A-Za-z0-9+/=_-]{8,}$/, 'expected whsec_ followed by 8+ characters')).min(1).max(10),
+  // Opt-in delivery retries with backoff (docs/webhooks.md); off by default, as the spec says.
+  retries: z.boolean().default(false),
 });
 
 const selfHostSchema = z.strictObject({
@@ -132,7 +135,8 @@ export function applySeed(db: Database, seed: Seed, now: number, hooks: SeedHook
         summary.deployments++;
       }
       for (const endpoint of ws.webhookEndpoints) {
-        upsertWebhookEndpoint(db, ws.id, endpoint, now);
+        const stored = upsertWebhookEndpoint(db, ws.id, endpoint, now);
+        setEndpointRetries(db, stored.id, endpoint.retries);
         summary.webhookEndpoints++;
       }
       if (ws.selfHost) {

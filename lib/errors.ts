@@ -25,6 +25,7 @@ export const ERROR_STATUS = {
   worker_error: 502,
   no_capacity: 503,
   unavailable: 503,
+  outcome_conflict: 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -177,7 +177,7 @@ describe('failures, retries and timeouts', () => {
 describe('the outbox across restarts', () => {
   it('sends what was pending when a stopped api-stub starts again, each event once', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'voice-outbox-')), 'db.sqlite');
-    let first = openDatabase(file);
+    const first = openDatabase(file);
     setup(first);
     receiver.setMode({ kind: 'status', status: 200, delayMs: 150 });
     for (let i = 0; i < 6; i += 1) enqueue(first, `inv_${i}`);
@@ -197,7 +197,6 @@ describe('the outbox across restarts', () => {
     expect(ids).toHaveLength(6);
     expect(rows(second)).toHaveLength(6);
     second.close();
-    first = second;
   });
 
   it('two dispatchers on one database never send the same row (leases)', async () => {

@@ -1,0 +1,81 @@
+import { HttpError } from '../../lib/errors.ts';
+import type { EgressPolicy } from '../outbound/egress-guard.ts';
+import { OutboundError } from '../outbound/outbound-error.ts';
+import { postJson } from '../outbound/post-json.ts';
+import type { InterviewDefinition } from '../store/deployments.ts';
+
+/**
+ * The spawn request (docs/contracts.md) and its answer. The body carries the session, the interview
+ * definition and metadata, never a provider key of the service. Every failure becomes an HttpError
+ * whose message names neither the token nor the request headers.
+ */
+export interface SpawnBody {
+  sessionId: string;
+  interviewId: string;
+  metadata: Record<string, unknown>;
+  interview: InterviewDefinition;
+  expiresAt: string;
+}
+
+export interface SpawnAnswer {
+  room_url: string;
+  token: string;
+}
+
+export type Route = 'hosted' | 'self_hosted';
+
+export const UNREACHABLE_MESSAGE = 'The voice worker is unreachable. Check the endpoint status in Settings → Server → Self-host.';
+const HOSTED_UNREACHABLE_MESSAGE = 'The hosted voice pipeline is unreachable. Retry in a moment.';
+
+/** Maps an outbound failure to the client's error (504 unreachable, or 502 for a refused endpoint). */
+export function spawnFailure(err: OutboundError, route: Route): HttpError {
+  switch (err.kind) {
+    case 'timeout':
+    case 'refused':
+    case 'tls':
+    case 'network':
+    case 'dns':
+      return new HttpError('worker_unreachable', route === 'self_hosted' ? `${UNREACHABLE_MESSAGE} (${err.kind})` : HOSTED_UNREACHABLE_MESSAGE);
+    default:
+      return new HttpError('worker_error', `The voice worker endpoint cannot be called: ${err.message} Check it in Settings → Server → Self-host.`);
+  }
+}
+
+export interface SpawnTarget {
+  route: Route;
+  url: string;
+  bearer: string;
+}
+
+export async function callSpawn(target: SpawnTarget, body: SpawnBody, options: { signal: AbortSignal; policy: EgressPolicy; ca?: string[] }): Promise<SpawnAnswer> {
+  let res;
+  try {
+    res = await postJson({
+      url: target.url, body: JSON.stringify(body), headers: { authorization: `Bearer ${target.bearer}` },
+      signal: options.signal, httpsOnly: true, policy: options.policy, maxResponseBytes: 64 * 1024, ...(options.ca ? { ca: options.ca } : {}),
+    });
+  } catch (err) {
+    if (err instanceof OutboundError) throw spawnFailure(err, target.route);
+    throw err;
+  }
+  const who = target.route === 'self_hosted' ? 'The voice worker' : 'The hosted voice pipeline';
+  if (res.status === 503) {
+    const retryAfter = String(res.headers['retry-after'] ?? '5');
+    throw new HttpError('no_capacity', `${who} has no free capacity right now. Retry after ${retryAfter} s.`, { 'Retry-After': /^\d{1,5}$/.test(retryAfter) ? retryAfter : '5' });
+  }
+  if (res.status === 401 || res.status === 403) {
+    throw new HttpError('worker_error', `${who} refused the service's credentials (${res.status}). Check that the token in Settings → Server → Self-host matches the worker's.`);
+  }
+  if (res.status < 200 || res.status >= 300) throw new HttpError('worker_error', `${who} answered ${res.status} to the spawn call.`);
+  let answer: unknown;
+  try {
+    answer = res.truncated ? null : JSON.parse(res.body);
+  } catch {
+    answer = null;
+  }
+  const a = answer as Partial<SpawnAnswer> | null;
+  if (!a || typeof a.room_url !== 'string' || typeof a.token !== 'string' || !a.room_url || !a.token) {
+    throw new HttpError('worker_error', `${who} answered without a valid {room_url, token} object.`);
+  }
+  return { room_url: a.room_url, token: a.token };
+}
