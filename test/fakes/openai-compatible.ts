@@ -1,0 +1,182 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { hasEspeak, parseWav, speechPcm, tonePcm, wav } from './audio.ts';
+
+/**
+ * A local stand-in for an OpenAI-compatible model server, speaking the real HTTP API:
+ * POST /v1/chat/completions (JSON or SSE streaming), /v1/audio/transcriptions (multipart),
+ * /v1/audio/speech (pcm = 24 kHz 16-bit mono, or wav; real speech from espeak-ng, else tones).
+ * Errors use the OpenAI error shape. Tests script replies, add latency and inject failures.
+ *
+ * Transcription cannot really recognise speech here. It is deterministic instead: the next
+ * scripted transcript if any (scriptTranscripts), else "answer <n> (<seconds> s of audio)".
+ * The uploaded file must still be a valid WAV, and its duration is recorded in `requests`.
+ */
+export type Endpoint = 'chat' | 'stt' | 'tts';
+
+export interface Failure {
+  /** Answer with this HTTP status (OpenAI error body), or `hang`: never answer. */
+  status?: number;
+  hang?: boolean;
+  /** How many requests fail this way (default 1). */
+  count?: number;
+}
+
+export interface LoggedRequest {
+  endpoint: Endpoint;
+  model: string;
+  stream?: boolean;
+  audioSeconds?: number;
+  responseFormat?: string;
+  authorization: string | undefined;
+}
+
+export interface FakeOpenAIOptions {
+  apiKey?: string;
+  latencyMs?: Partial<Record<Endpoint, number>>;
+  /** `espeak` (real speech), `tone`, or `auto` (espeak when installed). */
+  voice?: 'espeak' | 'tone' | 'auto';
+  /** Pause between streamed chunks, to make streaming observable. */
+  chunkDelayMs?: number;
+}
+
+export interface FakeOpenAI {
+  url: string;
+  requests: LoggedRequest[];
+  scriptLlm(...replies: string[]): void;
+  scriptTranscripts(...texts: string[]): void;
+  failNext(endpoint: Endpoint, failure: Failure): void;
+  setLatency(endpoint: Endpoint, ms: number): void;
+  close(): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+function openaiError(res: ServerResponse, status: number, message: string, code: string | null = null): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ error: { message, type: status === 401 ? 'invalid_request_error' : status >= 500 ? 'server_error' : 'invalid_request_error', param: null, code } }));
+}
+
+export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
+  const llmScript: string[] = [];
+  const sttScript: string[] = [];
+  const failures: Record<Endpoint, Failure[]> = { chat: [], stt: [], tts: [] };
+  const latency: Record<Endpoint, number> = { chat: 0, stt: 0, tts: 0, ...options.latencyMs };
+  const requests: LoggedRequest[] = [];
+  const voice = options.voice === 'tone' ? 'tone' : options.voice === 'espeak' || hasEspeak() ? 'espeak' : 'tone';
+  const chunkDelay = options.chunkDelayMs ?? 1;
+  const hanging = new Set<ServerResponse>();
+  let answers = 0;
+
+  const takeFailure = (endpoint: Endpoint): Failure | undefined => {
+    const f = failures[endpoint][0];
+    if (!f) return undefined;
+    f.count = (f.count ?? 1) - 1;
+    if (f.count <= 0) failures[endpoint].shift();
+    return f;
+  };
+
+  const chat = async (req: IncomingMessage, res: ServerResponse, body: Buffer) => {
+    const json = JSON.parse(body.toString()) as { model?: string; stream?: boolean; messages?: unknown[] };
+    if (!json.model || !Array.isArray(json.messages)) return openaiError(res, 400, 'model and messages are required', 'invalid_request');
+    requests.push({ endpoint: 'chat', model: json.model, stream: Boolean(json.stream), authorization: req.headers.authorization });
+    const reply = llmScript.shift() ?? (json.stream ? 'NEXT' : 'Summary: the respondent answered every question.');
+    const id = `chatcmpl-fake${requests.length}`;
+    const created = Math.floor(Date.now() / 1000);
+    if (!json.stream) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ id, object: 'chat.completion', created, model: json.model, choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 } }));
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    const chunk = (delta: Record<string, string>, finish: string | null) => `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: json.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    res.write(chunk({ role: 'assistant', content: '' }, null));
+    for (const piece of reply.match(/\S+\s*/g) ?? [reply]) {
+      res.write(chunk({ content: piece }, null));
+      await sleep(chunkDelay);
+    }
+    res.write(chunk({}, 'stop'));
+    res.end('data: [DONE]\n\n');
+  };
+
+  const transcribe = async (req: IncomingMessage, res: ServerResponse, body: Buffer) => {
+    const form = await new Request('http://fake/', { method: 'POST', headers: { 'content-type': req.headers['content-type'] ?? '' }, body: new Uint8Array(body) }).formData();
+    const model = form.get('model');
+    const file = form.get('file');
+    if (typeof model !== 'string' || !(file instanceof Blob)) return openaiError(res, 400, 'file and model are required', 'invalid_request');
+    let audioSeconds: number;
+    try {
+      const { pcm, sampleRate } = parseWav(Buffer.from(await file.arrayBuffer()));
+      audioSeconds = pcm.length / 2 / sampleRate;
+    } catch {
+      return openaiError(res, 400, 'The audio file could not be decoded.', 'invalid_value');
+    }
+    requests.push({ endpoint: 'stt', model, audioSeconds, authorization: req.headers.authorization });
+    answers++;
+    const text = sttScript.shift() ?? `answer ${answers} (${audioSeconds.toFixed(1)} s of audio)`;
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ text }));
+  };
+
+  const speech = async (req: IncomingMessage, res: ServerResponse, body: Buffer) => {
+    const json = JSON.parse(body.toString()) as { model?: string; input?: string; voice?: string; response_format?: string };
+    if (!json.model || !json.input || !json.voice) return openaiError(res, 400, 'model, input and voice are required', 'invalid_request');
+    const format = json.response_format ?? 'mp3';
+    if (format !== 'pcm' && format !== 'wav') return openaiError(res, 400, `This fake speaks pcm and wav, not ${format}.`, 'invalid_value');
+    requests.push({ endpoint: 'tts', model: json.model, responseFormat: format, authorization: req.headers.authorization });
+    const pcm = voice === 'espeak' ? speechPcm(json.input, 24_000) : tonePcm(Math.min(3000, Math.max(300, json.input.length * 40)), 24_000);
+    const bytes = format === 'wav' ? wav(pcm, 24_000) : pcm;
+    res.writeHead(200, { 'content-type': format === 'wav' ? 'audio/wav' : 'audio/pcm', 'transfer-encoding': 'chunked' });
+    for (let i = 0; i < bytes.length; i += 4800) {
+      res.write(bytes.subarray(i, i + 4800));
+      await sleep(chunkDelay);
+    }
+    res.end();
+  };
+
+  const server: Server = createServer((req, res) => {
+    void (async () => {
+      const body = await readBody(req);
+      const path = (req.url ?? '').split('?')[0];
+      const endpoint: Endpoint | undefined =
+        path === '/v1/chat/completions' ? 'chat' : path === '/v1/audio/transcriptions' ? 'stt' : path === '/v1/audio/speech' ? 'tts' : undefined;
+      if (!endpoint || req.method !== 'POST') return openaiError(res, 404, `Unknown route ${req.method} ${path}`, 'unknown_url');
+      if (options.apiKey && req.headers.authorization !== `Bearer ${options.apiKey}`) return openaiError(res, 401, 'Incorrect API key provided.', 'invalid_api_key');
+      if (latency[endpoint] > 0) await sleep(latency[endpoint]);
+      const failure = takeFailure(endpoint);
+      if (failure?.hang) {
+        hanging.add(res);
+        res.on('close', () => hanging.delete(res));
+        return;
+      }
+      if (failure) return openaiError(res, failure.status ?? 500, `Injected failure (${failure.status ?? 500}).`, 'injected');
+      if (endpoint === 'chat') return chat(req, res, body);
+      if (endpoint === 'stt') return transcribe(req, res, body);
+      return speech(req, res, body);
+    })().catch((err: unknown) => {
+      if (!res.headersSent) openaiError(res, 500, `fake failed: ${(err as Error).message}`);
+      else res.destroy();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const port = (server.address() as AddressInfo).port;
+
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    requests,
+    scriptLlm: (...replies) => void llmScript.push(...replies),
+    scriptTranscripts: (...texts) => void sttScript.push(...texts),
+    failNext: (endpoint, failure) => void failures[endpoint].push({ ...failure }),
+    setLatency: (endpoint, ms) => void (latency[endpoint] = ms),
+    close: async () => {
+      for (const res of hanging) res.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

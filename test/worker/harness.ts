@@ -1,0 +1,229 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { freePort, waitFor } from '../harness/ports.ts';
+
+/**
+ * Test helpers for the worker: a real worker process (`tsx worker/main.ts`), and a real HTTP
+ * receiver standing in for the backend's outcome endpoint.
+ */
+const ROOT = resolve(import.meta.dirname, '../..');
+const TSX = join(ROOT, 'node_modules/.bin/tsx');
+
+export const WORKER_TOKEN = 'test-worker-token-0123456789abcdef';
+
+export interface WorkerProcess {
+  url: string;
+  port: number;
+  proc: ChildProcess;
+  logs: string[];
+  /** PIDs of this worker's bot processes. */
+  botPids(): number[];
+  spawnSession(body: unknown, token?: string): Promise<{ status: number; body: Record<string, unknown>; headers: Record<string, string | string[] | undefined> }>;
+  metrics(): Promise<string>;
+  ready(): Promise<boolean>;
+  waitReady(timeoutMs?: number): Promise<void>;
+  /** Resolves with the exit code once the process has exited. */
+  exited: Promise<number | null>;
+  stop(): Promise<void>;
+}
+
+export interface WorkerEnv {
+  redisUrl: string;
+  backendUrl: string;
+  llmUrl: string;
+  [key: string]: string | undefined;
+}
+
+export function baseEnv(e: WorkerEnv): NodeJS.ProcessEnv {
+  const { redisUrl, backendUrl, llmUrl, ...rest } = e;
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    WORKER_TOKEN,
+    REDIS_URL: redisUrl,
+    BACKEND_URL: backendUrl,
+    ROOM_PROVIDER: 'local',
+    OPENAI_API_KEY: 'sk-test-fake-key-000000',
+    LLM_BASE_URL: llmUrl,
+    STT_BASE_URL: llmUrl,
+    TTS_BASE_URL: llmUrl,
+    WARM_POOL_SIZE: '1',
+    HEARTBEAT_INTERVAL_MS: '300',
+    IDLE_TIMEOUT_SECONDS: '5',
+    JOIN_TIMEOUT_SECONDS: '10',
+    VAD_SILENCE_MS: '300',
+    PROVIDER_TIMEOUT_MS: '3000',
+    REPORT_ATTEMPTS: '3',
+    DRAIN_GRACE_SECONDS: '10',
+    TRANSCRIPT_STORE: `file://${mkdtempSync(join(tmpdir(), 'transcripts-'))}`,
+    LOG_LEVEL: 'warn',
+    ...rest,
+  };
+}
+
+export interface HttpAnswer {
+  status: number;
+  text: string;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+/** A plain HTTP(S) call that can trust a test CA (fetch reads NODE_EXTRA_CA_CERTS only at start-up). */
+export function call(url: string, init: { method?: string; headers?: Record<string, string>; body?: string; ca?: Buffer; timeoutMs?: number } = {}): Promise<HttpAnswer> {
+  return new Promise((resolve, reject) => {
+    const request = url.startsWith('https:') ? httpsRequest : httpRequest;
+    const req = request(url, { method: init.method ?? 'GET', headers: init.headers, ca: init.ca, timeout: init.timeoutMs ?? 10_000 }, (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text, headers: res.headers }));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`request to ${url} timed out`)));
+    req.on('error', reject);
+    req.end(init.body);
+  });
+}
+
+export async function startWorkerProcess(env: NodeJS.ProcessEnv, options: { tls?: boolean; caFile?: string } = {}): Promise<WorkerProcess> {
+  const port = Number(env.PORT ?? (await freePort()));
+  const scheme = options.tls ? 'https' : 'http';
+  const url = `${scheme}://127.0.0.1:${port}`;
+  const proc = spawn(TSX, ['worker/main.ts'], { cwd: ROOT, env: { ...env, PORT: String(port), POD_NAME: env.POD_NAME ?? `pod-${port}` }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const logs: string[] = [];
+  proc.stdout!.on('data', (d: Buffer) => logs.push(d.toString()));
+  proc.stderr!.on('data', (d: Buffer) => logs.push(d.toString()));
+  const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
+  const ca = options.caFile ? readFileSync(options.caFile) : undefined;
+  const request = (path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}) => call(`${url}${path}`, { ...init, ca });
+  const worker: WorkerProcess = {
+    url,
+    port,
+    proc,
+    logs,
+    exited,
+    botPids() {
+      // tsx runs node as a child of its own launcher: bots are grandchildren of `proc`.
+      const children = (pid: number): number[] => {
+        try {
+          return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number);
+        } catch {
+          return [];
+        }
+      };
+      const nodes = children(proc.pid!);
+      return nodes.flatMap((n) => children(n));
+    },
+    async spawnSession(body, token = WORKER_TOKEN) {
+      const res = await request('/', { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+      return { status: res.status, body: JSON.parse(res.text) as Record<string, unknown>, headers: res.headers };
+    },
+    async metrics() {
+      return (await request('/metrics')).text;
+    },
+    async ready() {
+      try {
+        return (await request('/readyz')).status === 200;
+      } catch {
+        return false;
+      }
+    },
+    async waitReady(timeoutMs = 30_000) {
+      await waitFor(() => worker.ready(), { timeoutMs, what: `worker on ${url} to be ready (logs: ${logs.join('').slice(-2000)})` });
+    },
+    async stop() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill('SIGKILL');
+      await exited;
+    },
+  };
+  return worker;
+}
+
+/** Idle slots of a worker, read from its own metrics. */
+export async function idleSlots(worker: WorkerProcess): Promise<number> {
+  const m = /^worker_idle_slots (\d+)/m.exec(await worker.metrics());
+  return m ? Number(m[1]) : 0;
+}
+
+/** Waits until the worker has `count` warm slots in the pool. */
+export async function waitIdleSlots(worker: WorkerProcess, count: number, timeoutMs = 30_000): Promise<void> {
+  await waitFor(async () => (await idleSlots(worker)) === count, { timeoutMs, what: `${count} idle slots on ${worker.url} (logs: ${worker.logs.join('').slice(-1500)})` });
+}
+
+export interface Report {
+  sessionId: string;
+  authorization: string | undefined;
+  body: { status: string; response?: { transcriptKey: string; summary: string }; reason?: string; message?: string };
+}
+
+export interface FakeBackend {
+  url: string;
+  reports: Report[];
+  /** Answer this status to the next `count` reports (to exercise retries). */
+  failNext(status: number, count?: number): void;
+  waitForReport(sessionId: string, timeoutMs: number): Promise<Report>;
+  close(): Promise<void>;
+}
+
+export async function startFakeBackend(): Promise<FakeBackend> {
+  const reports: Report[] = [];
+  let failures: number[] = [];
+  const server: Server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (c: Buffer) => (raw += c.toString()));
+    req.on('end', () => {
+      const match = /^\/api\/v2\/worker\/sessions\/([^/]+)\/outcome$/.exec(req.url ?? '');
+      if (req.method !== 'POST' || !match) {
+        res.writeHead(404, { 'content-type': 'application/json' });
+        return res.end(JSON.stringify({ error: 'not_found', message: 'no route' }));
+      }
+      const status = failures.shift();
+      if (status) {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        return res.end(JSON.stringify({ error: 'internal_error', message: 'injected' }));
+      }
+      reports.push({ sessionId: decodeURIComponent(match[1]!), authorization: req.headers.authorization, body: JSON.parse(raw) as Report['body'] });
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ sessionId: match[1], status: 'COMPLETED' }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    reports,
+    failNext: (status, count = 1) => void (failures = [...failures, ...Array<number>(count).fill(status)]),
+    async waitForReport(sessionId, timeoutMs) {
+      await waitFor(() => reports.some((r) => r.sessionId === sessionId), { timeoutMs, what: `the outcome report of ${sessionId}` });
+      return reports.find((r) => r.sessionId === sessionId)!;
+    },
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+let counter = 0;
+/** A spawn body with a unique session id. */
+export function spawnBody(overrides: Record<string, unknown> = {}, questions = 1): Record<string, unknown> {
+  counter++;
+  return {
+    sessionId: `inv_test${Date.now().toString(36)}${counter}${Math.random().toString(36).slice(2, 8)}`,
+    interviewId: 'dpl_test1',
+    metadata: { plan: 'test' },
+    interview: {
+      title: 'Test interview',
+      language: 'en',
+      intro: 'Hi.',
+      questions: Array.from({ length: questions }, (_, i) => ({ id: `q${i + 1}`, text: `Question ${i + 1}?`, maxFollowUps: 1 })),
+      closing: 'Thanks, bye.',
+    },
+    ...overrides,
+  };
+}

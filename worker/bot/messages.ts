@@ -1,0 +1,49 @@
+import type { Attributes } from '@opentelemetry/api';
+
+/**
+ * The messages between the worker (parent) and a bot process (child) over Node's IPC channel.
+ * Spans measured in the bot travel to the parent, whose OpenTelemetry SDK exports them.
+ */
+export interface InterviewQuestion {
+  id: string;
+  text: string;
+  maxFollowUps: number;
+}
+
+export interface InterviewDefinition {
+  title: string;
+  language: string;
+  intro: string;
+  questions: InterviewQuestion[];
+  closing: string;
+}
+
+export interface BotJob {
+  sessionId: string;
+  interviewId: string;
+  interview: InterviewDefinition;
+  /** Where the bot joins: the room's internal address with the bot's token. */
+  joinUrl: string;
+  roomProvider: 'daily' | 'local';
+  botCanJoin: boolean;
+}
+
+export type Outcome =
+  | { status: 'completed'; response: { transcriptKey: string; summary: string } }
+  | { status: 'failed'; reason: string; message: string };
+
+export interface SpanRecord {
+  name: string;
+  startMs: number;
+  endMs: number;
+  attributes: Attributes;
+  error?: string;
+}
+
+export type ToBot = { type: 'assign'; job: BotJob } | { type: 'stop'; reason: string };
+
+export type FromBot =
+  | { type: 'ready' }
+  | { type: 'span'; sessionId: string; span: SpanRecord }
+  | { type: 'latency'; provider: 'stt' | 'llm' | 'tts'; operation: string; seconds: number }
+  | { type: 'finished'; sessionId: string; outcome: Outcome };

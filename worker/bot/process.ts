@@ -1,0 +1,72 @@
+import { loadConfig } from '../config.ts';
+import { createProviders } from '../providers/index.ts';
+import { createTranscriptStore } from '../transcripts/store.ts';
+import { runInterview } from './interview.ts';
+import type { BotJob, FromBot, Outcome, ToBot } from './messages.ts';
+import { joinLocalRoom } from './room-link.ts';
+
+/**
+ * A prewarmed bot: its own process, started by the worker with the same environment. It builds
+ * its provider clients once, says `ready`, and runs one interview per `assign`. A crash here ends
+ * only this session; the worker reports it and starts a fresh bot.
+ */
+const config = loadConfig(process.env);
+const providers = createProviders(config);
+const store = createTranscriptStore(config);
+let stop = new AbortController();
+let busy = false;
+
+function send(msg: FromBot): void {
+  process.send?.(msg);
+}
+
+async function run(job: BotJob): Promise<Outcome> {
+  if (!job.botCanJoin) {
+    return { status: 'failed', reason: 'room_transport_unsupported', message: `The bot cannot join ${job.roomProvider} rooms yet; use ROOM_PROVIDER=local.` };
+  }
+  let room;
+  try {
+    room = await joinLocalRoom(job.joinUrl, 5000);
+  } catch (err) {
+    return { status: 'failed', reason: 'room_join_failed', message: `The bot could not join its room: ${(err as Error).message}` };
+  }
+  return runInterview(job, {
+    room,
+    providers,
+    store,
+    stop: stop.signal,
+    settings: {
+      joinTimeoutSeconds: config.joinTimeoutSeconds,
+      maxSessionSeconds: config.maxSessionSeconds,
+      listen: { sampleRate: 16_000, ...config.vad, idleTimeoutSeconds: config.idleTimeoutSeconds },
+    },
+    emitSpan: (span) => send({ type: 'span', sessionId: job.sessionId, span }),
+    emitLatency: (provider, operation, seconds) => send({ type: 'latency', provider, operation, seconds }),
+  });
+}
+
+process.on('message', (msg: ToBot) => {
+  if (msg.type === 'assign') {
+    if (busy) return; // The supervisor never double-assigns; ignore rather than corrupt a session.
+    busy = true;
+    stop = new AbortController();
+    void run(msg.job)
+      .catch((err: unknown): Outcome => ({ status: 'failed', reason: 'bot_error', message: `The bot failed: ${(err as Error).message}` }))
+      .then((outcome) => {
+        busy = false;
+        send({ type: 'finished', sessionId: msg.job.sessionId, outcome });
+      });
+  } else if (msg.type === 'stop') {
+    stop.abort(msg.reason);
+  }
+});
+
+// Signals sent to the whole process group (Ctrl-C, a group SIGTERM) must not cut a live interview:
+// the worker drains and stops the bot itself over IPC, or kills it after its grace period.
+for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => {
+  if (!busy) process.exit(0);
+});
+
+// The worker went away: nothing can receive our outcome any more.
+process.on('disconnect', () => process.exit(0));
+send({ type: 'ready' });

@@ -1,0 +1,70 @@
+import { EventEmitter } from 'node:events';
+import { WebSocket } from 'ws';
+
+/**
+ * The bot's side of a local room: a WebSocket participant like the respondent. Emits `audio`
+ * (PCM buffers from the respondent), `joined`, `left`, `hangup` and `closed`.
+ */
+export interface BotRoom extends EventEmitter {
+  readonly respondentPresent: boolean;
+  sendControl(msg: Record<string, unknown>): void;
+  sendAudio(pcm: Buffer): void;
+  close(): void;
+}
+
+class LocalBotRoom extends EventEmitter implements BotRoom {
+  respondentPresent = false;
+
+  constructor(private readonly ws: WebSocket) {
+    super();
+    ws.on('message', (data, isBinary) => {
+      if (isBinary) return void this.emit('audio', Buffer.isBuffer(data) ? data : Buffer.concat(data as Buffer[]));
+      let msg: { type?: string };
+      try {
+        msg = JSON.parse(data.toString()) as { type?: string };
+      } catch {
+        return;
+      }
+      if (msg.type === 'participant_joined') {
+        this.respondentPresent = true;
+        this.emit('joined');
+      } else if (msg.type === 'participant_left') {
+        this.respondentPresent = false;
+        this.emit('left');
+      } else if (msg.type === 'hangup') this.emit('hangup');
+    });
+    ws.on('close', () => this.emit('closed'));
+    ws.on('error', () => undefined); // followed by close
+  }
+
+  sendControl(msg: Record<string, unknown>): void {
+    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(msg));
+  }
+
+  sendAudio(pcm: Buffer): void {
+    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(pcm, { binary: true });
+  }
+
+  close(): void {
+    this.ws.close(1000);
+  }
+}
+
+/**
+ * Joins over the worker's internal loopback address. When the worker serves TLS with a
+ * certificate for its public name, the loopback hop cannot verify that name; it never leaves
+ * the host, so verification is skipped for loopback addresses only.
+ */
+export async function joinLocalRoom(joinUrl: string, timeoutMs: number): Promise<BotRoom> {
+  const host = new URL(joinUrl).hostname;
+  const loopback = host === '127.0.0.1' || host === 'localhost' || host === '[::1]';
+  const ws = new WebSocket(joinUrl, { rejectUnauthorized: !loopback, handshakeTimeout: timeoutMs });
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+    ws.once('close', (code) => reject(new Error(`room refused the bot (close ${code})`)));
+  });
+  ws.removeAllListeners('error');
+  ws.removeAllListeners('close');
+  return new LocalBotRoom(ws);
+}

@@ -1,0 +1,106 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import type { BotJob, FromBot, Outcome, SpanRecord } from './messages.ts';
+
+/**
+ * One warm slot's bot process, seen from the worker. Events:
+ * `ready` (warm and free), `finished` (sessionId, outcome), `span` (sessionId, span),
+ * `latency` (provider, operation, seconds), `exit` (code, signal). A bot that dies while busy
+ * finishes its session as failed (`bot_crashed`); a new process is started unless stopping.
+ */
+const BOT_ENTRY = fileURLToPath(new URL('./process.ts', import.meta.url));
+
+export type BotState = 'starting' | 'idle' | 'busy' | 'stopped';
+
+export class BotProcess extends EventEmitter {
+  state: BotState = 'starting';
+  sessionId: string | null = null;
+  private child: ChildProcess | null = null;
+  private stopping = false;
+  restarts = 0;
+
+  constructor(
+    readonly slotId: string,
+    private readonly env: NodeJS.ProcessEnv,
+  ) {
+    super();
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  start(): void {
+    this.state = 'starting';
+    // Inherits the worker's execArgv (the tsx loader), so the bot runs the same TypeScript sources.
+    const child = fork(BOT_ENTRY, [], { env: { ...this.env, BOT_SLOT_ID: this.slotId }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
+    this.child = child;
+    child.on('message', (msg: FromBot) => this.onMessage(msg));
+    child.on('error', () => undefined); // an 'exit' follows
+    child.on('exit', (code, signal) => {
+      if (this.child !== child) return;
+      this.child = null;
+      const lost = this.sessionId;
+      this.sessionId = null;
+      this.state = 'stopped';
+      if (lost) {
+        const outcome: Outcome = { status: 'failed', reason: 'bot_crashed', message: 'The voice bot process stopped in the middle of the interview.' };
+        this.emit('finished', lost, outcome);
+      }
+      this.emit('exit', code, signal);
+      if (!this.stopping) {
+        this.restarts++;
+        this.start();
+      }
+    });
+  }
+
+  private onMessage(msg: FromBot): void {
+    switch (msg.type) {
+      case 'ready':
+        this.state = 'idle';
+        this.emit('ready');
+        break;
+      case 'span':
+        this.emit('span', msg.sessionId, msg.span satisfies SpanRecord);
+        break;
+      case 'latency':
+        this.emit('latency', msg.provider, msg.operation, msg.seconds);
+        break;
+      case 'finished':
+        if (msg.sessionId !== this.sessionId) return;
+        this.sessionId = null;
+        this.state = 'idle';
+        this.emit('finished', msg.sessionId, msg.outcome);
+        break;
+    }
+  }
+
+  assign(job: BotJob): boolean {
+    if (this.state !== 'idle' || !this.child) return false;
+    this.state = 'busy';
+    this.sessionId = job.sessionId;
+    this.child.send({ type: 'assign', job });
+    return true;
+  }
+
+  /** Ends the running session (it reports failed with `reason`). */
+  interrupt(reason: string): void {
+    this.child?.send({ type: 'stop', reason });
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+      child.once('exit', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      child.kill('SIGTERM');
+    });
+  }
+}

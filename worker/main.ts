@@ -1,0 +1,39 @@
+import { createLogger } from '../lib/log.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import { startTracing } from './telemetry/tracing.ts';
+import { startWorker } from './worker.ts';
+
+/**
+ * Entry point (`npm run worker`). The only file that touches signals and the exit code.
+ * SIGTERM/SIGINT: drain (not ready at once, no new spawns, live sessions get DRAIN_GRACE_SECONDS),
+ * then close and exit 0. A bad configuration exits 1 with one line naming the variable.
+ */
+const log = createLogger({ name: 'worker' });
+
+let config;
+try {
+  config = loadConfig(process.env);
+} catch (err) {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`worker: configuration error: ${err.message}\n`);
+    process.exit(1);
+  }
+  throw err;
+}
+
+const tracing = startTracing(process.env);
+const worker = await startWorker(config, { log, env: process.env });
+
+let stopping = false;
+const shutdown = async (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  log.info('shutting down', { signal });
+  await worker.drain();
+  await worker.close();
+  await tracing.shutdown();
+  log.info('stopped');
+  process.exit(0);
+};
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));

@@ -1,0 +1,170 @@
+import { Redis, type RedisOptions } from 'ioredis';
+import { CLAIM, REAP, REGISTER_IDLE, TRANSITION, WITHDRAW } from './pool-scripts.ts';
+
+/**
+ * Session state and the warm pool in Redis, shared by every replica. Commands fail fast when
+ * Redis is away (no offline queue, a command timeout), so a spawn never hangs past its budget;
+ * ioredis reconnects by itself. Key layout and scripts: docs/worker.md, pool-scripts.ts.
+ */
+export type SessionState = 'assigned' | 'running' | 'completed' | 'failed';
+
+export interface SessionRecord {
+  sessionId: string;
+  interviewId: string;
+  slot: string;
+  pod: string;
+  roomName: string;
+  roomUrl: string;
+  roomExp: number;
+  claimedAt: number;
+  state: SessionState;
+  spawn: string;
+  traceId: string;
+  spanId: string;
+  outcome?: string;
+}
+
+export interface ClaimInput {
+  sessionId: string;
+  interviewId: string;
+  spawnJson: string;
+  nowSeconds: number;
+  recordTtlSeconds: number;
+  minRoomSeconds: number;
+  traceId: string;
+  spanId: string;
+}
+
+export type ClaimResult =
+  | { kind: 'none' }
+  | { kind: 'claimed' | 'existing'; roomName: string; roomUrl: string; roomExp: number; claimedAt: number; slot: string; pod: string };
+
+export interface IdleSlot {
+  slotId: string;
+  roomName: string;
+  roomUrl: string;
+  roomExp: number;
+}
+
+type ScriptRedis = Redis & {
+  claimSlot(...args: Array<string | number>): Promise<string[]>;
+  registerIdle(...args: Array<string | number>): Promise<number>;
+  withdrawSlots(...args: Array<string | number>): Promise<string[]>;
+  reapPod(...args: Array<string | number>): Promise<string[]>;
+  transition(...args: Array<string | number>): Promise<number>;
+};
+
+export function redisOptions(commandTimeoutMs: number): RedisOptions {
+  return {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: commandTimeoutMs,
+    connectTimeout: 2000,
+    retryStrategy: (attempt: number) => Math.min(100 * attempt, 1000),
+  };
+}
+
+export class RedisPool {
+  readonly redis: ScriptRedis;
+  /** A second connection for the blocking inbox read, so it never delays a claim. */
+  private readonly blocking: Redis;
+  readonly prefix: string;
+
+  constructor(options: { url: string; keyPrefix: string; commandTimeoutMs: number }) {
+    // One hash tag for every key, so a Redis Cluster keeps them on one shard and the scripts stay legal.
+    this.prefix = `{${options.keyPrefix}}`;
+    this.redis = new Redis(options.url, redisOptions(options.commandTimeoutMs)) as ScriptRedis;
+    this.blocking = new Redis(options.url, { ...redisOptions(options.commandTimeoutMs), commandTimeout: undefined, blockingTimeout: 500 });
+    for (const client of [this.redis, this.blocking]) client.on('error', () => undefined); // state is read via `ready`
+    this.redis.defineCommand('claimSlot', { numberOfKeys: 2, lua: CLAIM });
+    this.redis.defineCommand('registerIdle', { numberOfKeys: 3, lua: REGISTER_IDLE });
+    this.redis.defineCommand('withdrawSlots', { numberOfKeys: 1, lua: WITHDRAW });
+    this.redis.defineCommand('reapPod', { numberOfKeys: 2, lua: REAP });
+    this.redis.defineCommand('transition', { numberOfKeys: 1, lua: TRANSITION });
+  }
+
+  get ready(): boolean {
+    return this.redis.status === 'ready';
+  }
+
+  key(...parts: string[]): string {
+    return [this.prefix, ...parts].join(':');
+  }
+
+  async claim(input: ClaimInput): Promise<ClaimResult> {
+    const reply = await this.redis.claimSlot(
+      this.key('session', input.sessionId), this.key('idle'),
+      this.prefix, input.sessionId, input.nowSeconds, input.spawnJson, input.recordTtlSeconds,
+      input.traceId, input.spanId, input.interviewId, input.minRoomSeconds,
+    );
+    if (reply[0] === 'none') return { kind: 'none' };
+    const [kind, roomName, roomUrl, roomExp, claimedAt, slot, pod] = reply as [string, string, string, string, string, string, string];
+    return { kind: kind as 'claimed' | 'existing', roomName, roomUrl, roomExp: Number(roomExp), claimedAt: Number(claimedAt), slot, pod };
+  }
+
+  async registerIdle(pod: string, slot: IdleSlot, force: boolean): Promise<boolean> {
+    const done = await this.redis.registerIdle(
+      this.key('slot', slot.slotId), this.key('idle'), this.key('pod', pod, 'slots'),
+      slot.slotId, pod, slot.roomName, slot.roomUrl, slot.roomExp, force ? '1' : '0',
+    );
+    return done === 1;
+  }
+
+  async withdraw(slotIds: string[]): Promise<string[]> {
+    if (slotIds.length === 0) return [];
+    return this.redis.withdrawSlots(this.key('idle'), this.prefix, ...slotIds);
+  }
+
+  async heartbeat(pod: string, ttlMs: number): Promise<void> {
+    await this.redis.multi().set(this.key('pod', pod, 'alive'), '1', 'PX', ttlMs).sadd(this.key('pods'), pod).exec();
+  }
+
+  async leave(pod: string): Promise<void> {
+    await this.redis.multi().del(this.key('pod', pod, 'alive')).srem(this.key('pods'), pod).exec();
+  }
+
+  async pods(): Promise<string[]> {
+    return this.redis.smembers(this.key('pods'));
+  }
+
+  async isAlive(pod: string): Promise<boolean> {
+    return (await this.redis.exists(this.key('pod', pod, 'alive'))) === 1;
+  }
+
+  async reap(pod: string, failureOutcomeJson: string): Promise<string[]> {
+    return this.redis.reapPod(this.key('pods'), this.key('idle'), this.prefix, pod, failureOutcomeJson);
+  }
+
+  async idleCount(): Promise<number> {
+    return this.redis.llen(this.key('idle'));
+  }
+
+  /** Waits up to `timeoutSeconds` for the next session assigned to this pod's slots. */
+  async nextAssignment(pod: string, timeoutSeconds: number): Promise<string | null> {
+    const reply = await this.blocking.blpop(this.key('pod', pod, 'inbox'), timeoutSeconds);
+    return reply ? reply[1] : null;
+  }
+
+  async session(sessionId: string): Promise<SessionRecord | null> {
+    const h = await this.redis.hgetall(this.key('session', sessionId));
+    if (!h.sessionId) return null;
+    return { ...(h as unknown as SessionRecord), roomExp: Number(h.roomExp), claimedAt: Number(h.claimedAt) };
+  }
+
+  async transition(sessionId: string, from: SessionState, to: SessionState): Promise<boolean> {
+    return (await this.redis.transition(this.key('session', sessionId), from, to)) === 1;
+  }
+
+  async finish(sessionId: string, state: 'completed' | 'failed', outcomeJson: string, reported: boolean): Promise<void> {
+    await this.redis.hset(this.key('session', sessionId), 'state', state, 'outcome', outcomeJson, 'reported', reported ? '1' : '0');
+  }
+
+  async markReported(sessionId: string): Promise<void> {
+    await this.redis.hset(this.key('session', sessionId), 'reported', '1');
+  }
+
+  async close(): Promise<void> {
+    this.blocking.disconnect();
+    await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+}

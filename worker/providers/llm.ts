@@ -1,0 +1,76 @@
+import type OpenAI from 'openai';
+import { ProviderError } from './errors.ts';
+import { callWithPolicy, type CallPolicy } from './policy.ts';
+
+/** The language model: a chat, streamed token by token, or completed in one answer. */
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+export interface LanguageModel {
+  readonly provider: string;
+  readonly model: string;
+  /** Yields text deltas. A failure before the first delta is retried by the policy; after, it is final. */
+  stream(messages: ChatMessage[], options?: { signal?: AbortSignal; maxTokens?: number }): AsyncIterable<string>;
+  complete(messages: ChatMessage[], options?: { signal?: AbortSignal; maxTokens?: number }): Promise<string>;
+}
+
+export class OpenAILanguageModel implements LanguageModel {
+  constructor(
+    private readonly client: OpenAI,
+    readonly model: string,
+    readonly provider: string,
+    private readonly policy: CallPolicy,
+  ) {}
+
+  async *stream(messages: ChatMessage[], options: { signal?: AbortSignal; maxTokens?: number } = {}): AsyncIterable<string> {
+    const { value, attempt, release } = await callWithPolicy(
+      'llm',
+      this.policy,
+      async ({ signal }) => {
+        const stream = await this.client.chat.completions.create(
+          { model: this.model, messages, stream: true, ...(options.maxTokens ? { max_tokens: options.maxTokens } : {}) },
+          { signal },
+        );
+        const iterator = stream[Symbol.asyncIterator]();
+        const first = await iterator.next(); // the first chunk proves the stream is alive
+        return { iterator, first };
+      },
+      options.signal,
+    );
+    try {
+      let next = value.first;
+      while (!next.done) {
+        const delta = next.value.choices[0]?.delta?.content;
+        if (delta) yield delta;
+        next = await value.iterator.next();
+      }
+    } catch (err) {
+      if (attempt.timedOut()) throw new ProviderError('llm', 'timeout', false, `The language model did not finish within ${this.policy.timeoutMs / 1000} s.`);
+      if (options.signal?.aborted) throw new ProviderError('llm', 'aborted', false, 'The language model call was cancelled.');
+      throw new ProviderError('llm', 'network', false, `The language model stream broke: ${(err as Error).name}.`);
+    } finally {
+      release();
+    }
+  }
+
+  async complete(messages: ChatMessage[], options: { signal?: AbortSignal; maxTokens?: number } = {}): Promise<string> {
+    const { value, release } = await callWithPolicy(
+      'llm',
+      this.policy,
+      async ({ signal }) => {
+        const res = await this.client.chat.completions.create(
+          { model: this.model, messages, ...(options.maxTokens ? { max_tokens: options.maxTokens } : {}) },
+          { signal },
+        );
+        const text = res.choices[0]?.message?.content;
+        if (typeof text !== 'string') throw new ProviderError('llm', 'bad_response', false, 'The language model answer has no text.');
+        return text;
+      },
+      options.signal,
+    );
+    release();
+    return value;
+  }
+}

@@ -1,0 +1,41 @@
+import type OpenAI from 'openai';
+import { toFile } from 'openai';
+import { wavFromPcm16 } from '../bot/audio.ts';
+import { ProviderError } from './errors.ts';
+import { callWithPolicy, type CallPolicy } from './policy.ts';
+
+/** Speech-to-text: one finished utterance of 16-bit PCM in, its text out. */
+export interface SpeechToText {
+  readonly provider: string;
+  readonly model: string;
+  transcribe(pcm: Buffer, options: { sampleRate: number; language?: string; signal?: AbortSignal }): Promise<string>;
+}
+
+export class OpenAISpeechToText implements SpeechToText {
+  constructor(
+    private readonly client: OpenAI,
+    readonly model: string,
+    readonly provider: string,
+    private readonly policy: CallPolicy,
+  ) {}
+
+  async transcribe(pcm: Buffer, options: { sampleRate: number; language?: string; signal?: AbortSignal }): Promise<string> {
+    const wav = wavFromPcm16(pcm, options.sampleRate);
+    const { value, release } = await callWithPolicy(
+      'stt',
+      this.policy,
+      async ({ signal }) => {
+        const file = await toFile(wav, 'utterance.wav', { type: 'audio/wav' });
+        const result = await this.client.audio.transcriptions.create(
+          { file, model: this.model, response_format: 'json', ...(options.language ? { language: options.language } : {}) },
+          { signal },
+        );
+        if (typeof result?.text !== 'string') throw new ProviderError('stt', 'bad_response', false, 'The speech-to-text answer has no text.');
+        return result.text.trim();
+      },
+      options.signal,
+    );
+    release();
+    return value;
+  }
+}

@@ -1,0 +1,53 @@
+import type OpenAI from 'openai';
+import { ProviderError } from './errors.ts';
+import { callWithPolicy, type CallPolicy } from './policy.ts';
+
+/** Text-to-speech: text in, 16-bit mono PCM at `sampleRate` out, streamed as it is produced. */
+export interface TextToSpeech {
+  readonly provider: string;
+  readonly model: string;
+  readonly sampleRate: number;
+  synthesize(text: string, options?: { signal?: AbortSignal }): AsyncIterable<Buffer>;
+}
+
+export class OpenAITextToSpeech implements TextToSpeech {
+  /** `pcm` from the OpenAI speech endpoint is 24 kHz, 16-bit, mono, little-endian. */
+  readonly sampleRate = 24_000;
+
+  constructor(
+    private readonly client: OpenAI,
+    readonly model: string,
+    private readonly voice: string,
+    readonly provider: string,
+    private readonly policy: CallPolicy,
+  ) {}
+
+  async *synthesize(text: string, options: { signal?: AbortSignal } = {}): AsyncIterable<Buffer> {
+    const { value, attempt, release } = await callWithPolicy(
+      'tts',
+      this.policy,
+      async ({ signal }) => {
+        const res = await this.client.audio.speech.create({ model: this.model, voice: this.voice, input: text, response_format: 'pcm' }, { signal });
+        if (!res.body) throw new ProviderError('tts', 'bad_response', false, 'The text-to-speech answer has no body.');
+        const reader = res.body.getReader();
+        const first = await reader.read(); // retried until the first byte; after that a failure is final
+        return { reader, first };
+      },
+      options.signal,
+    );
+    try {
+      let next = value.first;
+      while (!next.done) {
+        if (next.value && next.value.byteLength > 0) yield Buffer.from(next.value);
+        next = await value.reader.read();
+      }
+    } catch {
+      if (attempt.timedOut()) throw new ProviderError('tts', 'timeout', false, `The text-to-speech did not finish within ${this.policy.timeoutMs / 1000} s.`);
+      if (options.signal?.aborted) throw new ProviderError('tts', 'aborted', false, 'The text-to-speech call was cancelled.');
+      throw new ProviderError('tts', 'network', false, 'The text-to-speech stream broke.');
+    } finally {
+      release();
+      value.reader.releaseLock();
+    }
+  }
+}

@@ -1,0 +1,60 @@
+import { readFileSync } from 'node:fs';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import express, { type RequestHandler } from 'express';
+import { HttpError } from '../lib/errors.ts';
+import { errorHandler, jsonBody, notFound } from '../lib/http.ts';
+import type { Logger } from '../lib/log.ts';
+import type { LocalRoomServer } from './rooms/local-server.ts';
+import type { WorkerMetrics } from './telemetry/metrics.ts';
+
+/**
+ * The HTTP edge: probes, metrics, the spawn route, and WebSocket upgrades for local rooms, all on
+ * one port, over TLS when TLS_CERT_FILE/TLS_KEY_FILE are set. Probes ask callbacks and answer
+ * 200 or 503; nothing here knows about Redis or bots.
+ */
+export interface EdgeOptions {
+  log: Logger;
+  metrics: WorkerMetrics;
+  tls: { certFile: string; keyFile: string } | null;
+  bodyLimitBytes: number;
+  ready: () => boolean;
+  auth: RequestHandler;
+  spawn: RequestHandler;
+  rooms: LocalRoomServer | null;
+}
+
+export function createEdge(options: EdgeOptions): Server {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+
+  app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
+  app.get('/readyz', (_req, res) => {
+    if (options.ready()) return void res.json({ status: 'ready' });
+    res.status(503).json({ error: 'unavailable', message: 'The worker is not taking spawns (draining, or its session store is unreachable).' });
+  });
+  app.get('/metrics', async (_req, res, next) => {
+    try {
+      res.setHeader('content-type', options.metrics.registry.contentType);
+      res.send(await options.metrics.registry.metrics());
+    } catch (err) {
+      next(err);
+    }
+  });
+  // Auth before the body parser: an unauthenticated caller never gets its body read.
+  app.post('/', options.auth, jsonBody({ limit: `${options.bodyLimitBytes}b`, tooLargeCode: 'payload_too_large' }), options.spawn);
+  app.all('/', (req, _res, next) => next(new HttpError('method_not_allowed', `${req.method} / is not supported; spawn with POST /.`)));
+  app.use(notFound);
+  app.use(errorHandler(options.log));
+
+  const server = options.tls
+    ? createHttpsServer({ cert: readFileSync(options.tls.certFile), key: readFileSync(options.tls.keyFile) }, app)
+    : createHttpServer(app);
+  server.on('upgrade', (req, socket, head) => {
+    if (options.rooms?.handleUpgrade(req, socket, head)) return;
+    socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+  });
+  server.keepAliveTimeout = 65_000;
+  return server;
+}

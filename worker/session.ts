@@ -1,0 +1,155 @@
+import type { Logger } from '../lib/log.ts';
+import type { BotJob, InterviewDefinition, Outcome, SpanRecord } from './bot/messages.ts';
+import type { RedisPool, SessionRecord } from './pool.ts';
+import { reportOutcome, type ReportOptions } from './report.ts';
+import type { RoomProvider } from './rooms/provider.ts';
+import type { SlotManager } from './slots.ts';
+import { ATTR_POD, ATTR_SLOT_ID } from './telemetry/names.ts';
+import type { WorkerMetrics } from './telemetry/metrics.ts';
+import { recordSpan, remoteParent } from './telemetry/tracing.ts';
+
+/**
+ * Sessions on this pod, from assignment to report. A claim made by any replica lands in this
+ * pod's inbox list in Redis; we hand it to the claimed slot's bot, and when the bot finishes
+ * we store the outcome in the session record, report it to the backend and release the slot.
+ */
+export interface SessionCoordinatorOptions {
+  pod: string;
+  pool: RedisPool;
+  slots: SlotManager;
+  rooms: RoomProvider;
+  /** ws(s)://127.0.0.1:<port>, where this pod's bots join local rooms. */
+  internalRoomBase: string;
+  joinTimeoutSeconds: number;
+  maxSessionSeconds: number;
+  report: Omit<ReportOptions, 'log' | 'metrics'>;
+  metrics: WorkerMetrics;
+  log: Logger;
+}
+
+interface Live {
+  record: SessionRecord;
+}
+
+export class SessionCoordinator {
+  private readonly live = new Map<string, Live>();
+  private readonly pendingReports = new Set<Promise<unknown>>();
+  private running = false;
+  private loop: Promise<void> | null = null;
+
+  constructor(private readonly o: SessionCoordinatorOptions) {
+    o.slots.on('finished', (sessionId: string, outcome: Outcome) => void this.finish(sessionId, outcome));
+    o.slots.on('span', (sessionId: string, span: SpanRecord) => this.onSpan(sessionId, span));
+    o.slots.on('latency', (provider: string, operation: string, seconds: number) => o.metrics.providerLatency.observe({ provider, operation }, seconds));
+  }
+
+  get activeCount(): number {
+    return this.live.size;
+  }
+
+  startInbox(): void {
+    this.running = true;
+    this.loop = (async () => {
+      while (this.running) {
+        try {
+          const sessionId = await this.o.pool.nextAssignment(this.o.pod, 1);
+          if (sessionId) await this.begin(sessionId);
+        } catch {
+          if (this.running) await new Promise((r) => setTimeout(r, 250)); // Redis away: try again soon
+        }
+      }
+    })();
+  }
+
+  async stopInbox(): Promise<void> {
+    this.running = false;
+    await this.loop;
+  }
+
+  private async begin(sessionId: string): Promise<void> {
+    const record = await this.o.pool.session(sessionId);
+    if (!record || record.state !== 'assigned' || record.pod !== this.o.pod) return;
+    this.live.set(sessionId, { record });
+    const spawn = JSON.parse(record.spawn) as { interviewId: string; interview: InterviewDefinition };
+    const botToken = this.o.rooms.mintToken({
+      room: { name: record.roomName, url: record.roomUrl, exp: record.roomExp },
+      role: 'bot',
+      sessionId,
+      issuedAt: record.claimedAt,
+      expiresAt: record.claimedAt + this.o.joinTimeoutSeconds + this.o.maxSessionSeconds,
+    });
+    const job: BotJob = {
+      sessionId,
+      interviewId: spawn.interviewId,
+      interview: spawn.interview,
+      joinUrl: `${this.o.internalRoomBase}/rooms/${record.roomName}?token=${encodeURIComponent(botToken)}`,
+      roomProvider: this.o.rooms.name,
+      botCanJoin: this.o.rooms.botCanJoin,
+    };
+    await this.o.pool.transition(sessionId, 'assigned', 'running');
+    if (!this.o.slots.assign(record.slot, job)) {
+      await this.finish(sessionId, { status: 'failed', reason: 'slot_unavailable', message: 'The claimed bot slot was not available on its worker.' });
+    }
+  }
+
+  private onSpan(sessionId: string, span: SpanRecord): void {
+    const record = this.live.get(sessionId)?.record;
+    const parent = remoteParent(record?.traceId, record?.spanId);
+    recordSpan(span.name, span.startMs, span.endMs, { ...span.attributes, [ATTR_POD]: this.o.pod, [ATTR_SLOT_ID]: record?.slot ?? '' }, parent, span.error);
+  }
+
+  async finish(sessionId: string, outcome: Outcome): Promise<void> {
+    const live = this.live.get(sessionId);
+    this.live.delete(sessionId);
+    const reason = outcome.status === 'failed' ? outcome.reason : 'completed';
+    this.o.metrics.sessionOutcomes.inc({ status: outcome.status, reason });
+    this.o.log.info('session finished', { sessionId, status: outcome.status, reason });
+    const slotId = live?.record.slot;
+    if (slotId && live) {
+      this.o.slots.forgetRoom(slotId, live.record.roomName);
+      const slot = this.o.slots.slots.get(slotId);
+      if (slot && slot.bot.state === 'idle') void this.o.slots.release(slot);
+    }
+    this.o.slots.updateGauge();
+    const task = this.record(sessionId, outcome);
+    this.pendingReports.add(task);
+    await task.finally(() => this.pendingReports.delete(task));
+  }
+
+  /** Stores the outcome (retrying through a Redis outage) and reports it. */
+  private async record(sessionId: string, outcome: Outcome): Promise<void> {
+    const state = outcome.status === 'completed' ? 'completed' : 'failed';
+    const reported = await reportOutcome(sessionId, outcome, { ...this.o.report, log: this.o.log, metrics: this.o.metrics });
+    for (let attempt = 0; attempt < 60; attempt++) {
+      try {
+        await this.o.pool.finish(sessionId, state, JSON.stringify(outcome), reported);
+        return;
+      } catch {
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+    this.o.log.error('could not store a session outcome in Redis', { sessionId });
+  }
+
+  /** Resolves when no session runs on this pod and every report is done, or at the deadline. */
+  async idle(deadlineMs: number): Promise<boolean> {
+    while (Date.now() < deadlineMs) {
+      if (this.live.size === 0 && this.o.slots.busy === 0 && this.pendingReports.size === 0) return true;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return false;
+  }
+
+  async settleReports(): Promise<void> {
+    await Promise.allSettled([...this.pendingReports]);
+  }
+
+  /** Reports sessions that a reaper found on a dead pod. */
+  async reportLost(sessionIds: string[], outcome: Outcome): Promise<void> {
+    await Promise.all(sessionIds.map(async (sessionId) => {
+      this.o.metrics.sessionOutcomes.inc({ status: 'failed', reason: 'worker_lost' });
+      const reported = await reportOutcome(sessionId, outcome, { ...this.o.report, log: this.o.log, metrics: this.o.metrics });
+      if (reported) await this.o.pool.markReported(sessionId).catch(() => undefined);
+    }));
+  }
+}

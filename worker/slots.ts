@@ -1,0 +1,138 @@
+import { EventEmitter } from 'node:events';
+import type { Logger } from '../lib/log.ts';
+import { BotProcess } from './bot/supervisor.ts';
+import type { BotJob } from './bot/messages.ts';
+import type { RedisPool } from './pool.ts';
+import type { PreparedRoom, RoomProvider } from './rooms/provider.ts';
+import type { WorkerMetrics } from './telemetry/metrics.ts';
+
+/**
+ * This pod's warm slots: one bot process each, with a room prepared ahead. A slot enters the
+ * shared pool when its bot is warm and its room is ready; it leaves it when claimed, when the
+ * pod drains, or when its pod stops heartbeating. `reconcile()` (run with every heartbeat) puts
+ * back what Redis lost (an outage, a restart without persistence) and refreshes rooms that would
+ * expire before a session could finish.
+ */
+export interface Slot {
+  id: string;
+  bot: BotProcess;
+  room: PreparedRoom | null;
+  preparing: boolean;
+}
+
+export interface SlotManagerOptions {
+  pod: string;
+  size: number;
+  env: NodeJS.ProcessEnv;
+  pool: RedisPool;
+  rooms: RoomProvider;
+  /** Room lifetime when prepared, and the least a claimed room must still have left. */
+  roomTtlSeconds: number;
+  minRoomSeconds: number;
+  metrics: WorkerMetrics;
+  log: Logger;
+}
+
+/** Re-emits its bots' `finished`, `span` and `latency` events, whichever slot they come from. */
+export class SlotManager extends EventEmitter {
+  readonly slots = new Map<string, Slot>();
+  private draining = false;
+
+  constructor(private readonly options: SlotManagerOptions) {
+    super();
+  }
+
+  start(): void {
+    for (let i = 0; i < this.options.size; i++) {
+      const id = `${this.options.pod}/${i}`;
+      const slot: Slot = { id, bot: new BotProcess(id, this.options.env), room: null, preparing: false };
+      slot.bot.on('ready', () => void this.release(slot));
+      for (const event of ['finished', 'span', 'latency']) slot.bot.on(event, (...args: unknown[]) => this.emit(event, ...args));
+      slot.bot.on('exit', (code: number | null, signal: string | null) => {
+        if (!this.draining) {
+          this.options.metrics.botRestarts.inc({ reason: signal ?? `exit_${code}` });
+          this.options.log.warn('bot process exited; starting a new one', { slot: id, code, signal });
+        }
+      });
+      this.slots.set(id, slot);
+      slot.bot.start();
+    }
+  }
+
+  /** Puts a warm, free slot (back) into the shared pool with a fresh room. */
+  async release(slot: Slot): Promise<void> {
+    slot.room = null;
+    await this.prepare(slot, true);
+  }
+
+  private async prepare(slot: Slot, force: boolean): Promise<void> {
+    if (this.draining || slot.preparing || slot.bot.state !== 'idle') return;
+    slot.preparing = true;
+    try {
+      const nowSeconds = Math.floor(Date.now() / 1000);
+      if (!slot.room || slot.room.exp - nowSeconds < this.options.minRoomSeconds + 60) {
+        if (slot.room) void this.options.rooms.deleteRoom(slot.room.name);
+        slot.room = await this.options.rooms.createRoom({ ttlSeconds: this.options.roomTtlSeconds });
+      }
+      if (this.draining || slot.bot.state !== 'idle') return;
+      const { name, url, exp } = slot.room;
+      await this.options.pool.registerIdle(this.options.pod, { slotId: slot.id, roomName: name, roomUrl: url, roomExp: exp }, force);
+    } catch (err) {
+      // Redis or the room provider is away; the next reconcile tries again.
+      this.options.log.warn('could not put a slot into the pool yet', { slot: slot.id, err });
+    } finally {
+      slot.preparing = false;
+      this.updateGauge();
+    }
+  }
+
+  async reconcile(): Promise<void> {
+    await Promise.all([...this.slots.values()].map((slot) => this.prepare(slot, false)));
+  }
+
+  assign(slotId: string, job: BotJob): boolean {
+    const slot = this.slots.get(slotId);
+    const ok = slot?.bot.assign(job) ?? false;
+    this.updateGauge();
+    return ok;
+  }
+
+  /** The slot's room after its session: deleted (throttled for hosted rooms), a fresh one comes with release(). */
+  forgetRoom(slotId: string, roomName: string): void {
+    const slot = this.slots.get(slotId);
+    if (slot?.room?.name === roomName) slot.room = null;
+    void this.options.rooms.deleteRoom(roomName).catch(() => undefined);
+  }
+
+  get busy(): number {
+    return [...this.slots.values()].filter((s) => s.bot.state === 'busy').length;
+  }
+
+  updateGauge(): void {
+    const idle = this.draining ? 0 : [...this.slots.values()].filter((s) => s.bot.state === 'idle' && s.room !== null).length;
+    this.options.metrics.idleSlots.set(idle);
+    this.options.metrics.activeSessions.set(this.busy);
+  }
+
+  /** Takes this pod's idle slots out of the shared pool; returns how many left it. */
+  async withdraw(): Promise<number> {
+    this.draining = true;
+    this.updateGauge();
+    const ids = [...this.slots.values()].filter((s) => s.bot.state !== 'busy').map((s) => s.id);
+    try {
+      return (await this.options.pool.withdraw(ids)).length;
+    } catch (err) {
+      this.options.log.warn('could not withdraw idle slots (Redis away); they lapse with the heartbeat', { err });
+      return 0;
+    }
+  }
+
+  interruptAll(reason: string): void {
+    for (const slot of this.slots.values()) if (slot.bot.state === 'busy') slot.bot.interrupt(reason);
+  }
+
+  async stop(): Promise<void> {
+    this.draining = true;
+    await Promise.all([...this.slots.values()].map((s) => s.bot.stop()));
+  }
+}

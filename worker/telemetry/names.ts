@@ -1,0 +1,21 @@
+/**
+ * Span names and attribute keys, in one place. Respondent content (what they said, the transcript,
+ * the summary) never goes into a span name, an attribute or a log line.
+ */
+export const SPAN_SESSION_START = 'session.start';
+export const SPAN_LLM_TURN = 'llm.turn';
+export const SPAN_TTS_FIRST_BYTE = 'tts.first_byte';
+
+export const ATTR_SESSION_ID = 'session.id';
+export const ATTR_INTERVIEW_ID = 'interview.id';
+export const ATTR_PROVIDER = 'provider.name';
+export const ATTR_MODEL = 'provider.model';
+export const ATTR_ROOM_PROVIDER = 'room.provider';
+export const ATTR_SLOT_ID = 'worker.slot.id';
+export const ATTR_POD = 'worker.pod';
+export const ATTR_SPAWN_OUTCOME = 'spawn.outcome';
+export const ATTR_LLM_PURPOSE = 'llm.purpose';
+export const ATTR_LLM_TTFT_MS = 'llm.time_to_first_token_ms';
+export const ATTR_ERROR_KIND = 'error.kind';
+
+export const TRACER_NAME = 'voice-worker';

@@ -1,0 +1,148 @@
+import type { AddressInfo } from 'node:net';
+import type { Logger } from '../lib/log.ts';
+import type { WorkerConfig } from './config.ts';
+import { Heartbeat } from './heartbeat.ts';
+import { RedisPool } from './pool.ts';
+import { DailyRoomProvider } from './rooms/daily.ts';
+import { LocalRoomProvider, LocalRoomRegistry } from './rooms/local.ts';
+import { createLocalRoomServer, type LocalRoomServer } from './rooms/local-server.ts';
+import type { RoomProvider } from './rooms/provider.ts';
+import { createEdge } from './server.ts';
+import { SessionCoordinator } from './session.ts';
+import { SlotManager } from './slots.ts';
+import { bearerAuth, spawnHandler } from './spawn.ts';
+import { createMetrics, type WorkerMetrics } from './telemetry/metrics.ts';
+
+/**
+ * The composition root of one worker: config and dependencies in, a running worker out.
+ * main.ts owns the process (signals, exit); tests and benchmarks may call this directly.
+ */
+export interface RunningWorker {
+  port: number;
+  metrics: WorkerMetrics;
+  ready(): boolean;
+  /** Readiness false at once, idle slots leave the pool, live sessions get the grace period. */
+  drain(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startWorker(config: Readonly<WorkerConfig>, deps: { log: Logger; env: NodeJS.ProcessEnv }): Promise<RunningWorker> {
+  const { log } = deps;
+  const metrics = createMetrics();
+  const pool = new RedisPool({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, commandTimeoutMs: config.spawnBudgetMs });
+  let localServer: LocalRoomServer | null = null;
+  let rooms: RoomProvider;
+  if (config.roomProvider === 'local') {
+    const registry = new LocalRoomRegistry();
+    rooms = new LocalRoomProvider({ publicUrl: config.publicUrl, secret: config.roomTokenSecret, registry });
+    localServer = createLocalRoomServer({ registry, secret: config.roomTokenSecret, log });
+  } else {
+    const daily = config.daily!;
+    rooms = new DailyRoomProvider({ apiKey: daily.apiKey, apiUrl: daily.apiUrl, domainId: daily.domainId, log });
+  }
+  const minRoomSeconds = config.joinTimeoutSeconds + config.maxSessionSeconds;
+  const roomTtlSeconds = config.daily ? Math.max(config.daily.roomTtlSeconds, minRoomSeconds + 300) : minRoomSeconds + 3600;
+
+  let draining = false;
+  let roomsReady = false;
+  const slots = new SlotManager({ pod: config.podName, size: config.warmPoolSize, env: deps.env, pool, rooms, roomTtlSeconds, minRoomSeconds, metrics, log });
+  const edgeRef: { port: number } = { port: config.port };
+  const sessions = new SessionCoordinator({
+    pod: config.podName,
+    pool,
+    slots,
+    rooms,
+    get internalRoomBase() {
+      return `${config.tls ? 'wss' : 'ws'}://127.0.0.1:${edgeRef.port}`;
+    },
+    joinTimeoutSeconds: config.joinTimeoutSeconds,
+    maxSessionSeconds: config.maxSessionSeconds,
+    report: { backendUrl: config.backendUrl, token: config.workerToken, timeoutMs: config.reportTimeoutMs, attempts: config.reportAttempts },
+    metrics,
+    log,
+  });
+  const heartbeat = new Heartbeat({ pod: config.podName, intervalMs: config.heartbeatIntervalMs, ttlMs: config.heartbeatTtlMs, pool, slots, sessions, log });
+  const ready = () => !draining && roomsReady && heartbeat.healthy;
+
+  const server = createEdge({
+    log,
+    metrics,
+    tls: config.tls,
+    bodyLimitBytes: config.spawnBodyLimitBytes,
+    ready,
+    auth: bearerAuth(config.workerToken, () => metrics.spawns.inc({ outcome: 'unauthorized' })),
+    spawn: spawnHandler({
+      pod: config.podName,
+      workerToken: config.workerToken,
+      pool,
+      rooms,
+      metrics,
+      log,
+      accepting: () => !draining && roomsReady,
+      retryAfterSeconds: config.retryAfterSeconds,
+      recordTtlSeconds: config.sessionRecordTtlSeconds,
+      joinTimeoutSeconds: config.joinTimeoutSeconds,
+      maxSessionSeconds: config.maxSessionSeconds,
+    }),
+    rooms: localServer,
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  edgeRef.port = (server.address() as AddressInfo).port;
+
+  // The room provider may be unreachable at start; keep trying, and stay not-ready meanwhile.
+  const initRooms = async () => {
+    for (let attempt = 0; !draining; attempt++) {
+      try {
+        await rooms.init();
+        roomsReady = true;
+        slots.start();
+        return;
+      } catch (err) {
+        log.warn('room provider not reachable yet', { provider: rooms.name, attempt, err });
+        await new Promise((r) => setTimeout(r, 2000));
+      }
+    }
+  };
+  void initRooms();
+  heartbeat.start();
+  sessions.startInbox();
+  log.info('worker listening', { port: edgeRef.port, pod: config.podName, tls: Boolean(config.tls), roomProvider: rooms.name, warmPoolSize: config.warmPoolSize });
+
+  let drained: Promise<void> | null = null;
+  return {
+    get port() {
+      return edgeRef.port;
+    },
+    metrics,
+    ready,
+    drain() {
+      drained ??= (async () => {
+        draining = true;
+        const withdrawn = await slots.withdraw();
+        log.info('draining: idle slots left the pool', { withdrawn, live: sessions.activeCount });
+        const deadline = Date.now() + config.drainGraceSeconds * 1000;
+        if (!(await sessions.idle(deadline))) {
+          log.warn('grace period over: ending the sessions still running', { live: sessions.activeCount });
+          slots.interruptAll('worker_shutdown');
+          await sessions.idle(Date.now() + 5000);
+        }
+        await sessions.settleReports();
+      })();
+      return drained;
+    },
+    async close() {
+      draining = true;
+      await sessions.stopInbox();
+      await heartbeat.stop(true);
+      await slots.stop();
+      localServer?.closeAll();
+      if (rooms instanceof DailyRoomProvider) rooms.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await pool.close();
+    },
+  };
+}
