@@ -7,6 +7,7 @@ import { openDatabase, transaction, type Database } from '../../api-stub/db/data
 import { upsertWebhookEndpoint } from '../../api-stub/store/webhook-endpoints.ts';
 import { upsertWorkspace } from '../../api-stub/store/workspaces.ts';
 import { parseAllowHosts } from '../../api-stub/outbound/egress-guard.ts';
+import { loadRoutingConfig } from '../../api-stub/routing-config.ts';
 import { createDispatcher, type Dispatcher, type DispatcherOptions } from '../../api-stub/webhooks/dispatcher.ts';
 import { listDeliveries } from '../../api-stub/webhooks/delivery-log.ts';
 import { completedEvent, expiredEvent, failedEvent } from '../../api-stub/webhooks/events.ts';
@@ -162,6 +163,19 @@ describe('failures, retries and timeouts', () => {
     expect(row!.durationMs).toBeGreaterThanOrEqual(290);
     expect(row!.durationMs).toBeLessThan(1_500);
   });
+
+  it('times out a hanging receiver at the real 8 s default', async () => {
+    const { webhookTimeoutMs } = loadRoutingConfig({});
+    expect(webhookTimeoutMs).toBe(8_000);
+    receiver.setMode({ kind: 'hang' });
+    enqueue(db);
+    dispatcher({ timeoutMs: webhookTimeoutMs });
+    await waitFor(() => rows().length === 1, { timeoutMs: 12_000, intervalMs: 100, what: 'the timed-out attempt' });
+    const [row] = rows();
+    expect(row).toMatchObject({ statusCode: null, error: 'timeout: timed out after 8000 ms', outcome: 'dropped' });
+    expect(row!.durationMs).toBeGreaterThanOrEqual(7_950);
+    expect(row!.durationMs).toBeLessThan(9_500);
+  }, 20_000);
 
   it('refuses a private webhook address at send time unless allow-listed, and logs why', async () => {
     const port = new URL(receiver.url).port;

@@ -1,0 +1,143 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../api-stub/db/database.ts';
+import { createSweeper } from '../../api-stub/sessions/sweeper.ts';
+import { pendingCount } from '../../api-stub/webhooks/outbox-store.ts';
+import { silentLogger } from '../../lib/log.ts';
+import { constructEvent } from '../../sdk/server/webhooks.ts';
+import { A, B, call, connect, HOSTED_KEY, newSession, startRoutingStack, WHSEC, WORKER_TOKEN, type RoutingStack } from './routing-harness.ts';
+
+let stack: RoutingStack;
+const outcomeUrl = (id: string) => `${stack.url}/api/v2/worker/sessions/${id}/outcome`;
+const report = (id: string, body: unknown, bearer: string | null = HOSTED_KEY) =>
+  call('POST', outcomeUrl(id), body, bearer === null ? {} : { authorization: `Bearer ${bearer}` });
+const completed = { status: 'completed', response: { transcriptKey: 's3://transcripts/inv/1.json', summary: 'Liked onboarding; pricing unclear.' } };
+const failed = { status: 'failed', reason: 'llm_timeout', message: 'The language model did not answer within 20 s.' };
+
+/** Webhooks received for one session, verified with the SDK against the clock the api-stub signs with. */
+function eventsFor(sessionId: string) {
+  return stack.receiver.received
+    .filter((r) => (JSON.parse(r.rawBody) as { data: { sessionId?: string } }).data.sessionId === sessionId)
+    .map((r) => constructEvent(r.rawBody, String(r.headers['service-signature']), WHSEC, 300, { now: () => stack.clock() }));
+}
+
+async function settled(): Promise<void> {
+  await expect.poll(() => pendingCount(stack.db) === 0 && stack.runtime.dispatcher.inFlight() === 0, { timeout: 5_000 }).toBe(true);
+}
+
+async function started(who: typeof A | typeof B = A): Promise<string> {
+  const id = await newSession(stack, who, { crm: 'c-42' });
+  expect((await connect(stack, id, who)).status).toBe(200);
+  return id;
+}
+
+beforeAll(async () => {
+  stack = await startRoutingStack();
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+describe('outcome reports', () => {
+  it('completed: COMPLETED with completedAt and response, interview.completed once even when reported twice', async () => {
+    const id = await started();
+    const first = await report(id, completed);
+    expect(first).toMatchObject({ status: 200, body: { sessionId: id, status: 'COMPLETED' } });
+    const session = (await call('GET', `${stack.url}/api/v2/sdk/sessions/${id}`, undefined, { authorization: `Bearer ${A.sk}` })).body;
+    expect(session).toMatchObject({ status: 'COMPLETED', completedAt: expect.stringMatching(/Z$/), response: { id: expect.stringMatching(/^rsp_/), status: 'COMPLETED', ...completed.response } });
+    await expect.poll(() => eventsFor(id).length, { timeout: 5_000 }).toBe(1);
+    const [event] = eventsFor(id);
+    expect(event).toMatchObject({ type: 'interview.completed', data: { sessionId: id, interviewId: A.dpl, metadata: { crm: 'c-42' }, completedAt: session.completedAt } });
+    expect(Object.keys(event!.data).sort()).toEqual(['completedAt', 'interviewId', 'metadata', 'sessionId']);
+
+    const again = await report(id, completed);
+    expect(again).toMatchObject({ status: 200, body: { status: 'COMPLETED' } });
+    await settled();
+    expect(eventsFor(id)).toHaveLength(1);
+    expect((await report(id, failed)).body.error).toBe('outcome_conflict');
+  });
+
+  it('failed: the session stays STARTED, interview.failed once; a later completed report is a conflict', async () => {
+    const id = await started();
+    expect((await report(id, failed)).body).toEqual({ sessionId: id, status: 'STARTED' });
+    expect((await report(id, failed)).body).toEqual({ sessionId: id, status: 'STARTED' });
+    await expect.poll(() => eventsFor(id).length, { timeout: 5_000 }).toBe(1);
+    await settled();
+    expect(eventsFor(id)).toHaveLength(1);
+    expect(eventsFor(id)[0]).toMatchObject({ type: 'interview.failed', data: { sessionId: id, reason: 'llm_timeout', message: failed.message, failedAt: expect.stringMatching(/Z$/) } });
+    const late = await report(id, completed);
+    expect(late.status).toBe(409);
+    expect(late.body).toEqual({ error: 'outcome_conflict', message: expect.stringMatching(/already reported as failed/) });
+  });
+
+  it('authenticates with the token the spawn call carried, by route', async () => {
+    const hosted = await started();
+    expect((await report(hosted, completed, null)).status).toBe(401);
+    expect((await report(hosted, completed, WORKER_TOKEN)).body.error).toBe('invalid_token');
+
+    await call('PUT', `${stack.url}/api/v2/workspace/self-host`, { pipelineEndpoint: stack.worker.url, pipelineToken: WORKER_TOKEN }, { authorization: `Bearer ${A.sk}` });
+    const selfHosted = await started();
+    expect((await report(selfHosted, completed, HOSTED_KEY)).status).toBe(401);
+    expect((await report(selfHosted, completed, WORKER_TOKEN)).body.status).toBe('COMPLETED');
+    await call('DELETE', `${stack.url}/api/v2/workspace/self-host`, undefined, { authorization: `Bearer ${A.sk}` });
+
+    const neverStarted = await newSession(stack);
+    expect((await report(neverStarted, completed)).status).toBe(401);
+    expect((await report('inv_doesnotexist', completed)).status).toBe(404);
+    const bad = await report(hosted, { status: 'completed', response: { summary: 'x' } });
+    expect(bad).toMatchObject({ status: 400, body: { error: 'invalid_request', message: expect.stringMatching(/^response\.transcriptKey/) } });
+    expect(stack.logs.join('\n')).not.toContain(WORKER_TOKEN);
+  });
+});
+
+describe('expiry', () => {
+  it('the sweeper expires overdue sessions once (two sweepers), fires session.expired, and later reports and connects are refused', async () => {
+    const clicked = await newSession(stack);
+    expect((await fetch(`${stack.url}/s/${clicked}`)).status).toBe(200);
+    const running = await started();
+    stack.clock.now = Date.now() + 3 * 86_400_000;
+    const second = openDatabase(stack.dbPath);
+    const other = createSweeper({ db: second, clock: stack.clock, log: silentLogger, intervalMs: 60_000 });
+    const counts = [stack.runtime.sweeper.sweep(), other.sweep(), stack.runtime.sweeper.sweep()];
+    second.close();
+    expect(counts[0]).toBeGreaterThanOrEqual(2);
+    expect(counts.slice(1)).toEqual([0, 0]);
+    await expect.poll(() => eventsFor(running).length + eventsFor(clicked).length, { timeout: 5_000 }).toBe(2);
+    await settled();
+    const [expired] = eventsFor(clicked);
+    expect(expired).toMatchObject({ type: 'session.expired', data: { sessionId: clicked, interviewId: A.dpl, lastStatus: 'CLICKED', expiredAt: expect.stringMatching(/Z$/), expiresAt: expect.stringMatching(/Z$/) } });
+    expect(eventsFor(running)[0]!.data).toMatchObject({ lastStatus: 'STARTED' });
+
+    const late = await report(running, completed);
+    expect(late).toMatchObject({ status: 409, body: { error: 'outcome_conflict', message: 'The session has expired.' } });
+    expect((await connect(stack, running)).status).toBe(409);
+    stack.clock.now = null;
+  });
+});
+
+describe('the delivery log endpoint', () => {
+  it('lists the key\'s workspace attempts newest first, paged by cursor, secret key only', async () => {
+    const betaSession = await started(B);
+    expect((await report(betaSession, completed)).status).toBe(200);
+    await settled();
+    const url = `${stack.url}/api/v2/workspace/webhook-deliveries`;
+    const all = await call('GET', url, undefined, { authorization: `Bearer ${A.sk}` });
+    expect(all.status).toBe(200);
+    expect(all.body.data.length).toBeGreaterThanOrEqual(3);
+    expect(all.body.data[0]).toEqual({
+      id: expect.stringMatching(/^del_/), eventId: expect.stringMatching(/^evt_/), eventType: expect.any(String), endpointUrl: stack.receiver.url,
+      attempt: 1, statusCode: 200, durationMs: expect.any(Number), error: null, responseBody: 'ok', outcome: 'delivered', createdAt: expect.stringMatching(/Z$/),
+    });
+    const times = all.body.data.map((d: { createdAt: string }) => d.createdAt);
+    expect([...times].sort().reverse()).toEqual(times);
+    const page1 = await call('GET', `${url}?limit=1`, undefined, { authorization: `Bearer ${A.sk}` });
+    const page2 = await call('GET', `${url}?limit=1&cursor=${page1.body.nextCursor}`, undefined, { authorization: `Bearer ${A.sk}` });
+    expect(page1.body.data[0].id).toBe(all.body.data[0].id);
+    expect(page2.body.data[0].id).toBe(all.body.data[1].id);
+    const beta = await call('GET', url, undefined, { authorization: `Bearer ${B.sk}` });
+    expect(beta.body.data.map((d: { eventType: string }) => d.eventType)).toEqual(['interview.completed']);
+    expect((await call('GET', `${url}?eventId=${beta.body.data[0].eventId}`, undefined, { authorization: `Bearer ${A.sk}` })).body.data).toEqual([]);
+    expect((await call('GET', url, undefined, { authorization: `Bearer ${A.pk}` })).status).toBe(401);
+    expect((await call('GET', `${url}?limit=0`, undefined, { authorization: `Bearer ${A.sk}` })).body.message).toMatch(/^limit/);
+    expect((await call('GET', `${url}?cursor=zzz`, undefined, { authorization: `Bearer ${A.sk}` })).body.message).toMatch(/^cursor/);
+  });
+});
