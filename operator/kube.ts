@@ -148,10 +148,16 @@ export class KubeClient {
       };
       const onAbort = () => req.destroy();
       options.signal.addEventListener('abort', onAbort, { once: true });
+      // An error raised while handling a line (e.g. an ERROR event) wins over the close it causes.
+      let failure: Error | undefined;
+      let settled = false;
       const finish = (err?: Error) => {
+        if (settled) return;
+        settled = true;
         clearTimeout(idle);
         options.signal.removeEventListener('abort', onAbort);
-        if (err && !options.signal.aborted) reject(err);
+        const cause = failure ?? err;
+        if (cause && !options.signal.aborted) reject(cause);
         else resolve();
       };
       req.on('error', finish);
@@ -175,12 +181,16 @@ export class KubeClient {
         arm();
         res.on('data', arm);
         const lines = createInterface({ input: res });
+        // readline re-emits the response's errors (e.g. "aborted" when we stop): handled via `res`.
+        lines.on('error', () => undefined);
         lines.on('line', (line) => {
           if (!line.trim()) return;
           try {
             onLine(JSON.parse(line) as WatchLine);
           } catch (err) {
-            req.destroy(err instanceof Error ? err : new Error(String(err)));
+            failure ??= err instanceof Error ? err : new Error(String(err));
+            lines.close();
+            req.destroy(failure);
           }
         });
         res.on('error', finish);

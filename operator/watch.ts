@@ -28,6 +28,8 @@ export interface InformerOptions {
   /** Server-side watch timeout in seconds (default 300) and client idle limit derived from it. */
   watchTimeoutSeconds?: number;
   maxBackoffMs?: number;
+  /** Watch from this version without listing first (resuming after a restart; tests use it). */
+  initialResourceVersion?: string;
 }
 
 const keyOf = (o: KubeItem): string => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
@@ -43,6 +45,10 @@ export class Informer {
 
   constructor(opts: InformerOptions) {
     this.opts = opts;
+    if (opts.initialResourceVersion) {
+      this.rv = opts.initialResourceVersion;
+      this.lastList = Date.now();
+    }
   }
 
   get synced(): boolean {

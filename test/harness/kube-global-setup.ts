@@ -18,6 +18,7 @@ export async function setup(project: TestProject): Promise<void> {
     clientCaCertFile: server.clientCaCertFile,
     clientCaKeyFile: server.clientCaKeyFile,
     adminKubeconfig: server.adminKubeconfig,
+    etcdUrl: server.etcdUrl,
   });
 }
 
@@ -27,6 +28,6 @@ export async function teardown(): Promise<void> {
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    kube: { url: string; caFile: string; clientCaCertFile: string; clientCaKeyFile: string; adminKubeconfig: string };
+    kube: { url: string; caFile: string; clientCaCertFile: string; clientCaKeyFile: string; adminKubeconfig: string; etcdUrl: string };
   }
 }

@@ -96,7 +96,11 @@ export async function getOrUndefined<T>(kube: KubeClient, path: string): Promise
 /** Polls `read` until `check` accepts its value; returns that value. */
 export async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, what: string, timeoutMs = 20_000): Promise<T> {
   let last: T | undefined;
-  await waitFor(async () => check((last = await read())), { timeoutMs, intervalMs: 100, what: `${what} (last: ${JSON.stringify(last)?.slice(0, 400)})` });
+  try {
+    await waitFor(async () => check((last = await read())), { timeoutMs, intervalMs: 100, what });
+  } catch (err) {
+    throw new Error(`${(err as Error).message} (last value: ${JSON.stringify(last)?.slice(0, 600)})`, { cause: err });
+  }
   return last as T;
 }
 

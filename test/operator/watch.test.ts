@@ -1,0 +1,85 @@
+/**
+ * The informer over real watches: a quiet watch stays open past 60 s, a watch the server ends is
+ * resumed without a relist, and 410 Gone (an expired resourceVersion) relists.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { KubeClient } from '../../operator/kube.ts';
+import { Informer, type WatchLifecycle } from '../../operator/watch.ts';
+import { adminClient, createNamespace, eventually, kubeInfo } from './helpers.ts';
+
+let kube: KubeClient;
+beforeAll(async () => {
+  kube = await adminClient();
+});
+afterAll(() => kube?.close());
+
+async function configMap(ns: string, name: string): Promise<void> {
+  await kube.request('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { a: '1' } } });
+}
+
+function recorder() {
+  const lifecycle: WatchLifecycle[] = [];
+  const seen: string[] = [];
+  return { lifecycle, seen, onLifecycle: (e: WatchLifecycle) => lifecycle.push(e), onEvent: (type: string, o: { metadata: { name: string } }) => seen.push(`${type} ${o.metadata.name}`) };
+}
+
+// Concurrent: the 65 s test runs while the others do.
+describe.concurrent('informer', () => {
+  it('holds a quiet watch open for more than 60 s and still delivers events on it', async () => {
+    const ns = await createNamespace(kube, 'quiet');
+    const r = recorder();
+    const informer = new Informer({ kube, resource: 'configmaps', path: `/api/v1/namespaces/${ns}/configmaps`, watchTimeoutSeconds: 600, ...r });
+    informer.start();
+    try {
+      await eventually(async () => r.lifecycle, (l) => l.includes('watch-started'), 'watch started');
+      const opened = Date.now();
+      await new Promise((resolve) => setTimeout(resolve, 65_000)); // the point of the test is the passing time itself
+      await configMap(ns, 'after-65s');
+      await eventually(async () => r.seen, (s) => s.includes('ADDED after-65s'), 'event after 65 s', 5_000);
+      expect(Date.now() - opened).toBeGreaterThan(60_000);
+      // One list, one watch: never dropped and reopened.
+      expect(r.lifecycle.filter((e) => e === 'watch-started')).toHaveLength(1);
+      expect(r.lifecycle).not.toContain('error');
+    } finally {
+      await informer.stop();
+    }
+  }, 100_000);
+
+  it('resumes a watch the server ended from the last resourceVersion, without relisting', async () => {
+    const ns = await createNamespace(kube, 'resume');
+    const r = recorder();
+    const informer = new Informer({ kube, resource: 'configmaps', path: `/api/v1/namespaces/${ns}/configmaps`, watchTimeoutSeconds: 1, ...r });
+    informer.start();
+    try {
+      await eventually(async () => r.lifecycle, (l) => l.filter((e) => e === 'watch-ended').length >= 2, 'two server-side watch endings', 15_000);
+      await configMap(ns, 'later');
+      await eventually(async () => r.seen, (s) => s.includes('ADDED later'), 'event after resumption');
+      expect(r.lifecycle.filter((e) => e === 'listed')).toHaveLength(1);
+      expect(informer.items().map((i) => i.metadata.name)).toEqual(['later']);
+    } finally {
+      await informer.stop();
+    }
+  });
+
+  it('relists after 410 Gone and notices what changed meanwhile', async () => {
+    const ns = await createNamespace(kube, 'gone');
+    await configMap(ns, 'existing');
+    const list = await kube.get<{ metadata: { resourceVersion: string } }>(`/api/v1/namespaces/${ns}/configmaps`);
+    // Compact etcd's history up to now, as the API server does every few minutes: resuming from an
+    // older version (here 1) is then answered with 410 Gone.
+    const compact = await fetch(`${kubeInfo().etcdUrl}/v3/kv/compaction`, { method: 'POST', body: JSON.stringify({ revision: list.metadata.resourceVersion, physical: true }) });
+    expect(compact.status).toBe(200);
+    const r = recorder();
+    const informer = new Informer({ kube, resource: 'configmaps', path: `/api/v1/namespaces/${ns}/configmaps`, initialResourceVersion: '1', ...r });
+    informer.start();
+    try {
+      await eventually(async () => r.lifecycle, (l) => l.includes('listed'), 'relist after 410');
+      expect(r.lifecycle.slice(0, 3)).toEqual(['watch-started', 'gone', 'listed']);
+      expect(r.seen).toContain('ADDED existing');
+      await configMap(ns, 'new');
+      await eventually(async () => r.seen, (s) => s.includes('ADDED new'), 'event after the relist');
+    } finally {
+      await informer.stop();
+    }
+  });
+});
