@@ -14,6 +14,7 @@ let kube: KubeClient;
 let ns: string;
 let operator: RunningOperator;
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- assertions read deep into API objects
 type Obj = KubeObject & { spec: Record<string, any>; status?: Record<string, any>; metadata: KubeObject['metadata'] & { uid: string; resourceVersion: string } };
 
 beforeAll(async () => {
