@@ -1,0 +1,308 @@
+import { createHash, randomBytes, X509Certificate } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { get as httpsGet } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ServiceClient, constructEvent, type Session, type WebhookEvent } from '../../sdk/server/index.ts';
+import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
+import { startOtlpReceiver, type OtlpReceiver } from '../fakes/otlp-receiver.ts';
+import { createCertificateAuthority, type CertificateAuthority } from './pki.ts';
+import { freePort, waitFor } from './ports.ts';
+import { startServiceProcess, type ServiceProcess } from './processes.ts';
+import { startRedis, type RedisServer } from './redis.ts';
+import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.ts';
+
+/**
+ * The whole system on this machine, for the demo, the end-to-end test and the benchmark:
+ * a Redis, the api-stub (SQLite, a seed) as its own process, two workers as their own processes
+ * (one is the hosted pipeline, one a customer's self-hosted worker; both behind HTTPS with a
+ * throwaway CA), the model providers (real ones when OPENAI_API_KEY is set, else the local
+ * OpenAI-compatible stand-in), an OTLP receiver, and a webhook receiver that verifies every event
+ * with the server SDK's constructEvent.
+ */
+export const DEMO_KEYS = {
+  publishable: 'pk_test_demo0000000000000000',
+  secret: 'sk_test_demo0000000000000000',
+  webhookSecret: 'whsec_demo0000000000000000',
+} as const;
+export const INTERVIEW_ID = 'dpl_onboarding';
+export const INTERVIEW = {
+  title: 'Onboarding feedback',
+  language: 'en',
+  intro: 'Hi, thanks for joining. Two short questions.',
+  questions: [
+    { id: 'q1', text: 'How did you hear about us?', maxFollowUps: 1 },
+    { id: 'q2', text: 'What should we improve first?', maxFollowUps: 1 },
+  ],
+  closing: 'Thanks, that is all.',
+};
+
+export interface VerifiedWebhook {
+  event: WebhookEvent;
+  receivedAt: number;
+}
+
+export interface WorkerHandle {
+  name: 'hosted' | 'self-hosted';
+  url: string;
+  token: string;
+  process: ServiceProcess;
+}
+
+export interface SystemOptions {
+  /** Use this Redis (e.g. the test run's shared one) instead of starting one. */
+  redisUrl?: string;
+  /** `auto`: real providers when OPENAI_API_KEY is set. `fake`: always the local stand-in. */
+  providers?: 'auto' | 'fake';
+  /** Added latency of the stand-in, per endpoint, to look like a network provider. */
+  fakeLatencyMs?: { chat?: number; stt?: number; tts?: number };
+  /** Respondent silence that ends a turn. */
+  vadSilenceMs?: number;
+  /** Where process logs go (one file per process). */
+  logDir?: string;
+  logLevel?: string;
+}
+
+export interface System {
+  apiBase: string;
+  keys: typeof DEMO_KEYS;
+  interviewId: string;
+  ca: CertificateAuthority;
+  /** SHA-256 of the workers' public keys, base64: lets Chromium trust exactly these certificates. */
+  workerSpkiHashes: string[];
+  providers: { kind: 'fake'; fake: FakeOpenAI } | { kind: 'real' };
+  otlp: OtlpReceiver;
+  webhooks: { receiver: WebhookReceiver; verified: VerifiedWebhook[]; rejected: string[]; waitFor(type: string, sessionId: string, timeoutMs?: number): Promise<VerifiedWebhook> };
+  hosted: WorkerHandle;
+  selfHosted: WorkerHandle;
+  transcriptDirs: { hosted: string; selfHosted: string };
+  server: ServiceClient;
+  retrieve(sessionId: string): Promise<Session>;
+  /** Settings → Server → Self-host: route this workspace's sessions to the self-hosted worker. */
+  setSelfHost(): Promise<void>;
+  clearSelfHost(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+async function ok(url: string): Promise<boolean> {
+  try {
+    return (await fetch(url)).ok;
+  } catch {
+    return false;
+  }
+}
+
+export async function startSystem(options: SystemOptions = {}): Promise<System> {
+  const started: Array<() => Promise<void> | void> = [];
+  const stopAll = async (): Promise<void> => {
+    for (const stop of started.reverse()) await Promise.resolve(stop()).catch(() => undefined);
+  };
+  try {
+    const dir = mkdtempSync(join(tmpdir(), 'voice-system-'));
+    started.push(() => rmSync(dir, { recursive: true, force: true }));
+    const logLevel = options.logLevel ?? 'warn';
+
+    let redisUrl = options.redisUrl;
+    if (!redisUrl) {
+      const redis: RedisServer = await startRedis();
+      started.push(() => redis.stop());
+      redisUrl = redis.url;
+    }
+
+    const ca = createCertificateAuthority('voice-demo-ca');
+    started.push(() => rmSync(ca.dir, { recursive: true, force: true }));
+    const hostedCert = ca.issueServer('hosted-worker', ['127.0.0.1', 'localhost']);
+    const selfHostedCert = ca.issueServer('self-hosted-worker', ['127.0.0.1', 'localhost']);
+    const receiverCert = ca.issueServer('webhook-receiver', ['127.0.0.1', 'localhost']);
+
+    const useReal = options.providers !== 'fake' && Boolean(process.env.OPENAI_API_KEY);
+    let providers: System['providers'];
+    if (useReal) {
+      providers = { kind: 'real' };
+    } else {
+      const fake = await startFakeOpenAI({ latencyMs: options.fakeLatencyMs ?? {} });
+      started.push(() => fake.close());
+      providers = { kind: 'fake', fake };
+    }
+    const otlp = await startOtlpReceiver();
+    started.push(() => otlp.close());
+
+    const receiver = await startWebhookReceiver({ tls: receiverCert });
+    started.push(() => receiver.close());
+    const verified: VerifiedWebhook[] = [];
+    const rejected: string[] = [];
+    let checked = 0;
+    // Verify each delivery exactly as a customer's server would: raw body, header, secret.
+    const verifyNew = (): void => {
+      for (; checked < receiver.received.length; checked++) {
+        const hit = receiver.received[checked]!;
+        try {
+          verified.push({ event: constructEvent(hit.rawBody, hit.headers['service-signature'], DEMO_KEYS.webhookSecret), receivedAt: hit.receivedAt });
+        } catch (err) {
+          rejected.push((err as Error).message);
+        }
+      }
+    };
+
+    const [apiPort, hostedPort, selfHostedPort] = [await freePort(), await freePort(), await freePort()];
+    const apiBase = `http://127.0.0.1:${apiPort}`;
+    const hostedToken = `hosted-${randomBytes(16).toString('hex')}`;
+    const selfHostedToken = `selfhost-${randomBytes(16).toString('hex')}`;
+    const transcriptDirs = { hosted: join(dir, 'transcripts-hosted'), selfHosted: join(dir, 'transcripts-self-hosted') };
+
+    const workerEnv = (name: string, port: number, token: string, cert: { certFile: string; keyFile: string }, transcripts: string): NodeJS.ProcessEnv => ({
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      POD_NAME: `${name}-0`,
+      TLS_CERT_FILE: cert.certFile,
+      TLS_KEY_FILE: cert.keyFile,
+      WORKER_TOKEN: token,
+      REDIS_URL: redisUrl,
+      // Two separate deployments: each keeps its own warm pool.
+      REDIS_KEY_PREFIX: `${name}-${randomBytes(4).toString('hex')}`,
+      BACKEND_URL: apiBase,
+      ROOM_PROVIDER: 'local',
+      ...(useReal
+        ? { OPENAI_API_KEY: process.env.OPENAI_API_KEY }
+        : { OPENAI_API_KEY: 'sk-local-standin-000000', LLM_BASE_URL: (providers as { fake: FakeOpenAI }).fake.url, STT_BASE_URL: (providers as { fake: FakeOpenAI }).fake.url, TTS_BASE_URL: (providers as { fake: FakeOpenAI }).fake.url }),
+      WARM_POOL_SIZE: '1',
+      HEARTBEAT_INTERVAL_MS: '500',
+      IDLE_TIMEOUT_SECONDS: '20',
+      JOIN_TIMEOUT_SECONDS: '30',
+      VAD_SILENCE_MS: String(options.vadSilenceMs ?? 600),
+      PROVIDER_TIMEOUT_MS: useReal ? '20000' : '5000',
+      DRAIN_GRACE_SECONDS: '2',
+      TRANSCRIPT_STORE: `file://${transcripts}`,
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+      OTEL_SERVICE_NAME: `voice-worker-${name}`,
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+      LOG_LEVEL: logLevel,
+    });
+
+    const startWorker = async (name: 'hosted' | 'self-hosted', port: number, token: string, cert: { certFile: string; keyFile: string }, transcripts: string): Promise<WorkerHandle> => {
+      const proc = startServiceProcess(`worker-${name}`, 'worker/main.ts', workerEnv(name, port, token, cert, transcripts), options.logDir);
+      started.push(() => proc.stop());
+      const url = `https://127.0.0.1:${port}`;
+      const ready = (): Promise<boolean> =>
+        new Promise((resolve) => {
+          const req = httpsGet(`${url}/readyz`, { ca: ca.certPem, timeout: 2000 }, (res) => {
+            res.resume();
+            resolve(res.statusCode === 200);
+          });
+          req.on('error', () => resolve(false));
+          req.on('timeout', () => req.destroy());
+        });
+      await waitFor(async () => {
+        if (proc.proc.exitCode !== null) throw new Error(`the ${name} worker exited: ${proc.output().slice(-2000)}`);
+        return ready();
+      }, { timeoutMs: 45_000, what: `the ${name} worker at ${url}` }).catch((err: Error) => {
+        throw new Error(`${err.message}\n${proc.output().slice(-2000)}`);
+      });
+      return { name, url, token, process: proc };
+    };
+
+    const [hosted, selfHosted] = await Promise.all([
+      startWorker('hosted', hostedPort, hostedToken, hostedCert, transcriptDirs.hosted),
+      startWorker('self-hosted', selfHostedPort, selfHostedToken, selfHostedCert, transcriptDirs.selfHosted),
+    ]);
+
+    const seedFile = join(dir, 'seed.json');
+    writeFileSync(
+      seedFile,
+      JSON.stringify({
+        workspaces: [
+          {
+            id: 'ws_demo',
+            name: 'Demo workspace',
+            keys: { publishable: [DEMO_KEYS.publishable], secret: [DEMO_KEYS.secret] },
+            deployments: [{ id: INTERVIEW_ID, status: 'ACTIVE', expiresAt: null, interview: INTERVIEW }],
+            webhookEndpoints: [{ url: receiver.url, secrets: [DEMO_KEYS.webhookSecret] }],
+            selfHost: null,
+          },
+        ],
+      }),
+    );
+    const api = startServiceProcess(
+      'api-stub',
+      'api-stub/main.ts',
+      {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        PORT: String(apiPort),
+        HOST: '127.0.0.1',
+        PUBLIC_URL: apiBase,
+        API_STUB_DB: join(dir, 'api-stub.sqlite'),
+        API_STUB_SEED: seedFile,
+        HOSTED_PIPELINE_URL: `${hosted.url}/`,
+        HOSTED_PIPELINE_KEY: hostedToken,
+        EGRESS_ALLOW_HOSTS: '127.0.0.1,localhost',
+        PIPELINE_EXTRA_CA_FILE: ca.certFile,
+        PIPELINE_KEK: randomBytes(32).toString('base64'),
+        WEBHOOK_POLL_INTERVAL_MS: '100',
+        LOG_LEVEL: logLevel,
+      },
+      options.logDir,
+    );
+    started.push(() => api.stop());
+    await waitFor(
+      async () => {
+        if (api.proc.exitCode !== null) throw new Error(`the api-stub exited: ${api.output().slice(-2000)}`);
+        return ok(`${apiBase}/readyz`);
+      },
+      { timeoutMs: 30_000, what: `the api-stub at ${apiBase}` },
+    );
+
+    const server = new ServiceClient({ baseUrl: apiBase, secretKey: DEMO_KEYS.secret, publishableKey: DEMO_KEYS.publishable, maxRetries: 0 });
+    const selfHostCall = async (method: 'PUT' | 'DELETE'): Promise<void> => {
+      const res = await fetch(`${apiBase}/api/v2/workspace/self-host`, {
+        method,
+        headers: { authorization: `Bearer ${DEMO_KEYS.secret}`, 'content-type': 'application/json' },
+        ...(method === 'PUT' ? { body: JSON.stringify({ pipelineEndpoint: `${selfHosted.url}/`, pipelineToken: selfHostedToken }) } : {}),
+      });
+      if (!res.ok) throw new Error(`${method} self-host answered ${res.status}: ${await res.text()}`);
+    };
+
+    return {
+      apiBase,
+      keys: DEMO_KEYS,
+      interviewId: INTERVIEW_ID,
+      ca,
+      workerSpkiHashes: [spkiHash(hostedCert.certFile), spkiHash(selfHostedCert.certFile)],
+      providers,
+      otlp,
+      webhooks: {
+        receiver,
+        verified,
+        rejected,
+        async waitFor(type, sessionId, timeoutMs = 20_000) {
+          const find = (): VerifiedWebhook | undefined => {
+            verifyNew();
+            return verified.find((v) => v.event.type === type && (v.event.data as { sessionId?: string }).sessionId === sessionId);
+          };
+          await waitFor(() => find() !== undefined, { timeoutMs, what: `a verified ${type} webhook for ${sessionId} (rejected: ${rejected.join('; ') || 'none'})` });
+          return find()!;
+        },
+      },
+      hosted,
+      selfHosted,
+      transcriptDirs,
+      server,
+      retrieve: (sessionId) => server.sessions.retrieve(sessionId),
+      setSelfHost: () => selfHostCall('PUT'),
+      clearSelfHost: () => selfHostCall('DELETE'),
+      stop: stopAll,
+    };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
+
+/** base64 SHA-256 of a certificate's SubjectPublicKeyInfo (Chromium's --ignore-certificate-errors-spki-list). */
+function spkiHash(certFile: string): string {
+  const cert = new X509Certificate(readFileSync(certFile));
+  const der = cert.publicKey.export({ type: 'spki', format: 'der' });
+  return createHash('sha256').update(der).digest('base64');
+}
