@@ -43,6 +43,8 @@ export interface FakeOpenAIOptions {
 export interface FakeOpenAI {
   url: string;
   requests: LoggedRequest[];
+  /** Every request per endpoint, including failed and hanging ones. */
+  hits: Record<Endpoint, number>;
   scriptLlm(...replies: string[]): void;
   scriptTranscripts(...texts: string[]): void;
   failNext(endpoint: Endpoint, failure: Failure): void;
@@ -69,6 +71,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
   const failures: Record<Endpoint, Failure[]> = { chat: [], stt: [], tts: [] };
   const latency: Record<Endpoint, number> = { chat: 0, stt: 0, tts: 0, ...options.latencyMs };
   const requests: LoggedRequest[] = [];
+  const hits: Record<Endpoint, number> = { chat: 0, stt: 0, tts: 0 };
   const voice = options.voice === 'tone' ? 'tone' : options.voice === 'espeak' || hasEspeak() ? 'espeak' : 'tone';
   const chunkDelay = options.chunkDelayMs ?? 1;
   const hanging = new Set<ServerResponse>();
@@ -147,6 +150,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
         path === '/v1/chat/completions' ? 'chat' : path === '/v1/audio/transcriptions' ? 'stt' : path === '/v1/audio/speech' ? 'tts' : undefined;
       if (!endpoint || req.method !== 'POST') return openaiError(res, 404, `Unknown route ${req.method} ${path}`, 'unknown_url');
       if (options.apiKey && req.headers.authorization !== `Bearer ${options.apiKey}`) return openaiError(res, 401, 'Incorrect API key provided.', 'invalid_api_key');
+      hits[endpoint]++;
       if (latency[endpoint] > 0) await sleep(latency[endpoint]);
       const failure = takeFailure(endpoint);
       if (failure?.hang) {
@@ -169,6 +173,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
+    hits,
     scriptLlm: (...replies) => void llmScript.push(...replies),
     scriptTranscripts: (...texts) => void sttScript.push(...texts),
     failNext: (endpoint, failure) => void failures[endpoint].push({ ...failure }),

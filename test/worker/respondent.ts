@@ -30,7 +30,14 @@ export interface RespondentResult {
 
 const FRAME = 640; // 20 ms at 16 kHz
 
-export function runRespondent(roomUrl: string, token: string, options: RespondentOptions = {}): { done: Promise<RespondentResult>; socket: WebSocket } {
+export interface Respondent {
+  done: Promise<RespondentResult>;
+  socket: WebSocket;
+  /** Speaks now (speech then silence), e.g. after staying silent at a `listening`. */
+  say(text: string): void;
+}
+
+export function runRespondent(roomUrl: string, token: string, options: RespondentOptions = {}): Respondent {
   const ws = new WebSocket(`${roomUrl}?token=${encodeURIComponent(token)}`, { rejectUnauthorized: options.rejectUnauthorized ?? true, ...(options.ca ? { ca: options.ca } : {}) });
   const messages: Array<Record<string, unknown>> = [];
   let audioBytes = 0;
@@ -38,6 +45,10 @@ export function runRespondent(roomUrl: string, token: string, options: Responden
   const opened = Date.now();
   let turn = 0;
   const speak = hasEspeak();
+  const say = (text: string) => {
+    const pcm = Buffer.concat([speak ? speechPcm(text, 16_000) : tonePcm(600, 16_000), silencePcm(options.silenceMs ?? 600, 16_000)]);
+    for (let i = 0; i < pcm.length; i += FRAME) ws.send(pcm.subarray(i, i + FRAME));
+  };
   const done = new Promise<RespondentResult>((resolve, reject) => {
     ws.on('error', reject);
     ws.on('message', (data, isBinary) => {
@@ -55,9 +66,7 @@ export function runRespondent(roomUrl: string, token: string, options: Responden
         if (action === 'hangup') return void ws.send(JSON.stringify({ type: 'hangup' }));
         if (action === 'silent') return;
         const answers = options.answers ?? ['yes, I liked it'];
-        const text = answers[Math.min(turn - 1, answers.length - 1)]!;
-        const pcm = Buffer.concat([speak ? speechPcm(text, 16_000) : tonePcm(600, 16_000), silencePcm(options.silenceMs ?? 600, 16_000)]);
-        for (let i = 0; i < pcm.length; i += FRAME) ws.send(pcm.subarray(i, i + FRAME));
+        say(answers[Math.min(turn - 1, answers.length - 1)]!);
       }
     });
     ws.on('close', (code) => {
@@ -65,5 +74,5 @@ export function runRespondent(roomUrl: string, token: string, options: Responden
       resolve({ messages, audioBytes, firstAudioMs, closeCode: code, ended: ended ? String(ended.reason) : null });
     });
   });
-  return { done, socket: ws };
+  return { done, socket: ws, say };
 }

@@ -59,12 +59,17 @@ export async function joinLocalRoom(joinUrl: string, timeoutMs: number): Promise
   const host = new URL(joinUrl).hostname;
   const loopback = host === '127.0.0.1' || host === 'localhost' || host === '[::1]';
   const ws = new WebSocket(joinUrl, { rejectUnauthorized: !loopback, handshakeTimeout: timeoutMs });
+  // Listen before the handshake completes: the room's first message can arrive with it.
+  const room = new LocalBotRoom(ws);
   await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
+    const onClose = (code: number) => reject(new Error(`room refused the bot (close ${code})`));
+    ws.once('open', () => {
+      ws.off('error', reject);
+      ws.off('close', onClose);
+      resolve();
+    });
     ws.once('error', reject);
-    ws.once('close', (code) => reject(new Error(`room refused the bot (close ${code})`)));
+    ws.once('close', onClose);
   });
-  ws.removeAllListeners('error');
-  ws.removeAllListeners('close');
-  return new LocalBotRoom(ws);
+  return room;
 }

@@ -1,0 +1,118 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
+import { baseEnv, call, idleSlots, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, WORKER_TOKEN, type FakeBackend, type WorkerProcess } from './harness.ts';
+
+/** The spawn API at the edge: auth, validation, size limit, idempotency, capacity, probes, metrics. */
+let openai: FakeOpenAI;
+let backend: FakeBackend;
+let worker: WorkerProcess;
+
+beforeAll(async () => {
+  [openai, backend] = await Promise.all([startFakeOpenAI({ voice: 'tone' }), startFakeBackend()]);
+  worker = await startWorkerProcess(
+    baseEnv({ redisUrl: inject('redisUrl'), backendUrl: backend.url, llmUrl: openai.url, REDIS_KEY_PREFIX: `spawn-${Date.now()}`, WARM_POOL_SIZE: '2', RETRY_AFTER_SECONDS: '7', SPAWN_BODY_LIMIT_BYTES: '4096', JOIN_TIMEOUT_SECONDS: '3' }),
+  );
+  await worker.waitReady();
+  await waitIdleSlots(worker, 2);
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await Promise.all([openai?.close(), backend?.close()]);
+});
+
+describe('spawn authentication', () => {
+  it('answers 401 invalid_token without a bearer token', async () => {
+    const res = await call(`${worker.url}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(spawnBody()) });
+    expect(res.status).toBe(401);
+    expect(JSON.parse(res.text)).toEqual({ error: 'invalid_token', message: expect.stringContaining('Bearer') });
+  });
+
+  it('answers 401 for a wrong token, including one that differs only in length', async () => {
+    for (const token of ['nope', `${WORKER_TOKEN}x`, WORKER_TOKEN.slice(0, -1)]) {
+      const res = await worker.spawnSession(spawnBody(), token);
+      expect(res.status).toBe(401);
+      expect(res.body.error).toBe('invalid_token');
+      expect(JSON.stringify(res.body)).not.toContain(WORKER_TOKEN);
+    }
+  });
+});
+
+describe('spawn validation', () => {
+  it.each([
+    ['not JSON', '{"sessionId":', /not valid JSON/],
+    ['a missing sessionId', JSON.stringify({ ...spawnBody(), sessionId: undefined }), /sessionId/],
+    ['a malformed interviewId', JSON.stringify(spawnBody({ interviewId: 'abc' })), /interviewId: must look like dpl_/],
+    ['no questions', JSON.stringify(spawnBody({ interview: { intro: 'Hi', questions: [], closing: 'Bye' } })), /interview.questions/],
+    ['a non-object metadata', JSON.stringify(spawnBody({ metadata: 'x' })), /metadata/],
+  ])('answers 400 invalid_request for %s', async (_name, body, message) => {
+    const res = await worker.spawnSession(body);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_request');
+    expect(String(res.body.message)).toMatch(message);
+  });
+
+  it('answers 413 payload_too_large above SPAWN_BODY_LIMIT_BYTES', async () => {
+    const res = await worker.spawnSession(spawnBody({ metadata: { blob: 'x'.repeat(5000) } }));
+    expect(res.status).toBe(413);
+    expect(res.body.error).toBe('payload_too_large');
+  });
+
+  it('answers 405 for GET / and 404 JSON for unknown routes', async () => {
+    const get = await call(`${worker.url}/`);
+    expect(get.status).toBe(405);
+    expect(JSON.parse(get.text).error).toBe('method_not_allowed');
+    const unknown = await call(`${worker.url}/nope`);
+    expect(unknown.status).toBe(404);
+    expect(JSON.parse(unknown.text).error).toBe('not_found');
+  });
+});
+
+describe('spawn idempotency and capacity', () => {
+  it('answers the same room and token for a repeated sessionId and claims one slot only', async () => {
+    const body = spawnBody();
+    const first = await worker.spawnSession(body);
+    const second = await worker.spawnSession(body);
+    expect(first.status).toBe(200);
+    expect(second.status).toBe(200);
+    expect(second.body).toEqual(first.body);
+    expect(first.body.sessionId).toBe(body.sessionId);
+    expect(first.body.expiresAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    // One of the two warm slots is taken; a second bot was never started for the repeat.
+    expect(await idleSlots(worker)).toBe(1);
+    const metrics = await worker.metrics();
+    expect(metrics).toMatch(/worker_spawns_total\{outcome="ok"\} 1/);
+    expect(metrics).toMatch(/worker_spawns_total\{outcome="existing"\} 1/);
+    expect(metrics).toMatch(/worker_active_sessions 1/);
+  });
+
+  it('answers 503 no_capacity with Retry-After once every slot is taken', async () => {
+    const taken = await worker.spawnSession(spawnBody());
+    expect(taken.status).toBe(200);
+    const res = await worker.spawnSession(spawnBody());
+    expect(res.status).toBe(503);
+    expect(res.body.error).toBe('no_capacity');
+    expect(res.headers['retry-after']).toBe('7');
+    const metrics = await worker.metrics();
+    expect(metrics).toMatch(/worker_spawns_total\{outcome="no_capacity"\} 1/);
+    expect(metrics).toMatch(/worker_spawn_duration_seconds_count\{outcome="ok"\} 2/);
+    expect(metrics).toMatch(/worker_idle_slots 0/);
+  });
+
+  it('fails a claimed session whose respondent never joins, reports it, and frees the slot', async () => {
+    // JOIN_TIMEOUT_SECONDS is 3 here; the two sessions above were never joined.
+    await waitIdleSlots(worker, 2, 20_000);
+    const failed = backend.reports.filter((r) => r.body.status === 'failed');
+    expect(failed.length).toBeGreaterThanOrEqual(2);
+    expect(failed.every((r) => r.body.reason === 'respondent_absent')).toBe(true);
+  }, 30_000);
+});
+
+describe('probes', () => {
+  it('answers /healthz and /readyz', async () => {
+    expect((await call(`${worker.url}/healthz`)).status).toBe(200);
+    const ready = await call(`${worker.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(JSON.parse(ready.text)).toEqual({ status: 'ready' });
+  });
+});
