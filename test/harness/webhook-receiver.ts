@@ -27,7 +27,7 @@ export interface WebhookReceiver {
   close(): Promise<void>;
 }
 
-export async function startWebhookReceiver(options: { tls?: { certPem: string; keyPem: string }; path?: string } = {}): Promise<WebhookReceiver> {
+export async function startWebhookReceiver(options: { tls?: { certPem: string; keyPem: string }; path?: string; port?: number } = {}): Promise<WebhookReceiver> {
   let mode: ReceiverMode = { kind: 'status', status: 200 };
   const received: ReceivedWebhook[] = [];
   const queue: ReceiverMode[] = [];
@@ -52,7 +52,7 @@ export async function startWebhookReceiver(options: { tls?: { certPem: string; k
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   return {
