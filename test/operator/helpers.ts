@@ -27,7 +27,7 @@ export function kubeconfigFor(user: string, groups: string[] = []): string {
 }
 
 /** kubectl as admin (or another kubeconfig); rejects with kubectl's stderr. */
-export async function kubectl(args: string[], options: { kubeconfig?: string; input?: string } = {}): Promise<string> {
+export async function kubectl(args: string[], options: { kubeconfig?: string; input?: string; anyExitCode?: boolean } = {}): Promise<string> {
   const child = execFile(kubeBinary('kubectl'), ['--kubeconfig', options.kubeconfig ?? kubeInfo().adminKubeconfig, ...args], { cwd: REPO_ROOT, maxBuffer: 16 << 20 });
   if (options.input !== undefined) child.stdin?.end(options.input);
   return new Promise((resolve, reject) => {
@@ -35,7 +35,7 @@ export async function kubectl(args: string[], options: { kubeconfig?: string; in
     let err = '';
     child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr?.on('data', (c: Buffer) => (err += c.toString()));
-    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`kubectl ${args.join(' ')} failed (${code}): ${err.trim()}`))));
+    child.on('close', (code) => (code === 0 || options.anyExitCode ? resolve(out) : reject(new Error(`kubectl ${args.join(' ')} failed (${code}): ${err.trim()}`))));
   });
 }
 
@@ -45,7 +45,7 @@ export async function helm(args: string[]): Promise<string> {
     return stdout;
   } catch (err) {
     const e = err as { stderr?: string; stdout?: string; message: string };
-    throw new Error(`helm ${args.join(' ')} failed: ${e.stderr?.trim() || e.stdout?.trim() || e.message}`, { cause: err });
+    throw new Error(`helm ${args.join(' ')} failed: ${[e.stdout?.trim(), e.stderr?.trim()].filter(Boolean).join('\n') || e.message}`, { cause: err });
   }
 }
 

@@ -1,0 +1,21 @@
+{{- define "voice-operator.name" -}}voice-operator{{- end -}}
+
+{{- define "voice-operator.fullname" -}}
+{{- if contains "voice-operator" .Release.Name -}}{{ .Release.Name | trunc 63 | trimSuffix "-" }}{{- else -}}{{ printf "%s-voice-operator" .Release.Name | trunc 63 | trimSuffix "-" }}{{- end -}}
+{{- end -}}
+
+{{- define "voice-operator.selectorLabels" -}}
+app.kubernetes.io/name: voice-operator
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "voice-operator.labels" -}}
+{{ include "voice-operator.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{- define "voice-operator.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}{{ default (include "voice-operator.fullname" .) .Values.serviceAccount.name }}{{- else -}}{{ default "default" .Values.serviceAccount.name }}{{- end -}}
+{{- end -}}

@@ -1,0 +1,113 @@
+/**
+ * The Helm chart with the real helm: lint, schema, kubeVersion, templates at 1.27 and the newest
+ * version applied server-side to the real API server, and the operator run under the chart's RBAC
+ * identity (its ServiceAccount), not an admin.
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../lib/log.ts';
+import { childPath } from '../../operator/children.ts';
+import { KubeClient } from '../../operator/kube.ts';
+import { poolPath } from '../../operator/reconcile.ts';
+import type { VoiceWorkerPool } from '../../operator/types.ts';
+import { REPO_ROOT } from '../harness/kube-binaries.ts';
+import { adminClient, createNamespace, createSecret, ensureCrd, eventually, getOrUndefined, helm, kubeconfigFor, kubectl, poolSpec, runOperator } from './helpers.ts';
+
+const CHART = join(REPO_ROOT, 'charts/voice-operator');
+/** The newest Kubernetes minor we test against: the API server the harness runs. */
+const NEWEST = '1.34.4';
+let kube: KubeClient;
+
+beforeAll(async () => {
+  kube = await adminClient();
+  await ensureCrd(kube);
+});
+afterAll(() => kube?.close());
+
+function valuesFile(values: unknown): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'voice-values-')), 'values.json');
+  writeFileSync(file, JSON.stringify(values));
+  return file;
+}
+
+describe('voice-operator chart', () => {
+  it('carries a CRD identical to crds/ (the single source)', () => {
+    const name = 'voice.service.io_voiceworkerpools.yaml';
+    expect(readFileSync(join(CHART, 'crds', name), 'utf8')).toBe(readFileSync(join(REPO_ROOT, 'crds', name), 'utf8'));
+  });
+
+  it('passes helm lint --strict, and its values schema rejects bad values', async () => {
+    expect(await helm(['lint', '--strict', CHART])).toContain('1 chart(s) linted, 0 chart(s) failed');
+    await expect(helm(['lint', '--strict', CHART, '--set', 'replicaCount=0'])).rejects.toThrow(/replicaCount/);
+    await expect(helm(['lint', '--strict', CHART, '--set', 'surprise=1'])).rejects.toThrow(/surprise/);
+    await expect(helm(['lint', '--strict', CHART, '--set', 'pool.enabled=true'])).rejects.toThrow(/backendUrl|required/);
+  });
+
+  it('refuses clusters older than 1.27', async () => {
+    await expect(helm(['template', 'old', CHART, '--kube-version', '1.26.9'])).rejects.toThrow(/kubeVersion|incompatible/i);
+  });
+
+  for (const version of ['1.27.0', NEWEST]) {
+    it(`renders at Kubernetes ${version} and the manifests apply server-side`, async () => {
+      const ns = await createNamespace(kube, `chart-${version.replace(/\./g, '')}`);
+      const release = `r${version.replace(/\./g, '')}`;
+      const values = valuesFile({ pool: { enabled: true, name: 'from-chart', spec: poolSpec({ autoscaling: { maxReplicas: 5 } }) }, metrics: { serviceMonitor: { enabled: false } } });
+      const rendered = await helm(['template', release, CHART, '--namespace', ns, '--kube-version', version, '--include-crds', '-f', values]);
+      const kinds = [...rendered.matchAll(/^kind: (\w+)$/gm)].map((m) => m[1]);
+      expect(kinds.sort()).toEqual(['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Deployment', 'Role', 'RoleBinding', 'Service', 'ServiceAccount', 'VoiceWorkerPool'].sort());
+      const out = await kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager=helm-test', '-n', ns, '-f', '-'], { input: rendered });
+      expect(out).toContain(`deployment.apps/${release}-voice-operator serverside-applied`);
+      expect(out).toContain('voiceworkerpool.voice.service.io/from-chart serverside-applied');
+      const deployment = await kube.get<{ spec: { replicas: number; template: { spec: { serviceAccountName: string } } } }>(childPath('Deployment', ns, `${release}-voice-operator`));
+      expect(deployment.spec.replicas).toBe(2);
+      expect(deployment.spec.template.spec.serviceAccountName).toBe(`${release}-voice-operator`);
+    });
+  }
+
+  it('runs the operator as the chart ServiceAccount: enough to reconcile, nothing more', async () => {
+    const ns = await createNamespace(kube, 'chart-rbac');
+    const release = 'ops';
+    const values = valuesFile({ watchNamespace: ns, pool: { enabled: true, name: 'chart-pool', spec: poolSpec({ autoscaling: { maxReplicas: 5 }, ingress: { host: 'chart.example.com', tlsSecretName: 'tls' } }) } });
+    const rendered = await helm(['template', release, CHART, '--namespace', ns, '--kube-version', NEWEST, '-f', values]);
+    expect(rendered).not.toContain('kind: ClusterRole');
+    await createSecret(kube, ns, 'worker', { token: 't' });
+    await kubectl(['apply', '--server-side', '-n', ns, '-f', '-'], { input: rendered });
+
+    const sa = `system:serviceaccount:${ns}:${release}-voice-operator`;
+    const kubeconfig = kubeconfigFor(sa, ['system:serviceaccounts', `system:serviceaccounts:${ns}`]);
+    const canI = (args: string[]) => kubectl(['auth', 'can-i', ...args], { kubeconfig, anyExitCode: true }).then((o) => o.trim());
+    expect(await canI(['patch', 'deployments', '-n', ns])).toBe('yes');
+    expect(await canI(['list', 'secrets', '-n', ns])).toBe('no');
+    expect(await canI(['get', 'secrets', '-n', 'default'])).toBe('no');
+    expect(await canI(['delete', 'deployments', '-n', ns])).toBe('no');
+    expect(await canI(['create', 'pods', '-n', ns])).toBe('no');
+
+    const restricted = await KubeClient.fromKubeConfig(kubeconfig);
+    const warnings: string[] = [];
+    const log = createLogger({ name: 'chart-rbac', sink: (line, level) => level !== 'debug' && level !== 'info' && warnings.push(line) });
+    const operator = await runOperator(restricted, ns, {}, log);
+    try {
+      const pool = await eventually(() => kube.get<VoiceWorkerPool>(poolPath(ns, 'chart-pool')), (p) => p.status?.conditions?.some((c) => c.type === 'Ready') === true, 'chart-pool status');
+      expect(pool.status).toMatchObject({ desiredFloor: 1, endpoint: 'https://chart.example.com/' });
+      for (const kind of ['Deployment', 'Service', 'Ingress', 'HorizontalPodAutoscaler', 'PodDisruptionBudget'] as const) {
+        expect(await getOrUndefined(kube, childPath(kind, ns, 'chart-pool')), kind).toBeDefined();
+      }
+      // Turning autoscaling off deletes the HPA: the Role allows exactly that.
+      await kube.mergePatch(poolPath(ns, 'chart-pool'), { spec: { autoscaling: { enabled: false } } });
+      await eventually(() => getOrUndefined(kube, childPath('HorizontalPodAutoscaler', ns, 'chart-pool')), (h) => h === undefined, 'HPA deleted by the restricted identity');
+      // A missing Secret: reading it (get) and recording an Event are allowed too.
+      await kube.mergePatch(poolPath(ns, 'chart-pool'), { spec: { secrets: { workerToken: { name: 'absent' } } } });
+      await eventually(
+        () => kube.get<{ items: Array<{ reason: string }> }>(`/api/v1/namespaces/${ns}/events`),
+        (l) => l.items.some((e) => e.reason === 'SecretNotFound'),
+        'an Event written by the restricted identity',
+      );
+      expect(warnings.filter((w) => /forbidden|403/i.test(w))).toEqual([]);
+    } finally {
+      await operator.stop();
+      restricted.close();
+    }
+  });
+});
