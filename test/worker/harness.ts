@@ -13,7 +13,6 @@ import { freePort, waitFor } from '../harness/ports.ts';
  * receiver standing in for the backend's outcome endpoint.
  */
 const ROOT = resolve(import.meta.dirname, '../..');
-const TSX = join(ROOT, 'node_modules/.bin/tsx');
 
 export const WORKER_TOKEN = 'test-worker-token-0123456789abcdef';
 
@@ -93,7 +92,14 @@ export async function startWorkerProcess(env: NodeJS.ProcessEnv, options: { tls?
   const port = Number(env.PORT ?? (await freePort()));
   const scheme = options.tls ? 'https' : 'http';
   const url = `${scheme}://127.0.0.1:${port}`;
-  const proc = spawn(TSX, ['worker/main.ts'], { cwd: ROOT, env: { ...env, PORT: String(port), POD_NAME: env.POD_NAME ?? `pod-${port}` }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // One node process with the tsx loader (as `npm run worker` ends up running), in its own process
+  // group so that stop() takes its bot processes down with it, as a pod's end would.
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
+    cwd: ROOT,
+    env: { ...env, PORT: String(port), POD_NAME: env.POD_NAME ?? `pod-${port}` },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   const logs: string[] = [];
   proc.stdout!.on('data', (d: Buffer) => logs.push(d.toString()));
   proc.stderr!.on('data', (d: Buffer) => logs.push(d.toString()));
@@ -107,16 +113,11 @@ export async function startWorkerProcess(env: NodeJS.ProcessEnv, options: { tls?
     logs,
     exited,
     botPids() {
-      // tsx runs node as a child of its own launcher: bots are grandchildren of `proc`.
-      const children = (pid: number): number[] => {
-        try {
-          return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number);
-        } catch {
-          return [];
-        }
-      };
-      const nodes = children(proc.pid!);
-      return nodes.flatMap((n) => children(n));
+      try {
+        return execFileSync('pgrep', ['-P', String(proc.pid)], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number);
+      } catch {
+        return [];
+      }
     },
     async spawnSession(body, token = WORKER_TOKEN) {
       const res = await request('/', { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
@@ -136,9 +137,12 @@ export async function startWorkerProcess(env: NodeJS.ProcessEnv, options: { tls?
       await waitFor(() => worker.ready(), { timeoutMs, what: `worker on ${url} to be ready (logs: ${logs.join('').slice(-2000)})` });
     },
     async stop() {
-      if (proc.exitCode !== null || proc.signalCode !== null) return;
-      proc.kill('SIGKILL');
-      await exited;
+      try {
+        process.kill(-proc.pid!, 'SIGKILL'); // the whole group: the worker and its bots
+      } catch {
+        // already gone
+      }
+      if (proc.exitCode === null && proc.signalCode === null) await exited;
     },
   };
   return worker;

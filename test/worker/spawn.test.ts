@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
-import { baseEnv, call, idleSlots, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, WORKER_TOKEN, type FakeBackend, type WorkerProcess } from './harness.ts';
+import { baseEnv, call, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, WORKER_TOKEN, type FakeBackend, type WorkerProcess } from './harness.ts';
 
 /** The spawn API at the edge: auth, validation, size limit, idempotency, capacity, probes, metrics. */
 let openai: FakeOpenAI;
@@ -79,7 +79,7 @@ describe('spawn idempotency and capacity', () => {
     expect(first.body.sessionId).toBe(body.sessionId);
     expect(first.body.expiresAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     // One of the two warm slots is taken; a second bot was never started for the repeat.
-    expect(await idleSlots(worker)).toBe(1);
+    await waitIdleSlots(worker, 1, 3000);
     const metrics = await worker.metrics();
     expect(metrics).toMatch(/worker_spawns_total\{outcome="ok"\} 1/);
     expect(metrics).toMatch(/worker_spawns_total\{outcome="existing"\} 1/);

@@ -1,0 +1,71 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
+import { waitFor } from '../harness/ports.ts';
+import { startRedis, type RedisServer } from '../harness/redis.ts';
+import { baseEnv, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, type FakeBackend, type WorkerProcess } from './harness.ts';
+import { runRespondent } from './respondent.ts';
+
+/**
+ * Redis killed and restarted mid-run (with persistence, as production runs it), then wiped:
+ * spawns fail fast with 503, readiness follows Redis, the worker recovers by itself, and an
+ * acknowledged session survives the outage and completes.
+ */
+let redis: RedisServer;
+let openai: FakeOpenAI;
+let backend: FakeBackend;
+let worker: WorkerProcess;
+
+beforeAll(async () => {
+  [redis, openai, backend] = await Promise.all([startRedis({ persistent: true }), startFakeOpenAI({ voice: 'tone' }), startFakeBackend()]);
+  worker = await startWorkerProcess(baseEnv({ redisUrl: redis.url, backendUrl: backend.url, llmUrl: openai.url, WARM_POOL_SIZE: '2', JOIN_TIMEOUT_SECONDS: '60', SPAWN_BUDGET_MS: '500' }));
+  await worker.waitReady();
+  await waitIdleSlots(worker, 2);
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await Promise.all([openai?.close(), backend?.close(), redis?.stop()]);
+});
+
+describe('Redis outage', () => {
+  it('fails spawns fast, drops readiness, recovers by itself and keeps acknowledged sessions', async () => {
+    const acknowledged = spawnBody();
+    const first = await worker.spawnSession(acknowledged);
+    expect(first.status).toBe(200);
+
+    await redis.kill();
+    const t0 = Date.now();
+    const during = await worker.spawnSession(spawnBody());
+    expect(Date.now() - t0).toBeLessThan(1500);
+    expect(during.status).toBe(503);
+    expect(during.body.error).toBe('unavailable');
+    expect(during.headers['retry-after']).toBeDefined();
+    await waitFor(async () => !(await worker.ready()), { timeoutMs: 5000, what: 'readiness to go false' });
+    expect((await worker.metrics()).match(/worker_spawns_total\{outcome="unavailable"\} (\d+)/)?.[1]).toBe('1');
+
+    await redis.start();
+    await waitFor(() => worker.ready(), { timeoutMs: 10_000, what: 'readiness to come back' });
+    // The acknowledged session is still there: same room, same token.
+    const again = await worker.spawnSession(acknowledged);
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(first.body);
+    // And it still runs: the respondent joins after the outage and finishes the interview.
+    const done = await runRespondent(String(first.body.room_url), String(first.body.token)).done;
+    expect(done.ended).toBe('completed');
+    expect((await backend.waitForReport(String(acknowledged.sessionId), 5000)).body.status).toBe('completed');
+    await waitIdleSlots(worker, 2, 10_000);
+  }, 45_000);
+
+  it('rebuilds the pool when Redis comes back empty', async () => {
+    const client = new Redis(redis.url);
+    await client.flushall();
+    expect(await client.keys('*')).toEqual([]);
+    // The next heartbeats put both warm slots back.
+    await waitFor(async () => (await client.llen('{voice}:idle')) === 2, { timeoutMs: 10_000, what: 'the idle list to be rebuilt' });
+    const res = await worker.spawnSession(spawnBody());
+    expect(res.status).toBe(200);
+    await waitIdleSlots(worker, 1, 3000);
+    client.disconnect();
+  }, 20_000);
+});
