@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { WorkQueue } from './queue.ts';
+
+describe('WorkQueue', () => {
+  it('keeps one entry per key however often it is added', async () => {
+    const q = new WorkQueue();
+    q.add('a');
+    q.add('b');
+    q.add('a');
+    expect(q.depth).toBe(2);
+    expect(await q.get()).toBe('a');
+    expect(await q.get()).toBe('b');
+  });
+
+  it('never hands out a key in flight; a key added meanwhile runs again after done', async () => {
+    const q = new WorkQueue();
+    q.add('a');
+    const key = await q.get();
+    q.add('a');
+    expect(q.depth).toBe(0);
+    q.done(key!);
+    expect(q.depth).toBe(1);
+    expect(await q.get()).toBe('a');
+  });
+
+  it('backs off exponentially per key and starts over after forget', () => {
+    const q = new WorkQueue({ baseDelayMs: 100, maxDelayMs: 1000 });
+    expect([q.addRateLimited('a'), q.addRateLimited('a'), q.addRateLimited('a'), q.addRateLimited('a'), q.addRateLimited('a')]).toEqual([100, 200, 400, 800, 1000]);
+    expect(q.addRateLimited('b')).toBe(100);
+    q.forget('a');
+    expect(q.addRateLimited('a')).toBe(100);
+    q.shutdown();
+  });
+
+  it('delivers a delayed key after its delay, keeping the earliest of two delays', async () => {
+    const q = new WorkQueue();
+    const started = Date.now();
+    q.addAfter('a', 500);
+    q.addAfter('a', 50);
+    expect(await q.get()).toBe('a');
+    expect(Date.now() - started).toBeLessThan(400);
+    q.shutdown();
+  });
+
+  it('wakes waiting workers with undefined on shutdown', async () => {
+    const q = new WorkQueue();
+    const waiting = q.get();
+    q.shutdown();
+    expect(await waiting).toBeUndefined();
+  });
+});

@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import type { VoiceWorkerPool } from '../types.ts';
+import { endpointOf } from './common.ts';
+import { buildDeployment, workerEnv } from './deployment.ts';
+import { buildHpa } from './hpa.ts';
+import { desiredState } from './index.ts';
+import { buildIngress } from './ingress.ts';
+import { buildPdb } from './pdb.ts';
+import { buildService } from './service.ts';
+
+function pool(spec: Partial<VoiceWorkerPool['spec']> = {}): VoiceWorkerPool {
+  return {
+    apiVersion: 'voice.service.io/v1alpha1',
+    kind: 'VoiceWorkerPool',
+    metadata: { name: 'p', namespace: 'ns', uid: 'uid-1', generation: 1 },
+    spec: {
+      image: { repository: 'reg/worker', tag: 'v1.3.0' },
+      replicas: 3,
+      resources: { requests: { cpu: '2', memory: '4Gi' }, limits: { cpu: 4, memory: '8Gi' } },
+      secrets: { workerToken: { name: 'w', key: 'token' } },
+      redis: { url: 'redis://r:6379' },
+      backendUrl: 'https://app.example',
+      roomProvider: 'daily',
+      warmPoolSize: 2,
+      terminationGracePeriodSeconds: 1800,
+      ...spec,
+    },
+  };
+}
+const autoscaling = { enabled: true, minReplicas: 2, maxReplicas: 10, targetCPUUtilizationPercentage: 70, scaleDown: { stabilizationWindowSeconds: 300, maxPercentPerMinute: 10 } };
+const now = new Date('2030-01-01T00:00:00Z');
+
+describe('builders', () => {
+  it('give every child the same name, labels and one controller owner reference', () => {
+    const p = pool({ autoscaling, ingress: { host: 'v.example.com', tlsSecretName: 'tls' } });
+    const { apply } = desiredState(p, now);
+    expect(apply.map((o) => o.kind)).toEqual(['Deployment', 'Service', 'PodDisruptionBudget', 'Ingress', 'HorizontalPodAutoscaler']);
+    for (const child of apply) {
+      expect(child.metadata).toMatchObject({ name: 'p', namespace: 'ns', labels: { 'voice.service.io/pool': 'p', 'app.kubernetes.io/managed-by': 'voice-operator' } });
+      expect(child.metadata.ownerReferences).toEqual([{ apiVersion: 'voice.service.io/v1alpha1', kind: 'VoiceWorkerPool', name: 'p', uid: 'uid-1', controller: true, blockOwnerDeletion: true }]);
+    }
+  });
+
+  it('leave replicas out of the Deployment when an HPA owns them', () => {
+    expect((desiredState(pool({ autoscaling }), now).apply[0]!.spec as { replicas?: number }).replicas).toBeUndefined();
+    expect((desiredState(pool({ replicas: 5 }), now).apply[0]!.spec as { replicas?: number }).replicas).toBe(5);
+    expect(desiredState(pool(), now).absent).toEqual(['Ingress', 'HorizontalPodAutoscaler']);
+  });
+
+  it('take every provider key from a Secret and never put a value inline', () => {
+    const env = workerEnv(pool({ secrets: { workerToken: { name: 'w', key: 'token' }, openaiApiKey: { name: 'ai', key: 'key' } }, redis: { urlSecret: { name: 'r', key: 'url' } } }));
+    expect(env).toContainEqual({ name: 'WORKER_TOKEN', valueFrom: { secretKeyRef: { name: 'w', key: 'token' } } });
+    expect(env).toContainEqual({ name: 'OPENAI_API_KEY', valueFrom: { secretKeyRef: { name: 'ai', key: 'key' } } });
+    expect(env).toContainEqual({ name: 'REDIS_URL', valueFrom: { secretKeyRef: { name: 'r', key: 'url' } } });
+    expect(env.find((e) => e.name === 'LLM_API_KEY')).toBeUndefined();
+  });
+
+  it('build a Deployment that keeps serving through rollouts and shutdowns', () => {
+    const d = buildDeployment(pool(), 3) as { spec: { strategy: unknown; template: { spec: { terminationGracePeriodSeconds: number; containers: Array<{ resources: unknown; lifecycle: unknown }> } } } };
+    expect(d.spec.strategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: '25%' } });
+    expect(d.spec.template.spec.terminationGracePeriodSeconds).toBe(1800);
+    expect(d.spec.template.spec.containers[0]!.resources).toEqual({ requests: { cpu: '2', memory: '4Gi' }, limits: { cpu: '4', memory: '8Gi' } });
+    expect(d.spec.template.spec.containers[0]!.lifecycle).toEqual({ preStop: { exec: { command: ['/bin/sh', '-c', 'sleep 10'] } } });
+  });
+
+  it('map Service 443 to the worker port, Ingress TLS to the host, PDB one at a time', () => {
+    expect(buildService(pool()).spec).toMatchObject({ ports: [{ port: 443, targetPort: 'http' }] });
+    expect(buildIngress(pool())).toBeUndefined();
+    const ingress = buildIngress(pool({ ingress: { host: 'v.example.com', tlsSecretName: 'tls', className: 'nginx' } }))!;
+    expect(ingress.spec).toMatchObject({ ingressClassName: 'nginx', tls: [{ hosts: ['v.example.com'], secretName: 'tls' }] });
+    expect(buildPdb(pool()).spec).toMatchObject({ maxUnavailable: 1 });
+  });
+
+  it('set the HPA minimum to the floor, never below 1 and never above its maximum', () => {
+    expect(buildHpa(pool(), 4)).toBeUndefined();
+    expect(buildHpa(pool({ autoscaling }), 7)!.spec).toMatchObject({ minReplicas: 7, maxReplicas: 10, behavior: { scaleDown: { stabilizationWindowSeconds: 300 } } });
+    expect(buildHpa(pool({ autoscaling }), 0)!.spec).toMatchObject({ minReplicas: 1 });
+    expect(buildHpa(pool({ autoscaling: { ...autoscaling, enabled: false } }), 3)).toBeUndefined();
+  });
+
+  it('give the endpoint of the ingress host, or of the in-cluster Service', () => {
+    expect(endpointOf(pool({ ingress: { host: 'v.example.com', tlsSecretName: 't' } }))).toBe('https://v.example.com/');
+    expect(endpointOf(pool())).toBe('https://p.ns.svc:443/');
+  });
+});

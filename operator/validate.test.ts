@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { decideFloor } from './floor.ts';
+import type { VoiceWorkerPool } from './types.ts';
+import { secretProblem, specProblem } from './validate.ts';
+
+const pool = {
+  metadata: { name: 'p', namespace: 'ns', uid: 'u' },
+  spec: {
+    replicas: 1,
+    secrets: { workerToken: { name: 'w', key: 'token' }, llmApiKey: { name: 'prov', key: 'llm' } },
+    redis: { urlSecret: { name: 'redis', key: 'url' } },
+    autoscaling: { enabled: true, minReplicas: 1, maxReplicas: 3, targetCPUUtilizationPercentage: 70, scaleDown: { stabilizationWindowSeconds: 0, maxPercentPerMinute: 10 } },
+    sizing: { p95ConcurrentSessions: 10, headroomPercent: 20, sessionsPerReplica: 1 },
+  },
+} as unknown as VoiceWorkerPool;
+
+describe('validate', () => {
+  it('names the first missing Secret or key and the field that refers to it', () => {
+    const ok = new Map([['w', ['token']], ['prov', ['llm']], ['redis', ['url']]]);
+    expect(secretProblem(pool, ok)).toBeUndefined();
+    expect(secretProblem(pool, new Map([...ok, ['prov', undefined]]))).toEqual({ reason: 'SecretNotFound', message: 'Secret ns/prov named by spec.secrets.llmApiKey does not exist; create it or fix spec.secrets.llmApiKey.name' });
+    expect(secretProblem(pool, new Map([...ok, ['redis', ['other']]]))).toEqual({ reason: 'SecretKeyNotFound', message: 'Secret ns/redis has no key "url" named by spec.redis.urlSecret.key' });
+  });
+
+  it('rejects a floor above the autoscaling maximum', () => {
+    const problem = specProblem(pool, decideFloor(pool.spec, new Date()));
+    expect(problem?.reason).toBe('InvalidSpec');
+    expect(problem?.message).toContain('the replica floor 12 (sizing 12) exceeds spec.autoscaling.maxReplicas 3');
+  });
+});
