@@ -56,7 +56,7 @@ describe('builders', () => {
   });
 
   it('build a Deployment that keeps serving through rollouts and shutdowns', () => {
-    const d = buildDeployment(pool(), 3) as { spec: { strategy: unknown; template: { spec: { terminationGracePeriodSeconds: number; containers: Array<{ resources: unknown; lifecycle: unknown }> } } } };
+    const d = buildDeployment(pool(), 3) as unknown as { spec: { strategy: unknown; template: { spec: { terminationGracePeriodSeconds: number; containers: Array<{ resources: unknown; lifecycle: unknown }> } } } };
     expect(d.spec.strategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: '25%' } });
     expect(d.spec.template.spec.terminationGracePeriodSeconds).toBe(1800);
     expect(d.spec.template.spec.containers[0]!.resources).toEqual({ requests: { cpu: '2', memory: '4Gi' }, limits: { cpu: '4', memory: '8Gi' } });
