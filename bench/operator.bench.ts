@@ -1,0 +1,160 @@
+/**
+ * The operator on a real API server (etcd + kube-apiserver started here, as in the tests):
+ * - latency from creating a pool to all its children existing (p50/p99 over pools created one by one),
+ *   beside a peer: the same five children applied directly with server-side apply (the API floor);
+ * - time for 100 pools created at once to converge (children exist and status observed);
+ * - the operator process's memory (RSS) with 100 pools.
+ * Aims: p50 under 1 s, 100 pools under 30 s.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { childPath, CHILD_RESOURCES } from '../operator/children.ts';
+import { KubeClient } from '../operator/kube.ts';
+import { poolPath } from '../operator/reconcile.ts';
+import type { ChildKind } from '../operator/resources/index.ts';
+import { desiredState } from '../operator/resources/index.ts';
+import { FIELD_MANAGER, MANAGED_BY, type VoiceWorkerPool } from '../operator/types.ts';
+import { Informer } from '../operator/watch.ts';
+import { kubeBinary, REPO_ROOT } from '../test/harness/kube-binaries.ts';
+import { startKubeApiServer } from '../test/harness/kube-apiserver.ts';
+import { freePort, waitFor } from '../test/harness/ports.ts';
+
+const SEQUENTIAL = Number(process.env.BENCH_POOLS_SEQUENTIAL ?? 40);
+const BURST = Number(process.env.BENCH_POOLS_BURST ?? 100);
+const KINDS: ChildKind[] = ['Deployment', 'Service', 'Ingress', 'HorizontalPodAutoscaler', 'PodDisruptionBudget'];
+
+const spec = {
+  image: { repository: 'registry.example.com/voice-worker' },
+  secrets: { workerToken: { name: 'worker' } },
+  redis: { url: 'redis://redis:6379' },
+  backendUrl: 'https://app.service.example',
+  autoscaling: { maxReplicas: 20 },
+  sizing: { p95ConcurrentSessions: 10 },
+  ingress: { host: 'voice.example.com', tlsSecretName: 'tls' },
+};
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? NaN;
+};
+const ms = (x: number) => `${x.toFixed(0)} ms`;
+
+async function main(): Promise<void> {
+  console.log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`);
+  const server = await startKubeApiServer();
+  const kube = await KubeClient.fromKubeConfig(server.adminKubeconfig);
+  let operator: ReturnType<typeof spawn> | undefined;
+  const watchers: Informer[] = [];
+  try {
+    execFileSync(kubeBinary('kubectl'), ['--kubeconfig', server.adminKubeconfig, 'apply', '--server-side', '-f', join(REPO_ROOT, 'crds')], { stdio: 'pipe' });
+    await waitFor(async () => (await kube.get<{ resources: Array<{ name: string }> }>('/apis/voice.service.io/v1alpha1')).resources.length > 0, { timeoutMs: 30_000, what: 'CRD served' });
+    const ns = 'bench';
+    const peerNs = 'bench-peer';
+    for (const name of [ns, peerNs]) {
+      await kube.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
+      await kube.request('POST', `/api/v1/namespaces/${name}/secrets`, { body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'worker' }, data: { token: Buffer.from('t').toString('base64') } } });
+    }
+
+    // When each child of each pool was first seen, by a watch (the bench's own informers).
+    const seen = new Map<string, Map<ChildKind, number>>();
+    for (const kind of KINDS) {
+      const informer = new Informer({
+        kube,
+        resource: kind,
+        path: `${childPath(kind, ns).replace(/\/[^/]+$/, '')}/${CHILD_RESOURCES[kind].plural}`,
+        labelSelector: `app.kubernetes.io/managed-by=${MANAGED_BY}`,
+        onEvent: (type, o) => {
+          if (type !== 'ADDED') return;
+          const key = `${o.metadata.namespace}/${o.metadata.name}`;
+          const m = seen.get(key) ?? new Map<ChildKind, number>();
+          if (!m.has(kind)) m.set(kind, performance.now());
+          seen.set(key, m);
+        },
+      });
+      informer.start();
+      watchers.push(informer);
+    }
+    await waitFor(() => watchers.every((w) => w.synced), { timeoutMs: 10_000, what: 'bench informers' });
+    const allChildren = (key: string) => (seen.get(key)?.size ?? 0) === KINDS.length;
+
+    // The operator as its own process, as it runs in a cluster.
+    const metricsPort = await freePort();
+    operator = spawn(process.execPath, ['operator/main.ts'], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, KUBECONFIG: server.adminKubeconfig, POD_NAMESPACE: ns, LOG_LEVEL: 'warn', METRICS_HOST: '127.0.0.1', METRICS_PORT: String(metricsPort), LEASE_DURATION_SECONDS: '15' },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${metricsPort}/readyz`)).ok && (await fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text())).includes('voice_operator_leader 1'), { timeoutMs: 30_000, what: 'operator leading' });
+
+    // 1. One pool at a time: create -> all five children exist.
+    const latencies: number[] = [];
+    for (let i = 0; i < SEQUENTIAL; i++) {
+      const key = `${ns}/seq-${i}`;
+      const t0 = performance.now();
+      await kube.request('POST', poolPath(ns), { body: { apiVersion: 'voice.service.io/v1alpha1', kind: 'VoiceWorkerPool', metadata: { name: `seq-${i}` }, spec } });
+      await waitFor(() => allChildren(key), { timeoutMs: 30_000, intervalMs: 2, what: `children of ${key}` });
+      latencies.push(Math.max(...seen.get(key)!.values()) - t0);
+    }
+
+    // Peer: the same children applied directly (what any client pays for five server-side applies).
+    const template = await kube.get<VoiceWorkerPool>(poolPath(ns, 'seq-0'));
+    const peer: number[] = [];
+    for (let i = 0; i < SEQUENTIAL; i++) {
+      const p: VoiceWorkerPool = { ...template, metadata: { ...template.metadata, name: `peer-${i}`, namespace: peerNs } };
+      const t0 = performance.now();
+      for (const child of desiredState(p, new Date()).apply) await kube.apply(childPath(child.kind as ChildKind, peerNs, child.metadata.name), child, FIELD_MANAGER);
+      peer.push(performance.now() - t0);
+    }
+
+    // 2. A burst of pools created at once (8 clients in parallel): until every pool converged.
+    const burstKeys = Array.from({ length: BURST }, (_, i) => `burst-${i}`);
+    const t0 = performance.now();
+    const queue = [...burstKeys];
+    await Promise.all(Array.from({ length: 8 }, async () => {
+      for (let name = queue.shift(); name; name = queue.shift()) {
+        await kube.request('POST', poolPath(ns), { body: { apiVersion: 'voice.service.io/v1alpha1', kind: 'VoiceWorkerPool', metadata: { name }, spec } });
+      }
+    }));
+    const created = performance.now() - t0;
+    await waitFor(() => burstKeys.every((k) => allChildren(`${ns}/${k}`)), { timeoutMs: 120_000, intervalMs: 20, what: 'burst children' });
+    const childrenDone = performance.now() - t0;
+    await waitFor(async () => {
+      const list = await kube.get<{ items: VoiceWorkerPool[] }>(poolPath(ns));
+      return list.items.filter((p) => p.metadata.name.startsWith('burst-')).every((p) => p.status?.observedGeneration === p.metadata.generation && p.status?.desiredFloor === 12);
+    }, { timeoutMs: 120_000, intervalMs: 200, what: 'burst status' });
+    const converged = performance.now() - t0;
+
+    // 3. Memory of the operator process holding every pool (SEQUENTIAL + BURST).
+    const rssKb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${operator.pid}/status`, 'utf8'))?.[1] ?? NaN);
+    const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    const reconciles = [...metrics.matchAll(/^controller_runtime_reconcile_total\{[^}]*\} (\d+)/gm)].reduce((s, m) => s + Number(m[1]), 0);
+
+    console.log();
+    console.log('| measure | value | aim |');
+    console.log('|---|---|---|');
+    console.log(`| pool created -> 5 children exist, p50 (${SEQUENTIAL} pools, one at a time) | ${ms(pct(latencies, 50))} | < 1 s |`);
+    console.log(`| pool created -> 5 children exist, p99 | ${ms(pct(latencies, 99))} | |`);
+    console.log(`| peer: the 5 children applied directly, p50 / p99 | ${ms(pct(peer, 50))} / ${ms(pct(peer, 99))} | (API floor) |`);
+    console.log(`| ${BURST} pools at once: all created (client side) | ${ms(created)} | |`);
+    console.log(`| ${BURST} pools at once: all children exist | ${ms(childrenDone)} | |`);
+    console.log(`| ${BURST} pools at once: converged (children + status) | ${ms(converged)} | < 30 s |`);
+    console.log(`| operator RSS with ${SEQUENTIAL + BURST} pools | ${(rssKb / 1024).toFixed(0)} MiB | |`);
+    console.log(`| reconciles done by the operator | ${reconciles} | |`);
+  } finally {
+    for (const w of watchers) await w.stop();
+    if (operator && operator.exitCode === null) {
+      const exited = new Promise((r) => operator!.once('exit', r));
+      operator.kill('SIGTERM');
+      await exited;
+    }
+    kube.close();
+    await server.stop();
+  }
+}
+
+main().then(() => process.exit(0), (err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
