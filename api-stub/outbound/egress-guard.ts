@@ -48,7 +48,8 @@ async function withSignal<T>(work: Promise<T>, signal: AbortSignal | undefined, 
   });
 }
 
-export async function resolveTarget(url: URL, policy: EgressPolicy, signal?: AbortSignal): Promise<ResolvedAddress> {
+/** Every address of the host, each vetted; the connection may use only these (happy eyeballs picks among them). */
+export async function resolveTarget(url: URL, policy: EgressPolicy, signal?: AbortSignal): Promise<ResolvedAddress[]> {
   const host = hostOf(url);
   const allowed = policy.allowHosts.has(host);
   const literal = isIP(host);
@@ -70,5 +71,5 @@ export async function resolveTarget(url: URL, policy: EgressPolicy, signal?: Abo
       if (why) throw new OutboundError('egress_refused', `The host ${host} resolves to ${candidate.address}, a ${why} address; the service only calls public addresses.`);
     }
   }
-  return candidates[0]!;
+  return candidates;
 }

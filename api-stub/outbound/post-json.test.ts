@@ -74,6 +74,12 @@ describe('postJson over real HTTPS', () => {
     expect((await failure(call(`https://evil.test:${server.port}/`, { policy: mixed }))).message).toMatch(/10\.0\.0\.5, a private/);
   });
 
+  it('tries every vetted address of a host (IPv6 first, then IPv4) and nothing else', async () => {
+    const policy: EgressPolicy = { allowHosts: new Set(['worker.test']), resolver: async () => [{ address: '::1', family: 6 }, { address: '127.0.0.1', family: 4 }] };
+    const res = await call(`https://worker.test:${server.port}/`, { policy });
+    expect(res.status).toBe(200);
+  });
+
   it('gives up on a hanging server at the deadline', async () => {
     server.setBehaviour({ kind: 'hang' });
     const started = Date.now();

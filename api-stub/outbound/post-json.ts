@@ -46,10 +46,11 @@ export function parseTargetUrl(raw: string, httpsOnly: boolean): URL {
   return url;
 }
 
-function pinnedLookup(target: ResolvedAddress): LookupFunction {
+/** Answers the socket's own lookup with the vetted addresses only, so DNS is not asked a second time. */
+function pinnedLookup(targets: readonly ResolvedAddress[]): LookupFunction {
   return ((_host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
-    if (options?.all) callback(null, [{ address: target.address, family: target.family }]);
-    else callback(null, target.address, target.family);
+    if (options?.all) callback(null, targets.map((t) => ({ address: t.address, family: t.family })));
+    else callback(null, targets[0]!.address, targets[0]!.family);
   }) as unknown as LookupFunction;
 }
 
@@ -57,7 +58,7 @@ export async function postJson(options: PostJsonOptions): Promise<PostJsonResult
   const started = performance.now();
   const url = parseTargetUrl(options.url, options.httpsOnly);
   const host = hostOf(url);
-  const target = await resolveTarget(url, options.policy, options.signal);
+  const targets = await resolveTarget(url, options.policy, options.signal);
   const limit = options.maxResponseBytes ?? 64 * 1024;
   const body = Buffer.from(options.body, 'utf8');
   const secure = url.protocol === 'https:';
@@ -80,7 +81,7 @@ export async function postJson(options: PostJsonOptions): Promise<PostJsonResult
       port: url.port || (secure ? 443 : 80),
       path: `${url.pathname}${url.search}`,
       headers: { 'content-type': 'application/json', 'content-length': String(body.length), ...options.headers },
-      lookup: pinnedLookup(target),
+      lookup: pinnedLookup(targets),
       agent: false,
       ...(secure && options.ca ? { ca: options.ca } : {}),
     });
