@@ -13,7 +13,7 @@ import { getSession } from '../../api-stub/store/sessions.ts';
 import { createLogger } from '../../lib/log.ts';
 import { launchChromium, type Chromium } from '../harness/browser.ts';
 import { startHostPage, type HostPage } from '../harness/host-page.ts';
-import { waitFor } from '../harness/ports.ts';
+import { freePort, waitFor } from '../harness/ports.ts';
 
 /**
  * The browser SDK and the respondent page in real Chromium against the real api-stub (no worker
@@ -55,7 +55,15 @@ beforeAll(async () => {
     }),
     Date.now(),
   );
-  const config = loadConfig({ PORT: '0', API_STUB_DB: join(dir, 'api.sqlite') });
+  // The hosted pipeline's address has nothing listening: every connect answers worker_unreachable.
+  const deadPort = await freePort();
+  const config = loadConfig({
+    PORT: '0',
+    API_STUB_DB: join(dir, 'api.sqlite'),
+    HOSTED_PIPELINE_URL: `https://127.0.0.1:${deadPort}/`,
+    HOSTED_PIPELINE_KEY: 'hosted-key-0123456789abcdef',
+    EGRESS_ALLOW_HOSTS: '127.0.0.1',
+  });
   const app = createApp(config, { db, clock: Date.now, log: createLogger({ name: 'api-stub', level: 'warn' }) });
   api = createServer(app);
   await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
@@ -116,17 +124,24 @@ describe('browser SDK and respondent page', () => {
     await page.close();
   });
 
-  it('shows an error when the connect call fails, and reports service:error to the host', async () => {
+  it('shows worker_unreachable with a focused Retry when the pipeline does not answer, and retries on click', async () => {
     const { page, sessionId } = await openHost();
     const frame = page.frameLocator('iframe');
     await frame.locator('#start').click();
     await expect.poll(() => frame.locator('#interview').getAttribute('data-state'), { timeout: 15_000 }).toBe('error');
     const error = (await events(page)).find((e) => e.type === 'service:error');
-    expect(error).toMatchObject({ sessionId });
-    expect(await frame.locator('#state-detail').textContent()).not.toBe('');
-    const types = (await events(page)).map((e) => e.type);
-    expect(types.slice(0, 2)).toEqual(['service:ready', 'service:connecting']);
+    expect(error).toMatchObject({ sessionId, code: 'worker_unreachable', retryable: true });
+    expect(await frame.locator('#state-detail').textContent()).toMatch(/unreachable/i);
+    expect(await frame.locator('#retry').isVisible()).toBe(true);
+    expect(await frame.locator('#retry').evaluate((el) => el === document.activeElement)).toBe(true);
+    expect((await events(page)).map((e) => e.type).slice(0, 3)).toEqual(['service:ready', 'service:connecting', 'service:error']);
     await page.screenshot({ path: join(ARTIFACTS, 'error.png') });
+
+    await frame.locator('#retry').click();
+    await waitFor(async () => (await events(page)).filter((e) => e.type === 'service:error').length === 2, { timeoutMs: 15_000, what: 'the retry to fail again' });
+    expect((await events(page)).map((e) => e.type).slice(3)).toEqual(['service:connecting', 'service:error']);
+    // Connect failed, so the session never started.
+    expect(getSession(db, sessionId)?.status).toBe('CLICKED');
     await page.close();
   });
 

@@ -15,7 +15,17 @@ export interface Chromium {
   close(): Promise<void>;
 }
 
-export async function launchChromium(options: { fakeAudioFile?: string } = {}): Promise<Chromium> {
+export interface ChromiumOptions {
+  /** A 16-bit PCM WAV the fake microphone plays, in a loop. */
+  fakeAudioFile?: string;
+  /**
+   * base64 SHA-256 hashes of public keys whose certificates Chromium accepts although no CA it
+   * knows signed them: the workers' throwaway certificates (wss rooms), and nothing else.
+   */
+  trustSpki?: string[];
+}
+
+export async function launchChromium(options: ChromiumOptions = {}): Promise<Chromium> {
   if (!existsSync(CHROMIUM_PATH)) {
     throw new Error(`Chromium is not installed at ${CHROMIUM_PATH}: run \`bash scripts/bootstrap.sh\` (apt-get install chromium)`);
   }
@@ -33,6 +43,7 @@ export async function launchChromium(options: { fakeAudioFile?: string } = {}): 
     '--use-fake-device-for-media-stream',
   ];
   if (options.fakeAudioFile) args.push(`--use-file-for-fake-audio-capture=${options.fakeAudioFile}`);
+  if (options.trustSpki?.length) args.push(`--ignore-certificate-errors-spki-list=${options.trustSpki.join(',')}`);
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM_PATH,
     headless: true,

@@ -50,13 +50,20 @@ export async function joinLocalRoom(input: JoinInput): Promise<Room> {
   };
 
   // The bot says "listening" as soon as it has sent its last audio, which may still be playing here:
-  // the respondent is told it is their turn only when the interviewer has audibly finished.
-  let pendingState: ReturnType<typeof setTimeout> | undefined;
+  // the respondent is told it is their turn only when the interviewer has audibly finished. Every
+  // state is still reported, in order: a newer state first flushes a deferred "listening".
+  let pendingListening: ReturnType<typeof setTimeout> | undefined;
+  const flushListening = (): void => {
+    if (pendingListening === undefined) return;
+    clearTimeout(pendingListening);
+    pendingListening = undefined;
+    events.onState('listening');
+  };
   const announce = (state: BotState): void => {
-    clearTimeout(pendingState);
+    flushListening();
     const waitMs = state === 'listening' ? Math.round(player.queuedSeconds * 1000) : 0;
     if (waitMs <= 0) return events.onState(state);
-    pendingState = setTimeout(() => events.onState(state), waitMs);
+    pendingListening = setTimeout(flushListening, waitMs);
   };
 
   socket.onmessage = (message: MessageEvent<ArrayBuffer | string>) => {
@@ -92,6 +99,7 @@ export async function joinLocalRoom(input: JoinInput): Promise<Room> {
         awaitingFirstAudio = true;
         break;
       case 'ended':
+        flushListening();
         ended = true;
         events.onEnded(typeof control.reason === 'string' ? control.reason : 'completed');
         break;
@@ -101,7 +109,7 @@ export async function joinLocalRoom(input: JoinInput): Promise<Room> {
   };
 
   socket.onclose = (close) => {
-    clearTimeout(pendingState);
+    clearTimeout(pendingListening);
     teardown();
     if (ended) return;
     ended = true;

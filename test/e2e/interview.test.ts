@@ -1,0 +1,156 @@
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { launchChromium, type Chromium } from '../harness/browser.ts';
+import { startHostPage, type HostPage } from '../harness/host-page.ts';
+import { waitFor } from '../harness/ports.ts';
+import { spokenTrack } from '../harness/speech.ts';
+import { INTERVIEW, startSystem, type System } from '../harness/system.ts';
+
+/**
+ * One interview as a respondent meets it, through every part: a customer's page (another origin)
+ * uses the browser SDK; the respondent page runs in its iframe in headless Chromium, whose fake
+ * microphone plays answers spoken by espeak-ng; the api-stub routes the spawn to a worker over
+ * HTTPS; the bot asks the deployment's questions in a wss local room; the session completes; a
+ * signed interview.completed arrives and verifies; spans reach the OTLP receiver. Then the same
+ * with the workspace's self-host endpoint set, and again after clearing it.
+ */
+const ARTIFACTS = join(process.cwd(), 'test-artifacts', 'e2e');
+const DEADLINE_MS = 60_000;
+
+type HostEvent = { type: string; sessionId: string; reason?: string; code?: string; message?: string };
+type Mark = { name: string; at: number };
+
+let system: System;
+let host: HostPage;
+let browser: Chromium;
+
+beforeAll(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  system = await startSystem({ redisUrl: inject('redisUrl'), providers: 'fake', logDir: join(ARTIFACTS, 'logs'), vadSilenceMs: 500 });
+  // The microphone starts when the respondent presses Start. Five seconds of silence first let the
+  // interviewer greet and ask (and the page show "Your turn") before the first answer; pauses after
+  // each answer let the bot hear the turn end. Chromium loops the file.
+  const track = spokenTrack(['A friend told me about you.', 'Make the setup faster.'], { leadMs: 5000, gapMs: 2500 });
+  host = await startHostPage(system.apiBase, system.keys.publishable);
+  browser = await launchChromium({ fakeAudioFile: track.file, trustSpki: system.workerSpkiHashes });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await host?.close();
+  await system?.stop();
+});
+
+const hostEvents = (page: Page): Promise<HostEvent[]> => page.evaluate(() => (window as unknown as { serviceEvents: HostEvent[] }).serviceEvents);
+const waitEvent = async (page: Page, type: string, timeoutMs = DEADLINE_MS): Promise<void> => {
+  await waitFor(
+    async () => {
+      const events = await hostEvents(page);
+      const failure = events.find((e) => e.type === 'service:error' || e.type === 'service:failed');
+      if (failure && type !== failure.type) throw new Error(`the page reported ${failure.type}: ${failure.code ?? failure.reason} ${failure.message ?? ''}`);
+      return events.some((e) => e.type === type);
+    },
+    { timeoutMs, intervalMs: 100, what: `${type} at the host page` },
+  );
+};
+
+interface Run {
+  sessionId: string;
+  events: HostEvent[];
+  timeline: Mark[];
+  captions: string[];
+}
+
+/** Opens the host page, starts an interview with the SDK, and lets the respondent answer to the end. */
+async function interview(label: string, screenshots: boolean): Promise<Run> {
+  const page = await browser.context.newPage();
+  try {
+    await page.goto(host.url);
+    await page.waitForFunction(() => (window as unknown as { hostReady?: boolean }).hostReady === true);
+    const sessionId = await page.evaluate((id) => (window as unknown as { startInterview(i: string, m: object): Promise<string> }).startInterview(id, { plan: 'pro', label: 'e2e' }), system.interviewId);
+    await waitEvent(page, 'service:ready');
+    const frame = page.frameLocator('iframe');
+    await expect.poll(() => frame.locator('#start').isVisible()).toBe(true);
+    if (screenshots) await page.screenshot({ path: join(ARTIFACTS, `${label}-1-ready.png`) });
+    await frame.locator('#start').click();
+    await waitEvent(page, 'service:speaking');
+    if (screenshots) await page.screenshot({ path: join(ARTIFACTS, `${label}-2-speaking.png`) });
+    if (screenshots) {
+      // The page shows "Your turn" once the question has played out, while the microphone is still silent.
+      await expect.poll(() => frame.locator('#interview').getAttribute('data-state'), { timeout: 20_000, intervals: [50] }).toBe('listening');
+      // Let the orb's colour transition finish, so the picture shows the state's own colour (green).
+      await expect.poll(() => frame.locator('.orb').evaluate((el) => getComputedStyle(el).backgroundColor), { intervals: [50] }).toBe('rgb(19, 115, 51)');
+      await page.screenshot({ path: join(ARTIFACTS, `${label}-3-listening.png`) });
+    }
+    await waitEvent(page, 'service:listening');
+    await waitEvent(page, 'service:completed');
+    await expect.poll(() => frame.locator('#interview').getAttribute('data-state')).toBe('finished');
+    if (screenshots) await page.screenshot({ path: join(ARTIFACTS, `${label}-4-finished.png`) });
+    const timeline = await frame.locator('body').evaluate(() => (window as unknown as { __serviceTimeline: Mark[] }).__serviceTimeline);
+    const captions = await frame.locator('#captions li .text').allTextContents();
+    return { sessionId, events: await hostEvents(page), timeline, captions };
+  } finally {
+    await page.close();
+  }
+}
+
+async function expectCompleted(run: Run, route: 'hosted' | 'self_hosted'): Promise<void> {
+  // The page's own record of the connect answer names the route the service chose.
+  expect(run.timeline.map((m) => m.name)).toContain(`connect:done:${route}`);
+  const types = run.events.map((e) => e.type);
+  expect(types.slice(0, 3)).toEqual(['service:ready', 'service:connecting', 'service:started']);
+  expect(types).toContain('service:speaking');
+  expect(types).toContain('service:listening');
+  expect(types.at(-1)).toBe('service:completed');
+  expect(run.events.every((e) => e.sessionId === run.sessionId)).toBe(true);
+  // The bot asked the deployment's questions, and the page heard its audio.
+  for (const q of INTERVIEW.questions) expect(run.captions).toContain(q.text);
+  expect(run.captions.filter((c) => c.startsWith('answer')).length).toBeGreaterThanOrEqual(INTERVIEW.questions.length);
+  expect(run.timeline.some((m) => m.name === 'bot:first_audio')).toBe(true);
+
+  const session = await system.retrieve(run.sessionId);
+  expect(session.status).toBe('COMPLETED');
+  expect(session.metadata).toEqual({ plan: 'pro', label: 'e2e' });
+  expect(session.clickedAt).not.toBeNull();
+  expect(session.response?.summary).toBeTruthy();
+  const transcriptKey = session.response!.transcriptKey;
+  const transcriptDir = route === 'hosted' ? system.transcriptDirs.hosted : system.transcriptDirs.selfHosted;
+  expect(transcriptKey.startsWith('file://')).toBe(true);
+  const transcriptPath = fileURLToPath(transcriptKey);
+  expect(transcriptPath.startsWith(transcriptDir)).toBe(true);
+  expect(existsSync(transcriptPath)).toBe(true);
+  const transcript = JSON.parse(readFileSync(transcriptPath, 'utf8')) as { sessionId: string; turns: Array<{ speaker: string; text: string }> };
+  expect(transcript.sessionId).toBe(run.sessionId);
+  expect(transcript.turns.filter((t) => t.speaker === 'respondent').length).toBeGreaterThanOrEqual(INTERVIEW.questions.length);
+
+  const webhook = await system.webhooks.waitFor('interview.completed', run.sessionId);
+  expect(webhook.event.data).toMatchObject({ sessionId: run.sessionId, interviewId: system.interviewId, metadata: { plan: 'pro', label: 'e2e' } });
+  expect(system.webhooks.rejected).toEqual([]);
+
+  const service = route === 'hosted' ? 'voice-worker-hosted' : 'voice-worker-self-hosted';
+  await system.otlp.waitFor(
+    (spans) => ['session.start', 'llm.turn', 'tts.first_byte'].every((name) => spans.some((s) => s.name === name && s.attributes['session.id'] === run.sessionId && s.resource['service.name'] === service)),
+    15_000,
+    `session.start, llm.turn and tts.first_byte of ${run.sessionId} from ${service}`,
+  );
+}
+
+describe('one interview through every part', () => {
+  it('runs on the hosted pipeline: page, SDK events, COMPLETED, signed webhook, transcript, spans', async () => {
+    const run = await interview('hosted', true);
+    await expectCompleted(run, 'hosted');
+  }, 120_000);
+
+  it('routes to the self-hosted worker when the endpoint is set, and back to the hosted pipeline when it is cleared', async () => {
+    await system.setSelfHost();
+    const selfHosted = await interview('self-hosted', false);
+    await expectCompleted(selfHosted, 'self_hosted');
+
+    await system.clearSelfHost();
+    const back = await interview('cleared', false);
+    await expectCompleted(back, 'hosted');
+  }, 180_000);
+});
