@@ -61,12 +61,16 @@ function withQuery(path: string, query: RequestInit['query']): string {
 export class KubeClient {
   readonly server: URL;
   private readonly tls: RequestOptions;
+  /** Authorization headers; re-read on a timer because in-cluster service-account tokens rotate. */
+  private authHeaders: Record<string, string> = {};
+  private refresher: NodeJS.Timeout | undefined;
   private readonly agent: Agent;
   private readonly watchAgent: Agent;
 
   private constructor(server: URL, tls: RequestOptions) {
     this.server = server;
     this.tls = tls;
+    this.authHeaders = { ...(tls.headers as Record<string, string> | undefined) };
     this.agent = new Agent({ keepAlive: true, maxSockets: 32, ...pickTls(tls) });
     this.watchAgent = new Agent({ keepAlive: false, ...pickTls(tls) });
   }
@@ -80,17 +84,27 @@ export class KubeClient {
     if (!cluster) throw new Error('the kubeconfig has no current cluster; set KUBECONFIG or run in a cluster');
     const opts: RequestOptions = {};
     await kc.applyToHTTPSOptions(opts);
-    return new KubeClient(new URL(cluster.server), opts);
+    const client = new KubeClient(new URL(cluster.server), opts);
+    client.refresher = setInterval(() => {
+      const fresh: RequestOptions = {};
+      kc.applyToHTTPSOptions(fresh).then(
+        () => (client.authHeaders = { ...(fresh.headers as Record<string, string> | undefined) }),
+        () => undefined, // keep the previous headers; the next round tries again
+      );
+    }, 60_000);
+    client.refresher.unref();
+    return client;
   }
 
   close(): void {
+    clearInterval(this.refresher);
     this.agent.destroy();
     this.watchAgent.destroy();
   }
 
   async request<T = Record<string, unknown>>(method: string, path: string, init: RequestInit = {}): Promise<T> {
     const payload = init.body === undefined ? undefined : Buffer.from(JSON.stringify(init.body));
-    const headers: Record<string, string | number> = { ...(this.tls.headers as Record<string, string> | undefined), accept: 'application/json' };
+    const headers: Record<string, string | number> = { ...this.authHeaders, accept: 'application/json' };
     if (payload) Object.assign(headers, { 'content-type': init.contentType ?? 'application/json', 'content-length': payload.length });
     return new Promise<T>((resolve, reject) => {
       const req = request(
@@ -139,7 +153,7 @@ export class KubeClient {
   watch(path: string, query: RequestInit['query'], onLine: (line: WatchLine) => void, options: { signal: AbortSignal; idleMs: number }): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       if (options.signal.aborted) return resolve();
-      const headers = { ...(this.tls.headers as Record<string, string> | undefined), accept: 'application/json' };
+      const headers = { ...this.authHeaders, accept: 'application/json' };
       const req = request({ ...this.target(withQuery(path, { ...query, watch: true })), method: 'GET', headers, agent: this.watchAgent });
       let idle: NodeJS.Timeout | undefined;
       const arm = () => {
