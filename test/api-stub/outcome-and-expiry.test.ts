@@ -31,7 +31,7 @@ async function started(who: typeof A | typeof B = A): Promise<string> {
 }
 
 beforeAll(async () => {
-  stack = await startRoutingStack();
+  stack = await startRoutingStack({ env: { WEBHOOK_TIMEOUT_MS: '1000' } });
 });
 afterAll(async () => {
   await stack?.stop();
@@ -67,6 +67,25 @@ describe('outcome reports', () => {
     const late = await report(id, completed);
     expect(late.status).toBe(409);
     expect(late.body).toEqual({ error: 'outcome_conflict', message: expect.stringMatching(/already reported as failed/) });
+  });
+
+  it('never waits for webhook delivery: reports answer at once while the receiver hangs', async () => {
+    stack.receiver.setMode({ kind: 'hang' });
+    try {
+      const ids = await Promise.all([started(), started(), started()]);
+      for (const id of ids) {
+        const res = await report(id, completed);
+        expect(res.status).toBe(200);
+        expect(res.ms).toBeLessThan(500);
+      }
+      await expect.poll(() => stack.runtime.dispatcher.inFlight(), { timeout: 3_000 }).toBe(3);
+      const create = await call('POST', `${stack.url}/api/v2/sdk/sessions`, { publishableKey: A.pk, interviewId: A.dpl });
+      expect(create.status).toBe(201);
+      expect(create.ms).toBeLessThan(500);
+    } finally {
+      stack.receiver.setMode({ kind: 'status', status: 200 });
+    }
+    await settled(); // the hung attempts time out after WEBHOOK_TIMEOUT_MS and are logged
   });
 
   it('authenticates with the token the spawn call carried, by route', async () => {

@@ -8,6 +8,8 @@ import { upsertWebhookEndpoint } from '../../api-stub/store/webhook-endpoints.ts
 import { upsertWorkspace } from '../../api-stub/store/workspaces.ts';
 import { parseAllowHosts } from '../../api-stub/outbound/egress-guard.ts';
 import { loadRoutingConfig } from '../../api-stub/routing-config.ts';
+import { loadTrustedCas } from '../../api-stub/outbound/trust.ts';
+import { createCertificateAuthority } from '../harness/pki.ts';
 import { createDispatcher, type Dispatcher, type DispatcherOptions } from '../../api-stub/webhooks/dispatcher.ts';
 import { listDeliveries } from '../../api-stub/webhooks/delivery-log.ts';
 import { completedEvent, expiredEvent, failedEvent } from '../../api-stub/webhooks/events.ts';
@@ -103,6 +105,26 @@ describe('webhook delivery to a real receiver', () => {
     expect(failed.data).toMatchObject({ reason: 'llm_timeout', message: 'no answer', metadata: facts.metadata });
     expect(Object.keys(expired.data).sort()).toEqual(['expiredAt', 'expiresAt', 'interviewId', 'lastStatus', 'metadata', 'sessionId']);
     expect(expired.data).toMatchObject({ sessionId: 'inv_2', lastStatus: 'CLICKED' });
+  });
+
+  it('delivers over HTTPS to a receiver whose certificate chains to the extra CA, and refuses it without', async () => {
+    const ca = createCertificateAuthority();
+    const tlsReceiver = await startWebhookReceiver({ tls: ca.issueServer('receiver') });
+    try {
+      db.prepare('UPDATE webhook_endpoints SET url = ?').run(tlsReceiver.url);
+      enqueue(db, 'inv_tls_1');
+      const d = dispatcher({ ca: loadTrustedCas(ca.certFile)! });
+      const [got] = await tlsReceiver.waitForCount(1);
+      expect(constructEvent(got!.rawBody, String(got!.headers['service-signature']), SECRET).type).toBe('interview.completed');
+      await d.stop();
+      enqueue(db, 'inv_tls_2');
+      dispatcher();
+      await waitFor(() => rows().length === 2, { timeoutMs: 3_000, what: 'the refused TLS attempt' });
+      expect(rows()[0]!.error).toMatch(/^tls: The TLS handshake with 127\.0\.0\.1 failed/);
+      expect(tlsReceiver.received).toHaveLength(1);
+    } finally {
+      await tlsReceiver.close();
+    }
   });
 
   it('enqueues one event of a kind per session: a repeated enqueue adds nothing', () => {
