@@ -87,7 +87,8 @@ describe('a full interview over a local room', () => {
     expect(transcript.turns.filter((t) => t.speaker === 'respondent').map((t) => t.text)).toEqual(respondentCaptions);
     expect(transcript.summary).toBe('The respondent liked the onboarding.');
 
-    await otlp.waitFor((spans) => ['session.start', 'llm.turn', 'tts.first_byte'].every((n) => spans.some((s) => s.name === n && s.attributes['session.id'] === body.sessionId)), 10_000, 'the three spans of the session');
+    const count = (name: string) => otlp.spans.filter((s) => s.name === name && s.attributes['session.id'] === body.sessionId).length;
+    await otlp.waitFor(() => count('session.start') === 1 && count('llm.turn') === 3 && count('tts.first_byte') === 5, 10_000, 'the spans of the session');
     const mine = otlp.spans.filter((s) => s.attributes['session.id'] === body.sessionId);
     const start = mine.find((s) => s.name === 'session.start')!;
     expect(start.resource['service.name']).toBe('voice-worker-test');

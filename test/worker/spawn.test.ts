@@ -96,7 +96,7 @@ describe('spawn idempotency and capacity', () => {
     const metrics = await worker.metrics();
     expect(metrics).toMatch(/worker_spawns_total\{outcome="no_capacity"\} 1/);
     expect(metrics).toMatch(/worker_spawn_duration_seconds_count\{outcome="ok"\} 2/);
-    expect(metrics).toMatch(/worker_idle_slots 0/);
+    await waitIdleSlots(worker, 0, 3000);
   });
 
   it('fails a claimed session whose respondent never joins, reports it, and frees the slot', async () => {

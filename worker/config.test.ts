@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.ts';
+
+const minimal = { WORKER_TOKEN: 'a-long-enough-worker-token', BACKEND_URL: 'https://app.example.com', OPENAI_API_KEY: 'sk-test', ROOM_PROVIDER: 'local' };
+
+function problem(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('applies the documented defaults and freezes the result', () => {
+    const c = loadConfig(minimal);
+    expect(c.port).toBe(7860);
+    expect(c.warmPoolSize).toBe(2);
+    expect(c.llm).toEqual({ baseURL: 'https://api.openai.com/v1', apiKey: 'sk-test', model: 'gpt-4o-mini' });
+    expect(c.tts.voice).toBe('alloy');
+    expect(c.transcriptStore).toMatch(/^file:\/\/\/.*\/transcripts$/);
+    expect(c.publicUrl).toBe('http://127.0.0.1:7860');
+    expect(c.roomTokenSecret).not.toBe(minimal.WORKER_TOKEN);
+    expect(Object.isFrozen(c)).toBe(true);
+  });
+
+  it('defaults to the daily provider, which needs DAILY_API_KEY', () => {
+    const { ROOM_PROVIDER: _omit, ...env } = minimal;
+    expect(problem(env).variable).toBe('DAILY_API_KEY');
+    const c = loadConfig({ ...env, DAILY_API_KEY: 'k' });
+    expect(c.daily).toMatchObject({ apiUrl: 'https://api.daily.co/v1', roomTtlSeconds: 3600, domainId: null });
+  });
+
+  it('lets each provider key fall back to OPENAI_API_KEY, and names the missing one', () => {
+    const { OPENAI_API_KEY: _omit, ...env } = minimal;
+    expect(problem(env).variable).toBe('LLM_API_KEY');
+    expect(problem({ ...env, LLM_API_KEY: 'a' }).variable).toBe('STT_API_KEY');
+    const c = loadConfig({ ...env, LLM_API_KEY: 'a', STT_API_KEY: 'b', TTS_API_KEY: 'c' });
+    expect([c.llm.apiKey, c.stt.apiKey, c.tts.apiKey]).toEqual(['a', 'b', 'c']);
+  });
+
+  it.each([
+    ['WORKER_TOKEN', { WORKER_TOKEN: '' }, /required/],
+    ['WORKER_TOKEN', { WORKER_TOKEN: 'short' }, /at least 16/],
+    ['BACKEND_URL', { BACKEND_URL: 'not a url' }, /must be a URL/],
+    ['BACKEND_URL', { BACKEND_URL: 'ftp://x' }, /https or http/],
+    ['PORT', { PORT: '70000' }, /between 0 and 65535/],
+    ['WARM_POOL_SIZE', { WARM_POOL_SIZE: 'two' }, /whole number/],
+    ['ROOM_PROVIDER', { ROOM_PROVIDER: 'zoom' }, /"daily" or "local"/],
+    ['REDIS_URL', { REDIS_URL: 'http://x' }, /redis or rediss/],
+    ['TRANSCRIPT_STORE', { TRANSCRIPT_STORE: 'gs://bucket' }, /file:\/\/<folder> or s3:\/\//],
+    ['TLS_KEY_FILE', { TLS_CERT_FILE: '/x.crt' }, /together/],
+    ['HEARTBEAT_TTL_MS', { HEARTBEAT_INTERVAL_MS: '1000', HEARTBEAT_TTL_MS: '1500' }, /twice/],
+    ['S3_FORCE_PATH_STYLE', { S3_FORCE_PATH_STYLE: 'maybe' }, /true or false/],
+  ])('names %s when it is malformed', (variable, overrides, message) => {
+    const err = problem({ ...minimal, ...overrides });
+    expect(err.variable).toBe(variable);
+    expect(err.message).toMatch(message);
+    expect(err.message.startsWith(variable)).toBe(true);
+  });
+
+  it('never echoes a secret in its errors', () => {
+    const err = problem({ ...minimal, WORKER_TOKEN: 'sk-live-tiny' });
+    expect(err.message).not.toContain('sk-live-tiny');
+  });
+
+  it('accepts s3 stores and TLS files', () => {
+    const c = loadConfig({ ...minimal, TRANSCRIPT_STORE: 's3://my-bucket/interviews/', S3_ENDPOINT: 'http://127.0.0.1:9000', S3_FORCE_PATH_STYLE: 'true', TLS_CERT_FILE: '/c', TLS_KEY_FILE: '/k' });
+    expect(c.transcriptStore).toBe('s3://my-bucket/interviews');
+    expect(c.s3).toEqual({ endpoint: 'http://127.0.0.1:9000', region: 'us-east-1', forcePathStyle: true });
+    expect(c.tls).toEqual({ certFile: '/c', keyFile: '/k' });
+    expect(c.publicUrl).toBe('https://127.0.0.1:7860');
+  });
+});
