@@ -43,7 +43,7 @@ export async function startFakeS3(options: { accessKeyId?: string } = {}): Promi
       }
       const key = decodeURIComponent((req.url ?? '/').split('?')[0]!.slice(1));
       if (req.method === 'PUT') {
-        let body = Buffer.concat(chunks);
+        let body: Buffer = Buffer.concat(chunks);
         if (String(req.headers['content-encoding'] ?? '').includes('aws-chunked') || String(req.headers['x-amz-content-sha256'] ?? '').startsWith('STREAMING-')) body = decodeAwsChunked(body);
         objects.set(key, { body, contentType: req.headers['content-type'] });
         res.writeHead(200, { etag: '"fake"' });
