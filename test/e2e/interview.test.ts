@@ -80,9 +80,9 @@ async function interview(label: string, screenshots: boolean): Promise<Run> {
     if (screenshots) await page.screenshot({ path: join(ARTIFACTS, `${label}-2-speaking.png`) });
     if (screenshots) {
       // The page shows "Your turn" once the question has played out, while the microphone is still silent.
-      await expect.poll(() => frame.locator('#interview').getAttribute('data-state'), { timeout: 20_000, intervals: [50] }).toBe('listening');
+      await expect.poll(() => frame.locator('#interview').getAttribute('data-state'), { timeout: 20_000, interval: 50 }).toBe('listening');
       // Let the orb's colour transition finish, so the picture shows the state's own colour (green).
-      await expect.poll(() => frame.locator('.orb').evaluate((el) => getComputedStyle(el).backgroundColor), { intervals: [50] }).toBe('rgb(19, 115, 51)');
+      await expect.poll(() => frame.locator('.orb').evaluate((el) => getComputedStyle(el).backgroundColor), { interval: 50 }).toBe('rgb(19, 115, 51)');
       await page.screenshot({ path: join(ARTIFACTS, `${label}-3-listening.png`) });
     }
     await waitEvent(page, 'service:listening');
