@@ -59,6 +59,11 @@ export function openDatabase(path: string, migrations?: readonly Migration[]): D
   // WAL lets readers run beside the writer; NORMAL sync is durable across process crashes
   // (a power cut may lose the last commits, which a stand-in service accepts for speed).
   if (path !== ':memory:') db.exec('PRAGMA journal_mode = WAL');
+  // Checkpoint (copy the WAL into the file, with an fsync) every ~40 MB of WAL instead of every
+  // 4 MB: hot pages are copied once per checkpoint however often they changed, so this cuts the
+  // fsyncs and copies on the write path severalfold. The WAL is truncated back after each.
+  db.exec('PRAGMA wal_autocheckpoint = 10000');
+  db.exec('PRAGMA journal_size_limit = 67108864');
   db.exec('PRAGMA synchronous = NORMAL');
   db.exec('PRAGMA foreign_keys = ON');
   db.exec('PRAGMA busy_timeout = 5000');
@@ -86,5 +91,62 @@ export function transaction<T>(db: Database, fn: () => T): T {
     throw err;
   } finally {
     depth.set(db, level);
+  }
+}
+
+interface Group {
+  waiters: Array<{ resolve: () => void; reject: (err: unknown) => void }>;
+}
+const groups = new WeakMap<Database, Group>();
+
+/**
+ * Group commit: runs `fn` at once, in its own savepoint inside a transaction shared by every call
+ * made in the same turn of the event loop, and resolves once that transaction has committed (on
+ * `setImmediate`, before Node reads further requests). A caller that answers its client only after
+ * the promise resolves never reports a write that is not committed, and a burst of concurrent
+ * requests pays for one commit instead of one each. If `fn` throws, only its own writes are undone.
+ */
+export function inGroupCommit<T>(db: Database, fn: () => T): Promise<T> {
+  let group = groups.get(db);
+  if (!group) {
+    // Already inside someone's synchronous transaction: just nest in it.
+    if ((depth.get(db) ?? 0) > 0) {
+      try {
+        return Promise.resolve(transaction(db, fn));
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
+    db.exec('BEGIN IMMEDIATE');
+    depth.set(db, 1);
+    const opened: Group = { waiters: [] };
+    groups.set(db, opened);
+    group = opened;
+    setImmediate(() => commitGroup(db, opened));
+  }
+  let result: T;
+  try {
+    result = transaction(db, fn);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  const joined = group;
+  return new Promise<T>((resolve, reject) => joined.waiters.push({ resolve: () => resolve(result), reject }));
+}
+
+function commitGroup(db: Database, group: Group): void {
+  groups.delete(db);
+  try {
+    db.exec('COMMIT');
+    depth.set(db, 0);
+    for (const w of group.waiters) w.resolve();
+  } catch (err) {
+    try {
+      if (db.isOpen && db.isTransaction) db.exec('ROLLBACK');
+    } catch {
+      // The connection is gone; nothing left to undo.
+    }
+    depth.set(db, 0);
+    for (const w of group.waiters) w.reject(err);
   }
 }

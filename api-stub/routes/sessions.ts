@@ -8,7 +8,8 @@ import { consumeRate, rateLimitError } from '../rate-limit/consume.ts';
 import { createSession } from '../sessions/create.ts';
 import { createSessionBody, IDEMPOTENCY_KEY } from '../sessions/schemas.ts';
 import { createdView, retrievedView } from '../sessions/view.ts';
-import { getSession, markSent } from '../store/sessions.ts';
+import { getSession } from '../store/sessions.ts';
+import { createSentMarker } from '../sessions/sent-marker.ts';
 import { apiJsonBody, parseBody } from '../validation.ts';
 
 export const SESSIONS_PATH = '/api/v2/sdk/sessions';
@@ -48,22 +49,17 @@ const methodNotAllowed =
 export function sessionsRouter(config: Readonly<ApiStubConfig>, deps: AppDeps): Router {
   const router = Router();
   const json = apiJsonBody(config);
+  const sent = createSentMarker(deps.db, deps.clock, deps.log);
 
   router.options(SESSIONS_PATH, createCors);
-  router.post(SESSIONS_PATH, createCors, json, (req, res) => {
+  router.post(SESSIONS_PATH, createCors, json, async (req, res) => {
     const body = parseBody(createSessionBody, req.body);
     const idempotencyKey = idempotencyKeyOf(req);
     const now = deps.clock();
-    const outcome = createSession(deps.db, body, { config, now, publicUrl: publicUrlOf(config, req), idempotencyKey });
+    const outcome = await createSession(deps.db, body, { config, now, publicUrl: publicUrlOf(config, req), idempotencyKey });
     const sessionId = outcome.session.id;
     // SENT once the 201 carrying the link has been handed to the client's connection.
-    res.on('finish', () => {
-      try {
-        markSent(deps.db, sessionId, deps.clock());
-      } catch (err) {
-        deps.log.error('marking a session SENT failed', { sessionId, err });
-      }
-    });
+    res.on('finish', () => sent.mark(sessionId));
     for (const [k, v] of Object.entries(outcome.rateHeaders)) res.setHeader(k, v);
     if (outcome.replayed) res.setHeader('Idempotent-Replayed', 'true');
     res.status(201).json(createdView(outcome.session));

@@ -1,13 +1,13 @@
 import type { Database } from '../db/database.ts';
-import { transaction } from '../db/database.ts';
+import { inGroupCommit } from '../db/database.ts';
 import { HttpError } from '../../lib/errors.ts';
 import { hasIdForm, newId } from '../../lib/ids.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import type { ApiStubConfig } from '../config.ts';
-import { getDeployment } from '../store/deployments.ts';
-import { getSession, insertSession, type SessionRecord } from '../store/sessions.ts';
+import { getDeploymentGate } from '../store/deployments.ts';
+import { getSession, insertSession, type NewSession, type SessionRecord } from '../store/sessions.ts';
 import { findIdempotencyKey, rememberIdempotencyKey, requestFingerprint } from '../store/idempotency.ts';
-import { consumeRate, rateLimitError } from '../rate-limit/consume.ts';
+import { countCall, rateLimitError } from '../rate-limit/consume.ts';
 import { authenticatePublishable } from '../auth.ts';
 import type { CreateSessionBody } from './schemas.ts';
 
@@ -31,7 +31,7 @@ export interface CreateOutcome {
  * replay, rate caps (429), deployment lookup (404), ownership (403), status (409), expiry (410).
  * Every authenticated call that reaches the rate caps counts against them.
  */
-export function createSession(db: Database, body: CreateSessionBody, ctx: CreateContext): CreateOutcome {
+export function createSession(db: Database, body: CreateSessionBody, ctx: CreateContext): CreateOutcome | Promise<CreateOutcome> {
   const metadata = body.metadata ?? {};
   const metadataBytes = Buffer.byteLength(JSON.stringify(metadata));
   if (metadataBytes > ctx.config.metadataLimitBytes) {
@@ -39,7 +39,7 @@ export function createSession(db: Database, body: CreateSessionBody, ctx: Create
   }
   const { workspaceId } = authenticatePublishable(db, body.publishableKey);
 
-  const fingerprint = requestFingerprint({ interviewId: body.interviewId, metadata });
+  const fingerprint = ctx.idempotencyKey === null ? null : requestFingerprint({ interviewId: body.interviewId, metadata });
   if (ctx.idempotencyKey !== null) {
     const earlier = findIdempotencyKey(db, workspaceId, ctx.idempotencyKey, ctx.now, ctx.config.idempotencyTtlSeconds * 1000);
     if (earlier) {
@@ -51,31 +51,37 @@ export function createSession(db: Database, body: CreateSessionBody, ctx: Create
     }
   }
 
-  const rate = consumeRate(db, workspaceId, ctx.config.rateCaps, ctx.now);
-  if (!rate.allowed) throw rateLimitError(rate);
-
-  const deployment = hasIdForm(body.interviewId, 'dpl') ? getDeployment(db, body.interviewId) : null;
-  if (!deployment) throw new HttpError('interview_not_found', `interviewId: no deployment ${JSON.stringify(body.interviewId.slice(0, 64))} exists.`);
-  if (deployment.workspaceId !== workspaceId) {
-    throw new HttpError('cross_workspace', 'interviewId: the deployment belongs to another workspace than the publishable key.');
-  }
-  if (deployment.status !== 'ACTIVE') {
-    throw new HttpError('interview_not_active', `The deployment is ${deployment.status}; activate it in the dashboard to take sessions.`);
-  }
-  if (deployment.expiresAt !== null && deployment.expiresAt <= ctx.now) {
-    throw new HttpError('interview_expired', `The deployment expired at ${isoSeconds(deployment.expiresAt)}.`);
-  }
-
-  // Second precision, so that the stored instant is exactly the one the API shows.
-  const ttlEnd = Math.floor((ctx.now + ctx.config.sessionTtlSeconds * 1000) / 1000) * 1000;
-  const expiresAt = deployment.expiresAt === null ? ttlEnd : Math.min(ttlEnd, Math.floor(deployment.expiresAt / 1000) * 1000);
-  const id = newId('inv');
-  const url = `${ctx.publicUrl}/s/${id}?from=sdk`;
-  transaction(db, () => {
-    insertSession(db, { id, workspaceId, deploymentId: deployment.id, metadata, url, createdAt: ctx.now, expiresAt });
-    if (ctx.idempotencyKey !== null) {
-      rememberIdempotencyKey(db, workspaceId, ctx.idempotencyKey, { requestHash: fingerprint, sessionId: id, createdAt: ctx.now });
+  // One transaction counts the call and stores the session, joined with the other creations of
+  // this event-loop turn (group commit). Refusals after the count are returned, not thrown, so
+  // that the count is committed with them. The caller answers once the promise resolves.
+  const result = inGroupCommit(db, (): HttpError | CreateOutcome => {
+    const rate = countCall(db, workspaceId, ctx.config.rateCaps, ctx.now);
+    if (!rate.allowed) return rateLimitError(rate);
+    const deployment = hasIdForm(body.interviewId, 'dpl') ? getDeploymentGate(db, body.interviewId) : null;
+    if (!deployment) return new HttpError('interview_not_found', `interviewId: no deployment ${JSON.stringify(body.interviewId.slice(0, 64))} exists.`);
+    if (deployment.workspaceId !== workspaceId) {
+      return new HttpError('cross_workspace', 'interviewId: the deployment belongs to another workspace than the publishable key.');
     }
+    if (deployment.status !== 'ACTIVE') {
+      return new HttpError('interview_not_active', `The deployment is ${deployment.status}; activate it in the dashboard to take sessions.`);
+    }
+    if (deployment.expiresAt !== null && deployment.expiresAt <= ctx.now) {
+      return new HttpError('interview_expired', `The deployment expired at ${isoSeconds(deployment.expiresAt)}.`);
+    }
+    // Second precision, so that the stored instant is exactly the one the API shows.
+    const ttlEnd = Math.floor((ctx.now + ctx.config.sessionTtlSeconds * 1000) / 1000) * 1000;
+    const expiresAt = deployment.expiresAt === null ? ttlEnd : Math.min(ttlEnd, Math.floor(deployment.expiresAt / 1000) * 1000);
+    const id = newId('inv');
+    const session: NewSession = { id, workspaceId, deploymentId: deployment.id, metadata, url: `${ctx.publicUrl}/s/${id}?from=sdk`, createdAt: ctx.now, expiresAt };
+    insertSession(db, session);
+    if (ctx.idempotencyKey !== null) {
+      rememberIdempotencyKey(db, workspaceId, ctx.idempotencyKey, { requestHash: fingerprint!, sessionId: id, createdAt: ctx.now });
+    }
+    const record: SessionRecord = { ...session, status: 'PENDING', sentAt: null, clickedAt: null, startedAt: null, completedAt: null, expiredAt: null, response: null };
+    return { session: record, replayed: false, rateHeaders: rate.headers };
   });
-  return { session: getSession(db, id)!, replayed: false, rateHeaders: rate.headers };
+  return result.then((r) => {
+    if (r instanceof HttpError) throw r;
+    return r;
+  });
 }

@@ -44,3 +44,10 @@ export function getDeployment(db: Database, id: string): Deployment | null {
     interview: JSON.parse(String(row.interview_json)) as InterviewDefinition,
   };
 }
+
+/** What session creation checks, without parsing the interview definition. */
+export function getDeploymentGate(db: Database, id: string): Pick<Deployment, 'id' | 'workspaceId' | 'status' | 'expiresAt'> | null {
+  const row = stmt(db, 'SELECT id, workspace_id, status, expires_at FROM deployments WHERE id = ?').get(id);
+  if (!row) return null;
+  return { id: String(row.id), workspaceId: String(row.workspace_id), status: row.status as DeploymentStatus, expiresAt: row.expires_at === null ? null : Number(row.expires_at) };
+}

@@ -2,7 +2,7 @@ import type { Database } from '../db/database.ts';
 import { transaction } from '../db/database.ts';
 import { stmt } from '../db/statements.ts';
 import { newId } from '../../lib/ids.ts';
-import { transition, type SessionEvent, type SessionStatus } from '../sessions/state-machine.ts';
+import { SESSION_EVENTS, SESSION_STATUSES, transition, type SessionEvent, type SessionStatus } from '../sessions/state-machine.ts';
 
 /** A session as stored. Times are Unix ms; null until the moment applies. */
 export interface SessionRecord {
@@ -131,8 +131,43 @@ export function applySessionEvent(
   });
 }
 
+/**
+ * For each event, the moves the state machine allows, as one guarded UPDATE: `status` becomes the
+ * machine's answer for the current status, and only rows in a moving status are touched. Built from
+ * `transition` itself, so the table in state-machine.ts stays the only source of the rules.
+ */
+function guardedUpdateSql(event: Exclude<SessionEvent, 'completed'>): string | null {
+  const moves = SESSION_STATUSES.flatMap((from) => {
+    const t = transition(from, event);
+    return t.kind === 'move' ? [[from, t.to] as const] : [];
+  });
+  if (moves.length === 0) return null;
+  const column = EVENT_TIME_COLUMN[event];
+  const cases = moves.map(([from, to]) => `WHEN '${from}' THEN '${to}'`).join(' ');
+  const inList = moves.map(([from]) => `'${from}'`).join(', ');
+  return `UPDATE sessions SET status = CASE status ${cases} END, ${column ? `${column} = :now, ` : ''}updated_at = :now
+    WHERE id = :id AND status IN (${inList})`;
+}
+const GUARDED_SQL = new Map(SESSION_EVENTS.filter((e) => e !== 'completed').map((e) => [e, guardedUpdateSql(e as Exclude<SessionEvent, 'completed'>)]));
+
+/**
+ * The same move as applySessionEvent for an event that needs no extra data, on the hot path: one
+ * guarded UPDATE, and a read only when nothing moved (to say why). It returns no record.
+ */
+export function applyStatusEvent(db: Database, sessionId: string, event: Exclude<SessionEvent, 'completed'>, now: number): 'moved' | 'stayed' | 'refused' | 'not_found' {
+  const sql = GUARDED_SQL.get(event);
+  if (sql && Number(stmt(db, sql).run({ id: sessionId, now }).changes) === 1) return 'moved';
+  const row = stmt(db, 'SELECT status FROM sessions WHERE id = ?').get(sessionId);
+  if (!row) return 'not_found';
+  const decision = transition(row.status as SessionStatus, event);
+  // A move here means another writer changed the status between the two statements: try again.
+  if (decision.kind === 'move') return applyStatusEvent(db, sessionId, event, now);
+  return decision.kind === 'stay' ? 'stayed' : 'refused';
+}
+
 /** The 201 carrying the link reached the client (PENDING → SENT). */
-export const markSent = (db: Database, sessionId: string, now: number): EventResult => applySessionEvent(db, sessionId, 'link_sent', now);
+export const markSent = (db: Database, sessionId: string, now: number): 'moved' | 'stayed' | 'refused' | 'not_found' =>
+  applyStatusEvent(db, sessionId, 'link_sent', now);
 /** The respondent opened the page. Idempotent: a second open changes nothing. */
 export const markClicked = (db: Database, sessionId: string, now: number): EventResult => applySessionEvent(db, sessionId, 'clicked', now);
 /** A connect call spawned the pipeline. Idempotent. */

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { parseSignatureHeader, signatureHeader } from '../../lib/signature.ts';
+import { signatureHeader } from '../../lib/signature.ts';
 
 /**
  * Verifying `Service-Signature` headers (spec section 6): HMAC-SHA256 of `<t>.<rawBody>` keyed with
@@ -48,15 +48,47 @@ function bodyBytes(rawBody: unknown): Buffer | string {
   );
 }
 
+const HEX64 = /^[0-9a-fA-F]{64}$/;
+const DIGITS = /^\d{1,12}$/;
+
+/**
+ * Parses `t=<seconds>,v1=<hex>[,v1=<hex>...]` in one pass (this runs on every webhook received).
+ * Same rules as lib/signature.ts parseSignatureHeader: unknown schemes and v1 values that are not
+ * 64 hex digits are ignored; a missing or repeated `t`, or an item without `=`, is a bad format.
+ */
+function parseHeader(header: string): { timestamp: number; signatures: Buffer[] } | 'bad_format' | 'no_v1' {
+  let timestamp = -1;
+  const signatures: Buffer[] = [];
+  let start = 0;
+  while (start <= header.length) {
+    let end = header.indexOf(',', start);
+    if (end === -1) end = header.length;
+    const eq = header.indexOf('=', start);
+    if (eq <= start || eq >= end) return 'bad_format';
+    const key = header.slice(start, eq).trim();
+    const value = header.slice(eq + 1, end).trim();
+    if (key === 't') {
+      if (timestamp !== -1 || !DIGITS.test(value)) return 'bad_format';
+      timestamp = Number(value);
+    } else if (key === 'v1' && HEX64.test(value)) {
+      signatures.push(Buffer.from(value, 'hex'));
+    }
+    start = end + 1;
+  }
+  if (timestamp === -1) return 'bad_format';
+  if (signatures.length === 0) return 'no_v1';
+  return { timestamp, signatures };
+}
+
 /** True when any `v1` matches any secret; every candidate is compared in constant time. */
-function anyMatch(secrets: readonly string[], timestamp: number, body: Buffer | string, candidates: readonly string[]): boolean {
+function anyMatch(secrets: readonly string[], timestamp: number, body: Buffer | string, candidates: readonly Buffer[]): boolean {
   let matched = false;
   for (const secret of secrets) {
-    const expected = createHmac('sha256', secret).update(`${timestamp}.`).update(body).digest();
-    for (const candidate of candidates) {
-      // The parser admits only 64 hex digits, so both sides are 32 bytes.
-      if (timingSafeEqual(expected, Buffer.from(candidate, 'hex'))) matched = true;
-    }
+    // One update with the joined string when the body is text: fewer crossings into native code.
+    const hmac = createHmac('sha256', secret);
+    const expected = (typeof body === 'string' ? hmac.update(`${timestamp}.${body}`) : hmac.update(`${timestamp}.`).update(body)).digest();
+    // Both sides are 32 bytes (the parser admits only 64 hex digits); no early exit.
+    for (const candidate of candidates) if (timingSafeEqual(expected, candidate)) matched = true;
   }
   return matched;
 }
@@ -78,7 +110,7 @@ export function constructEvent<D = Record<string, unknown>>(
   if (typeof value !== 'string' || value.trim() === '') {
     throw new WebhookSignatureError('missing_header', 'No Service-Signature header on the request.');
   }
-  const parsed = parseSignatureHeader(value);
+  const parsed = parseHeader(value);
   if (parsed === 'bad_format') {
     throw new WebhookSignatureError('bad_format', 'The Service-Signature header is not of the form t=<unix seconds>,v1=<hex>[,v1=<hex>...].');
   }

@@ -1,0 +1,163 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { cpus, totalmem } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import Stripe from 'stripe';
+import { constructEvent, generateTestHeader } from '../sdk/server/webhooks.ts';
+
+/**
+ * Session creation over HTTP (the api-stub with SQLite vs a bare Express handler), and webhook
+ * verification (our constructEvent vs the stripe package's verifier), on this machine, in one run.
+ * Aims: creation >= 0.5x the bare baseline's throughput; verification >= 1x the peer.
+ */
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
+const ROUNDS = 3;
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+
+interface Server {
+  port: number;
+  child: ChildProcess;
+  stop(): Promise<string>;
+}
+
+async function startServer(script: string): Promise<Server> {
+  const child = spawn(`${ROOT}node_modules/.bin/tsx`, [script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const line = out.split('\n').find((l) => l.startsWith('{'));
+      if (line) resolve((JSON.parse(line) as { port: number }).port);
+    });
+    child.on('exit', (code) => reject(new Error(`${script} exited with ${code}: ${stderr}`)));
+  });
+  return {
+    port,
+    child,
+    stop: () =>
+      new Promise((resolve) => {
+        child.on('exit', () => resolve(stderr.trim()));
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+interface HttpResult {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+async function load(name: string, port: number, durationS: number): Promise<HttpResult> {
+  const result = await autocannon({
+    url: `http://127.0.0.1:${port}/api/v2/sdk/sessions`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ publishableKey: 'pk_test_demo0000000000000000', interviewId: 'dpl_onboarding', metadata: { userId: 'u-123', plan: 'pro' } }),
+    connections: CONNECTIONS,
+    duration: durationS,
+  });
+  return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors };
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/**
+ * Both servers run at once (idle when not loaded) and are loaded in alternating rounds, so that
+ * noise from other work on the machine falls on both alike; each figure is the median round.
+ */
+async function benchHttp(): Promise<HttpResult[]> {
+  const servers = [
+    { name: 'bare Express handler (baseline)', server: await startServer('bench/servers/bare-express-server.ts'), rounds: [] as HttpResult[] },
+    { name: 'api-stub POST /sessions (SQLite)', server: await startServer('bench/servers/api-stub-server.ts'), rounds: [] as HttpResult[] },
+  ];
+  for (const s of servers) await load(s.name, s.server.port, 2); // warm-up: JIT, SQLite page cache
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const s of servers) s.rounds.push(await load(s.name, s.server.port, DURATION_S));
+  }
+  for (const s of servers) {
+    const tail = await s.server.stop();
+    if (tail) console.log(`  ${s.name}: ${tail}`);
+  }
+  return servers.map((s) => {
+    const mid = s.rounds.find((r) => r.rps === median(s.rounds.map((x) => x.rps)))!;
+    return { ...mid, non2xx: s.rounds.reduce((n, r) => n + r.non2xx, 0), errors: s.rounds.reduce((n, r) => n + r.errors, 0) };
+  });
+}
+
+function opsPerSecond(fn: () => void, ms: number): number {
+  for (let i = 0; i < 2000; i++) fn(); // warm-up
+  let n = 0;
+  const start = performance.now();
+  let elapsed = 0;
+  while (elapsed < ms) {
+    for (let i = 0; i < 500; i++) fn();
+    n += 500;
+    elapsed = performance.now() - start;
+  }
+  return (n / elapsed) * 1000;
+}
+
+function benchVerify(): Array<{ name: string; ops: number }> {
+  const secret = 'whsec_bench_secret_0123456789abcdef';
+  const payload = JSON.stringify({
+    id: 'evt_bench000000000000000',
+    type: 'interview.completed',
+    created: Math.floor(Date.now() / 1000),
+    data: { sessionId: 'inv_bench000000000000000', interviewId: 'dpl_onboarding', metadata: { userId: 'u-123', plan: 'pro' }, completedAt: new Date().toISOString() },
+  });
+  const header = generateTestHeader({ payload, secret });
+  const stripe = new Stripe('sk_test_bench_unused');
+  const ours = () => void constructEvent(payload, header, secret);
+  const theirs = () => void stripe.webhooks.constructEvent(payload, header, secret);
+  // Both must accept the same input, or the comparison means nothing.
+  ours();
+  theirs();
+  // Short alternating rounds, median of each: noise from other processes falls on both alike.
+  const rounds = { ours: [] as number[], theirs: [] as number[] };
+  for (let r = 0; r < 15; r++) {
+    rounds.theirs.push(opsPerSecond(theirs, 300));
+    rounds.ours.push(opsPerSecond(ours, 300));
+  }
+  return [
+    { name: 'stripe webhooks.constructEvent (peer)', ops: median(rounds.theirs) },
+    { name: 'our webhooks.constructEvent', ops: median(rounds.ours) },
+  ];
+}
+
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+async function main(): Promise<void> {
+  const cpu = cpus();
+  console.log(`machine: ${cpu.length} cores (${cpu[0]?.model.trim() ?? 'unknown'}), ${fmt(totalmem() / 2 ** 30, 1)} GiB memory, node ${process.version}, ${process.platform}/${process.arch}`);
+  console.log(`http: autocannon, ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${DURATION_S} s per server after a 2 s warm-up (median round shown); servers in child processes`);
+console.log('verification: 15 alternating rounds of 300 ms in this process (median shown), a 450-byte interview.completed event\n');
+
+  const http = await benchHttp();
+  const [bare, stub] = http as [HttpResult, HttpResult];
+  console.log('| session creation | req/s | p50 ms | p99 ms | non-2xx | errors |');
+  console.log('|---|---:|---:|---:|---:|---:|');
+  for (const r of http) console.log(`| ${r.name} | ${fmt(r.rps)} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.errors} |`);
+  const httpRatio = stub.rps / bare.rps;
+  console.log(`\napi-stub / baseline throughput: ${fmt(httpRatio, 2)}x (aim >= 0.50x): ${httpRatio >= 0.5 ? 'met' : 'NOT met'}\n`);
+
+  const verify = benchVerify();
+  const [peer, ours] = verify as [{ name: string; ops: number }, { name: string; ops: number }];
+  console.log('| webhook verification | verifications/s |');
+  console.log('|---|---:|');
+  for (const r of verify) console.log(`| ${r.name} | ${fmt(r.ops)} |`);
+  const verifyRatio = ours.ops / peer.ops;
+  console.log(`\nours / stripe: ${fmt(verifyRatio, 2)}x (aim >= 1.00x): ${verifyRatio >= 1 ? 'met' : 'NOT met'}`);
+  if (stub.non2xx > 0 || stub.errors > 0) {
+    console.log('api-stub answered non-2xx or failed requests during the run: the creation numbers are not valid');
+    process.exitCode = 1;
+  }
+}
+
+await main();
