@@ -28,7 +28,7 @@ export function createApp(config: Readonly<ApiStubConfig>, deps: AppDeps): Expre
   app.use(connectRouter(config, deps, routing));
   app.use(selfHostRouter(config, deps, routing));
   app.use(workerOutcomeRouter(config, deps, routing));
-  app.use(deliveriesRouter(deps));
+  app.use(deliveriesRouter(config, deps));
 
   app.use(notFound);
   app.use(errorHandler(deps.log));

@@ -2,6 +2,7 @@ import { Router, type RequestHandler } from 'express';
 import { z } from 'zod';
 import { hasIdForm } from '../../lib/ids.ts';
 import { authenticatePublishable } from '../auth.ts';
+import { consumeRate, rateLimitError } from '../rate-limit/consume.ts';
 import type { ApiStubConfig } from '../config.ts';
 import { connectSession } from '../connect/connect.ts';
 import type { AppDeps } from '../deps.ts';
@@ -38,6 +39,9 @@ export function connectRouter(config: Readonly<ApiStubConfig>, deps: AppDeps, ro
   router.post(CONNECT_PATH, cors, apiJsonBody(config), async (req, res) => {
     const body = parseBody(connectBody, req.body);
     const { workspaceId } = authenticatePublishable(deps.db, body.publishableKey);
+    // The workspace's hourly and per-second caps cover connect like every API call (spec section 8).
+    const rate = consumeRate(deps.db, workspaceId, config.rateCaps, deps.clock());
+    if (!rate.allowed) throw rateLimitError(rate);
     const result = await connectSession(
       { db: deps.db, now: deps.clock, log: deps.log, config: config.routing, routing },
       { workspaceId, interviewId: body.interviewId, sessionId: body.sessionId },

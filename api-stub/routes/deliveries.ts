@@ -2,6 +2,8 @@ import { Router } from 'express';
 import { HttpError } from '../../lib/errors.ts';
 import { hasIdForm } from '../../lib/ids.ts';
 import { authenticateSecret } from '../auth.ts';
+import type { ApiStubConfig } from '../config.ts';
+import { consumeRate, rateLimitError } from '../rate-limit/consume.ts';
 import type { AppDeps } from '../deps.ts';
 import { decodeCursor, listDeliveries } from '../webhooks/delivery-log.ts';
 
@@ -11,10 +13,12 @@ export const DELIVERIES_PATH = '/api/v2/workspace/webhook-deliveries';
  * The webhook delivery log of the key's workspace: `?limit=1..100` (default 20), `?cursor=` from
  * the previous page's nextCursor, optional `?eventId=evt_...`. Newest first. Secret key only.
  */
-export function deliveriesRouter(deps: AppDeps): Router {
+export function deliveriesRouter(config: Readonly<ApiStubConfig>, deps: AppDeps): Router {
   const router = Router();
   router.get(DELIVERIES_PATH, (req, res) => {
     const { workspaceId } = authenticateSecret(deps.db, req.get('Authorization'));
+    const rate = consumeRate(deps.db, workspaceId, config.rateCaps, deps.clock());
+    if (!rate.allowed) throw rateLimitError(rate);
     const q = req.query as Record<string, unknown>;
     const one = (name: string): string | null => {
       const v = q[name];

@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import { HttpError } from '../../lib/errors.ts';
 import { authenticateSecret } from '../auth.ts';
+import { consumeRate, rateLimitError } from '../rate-limit/consume.ts';
 import type { ApiStubConfig } from '../config.ts';
 import type { AppDeps } from '../deps.ts';
 import type { RoutingDeps } from '../routing-deps.ts';
@@ -16,17 +17,23 @@ export const SELF_HOST_PATH = '/api/v2/workspace/self-host';
  */
 export function selfHostRouter(config: Readonly<ApiStubConfig>, deps: AppDeps, routing: RoutingDeps): Router {
   const router = Router();
+  const authenticate = (authorization: string | undefined): { workspaceId: string } => {
+    const { workspaceId } = authenticateSecret(deps.db, authorization);
+    const rate = consumeRate(deps.db, workspaceId, config.rateCaps, deps.clock());
+    if (!rate.allowed) throw rateLimitError(rate);
+    return { workspaceId };
+  };
   const view = (workspaceId: string) => {
     const settings = getSelfHost(deps.db, workspaceId);
     return { pipelineEndpoint: settings?.pipelineEndpoint ?? null, tokenSet: settings !== null };
   };
   router.get(SELF_HOST_PATH, (req, res) => {
-    const { workspaceId } = authenticateSecret(deps.db, req.get('Authorization'));
+    const { workspaceId } = authenticate(req.get('Authorization'));
     res.setHeader('Cache-Control', 'no-store');
     res.status(200).json(view(workspaceId));
   });
   router.put(SELF_HOST_PATH, apiJsonBody(config), async (req, res) => {
-    const { workspaceId } = authenticateSecret(deps.db, req.get('Authorization'));
+    const { workspaceId } = authenticate(req.get('Authorization'));
     const body = parseBody(selfHostBody, req.body);
     if (!routing.keys) {
       throw new HttpError('unavailable', 'This service has no key-encryption key (PIPELINE_KEK), so it cannot store a worker token.');
@@ -36,7 +43,7 @@ export function selfHostRouter(config: Readonly<ApiStubConfig>, deps: AppDeps, r
     res.status(200).json(view(workspaceId));
   });
   router.delete(SELF_HOST_PATH, (req, res) => {
-    const { workspaceId } = authenticateSecret(deps.db, req.get('Authorization'));
+    const { workspaceId } = authenticate(req.get('Authorization'));
     clearSelfHost(deps.db, workspaceId, deps.clock());
     deps.log.info('self-host endpoint cleared', { workspaceId });
     res.status(200).json(view(workspaceId));

@@ -164,3 +164,22 @@ describe('connect routing over real HTTPS', () => {
     expect(expired.body.error).toBe('session_not_connectable');
   });
 });
+
+describe('workspace rate caps on connect', () => {
+  it('counts connect against the per-second cap like every API call', async () => {
+    const capped = await startRoutingStack({ env: { RATE_CAP_PER_SECOND: '2' } });
+    try {
+      capped.clock.now = Date.now();
+      const sessionId = await newSession(capped);
+      expect((await connect(capped, sessionId)).status).toBe(200);
+      const refused = await connect(capped, sessionId);
+      expect(refused.status).toBe(429);
+      expect(refused.body.error).toBe('rate_limit_exceeded');
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      capped.clock.now += 1_000;
+      expect((await connect(capped, sessionId)).status).toBe(200);
+    } finally {
+      await capped.stop();
+    }
+  });
+});
