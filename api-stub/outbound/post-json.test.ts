@@ -63,6 +63,17 @@ describe('postJson over real HTTPS', () => {
     expect(err.message).toMatch(/127\.0\.0\.1, a loopback address/);
   });
 
+  it('refuses loopback spelled as a decimal, hex or IPv4-mapped address', async () => {
+    const none: EgressPolicy = { allowHosts: new Set() };
+    const before = server.requests.length;
+    for (const host of ['2130706433', '0x7f.0.0.1', '[::ffff:127.0.0.1]', '[::1]', '[0:0:0:0:0:ffff:7f00:1]']) {
+      const err = await failure(call(`https://${host}:${server.port}/`, { policy: none }));
+      expect(err.kind, host).toBe('egress_refused');
+      expect(err.message).toMatch(/loopback/);
+    }
+    expect(server.requests.length).toBe(before);
+  });
+
   it('resolves once and pins the connection to the vetted address (no second lookup can rebind it)', async () => {
     let lookups = 0;
     const policy: EgressPolicy = { allowHosts: new Set(['worker.test']), resolver: async () => { lookups += 1; return [{ address: '127.0.0.1', family: 4 }]; } };
