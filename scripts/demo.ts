@@ -1,0 +1,79 @@
+import { mkdirSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { runNodeInterview, turnLatencies, type InterviewStep } from '../test/harness/node-interview.ts';
+import { startSystem, type System } from '../test/harness/system.ts';
+
+/**
+ * `npm run demo`: the whole system on this machine, one interview, a readable timeline, then stop.
+ * Starts a Redis, the api-stub (SQLite + seed), a worker as the hosted pipeline and a second one as
+ * a customer's self-hosted worker (both HTTPS, throwaway CA), the model providers (real ones when
+ * OPENAI_API_KEY is set, else the local OpenAI-compatible stand-in), an OTLP receiver and a webhook
+ * receiver verifying each event with the server SDK. A respondent in Node speaks espeak-ng answers.
+ * DEMO_ROUTE=self_hosted sets the workspace's self-host endpoint first, to run on the other worker.
+ */
+const root = resolve(import.meta.dirname, '..');
+const outDir = join(root, '.demo');
+const t0 = performance.now();
+const clock = (at = performance.now()): string => `${((at - t0) / 1000).toFixed(3).padStart(7)} s`;
+const line = (text: string, at?: number): void => console.log(`[${clock(at)}] ${text}`);
+
+async function main(): Promise<void> {
+  const route = process.env.DEMO_ROUTE === 'self_hosted' ? 'self_hosted' : 'hosted';
+  console.log(`voice interview demo: ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}`);
+  mkdirSync(outDir, { recursive: true });
+  const system: System = await startSystem({ logDir: join(outDir, 'logs'), transcriptRoot: outDir, logLevel: 'info' });
+  try {
+    line(
+      system.providers.kind === 'real'
+        ? 'model providers: real ones (OPENAI_API_KEY is set)'
+        : 'model providers: the local OpenAI-compatible stand-in (set OPENAI_API_KEY to use real ones); its speech is espeak-ng and its transcripts are placeholders',
+    );
+    line(`system up: api-stub ${system.apiBase}, hosted worker ${system.hosted.url}, self-hosted worker ${system.selfHosted.url} (logs in .demo/logs)`);
+    if (route === 'self_hosted') {
+      await system.setSelfHost();
+      line(`self-host endpoint set for the workspace: ${system.selfHosted.url}/`);
+    } else {
+      line('no self-host endpoint: sessions go to the hosted pipeline (DEMO_ROUTE=self_hosted for the other worker)');
+    }
+
+    const print = (step: InterviewStep): void => {
+      const prefix = { status: 'session', connect: 'connect', state: 'bot is', caption: '', ended: '' }[step.kind];
+      line(prefix ? `${prefix} ${step.text}` : step.text, step.at);
+    };
+    const run = await runNodeInterview(system, { metadata: { source: 'npm run demo' }, onStep: print });
+
+    const latencies = turnLatencies(run.room);
+    if (run.room.ready !== null && run.room.botUtterances[0]) {
+      line(`first bot audio ${(run.room.botUtterances[0].firstAudio - run.connectStarted).toFixed(0)} ms after the connect call began`);
+    }
+    latencies.forEach((ms, i) => line(`turn ${i + 1}: ${Number.isNaN(ms) ? 'no bot audio followed' : `${ms.toFixed(0)} ms`} from the end of the answer to the bot's next audio`));
+
+    const webhook = await system.webhooks.waitFor('interview.completed', run.sessionId);
+    line(`webhook ${webhook.event.type} ${webhook.event.id} received and verified with constructEvent (Service-Signature)`, webhook.receivedAt - Date.now() + performance.now());
+    const session = await system.retrieve(run.sessionId);
+    line(`session ${session.status} at ${session.completedAt}; transcript at ${session.response?.transcriptKey}`);
+    line(`summary: ${session.response?.summary}`);
+
+    const names = ['session.start', 'llm.turn', 'tts.first_byte'];
+    await system.otlp.waitFor((spans) => names.every((n) => spans.some((s) => s.name === n && s.attributes['session.id'] === run.sessionId)), 15_000, 'the spans');
+    const mine = system.otlp.spans.filter((s) => s.attributes['session.id'] === run.sessionId);
+    for (const name of names) {
+      const ms = mine.filter((s) => s.name === name).map((s) => Number(s.endNs - s.startNs) / 1e6);
+      line(`span ${name} x${ms.length} from ${mine.find((s) => s.name === name)?.resource['service.name']}: ${ms.map((m) => `${m.toFixed(0)} ms`).join(', ')}`);
+    }
+    if (run.route !== route) throw new Error(`expected the ${route} route, got ${run.route}`);
+    if (session.status !== 'COMPLETED') throw new Error(`the session ended ${session.status}`);
+  } finally {
+    await system.stop();
+    line('stopped everything');
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(`demo failed: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  },
+);
