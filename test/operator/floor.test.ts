@@ -29,15 +29,15 @@ describe('replica floor and pre-scaling', () => {
     const operator = await runOperator(kube, ns);
     try {
       const lead = 60;
-      // Raised 4 s from now (start - lead), lowered at the end an hour later.
-      const raiseAt = Math.ceil(Date.now() / 1000) * 1000 + 4000;
+      // Raised 8 s from now (start - lead), lowered at the end an hour later.
+      const raiseAt = Math.ceil(Date.now() / 1000) * 1000 + 8000;
       const window = { name: 'launch', start: iso(raiseAt + lead * 1000), end: iso(raiseAt + 3_600_000), replicas: 15 };
       await createPool(kube, ns, 'spiky', poolSpec({ autoscaling: { maxReplicas: 30 }, sizing: { p95ConcurrentSessions: 5 }, preScaling: { leadSeconds: lead, windows: [window] } }));
       const hpaPath = childPath('HorizontalPodAutoscaler', ns, 'spiky');
       const before = await eventually(() => getOrUndefined<{ spec: { minReplicas: number } }>(kube, hpaPath), (h) => h !== undefined, 'HPA of spiky');
       expect(before!.spec.minReplicas).toBe(6); // ceil(5 x 1.2)
       expect(Date.now()).toBeLessThan(raiseAt);
-      const after = await eventually(() => getOrUndefined<{ spec: { minReplicas: number } }>(kube, hpaPath), (h) => h?.spec.minReplicas === 15, 'HPA minimum raised by the window', 15_000);
+      const after = await eventually(() => getOrUndefined<{ spec: { minReplicas: number } }>(kube, hpaPath), (h) => h?.spec.minReplicas === 15, 'HPA minimum raised by the window', 20_000);
       expect(after!.spec.minReplicas).toBe(15);
       expect(Date.now()).toBeGreaterThanOrEqual(raiseAt);
       const pool = await eventually(() => kube.get<VoiceWorkerPool>(poolPath(ns, 'spiky')), (p) => p.status?.desiredFloor === 15, 'status floor 15');

@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeClient } from '../../operator/kube.ts';
 import { Informer, type WatchLifecycle } from '../../operator/watch.ts';
-import { adminClient, createNamespace, eventually, kubeInfo } from './helpers.ts';
+import { KubeClient as Client } from '../../operator/kube.ts';
+import { adminClient, createNamespace, eventually, kubeconfigFor, kubeInfo } from './helpers.ts';
 
 let kube: KubeClient;
 beforeAll(async () => {
@@ -80,6 +81,31 @@ describe.concurrent('informer', () => {
       await eventually(async () => r.seen, (s) => s.includes('ADDED new'), 'event after the relist');
     } finally {
       await informer.stop();
+    }
+  });
+
+  it('keeps retrying with backoff after other errors (403 here) and recovers once allowed', async () => {
+    const ns = await createNamespace(kube, 'denied');
+    const user = `watcher-${ns}`;
+    const client = await Client.fromKubeConfig(kubeconfigFor(user));
+    const r = recorder();
+    const informer = new Informer({ kube: client, resource: 'configmaps', path: `/api/v1/namespaces/${ns}/configmaps`, maxBackoffMs: 1000, ...r });
+    informer.start();
+    try {
+      await eventually(async () => r.lifecycle, (l) => l.filter((e) => e === 'error').length >= 2, 'repeated errors while forbidden');
+      expect(r.lifecycle).not.toContain('listed');
+      await kube.request('POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {
+        body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'read' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'watch'] }] },
+      });
+      await kube.request('POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
+        body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'read' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'read' }, subjects: [{ kind: 'User', name: user }] },
+      });
+      await configMap(ns, 'visible');
+      await eventually(async () => r.seen, (s) => s.includes('ADDED visible'), 'events once allowed', 15_000);
+      expect(informer.synced).toBe(true);
+    } finally {
+      await informer.stop();
+      client.close();
     }
   });
 });
