@@ -45,6 +45,13 @@ describe('voice-operator chart', () => {
     await expect(helm(['lint', '--strict', CHART, '--set', 'pool.enabled=true'])).rejects.toThrow(/backendUrl|required/);
   });
 
+  it('renders the optional ServiceMonitor only when asked', async () => {
+    const off = await helm(['template', 'm', CHART, '--kube-version', NEWEST]);
+    expect(off).not.toContain('kind: ServiceMonitor');
+    const on = await helm(['template', 'm', CHART, '--kube-version', NEWEST, '--set', 'metrics.serviceMonitor.enabled=true']);
+    expect(on).toMatch(/kind: ServiceMonitor[\s\S]*- port: metrics\n\s+path: \/metrics/);
+  });
+
   it('refuses clusters older than 1.27', async () => {
     await expect(helm(['template', 'old', CHART, '--kube-version', '1.26.9'])).rejects.toThrow(/kubeVersion|incompatible/i);
   });

@@ -26,7 +26,8 @@ async function rejection(spec: Record<string, unknown>): Promise<string> {
 }
 
 describe('VoiceWorkerPool CRD', () => {
-  it('is served under its short name and printer columns after kubectl apply -f crds/', async () => {
+  it('installs with a plain kubectl apply -f crds/ and is served under its short name', async () => {
+    expect(await kubectl(['apply', '-f', 'crds/'])).toMatch(/customresourcedefinition\.apiextensions\.k8s\.io\/voiceworkerpools\.voice\.service\.io (created|configured|unchanged|serverside-applied)/);
     const resources = await kubectl(['api-resources', '--api-group=voice.service.io', '-o', 'wide']);
     expect(resources).toMatch(/voiceworkerpools\s+vwp\s+voice\.service\.io\/v1alpha1\s+true\s+VoiceWorkerPool/);
   });
