@@ -60,6 +60,8 @@ export interface SystemOptions {
   vadSilenceMs?: number;
   /** Where process logs go (one file per process). */
   logDir?: string;
+  /** Keep transcripts here (not deleted on stop); default: a temp dir removed on stop. */
+  transcriptRoot?: string;
   logLevel?: string;
 }
 
@@ -148,7 +150,8 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     const apiBase = `http://127.0.0.1:${apiPort}`;
     const hostedToken = `hosted-${randomBytes(16).toString('hex')}`;
     const selfHostedToken = `selfhost-${randomBytes(16).toString('hex')}`;
-    const transcriptDirs = { hosted: join(dir, 'transcripts-hosted'), selfHosted: join(dir, 'transcripts-self-hosted') };
+    const transcriptRoot = options.transcriptRoot ?? dir;
+    const transcriptDirs = { hosted: join(transcriptRoot, 'transcripts-hosted'), selfHosted: join(transcriptRoot, 'transcripts-self-hosted') };
 
     const workerEnv = (name: string, port: number, token: string, cert: { certFile: string; keyFile: string }, transcripts: string): NodeJS.ProcessEnv => ({
       PATH: process.env.PATH,

@@ -1,0 +1,82 @@
+import { runRespondent, type RoomTimeline } from './room-client.ts';
+import { SPEECH_RATE, spokenTrack } from './speech.ts';
+import type { System } from './system.ts';
+
+/**
+ * One interview driven from Node the way the respondent page drives it: create a session with the
+ * server SDK (publishable key), open sessionUrl (CLICKED), call connect, join the room and answer
+ * each question with espeak-ng speech. Used by the demo and the benchmark; it reports what happened
+ * with times (performance.now() ms) rather than printing anything itself.
+ */
+export interface InterviewStep {
+  at: number;
+  kind: 'status' | 'connect' | 'state' | 'caption' | 'ended';
+  text: string;
+}
+
+export interface NodeInterview {
+  sessionId: string;
+  sessionUrl: string;
+  route: string;
+  roomUrl: string;
+  connectStarted: number;
+  connectMs: number;
+  room: RoomTimeline;
+  steps: InterviewStep[];
+}
+
+export const DEFAULT_ANSWERS = ['A friend told me about you.', 'Make the setup faster.', 'Nothing else, thanks.'];
+
+/** Each answer's samples, cut from one espeak-ng track. */
+export function answerClips(texts: string[]): Buffer[] {
+  const track = spokenTrack(texts, { leadMs: 0, gapMs: 0 });
+  return track.answers.map((a) => track.pcm.subarray(Math.round((a.startMs * SPEECH_RATE) / 1000) * 2, Math.round((a.endMs * SPEECH_RATE) / 1000) * 2));
+}
+
+export async function runNodeInterview(system: System, options: { answers?: Buffer[]; metadata?: Record<string, unknown>; onStep?: (step: InterviewStep) => void } = {}): Promise<NodeInterview> {
+  const steps: InterviewStep[] = [];
+  const step = (kind: InterviewStep['kind'], text: string, at = performance.now()): void => {
+    const s = { at, kind, text };
+    steps.push(s);
+    options.onStep?.(s);
+  };
+  const status = async (sessionId: string, why: string): Promise<void> => step('status', `${(await system.retrieve(sessionId)).status} (${why})`);
+
+  const created = await system.server.sessions.create({ interviewId: system.interviewId, metadata: options.metadata ?? { source: 'demo' } });
+  await status(created.sessionId, 'session created with the publishable key');
+  const page = await fetch(created.sessionUrl, { headers: { accept: 'text/html' } });
+  if (!page.ok) throw new Error(`the respondent page answered ${page.status}`);
+  await page.text();
+  await status(created.sessionId, 'the respondent opened sessionUrl');
+
+  const connectStarted = performance.now();
+  const res = await fetch(`${system.apiBase}/api/v2/sdk/connect`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ publishableKey: system.keys.publishable, interviewId: system.interviewId, sessionId: created.sessionId, metadata: {} }),
+  });
+  const answer = (await res.json()) as { room_url?: string; token?: string; route?: string; error?: string; message?: string };
+  const connectMs = performance.now() - connectStarted;
+  if (!res.ok || !answer.room_url || !answer.token) throw new Error(`connect answered ${res.status}: ${answer.error ?? ''} ${answer.message ?? ''}`);
+  step('connect', `route ${answer.route}, room ${answer.room_url}, spawn answered in ${connectMs.toFixed(0)} ms`);
+  await status(created.sessionId, 'the pipeline was spawned');
+
+  const room = await runRespondent({
+    roomUrl: answer.room_url,
+    token: answer.token,
+    answers: options.answers ?? answerClips(DEFAULT_ANSWERS),
+    ca: system.ca.certPem,
+    timeoutMs: 120_000,
+    onEvent: (line) => {
+      if (line.startsWith('caption ')) step('caption', line.slice('caption '.length));
+      else if (line.startsWith('state ')) step('state', line.slice('state '.length));
+    },
+  });
+  step('ended', `the room ended: ${room.endReason ?? `closed ${room.closeCode}`}`, room.ended ?? performance.now());
+  return { sessionId: created.sessionId, sessionUrl: created.sessionUrl, route: String(answer.route), roomUrl: answer.room_url, connectStarted, connectMs, room, steps };
+}
+
+/** Per-turn latency: from the end of each answer to the first audio of the bot's next utterance. */
+export function turnLatencies(room: RoomTimeline): number[] {
+  return room.answers.map((a) => room.botUtterances.find((u) => u.firstAudio > a.finished)).map((u, i) => (u ? u.firstAudio - room.answers[i]!.finished : NaN));
+}
