@@ -1,0 +1,120 @@
+import { cpus, totalmem } from 'node:os';
+import OpenAI, { toFile } from 'openai';
+import { answerClips, runNodeInterview, turnLatencies } from '../test/harness/node-interview.ts';
+import { wavBytes } from '../test/harness/speech.ts';
+import { INTERVIEW, startSystem } from '../test/harness/system.ts';
+
+/**
+ * The whole loop on this machine, with the local model stand-ins: time from the connect call to the
+ * bot's first audio at the respondent (a Node client speaking the local-room protocol, as the page
+ * does), and per turn, from the end of the respondent's speech to the bot's next audio. Beside each,
+ * the stand-in providers' own latency, measured by calling them directly the way the worker does
+ * (same client, same requests), and the deliberate end-of-turn wait (VAD silence), so that what is
+ * left is the system's own share: spawn, rooms, relays, process hops, buffering.
+ */
+const INTERVIEWS = Number(process.env.BENCH_INTERVIEWS ?? 3);
+const VAD_SILENCE_MS = 600;
+const DIRECT_SAMPLES = 5;
+
+const median = (xs: number[]): number => {
+  const s = xs.filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
+  if (s.length === 0) return NaN;
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+};
+const p90 = (xs: number[]): number => {
+  const s = xs.filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.ceil(s.length * 0.9) - 1)]! : NaN;
+};
+const ms = (x: number): string => (Number.isNaN(x) ? 'n/a' : `${x.toFixed(0)} ms`);
+// The VAD decides in 20 ms windows and the last quiet tail of a clip already counts as silence, so a
+// share within one window of zero is "nothing measurable", not a negative time.
+const share = (x: number): string => (Number.isNaN(x) ? 'n/a' : x < 20 ? `${ms(Math.max(0, x))} (within the VAD's 20 ms window)` : ms(x));
+
+async function timeIt(run: () => Promise<void>): Promise<number> {
+  const t0 = performance.now();
+  await run();
+  return performance.now() - t0;
+}
+
+/** The stand-in's own latency, called as the worker calls it: TTS to first byte, STT, LLM stream. */
+async function directProviderLatency(baseURL: string, answer: Buffer): Promise<{ ttsFirstByte: number; stt: number; llm: number }> {
+  const client = new OpenAI({ baseURL, apiKey: 'sk-local-standin-000000', maxRetries: 0 });
+  const tts: number[] = [];
+  const stt: number[] = [];
+  const llm: number[] = [];
+  for (let i = 0; i < DIRECT_SAMPLES; i++) {
+    const text = INTERVIEW.questions[i % INTERVIEW.questions.length]!.text;
+    tts.push(
+      await timeIt(async () => {
+        const res = await client.audio.speech.create({ model: 'tts-1', voice: 'alloy', input: text, response_format: 'pcm' });
+        const reader = res.body!.getReader();
+        await reader.read();
+        await reader.cancel();
+      }),
+    );
+    stt.push(await timeIt(async () => void (await client.audio.transcriptions.create({ model: 'whisper-1', file: await toFile(wavBytes(answer), 'answer.wav') }))));
+    llm.push(
+      await timeIt(async () => {
+        const stream = await client.chat.completions.create({ model: 'gpt-4o-mini', stream: true, max_tokens: 120, messages: [{ role: 'system', content: 'Decide.' }, { role: 'user', content: 'answer' }] });
+        for await (const chunk of stream) void chunk;
+      }),
+    );
+  }
+  return { ttsFirstByte: median(tts), stt: median(stt), llm: median(llm) };
+}
+
+async function main(): Promise<void> {
+  console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}`);
+  const system = await startSystem({ providers: 'fake', vadSilenceMs: VAD_SILENCE_MS });
+  try {
+    if (system.providers.kind !== 'fake') throw new Error('the benchmark runs on the local stand-ins');
+    const clips = answerClips(['A friend told me about you.', 'Make the setup faster.']);
+    const firstAudio: number[] = [];
+    const connect: number[] = [];
+    const turns: number[] = [];
+    for (let i = 0; i < INTERVIEWS; i++) {
+      const run = await runNodeInterview(system, { answers: clips, metadata: { bench: i } });
+      connect.push(run.connectMs);
+      const first = run.room.botUtterances[0];
+      firstAudio.push(first ? first.firstAudio - run.connectStarted : NaN);
+      turns.push(...turnLatencies(run.room));
+    }
+    const direct = await directProviderLatency(system.providers.fake.url, clips[0]!);
+    const spans = (name: string): number[] => system.otlp.spans.filter((s) => s.name === name).map((s) => Number(s.endNs - s.startNs) / 1e6);
+    await system.otlp.waitFor((s) => s.some((x) => x.name === 'tts.first_byte'), 10_000, 'spans');
+
+    const firstProviders = direct.ttsFirstByte;
+    const turnProviders = direct.stt + direct.llm + direct.ttsFirstByte;
+    const rows: Array<[string, string, string, string, string]> = [
+      ['connect call (spawn, route, room)', ms(median(connect)), ms(p90(connect)), '-', ms(median(connect))],
+      ['connect -> first bot audio', ms(median(firstAudio)), ms(p90(firstAudio)), `tts first byte ${ms(firstProviders)}`, ms(median(firstAudio) - firstProviders)],
+      [
+        'end of speech -> next bot audio',
+        ms(median(turns)),
+        ms(p90(turns)),
+        `vad wait ${VAD_SILENCE_MS} + stt ${ms(direct.stt)} + llm ${ms(direct.llm)} + tts ${ms(direct.ttsFirstByte)}`,
+        share(median(turns) - VAD_SILENCE_MS - turnProviders),
+      ],
+    ];
+    console.log(`\nwhole loop, ${INTERVIEWS} interviews x ${INTERVIEW.questions.length} turns, local stand-in providers (no added latency), Node respondent over wss local rooms`);
+    const header: [string, string, string, string, string] = ['measure', 'median', 'p90', 'stand-in providers alone (median, direct calls)', "system's own share (median)"];
+    const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));
+    const fmt = (r: string[]): string => r.map((v, c) => v.padEnd(widths[c]!)).join(' | ');
+    console.log(fmt(header));
+    console.log(widths.map((w) => '-'.repeat(w)).join('-|-'));
+    for (const r of rows) console.log(fmt(r));
+    console.log(`\ninside the worker (spans, median): llm.turn ${ms(median(spans('llm.turn')))}, tts.first_byte ${ms(median(spans('tts.first_byte')))}, session.start ${ms(median(spans('session.start')))}`);
+    console.log('the vad wait is deliberate: the bot waits VAD_SILENCE_MS of silence before it takes the turn.');
+  } finally {
+    await system.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
