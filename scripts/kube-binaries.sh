@@ -18,7 +18,7 @@ mkdir -p "$bin" "$cache/$key/work"
 exec 9>"$cache/$key/.lock"
 flock 9
 
-export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
+export CGO_ENABLED=0 GOFLAGS="-mod=mod -buildvcs=false" GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
 export GOMAXPROCS="${GOMAXPROCS:-$(nproc)}"
 ldflags='-s -w'
 
