@@ -28,7 +28,11 @@ export class Heartbeat {
   private readonly seenDead = new Map<string, number>();
   private beating = false;
 
-  constructor(private readonly o: HeartbeatOptions) {}
+  private readonly o: HeartbeatOptions;
+
+  constructor(o: HeartbeatOptions) {
+    this.o = o;
+  }
 
   /** True while the last successful beat is younger than the TTL. */
   get healthy(): boolean {

@@ -37,7 +37,10 @@ export class SessionCoordinator {
   private running = false;
   private loop: Promise<void> | null = null;
 
-  constructor(private readonly o: SessionCoordinatorOptions) {
+  private readonly o: SessionCoordinatorOptions;
+
+  constructor(o: SessionCoordinatorOptions) {
+    this.o = o;
     o.slots.on('finished', (sessionId: string, outcome: Outcome) => void this.finish(sessionId, outcome));
     o.slots.on('span', (sessionId: string, span: SpanRecord) => this.onSpan(sessionId, span));
     o.slots.on('latency', (provider: string, operation: string, seconds: number) => o.metrics.providerLatency.observe({ provider, operation }, seconds));

@@ -38,8 +38,11 @@ export class SlotManager extends EventEmitter {
   readonly slots = new Map<string, Slot>();
   private draining = false;
 
-  constructor(private readonly options: SlotManagerOptions) {
+  private readonly options: SlotManagerOptions;
+
+  constructor(options: SlotManagerOptions) {
     super();
+    this.options = options;
   }
 
   start(): void {

@@ -15,8 +15,11 @@ export interface BotRoom extends EventEmitter {
 class LocalBotRoom extends EventEmitter implements BotRoom {
   respondentPresent = false;
 
-  constructor(private readonly ws: WebSocket) {
+  private readonly ws: WebSocket;
+
+  constructor(ws: WebSocket) {
     super();
+    this.ws = ws;
     ws.on('message', (data, isBinary) => {
       if (isBinary) return void this.emit('audio', Buffer.isBuffer(data) ? data : Buffer.concat(data as Buffer[]));
       let msg: { type?: string };

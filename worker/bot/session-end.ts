@@ -1,10 +1,11 @@
 /** Ends the session early; `ended` is the reason sent to the respondent. */
 export class SessionEnd extends Error {
-  constructor(
-    readonly reason: string,
-    readonly ended: 'failed' | 'timeout' | 'hangup',
-    message: string,
-  ) {
+  readonly reason: string;
+  readonly ended: 'failed' | 'timeout' | 'hangup';
+
+  constructor(reason: string, ended: 'failed' | 'timeout' | 'hangup', message: string) {
     super(message);
+    this.reason = reason;
+    this.ended = ended;
   }
 }

@@ -20,11 +20,13 @@ export class BotProcess extends EventEmitter {
   private stopping = false;
   restarts = 0;
 
-  constructor(
-    readonly slotId: string,
-    private readonly env: NodeJS.ProcessEnv,
-  ) {
+  readonly slotId: string;
+  private readonly env: NodeJS.ProcessEnv;
+
+  constructor(slotId: string, env: NodeJS.ProcessEnv) {
     super();
+    this.slotId = slotId;
+    this.env = env;
   }
 
   get pid(): number | undefined {

@@ -23,7 +23,10 @@ export class EnergyVad {
   private silentRun = 0;
   private speaking = false;
 
-  constructor(private readonly options: VadOptions) {
+  private readonly options: VadOptions;
+
+  constructor(options: VadOptions) {
+    this.options = options;
     this.windowMs = options.windowMs ?? 20;
     this.windowBytes = Math.round((options.sampleRate * this.windowMs) / 1000) * 2;
   }

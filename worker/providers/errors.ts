@@ -9,14 +9,17 @@ export type ProviderKind = 'stt' | 'llm' | 'tts';
 export type FailureKind = 'timeout' | 'http' | 'network' | 'bad_response' | 'aborted';
 
 export class ProviderError extends Error {
-  constructor(
-    readonly provider: ProviderKind,
-    readonly kind: FailureKind,
-    readonly retryable: boolean,
-    message: string,
-    readonly status?: number,
-  ) {
+  readonly provider: ProviderKind;
+  readonly kind: FailureKind;
+  readonly retryable: boolean;
+  readonly status?: number;
+
+  constructor(provider: ProviderKind, kind: FailureKind, retryable: boolean, message: string, status?: number) {
     super(message);
+    this.provider = provider;
+    this.kind = kind;
+    this.retryable = retryable;
+    this.status = status;
     this.name = 'ProviderError';
   }
 

@@ -17,12 +17,17 @@ export interface LanguageModel {
 }
 
 export class OpenAILanguageModel implements LanguageModel {
-  constructor(
-    private readonly client: OpenAI,
-    readonly model: string,
-    readonly provider: string,
-    private readonly policy: CallPolicy,
-  ) {}
+  private readonly client: OpenAI;
+  readonly model: string;
+  readonly provider: string;
+  private readonly policy: CallPolicy;
+
+  constructor(client: OpenAI, model: string, provider: string, policy: CallPolicy) {
+    this.client = client;
+    this.model = model;
+    this.provider = provider;
+    this.policy = policy;
+  }
 
   async *stream(messages: ChatMessage[], options: { signal?: AbortSignal; maxTokens?: number } = {}): AsyncIterable<string> {
     const { value, attempt, release } = await callWithPolicy(

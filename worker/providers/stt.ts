@@ -12,12 +12,17 @@ export interface SpeechToText {
 }
 
 export class OpenAISpeechToText implements SpeechToText {
-  constructor(
-    private readonly client: OpenAI,
-    readonly model: string,
-    readonly provider: string,
-    private readonly policy: CallPolicy,
-  ) {}
+  private readonly client: OpenAI;
+  readonly model: string;
+  readonly provider: string;
+  private readonly policy: CallPolicy;
+
+  constructor(client: OpenAI, model: string, provider: string, policy: CallPolicy) {
+    this.client = client;
+    this.model = model;
+    this.provider = provider;
+    this.policy = policy;
+  }
 
   async transcribe(pcm: Buffer, options: { sampleRate: number; language?: string; signal?: AbortSignal }): Promise<string> {
     const wav = wavFromPcm16(pcm, options.sampleRate);

@@ -14,13 +14,19 @@ export class OpenAITextToSpeech implements TextToSpeech {
   /** `pcm` from the OpenAI speech endpoint is 24 kHz, 16-bit, mono, little-endian. */
   readonly sampleRate = 24_000;
 
-  constructor(
-    private readonly client: OpenAI,
-    readonly model: string,
-    private readonly voice: string,
-    readonly provider: string,
-    private readonly policy: CallPolicy,
-  ) {}
+  private readonly client: OpenAI;
+  readonly model: string;
+  private readonly voice: string;
+  readonly provider: string;
+  private readonly policy: CallPolicy;
+
+  constructor(client: OpenAI, model: string, voice: string, provider: string, policy: CallPolicy) {
+    this.client = client;
+    this.model = model;
+    this.voice = voice;
+    this.provider = provider;
+    this.policy = policy;
+  }
 
   async *synthesize(text: string, options: { signal?: AbortSignal } = {}): AsyncIterable<Buffer> {
     const { value, attempt, release } = await callWithPolicy(

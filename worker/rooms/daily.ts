@@ -9,12 +9,13 @@ import { signJwt } from './tokens.ts';
  * Deletion is queued and throttled, and a room that is already gone (404) counts as deleted.
  */
 export class DailyApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
+  readonly status: number;
+  readonly code: string;
+
+  constructor(status: number, code: string, message: string) {
     super(message);
+    this.status = status;
+    this.code = code;
     this.name = 'DailyApiError';
   }
 }
@@ -43,7 +44,10 @@ export class DailyRoomProvider implements RoomProvider {
   private readonly deleteQueue: Array<{ name: string; attempts: number }> = [];
   private readonly timer: NodeJS.Timeout;
 
-  constructor(private readonly options: DailyOptions) {
+  private readonly options: DailyOptions;
+
+  constructor(options: DailyOptions) {
+    this.options = options;
     this.domainId = options.domainId;
     this.timer = setInterval(() => void this.deleteNext(), 1000 / (options.deletesPerSecond ?? 2));
     this.timer.unref();

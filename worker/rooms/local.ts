@@ -51,9 +51,11 @@ export class LocalRoomProvider implements RoomProvider {
   readonly name = 'local' as const;
   readonly botCanJoin = true;
 
-  constructor(
-    private readonly options: { publicUrl: string; secret: string; registry: LocalRoomRegistry; clock?: () => number },
-  ) {}
+  private readonly options: { publicUrl: string; secret: string; registry: LocalRoomRegistry; clock?: () => number };
+
+  constructor(options: { publicUrl: string; secret: string; registry: LocalRoomRegistry; clock?: () => number }) {
+    this.options = options;
+  }
 
   async init(): Promise<void> {}
 

@@ -1,0 +1,52 @@
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * Dockerfile.worker, read as data (no Docker engine here): the base, user, port, version label,
+ * entry point and health check the issue asks for; and the health check command itself, run
+ * against a real HTTP server.
+ */
+const ROOT = resolve(import.meta.dirname, '../..');
+const text = readFileSync(resolve(ROOT, 'Dockerfile.worker'), 'utf8');
+const instructions = text.replace(/\\\n/g, ' ').split('\n').filter((l) => l.trim() && !l.trim().startsWith('#'));
+const of = (name: string) => instructions.filter((l) => l.startsWith(`${name} `));
+
+describe('Dockerfile.worker', () => {
+  it('runs Node 24 slim as a non-root user on port 7860, labelled v1.3.0', () => {
+    expect(of('FROM').every((l) => /^FROM node:24(-bookworm)?-slim\b/.test(l))).toBe(true);
+    expect(of('USER').at(-1)).toBe('USER 1000:1000');
+    expect(of('EXPOSE')).toEqual(['EXPOSE 7860']);
+    expect(of('LABEL').join(' ')).toMatch(/org\.opencontainers\.image\.version="v1\.3\.0"/);
+    expect(of('ENTRYPOINT')).toEqual(['ENTRYPOINT ["node", "worker/main.ts"]']);
+    expect(of('STOPSIGNAL')).toEqual(['STOPSIGNAL SIGTERM']);
+  });
+
+  it('copies only paths that exist', () => {
+    for (const line of of('COPY').filter((l) => !l.includes('--from'))) {
+      for (const source of line.split(/\s+/).slice(1, -1)) expect(existsSync(resolve(ROOT, source)), source).toBe(true);
+    }
+  });
+
+  it('has a health check command that passes against a live /healthz and fails without one', async () => {
+    const check = of('HEALTHCHECK')[0]!;
+    const command = JSON.parse(check.slice(check.indexOf('CMD') + 3).trim()) as string[];
+    expect(command[0]).toBe('node');
+    const server = createServer((req, res) => {
+      res.writeHead(req.url === '/healthz' ? 200 : 404);
+      res.end();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const port = (server.address() as AddressInfo).port;
+    // Asynchronous on purpose: the server above lives in this process and must keep answering.
+    const run = (p: number) =>
+      new Promise<number>((r) => execFile(process.execPath, command.slice(1), { env: { PORT: String(p) }, timeout: 10_000 }, (err) => r(err ? Number((err as { code?: number }).code ?? 1) : 0)));
+    expect(await run(port)).toBe(0);
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+    expect(await run(port)).toBe(1);
+  });
+});
