@@ -64,6 +64,10 @@ export interface VoiceWorkerPoolSpec {
   telemetry?: { otlpEndpoint?: string; serviceName: string };
   warmPoolSize: number;
   maxSessionSeconds?: number;
+  /** Where transcripts go (file://<folder> or s3://<bucket>[/<prefix>]); the worker's default otherwise. */
+  transcriptStore?: string;
+  /** More worker environment (e.g. S3 credentials); names the operator sets are refused. */
+  extraEnv?: Array<{ name: string; value?: string; valueFrom?: { secretKeyRef: SecretKeyRef } }>;
   terminationGracePeriodSeconds: number;
 }
 

@@ -22,6 +22,14 @@ describe('validate', () => {
     expect(secretProblem(pool, new Map([...ok, ['redis', ['other']]]))).toEqual({ reason: 'SecretKeyNotFound', message: 'Secret ns/redis has no key "url" named by spec.redis.urlSecret.key' });
   });
 
+  it('refuses extraEnv that would override a variable the operator sets, and checks its Secrets', () => {
+    const withExtra = { ...pool, spec: { ...pool.spec, autoscaling: undefined, extraEnv: [{ name: 'WORKER_TOKEN', value: 'x' }] } } as unknown as VoiceWorkerPool;
+    expect(specProblem(withExtra, decideFloor(withExtra.spec, new Date()))?.message).toContain('spec.extraEnv sets WORKER_TOKEN, which the operator sets');
+    const s3 = { ...pool, spec: { ...pool.spec, extraEnv: [{ name: 'AWS_SECRET_ACCESS_KEY', valueFrom: { secretKeyRef: { name: 's3', key: 'secret' } } }] } } as unknown as VoiceWorkerPool;
+    const ok = new Map([['w', ['token']], ['prov', ['llm']], ['redis', ['url']]]);
+    expect(secretProblem(s3, ok)?.message).toBe('Secret ns/s3 named by spec.extraEnv[0].valueFrom.secretKeyRef does not exist; create it or fix spec.extraEnv[0].valueFrom.secretKeyRef.name');
+  });
+
   it('rejects a floor above the autoscaling maximum', () => {
     const problem = specProblem(pool, decideFloor(pool.spec, new Date()));
     expect(problem?.reason).toBe('InvalidSpec');

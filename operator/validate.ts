@@ -4,6 +4,7 @@
  */
 import { Reason } from './conditions.ts';
 import type { FloorDecision } from './floor.ts';
+import { managedEnv } from './resources/deployment.ts';
 import type { SecretKeyRef, VoiceWorkerPool } from './types.ts';
 
 export interface Problem {
@@ -16,10 +17,18 @@ export function secretRefs(pool: VoiceWorkerPool): Array<{ field: string; ref: S
   const refs: Array<{ field: string; ref: SecretKeyRef }> = [];
   for (const [field, ref] of Object.entries(pool.spec.secrets)) if (ref) refs.push({ field: `spec.secrets.${field}`, ref });
   if (pool.spec.redis.urlSecret) refs.push({ field: 'spec.redis.urlSecret', ref: pool.spec.redis.urlSecret });
+  (pool.spec.extraEnv ?? []).forEach((e, i) => {
+    if (e.valueFrom) refs.push({ field: `spec.extraEnv[${i}].valueFrom.secretKeyRef`, ref: e.valueFrom.secretKeyRef });
+  });
   return refs;
 }
 
 export function specProblem(pool: VoiceWorkerPool, decision: FloorDecision): Problem | undefined {
+  const managed = new Set(managedEnv(pool).map((e) => e.name));
+  const clash = (pool.spec.extraEnv ?? []).find((e) => managed.has(e.name));
+  if (clash) {
+    return { reason: Reason.InvalidSpec, message: `VoiceWorkerPool ${pool.metadata.name}: spec.extraEnv sets ${clash.name}, which the operator sets from the pool's fields; use those fields instead` };
+  }
   const autoscaling = pool.spec.autoscaling;
   if (autoscaling?.enabled && decision.floor > autoscaling.maxReplicas) {
     return {

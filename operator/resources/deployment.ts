@@ -5,7 +5,13 @@ import { childMetadata, selectorLabels } from './common.ts';
 /** Seconds the pre-stop step waits so endpoints drop the pod before the worker gets SIGTERM. */
 export const PRE_STOP_SECONDS = 10;
 
-type EnvVar = { name: string; value: string } | { name: string; valueFrom: { secretKeyRef: SecretKeyRef } };
+type EnvVar =
+  | { name: string; value: string }
+  | { name: string; valueFrom: { secretKeyRef: SecretKeyRef } }
+  | { name: string; valueFrom: { fieldRef: { fieldPath: string } } };
+
+/** Where the worker keeps files (transcripts by default); writable although the root is read-only. */
+export const WORKER_DATA_DIR = '/var/lib/voice-worker';
 
 function fromSecret(name: string, ref: SecretKeyRef | undefined): EnvVar[] {
   return ref ? [{ name, valueFrom: { secretKeyRef: { name: ref.name, key: ref.key } } }] : [];
@@ -17,10 +23,20 @@ function plain(name: string, value: string | number | undefined): EnvVar[] {
 
 /** Environment of the worker container; provider keys only ever come from Secrets. */
 export function workerEnv(pool: VoiceWorkerPool): EnvVar[] {
+  return [...managedEnv(pool), ...(pool.spec.extraEnv ?? []).map(extra)];
+}
+
+function extra(e: NonNullable<VoiceWorkerPool['spec']['extraEnv']>[number]): EnvVar {
+  return e.valueFrom ? { name: e.name, valueFrom: { secretKeyRef: { name: e.valueFrom.secretKeyRef.name, key: e.valueFrom.secretKeyRef.key } } } : { name: e.name, value: e.value ?? '' };
+}
+
+/** The variables the operator owns (extraEnv may not set these). */
+export function managedEnv(pool: VoiceWorkerPool): EnvVar[] {
   const { spec } = pool;
   const models = spec.models ?? {};
   return [
     ...plain('PORT', WORKER_PORT),
+    { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
     ...fromSecret('WORKER_TOKEN', spec.secrets.workerToken),
     ...(spec.redis.urlSecret ? fromSecret('REDIS_URL', spec.redis.urlSecret) : plain('REDIS_URL', spec.redis.url)),
     ...plain('BACKEND_URL', spec.backendUrl),
@@ -41,6 +57,7 @@ export function workerEnv(pool: VoiceWorkerPool): EnvVar[] {
     ...plain('OTEL_EXPORTER_OTLP_ENDPOINT', spec.telemetry?.otlpEndpoint),
     ...plain('OTEL_SERVICE_NAME', spec.telemetry?.serviceName ?? 'voice-worker'),
     ...plain('MAX_SESSION_SECONDS', spec.maxSessionSeconds),
+    ...plain('TRANSCRIPT_STORE', spec.transcriptStore),
   ];
 }
 
@@ -90,10 +107,16 @@ export function buildDeployment(pool: VoiceWorkerPool, replicas: number | undefi
                 runAsNonRoot: true,
                 capabilities: { drop: ['ALL'] },
               },
-              volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+              volumeMounts: [
+                { name: 'tmp', mountPath: '/tmp' },
+                { name: 'data', mountPath: WORKER_DATA_DIR },
+              ],
             },
           ],
-          volumes: [{ name: 'tmp', emptyDir: {} }],
+          volumes: [
+            { name: 'tmp', emptyDir: {} },
+            { name: 'data', emptyDir: {} },
+          ],
         },
       },
     },

@@ -55,6 +55,19 @@ describe('builders', () => {
     expect(env.find((e) => e.name === 'LLM_API_KEY')).toBeUndefined();
   });
 
+  it('pass the pod name, the transcript store and extra variables after the managed ones', () => {
+    const env = workerEnv(pool({ transcriptStore: 's3://bucket/t', extraEnv: [{ name: 'AWS_REGION', value: 'eu-west-1' }, { name: 'AWS_SECRET_ACCESS_KEY', valueFrom: { secretKeyRef: { name: 's3', key: 'secret' } } }] }));
+    expect(env).toContainEqual({ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } });
+    expect(env).toContainEqual({ name: 'TRANSCRIPT_STORE', value: 's3://bucket/t' });
+    expect(env.slice(-2)).toEqual([{ name: 'AWS_REGION', value: 'eu-west-1' }, { name: 'AWS_SECRET_ACCESS_KEY', valueFrom: { secretKeyRef: { name: 's3', key: 'secret' } } }]);
+  });
+
+  it('mount writable /tmp and data folders under a read-only root', () => {
+    const d = buildDeployment(pool(), 1) as unknown as { spec: { template: { spec: { volumes: unknown; containers: Array<{ volumeMounts: unknown; securityContext: { readOnlyRootFilesystem: boolean } }> } } } };
+    expect(d.spec.template.spec.containers[0]!.securityContext.readOnlyRootFilesystem).toBe(true);
+    expect(d.spec.template.spec.containers[0]!.volumeMounts).toEqual([{ name: 'tmp', mountPath: '/tmp' }, { name: 'data', mountPath: '/var/lib/voice-worker' }]);
+  });
+
   it('build a Deployment that keeps serving through rollouts and shutdowns', () => {
     const d = buildDeployment(pool(), 3) as unknown as { spec: { strategy: unknown; template: { spec: { terminationGracePeriodSeconds: number; containers: Array<{ resources: unknown; lifecycle: unknown }> } } } };
     expect(d.spec.strategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: '25%' } });

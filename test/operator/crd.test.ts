@@ -67,6 +67,8 @@ describe('VoiceWorkerPool CRD', () => {
     expect(await rejection(poolSpec({ autoscaling: { minReplicas: 8, maxReplicas: 4 } }))).toContain('autoscaling.minReplicas must be at most autoscaling.maxReplicas');
     expect(await rejection(poolSpec({ redis: { url: 'redis://r', urlSecret: { name: 'r', key: 'url' } } }))).toContain('set exactly one of redis.url and redis.urlSecret');
     expect(await rejection(poolSpec({ redis: {} }))).toContain('set exactly one of redis.url and redis.urlSecret');
+    expect(await rejection(poolSpec({ extraEnv: [{ name: 'A' }] }))).toContain('an extraEnv entry needs exactly one of value and valueFrom');
+    expect(await rejection(poolSpec({ transcriptStore: '/data' }))).toContain('spec.transcriptStore');
     const window = { start: '2030-01-01T10:00:00Z', end: '2030-01-01T09:00:00Z', replicas: 4 };
     expect(await rejection(poolSpec({ preScaling: { windows: [window] } }))).toContain('a pre-scaling window must end after it starts');
     const big = { start: '2030-01-01T10:00:00Z', end: '2030-01-01T11:00:00Z', replicas: 40 };
