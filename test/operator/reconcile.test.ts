@@ -136,6 +136,21 @@ describe('reconcile against a real API server', () => {
     expect((d!.metadata.managedFields as Array<{ manager?: string }>).some((m) => m.manager === FIELD_MANAGER)).toBe(true);
   });
 
+  it('turns autoscaling on: the HPA takes over the current count, which is not reset to 1', async () => {
+    await createPool(kube, ns, 'fixed', poolSpec({ replicas: 4 }));
+    await eventually(() => get('Deployment', 'fixed'), (d) => d?.spec.replicas === 4, 'fixed at 4 replicas');
+    await kube.mergePatch(poolPath(ns, 'fixed'), { spec: { autoscaling: { minReplicas: 2, maxReplicas: 10 } } });
+    const hpa = await eventually(() => get('HorizontalPodAutoscaler', 'fixed'), (h) => h !== undefined, 'HPA created');
+    expect(hpa!.spec).toMatchObject({ minReplicas: 2, maxReplicas: 10 });
+    await eventually(() => pool('fixed'), (p) => p.status?.observedGeneration === 2, 'generation 2 observed');
+    const d = (await get('Deployment', 'fixed'))!;
+    expect(d.spec.replicas).toBe(4);
+    const owners = (d.metadata.managedFields as Array<{ manager: string; fieldsV1?: { 'f:spec'?: Record<string, unknown> } }>)
+      .filter((m) => m.fieldsV1?.['f:spec']?.['f:replicas'] !== undefined)
+      .map((m) => m.manager);
+    expect(owners).toEqual(['voice-operator-initial-replicas']);
+  });
+
   it('marks a pool whose Secret is missing Degraded, with an Event, and recovers when it appears', async () => {
     await createPool(kube, ns, 'nosecret', poolSpec({ secrets: { workerToken: { name: 'later' } } }));
     const degraded = await eventually(() => pool('nosecret'), (p) => condition(p, 'Degraded')?.status === 'True', 'nosecret Degraded');
