@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
+import type { FrameLocator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../api-stub/app.ts';
 import { loadConfig } from '../../api-stub/config.ts';
@@ -83,6 +83,10 @@ afterAll(async () => {
 type Events = Array<{ type: string; sessionId: string; code?: string; retryable?: boolean }>;
 const events = (page: Page): Promise<Events> => page.evaluate(() => (window as unknown as { serviceEvents: Events }).serviceEvents);
 
+/** Waits for the status orb's colour transition to end, so that screenshots show the state's colour. */
+const settled = (frame: FrameLocator, colour: string): Promise<void> =>
+  expect.poll(() => frame.locator('.orb').evaluate((el) => getComputedStyle(el).backgroundColor), { interval: 50 }).toBe(colour);
+
 async function openHost(): Promise<{ page: Page; sessionId: string }> {
   const page = await browser.context.newPage();
   await page.goto(host.url);
@@ -135,6 +139,7 @@ describe('browser SDK and respondent page', () => {
     expect(await frame.locator('#retry').isVisible()).toBe(true);
     expect(await frame.locator('#retry').evaluate((el) => el === document.activeElement)).toBe(true);
     expect((await events(page)).map((e) => e.type).slice(0, 3)).toEqual(['service:ready', 'service:connecting', 'service:error']);
+    await settled(frame, 'rgb(179, 38, 30)');
     await page.screenshot({ path: join(ARTIFACTS, 'error.png') });
 
     await frame.locator('#retry').click();
@@ -142,6 +147,24 @@ describe('browser SDK and respondent page', () => {
     expect((await events(page)).map((e) => e.type).slice(3)).toEqual(['service:connecting', 'service:error']);
     // Connect failed, so the session never started.
     expect(getSession(db, sessionId)?.status).toBe('CLICKED');
+    await page.close();
+  });
+
+  it('can be started from the keyboard alone, announces its state politely, and fits a phone screen', async () => {
+    const { page } = await openHost();
+    await page.setViewportSize({ width: 360, height: 740 });
+    const frame = page.frameLocator('iframe');
+    await expect.poll(() => frame.locator('#start').isVisible()).toBe(true);
+    expect(await frame.locator('[role="status"]').getAttribute('aria-live')).toBe('polite');
+    expect(await frame.locator('#captions').getAttribute('role')).toBe('log');
+    expect(await frame.locator('html').getAttribute('lang')).toBe('en');
+    // Nothing overflows sideways on a narrow screen, and the Start button is a comfortable target.
+    expect(await frame.locator('body').evaluate((b) => b.scrollWidth <= b.clientWidth)).toBe(true);
+    expect((await frame.locator('#start').boundingBox())!.height).toBeGreaterThanOrEqual(44);
+    await page.screenshot({ path: join(ARTIFACTS, 'ready-phone.png') });
+    await frame.locator('#start').focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => frame.locator('#interview').getAttribute('data-state'), { timeout: 15_000 }).toBe('error');
     await page.close();
   });
 
@@ -154,6 +177,28 @@ describe('browser SDK and respondent page', () => {
     expect(await direct.locator('#state-detail').textContent()).toContain('Open this interview from the app');
     await direct.close();
     await page.close();
+  });
+
+  it('says how to allow a blocked microphone, offers Retry, and never calls connect', async () => {
+    const denied = await launchChromium({ denyMicrophone: true });
+    try {
+      const page = await denied.context.newPage();
+      await page.goto(host.url);
+      await page.waitForFunction(() => (window as unknown as { hostReady?: boolean }).hostReady === true);
+      const sessionId = await page.evaluate((id) => (window as unknown as { startInterview(i: string, m: object): Promise<string> }).startInterview(id, {}), 'dpl_page');
+      const frame = page.frameLocator('iframe');
+      await frame.locator('#start').click();
+      await expect.poll(() => frame.locator('#interview').getAttribute('data-state'), { timeout: 15_000 }).toBe('error');
+      expect((await events(page)).find((e) => e.type === 'service:error')).toMatchObject({ code: 'microphone_denied', retryable: true });
+      expect((await events(page)).map((e) => e.type)).not.toContain('service:connecting');
+      expect(await frame.locator('#retry').isVisible()).toBe(true);
+      expect(await frame.locator('#state-detail').textContent()).toMatch(/Allow it in your browser/);
+      expect(getSession(db, sessionId)?.status).toBe('CLICKED');
+      await settled(frame, 'rgb(179, 38, 30)');
+      await page.screenshot({ path: join(ARTIFACTS, 'microphone-denied.png') });
+    } finally {
+      await denied.close();
+    }
   });
 
   it('answers an unknown session with a 404 page for browsers and the JSON error shape for others', async () => {

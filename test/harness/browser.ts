@@ -23,6 +23,8 @@ export interface ChromiumOptions {
    * knows signed them: the workers' throwaway certificates (wss rooms), and nothing else.
    */
   trustSpki?: string[];
+  /** Answer the microphone prompt "no" instead of "yes" (the respondent blocks the microphone). */
+  denyMicrophone?: boolean;
 }
 
 export async function launchChromium(options: ChromiumOptions = {}): Promise<Chromium> {
@@ -39,8 +41,8 @@ export async function launchChromium(options: ChromiumOptions = {}): Promise<Chr
     '--disable-background-networking',
     '--disable-component-update',
     '--disable-sync',
-    '--use-fake-ui-for-media-stream',
     '--use-fake-device-for-media-stream',
+    options.denyMicrophone ? '--deny-permission-prompts' : '--use-fake-ui-for-media-stream',
   ];
   if (options.fakeAudioFile) args.push(`--use-file-for-fake-audio-capture=${options.fakeAudioFile}`);
   if (options.trustSpki?.length) args.push(`--ignore-certificate-errors-spki-list=${options.trustSpki.join(',')}`);
