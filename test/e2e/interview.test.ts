@@ -144,6 +144,30 @@ describe('one interview through every part', () => {
     await expectCompleted(run, 'hosted');
   }, 120_000);
 
+  it('the host page hangs up through the SDK: the page leaves the room, the bot reports it, interview.failed arrives signed', async () => {
+    const page = await browser.context.newPage();
+    try {
+      await page.goto(host.url);
+      await page.waitForFunction(() => (window as unknown as { hostReady?: boolean }).hostReady === true);
+      const sessionId = await page.evaluate((id) => (window as unknown as { startInterview(i: string, m: object): Promise<string> }).startInterview(id, { plan: 'pro' }), system.interviewId);
+      const frame = page.frameLocator('iframe');
+      await frame.locator('#start').click();
+      await waitEvent(page, 'service:speaking');
+      await page.evaluate(() => (window as unknown as { mounted: { hangup(): void } }).mounted.hangup());
+      await waitEvent(page, 'service:completed');
+      expect((await hostEvents(page)).at(-1)).toMatchObject({ type: 'service:completed', reason: 'hangup', sessionId });
+      await expect.poll(() => frame.locator('#state-detail').textContent()).toContain('You left the interview');
+
+      const failed = await system.webhooks.waitFor('interview.failed', sessionId);
+      expect(failed.event.data).toMatchObject({ sessionId, reason: 'respondent_hangup' });
+      const session = await system.retrieve(sessionId);
+      expect(session.status).toBe('STARTED');
+      expect(session.response).toBeNull();
+    } finally {
+      await page.close();
+    }
+  }, 60_000);
+
   it('routes to the self-hosted worker when the endpoint is set, and back to the hosted pipeline when it is cleared', async () => {
     await system.setSelfHost();
     const selfHosted = await interview('self-hosted', false);
