@@ -8,7 +8,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=kube-versions.env
 source "$here/kube-versions.env"
 cache="${VOICE_KUBE_CACHE:-$HOME/.cache/voice-kube}"
-key="k8s-${KUBE_VERSION}_etcd-${ETCD_VERSION}_helm-${HELM_VERSION}"
+# r2: helm stamped with its version (bump when the build recipe changes).
+key="k8s-${KUBE_VERSION}_etcd-${ETCD_VERSION}_helm-${HELM_VERSION}_r2"
 bin="$cache/$key/bin"
 if [ "${1:-}" = "--bin-dir" ]; then echo "$bin"; exit 0; fi
 
@@ -62,6 +63,12 @@ fi
 if need helm; then
   dir="$cache/$key/work/helm"
   wrapper "$dir" "require helm.sh/helm/v3 $HELM_VERSION"
+  # Stamp the version and the Kubernetes version `helm template` assumes (its client-go's minor),
+  # as helm's own release build does.
+  helm_mod="$(cd "$cache" && GOFLAGS= go mod download -json "helm.sh/helm/v3@$HELM_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
+  k8s_minor="$(sed -n 's#^[[:space:]]*k8s.io/client-go v0\.\([0-9]*\)\..*#\1#p' "$helm_mod" | head -1)"
+  [ -n "$k8s_minor" ] || { echo "kube-binaries: no k8s.io/client-go version in $helm_mod" >&2; exit 1; }
+  ldflags="-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$k8s_minor"
   build "$dir" helm helm.sh/helm/v3/cmd/helm
 fi
 

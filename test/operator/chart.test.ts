@@ -56,12 +56,14 @@ describe('voice-operator chart', () => {
     await expect(helm(['template', 'old', CHART, '--kube-version', '1.26.9'])).rejects.toThrow(/kubeVersion|incompatible/i);
   });
 
-  for (const version of ['1.27.0', NEWEST]) {
-    it(`renders at Kubernetes ${version} and the manifests apply server-side`, async () => {
+  // The oldest supported version, the API server's, and the newest helm knows (its default).
+  for (const version of ['1.27.0', NEWEST, 'default']) {
+    it(`renders at Kubernetes ${version === 'default' ? "helm's newest (its default)" : version} and the manifests apply server-side`, async () => {
       const ns = await createNamespace(kube, `chart-${version.replace(/\./g, '')}`);
       const release = `r${version.replace(/\./g, '')}`;
+      const kubeVersion = version === 'default' ? [] : ['--kube-version', version];
       const values = valuesFile({ pool: { enabled: true, name: 'from-chart', spec: poolSpec({ autoscaling: { maxReplicas: 5 } }) }, metrics: { serviceMonitor: { enabled: false } } });
-      const rendered = await helm(['template', release, CHART, '--namespace', ns, '--kube-version', version, '--include-crds', '-f', values]);
+      const rendered = await helm(['template', release, CHART, '--namespace', ns, ...kubeVersion, '--include-crds', '-f', values]);
       const kinds = [...rendered.matchAll(/^kind: (\w+)$/gm)].map((m) => m[1]);
       expect(kinds.sort()).toEqual(['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Deployment', 'Role', 'RoleBinding', 'Service', 'ServiceAccount', 'VoiceWorkerPool'].sort());
       const out = await kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager=helm-test', '-n', ns, '-f', '-'], { input: rendered });
