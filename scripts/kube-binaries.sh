@@ -13,6 +13,8 @@ key="k8s-${KUBE_VERSION}_etcd-${ETCD_VERSION}_helm-${HELM_VERSION}_r2"
 bin="$cache/$key/bin"
 if [ "${1:-}" = "--bin-dir" ]; then echo "$bin"; exit 0; fi
 
+# Go's usual install places, for shells whose PATH lacks them.
+export PATH="$PATH:/usr/local/go/bin:/usr/lib/go/bin"
 command -v go >/dev/null || { echo "kube-binaries: 'go' is not on PATH; install Go 1.24+ first" >&2; exit 1; }
 mkdir -p "$bin" "$cache/$key/work"
 # One builder at a time per cache (tests and benches may call this concurrently).
