@@ -7,7 +7,7 @@ import { mountSession, type MountOptions, type MountedSession } from './iframe.t
 export interface ClientOptions {
   /** `pk_test_…` or `pk_live_…`. */
   publishableKey: string;
-  /** The service's base address, e.g. `https://api.example.com`. Defaults to the script's own origin. */
+  /** The service's base address, e.g. `https://api.example.com`. Defaults to the origin this module was loaded from. */
   baseUrl?: string;
   /** For tests: another fetch. */
   fetch?: typeof fetch;
@@ -38,6 +38,16 @@ export class ServiceError extends Error {
 
 const OPTION_KEYS = new Set(['publishableKey', 'baseUrl', 'fetch']);
 
+/** The origin this module was served from (the api-stub's /sdk/browser.js), when it is http(s). */
+function scriptOrigin(): string | null {
+  try {
+    const url = new URL(import.meta.url);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : null;
+  } catch {
+    return null;
+  }
+}
+
 export interface ServiceClient {
   createSession(input: CreateSessionInput): Promise<CreatedSession>;
   /** Mounts a created session's page into `container` (an element or a CSS selector). */
@@ -53,7 +63,7 @@ export function createServiceClient(options: ClientOptions): ServiceClient {
   if (typeof options.publishableKey !== 'string' || !/^pk_(test|live)_/.test(options.publishableKey)) {
     throw new TypeError('createServiceClient: publishableKey must be a pk_test_… or pk_live_… key (never a secret key)');
   }
-  const baseUrl = (options.baseUrl ?? globalThis.location?.origin ?? '').replace(/\/$/, '');
+  const baseUrl = (options.baseUrl ?? scriptOrigin() ?? globalThis.location?.origin ?? '').replace(/\/$/, '');
   if (!/^https?:\/\//.test(baseUrl)) throw new TypeError('createServiceClient: baseUrl must be an http(s) URL');
   const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
 

@@ -224,11 +224,14 @@ describe('browser SDK and respondent page', () => {
       const { createServiceClient } = await import(${JSON.stringify(apiBase)} + '/sdk/browser.js');
       const out = [];
       try { createServiceClient({ publishableKey: 'sk_test_secret0000000', baseUrl: ${JSON.stringify(apiBase)} }); } catch (err) { out.push(err.name); }
-      const client = createServiceClient({ publishableKey: '${PK}', baseUrl: ${JSON.stringify(apiBase)} });
+      // No baseUrl: the SDK talks to the origin it was loaded from (the api-stub), not the host page's.
+      const client = createServiceClient({ publishableKey: '${PK}' });
       try { await client.createSession({ interviewId: 'dpl_nope' }); } catch (err) { out.push(err.name + ':' + err.status + ':' + err.code); }
+      const created = await client.createSession({ interviewId: 'dpl_page' });
+      out.push(created.sessionUrl.startsWith(${JSON.stringify(apiBase)} + '/s/inv_') ? 'sessionUrl ok' : created.sessionUrl);
       return out;
     })()`)) as string[];
-    expect(result).toEqual(['TypeError', 'ServiceError:404:interview_not_found']);
+    expect(result).toEqual(['TypeError', 'ServiceError:404:interview_not_found', 'sessionUrl ok']);
     await page.close();
   });
 });
