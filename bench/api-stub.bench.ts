@@ -48,13 +48,21 @@ async function startServer(script: string): Promise<Server> {
 interface HttpResult {
   name: string;
   rps: number;
+  /** Server process CPU time (user + system) per request, in microseconds. */
+  cpuUsPerReq: number;
   p50: number;
   p99: number;
   non2xx: number;
   errors: number;
 }
 
+async function cpuMicros(port: number): Promise<number> {
+  const usage = (await (await fetch(`http://127.0.0.1:${port}/__cpu`)).json()) as { user: number; system: number };
+  return usage.user + usage.system;
+}
+
 async function load(name: string, port: number, durationS: number): Promise<HttpResult> {
+  const cpuBefore = await cpuMicros(port);
   const result = await autocannon({
     url: `http://127.0.0.1:${port}/api/v2/sdk/sessions`,
     method: 'POST',
@@ -63,7 +71,8 @@ async function load(name: string, port: number, durationS: number): Promise<Http
     connections: CONNECTIONS,
     duration: durationS,
   });
-  return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors };
+  const cpu = (await cpuMicros(port)) - cpuBefore;
+  return { name, rps: result.requests.average, cpuUsPerReq: cpu / Math.max(1, result.requests.total), p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors };
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -141,11 +150,13 @@ console.log('verification: 15 alternating rounds of 300 ms in this process (medi
 
   const http = await benchHttp();
   const [bare, stub] = http as [HttpResult, HttpResult];
-  console.log('| session creation | req/s | p50 ms | p99 ms | non-2xx | errors |');
-  console.log('|---|---:|---:|---:|---:|---:|');
-  for (const r of http) console.log(`| ${r.name} | ${fmt(r.rps)} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.errors} |`);
+  console.log('| session creation | req/s | p50 ms | p99 ms | server CPU µs/req | non-2xx | errors |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|');
+  for (const r of http) console.log(`| ${r.name} | ${fmt(r.rps)} | ${r.p50} | ${r.p99} | ${fmt(r.cpuUsPerReq)} | ${r.non2xx} | ${r.errors} |`);
   const httpRatio = stub.rps / bare.rps;
-  console.log(`\napi-stub / baseline throughput: ${fmt(httpRatio, 2)}x (aim >= 0.50x): ${httpRatio >= 0.5 ? 'met' : 'NOT met'}\n`);
+  console.log(`\napi-stub / baseline throughput: ${fmt(httpRatio, 2)}x (aim >= 0.50x): ${httpRatio >= 0.5 ? 'met' : 'NOT met'}`);
+  // CPU per request does not depend on how fast the load generator keeps up on a shared machine.
+  console.log(`baseline / api-stub server CPU per request: ${fmt(bare.cpuUsPerReq / stub.cpuUsPerReq, 2)}x\n`);
 
   const verify = benchVerify();
   const [peer, ours] = verify as [{ name: string; ops: number }, { name: string; ops: number }];

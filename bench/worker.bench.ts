@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import express from 'express';
 import { Redis } from 'ioredis';
 import WebSocket from 'ws';
@@ -34,7 +34,7 @@ const table = (head: string[], rows: Array<Array<string | number>>) => {
   for (const r of rows) console.log(line(r));
 };
 
-console.log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}`);
+console.log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} (shared machine: tails move with it)`);
 const redisServer = await startRedis();
 const redis = new Redis(redisServer.url);
 const backend = await startFakeBackend();
@@ -73,8 +73,14 @@ const post = async (url: string): Promise<[number, number]> => {
 };
 
 const spawnRows: Array<Array<string | number>> = [];
+// Warm-up: JIT, connection pools and the script cache, not measured.
+for (let i = 0; i < 3; i++) {
+  await addSlots(20);
+  await Promise.all(Array.from({ length: 20 }, () => post(`http://127.0.0.1:${port}`)));
+  await Promise.all(Array.from({ length: 20 }, () => post(peerUrl)));
+}
 for (const concurrency of [1, 5, 10, 20]) {
-  const rounds = Math.max(10, Math.floor(200 / concurrency));
+  const rounds = Math.max(20, Math.floor(400 / concurrency));
   const ours: number[] = [];
   const theirs: number[] = [];
   for (let r = 0; r < rounds; r++) {

@@ -104,9 +104,10 @@ const groups = new WeakMap<Database, Group>();
  * made in the same turn of the event loop, and resolves once that transaction has committed (on
  * `setImmediate`, before Node reads further requests). A caller that answers its client only after
  * the promise resolves never reports a write that is not committed, and a burst of concurrent
- * requests pays for one commit instead of one each. If `fn` throws, only its own writes are undone.
+ * requests pays for one commit instead of one each. If `fn` throws, only its own writes are undone
+ * (pass `savepoint: false` only for a single statement, which is atomic anyway).
  */
-export function inGroupCommit<T>(db: Database, fn: () => T): Promise<T> {
+export function inGroupCommit<T>(db: Database, fn: () => T, options: { savepoint?: boolean } = {}): Promise<T> {
   let group = groups.get(db);
   if (!group) {
     // Already inside someone's synchronous transaction: just nest in it.
@@ -126,7 +127,8 @@ export function inGroupCommit<T>(db: Database, fn: () => T): Promise<T> {
   }
   let result: T;
   try {
-    result = transaction(db, fn);
+    // A single statement is atomic by itself and needs no savepoint of its own.
+    result = options.savepoint === false ? fn() : transaction(db, fn);
   } catch (err) {
     return Promise.reject(err);
   }

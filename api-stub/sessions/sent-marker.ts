@@ -17,7 +17,7 @@ export interface SentMarker {
 export function createSentMarker(db: Database, clock: Clock, log: Logger): SentMarker {
   return {
     mark(sessionId) {
-      inGroupCommit(db, () => markSent(db, sessionId, clock())).catch((err: unknown) => {
+      inGroupCommit(db, () => markSent(db, sessionId, clock()), { savepoint: false }).catch((err: unknown) => {
         log.error('marking a session SENT failed', { sessionId, err });
       });
     },

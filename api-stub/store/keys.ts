@@ -37,7 +37,26 @@ export interface KeyRecord extends KeyShape {
   workspaceId: string;
 }
 
+/**
+ * Lookups are cached per database for a few seconds: every session call authenticates, and keys
+ * change only through the seed (which clears the cache). Unknown keys are cached too, so a flood of
+ * random keys costs one query each at most every TTL; the cache is emptied when it grows too big.
+ */
+const CACHE_TTL_MS = 5_000;
+const CACHE_MAX = 10_000;
+const caches = new WeakMap<Database, Map<string, { record: KeyRecord | null; until: number }>>();
+
+function cacheOf(db: Database): Map<string, { record: KeyRecord | null; until: number }> {
+  let cache = caches.get(db);
+  if (!cache) {
+    cache = new Map();
+    caches.set(db, cache);
+  }
+  return cache;
+}
+
 export function upsertKey(db: Database, workspaceId: string, key: string, now: number): KeyRecord {
+  cacheOf(db).clear();
   const shape = classifyKey(key);
   if (!shape) throw new Error(`not a publishable or secret key: ${keyHint(key)}`);
   stmt(
@@ -50,7 +69,13 @@ export function upsertKey(db: Database, workspaceId: string, key: string, now: n
 
 /** The workspace owning `key`, or null for an unknown key. Lookup is by hash; the key itself is never stored. */
 export function findKey(db: Database, key: string): KeyRecord | null {
+  const cache = cacheOf(db);
+  const now = Date.now();
+  const hit = cache.get(key);
+  if (hit && hit.until > now) return hit.record;
   const row = stmt(db, 'SELECT workspace_id, kind, mode FROM api_keys WHERE key_hash = ?').get(hashKey(key));
-  if (!row) return null;
-  return { workspaceId: String(row.workspace_id), kind: row.kind as KeyKind, mode: row.mode as KeyMode };
+  const record: KeyRecord | null = row ? { workspaceId: String(row.workspace_id), kind: row.kind as KeyKind, mode: row.mode as KeyMode } : null;
+  if (cache.size >= CACHE_MAX) cache.clear();
+  cache.set(key, { record, until: now + CACHE_TTL_MS });
+  return record;
 }

@@ -17,7 +17,12 @@ const dir = mkdtempSync(join(tmpdir(), 'api-stub-bench-'));
 const config = loadConfig({ PORT: '0', API_STUB_DB: join(dir, 'bench.sqlite'), RATE_CAP_HOURLY: '1000000000', RATE_CAP_PER_SECOND: '1000000000' });
 const db = openDatabase(config.dbPath);
 applySeed(db, loadSeedFile(new URL('../../examples/seed.json', import.meta.url).pathname), Date.now());
-const server = createServer(createApp(config, { db, clock: systemClock, log: silentLogger }));
+const app = createApp(config, { db, clock: systemClock, log: silentLogger });
+// The bench reads this process's CPU time per round; everything else goes to the real app.
+const server = createServer((req, res) => {
+  if (req.url === '/__cpu') return void res.end(JSON.stringify(process.cpuUsage()));
+  app(req, res);
+});
 server.listen(0, '127.0.0.1', () => {
   const address = server.address();
   process.stdout.write(`${JSON.stringify({ port: typeof address === 'object' && address ? address.port : 0 })}\n`);

@@ -60,7 +60,6 @@ CREATE TABLE sessions (
   expired_at INTEGER,
   updated_at INTEGER NOT NULL
 ) STRICT;
-CREATE INDEX sessions_workspace ON sessions(workspace_id);
 -- The expiry sweeper looks for live sessions whose time has passed.
 CREATE INDEX sessions_live_expiry ON sessions(expires_at) WHERE status NOT IN ('COMPLETED', 'EXPIRED');
 
@@ -82,7 +81,7 @@ CREATE TABLE idempotency_keys (
   session_id TEXT NOT NULL REFERENCES sessions(id),
   created_at INTEGER NOT NULL,
   PRIMARY KEY (workspace_id, idempotency_key)
-) STRICT;
+) STRICT, WITHOUT ROWID;
 CREATE INDEX idempotency_keys_created ON idempotency_keys(created_at);
 
 -- Fixed-window request counters per workspace, kept in the file so caps survive a restart.
@@ -92,4 +91,4 @@ CREATE TABLE rate_counters (
   window_start INTEGER NOT NULL,
   count INTEGER NOT NULL,
   PRIMARY KEY (workspace_id, window_kind, window_start)
-) STRICT;
+) STRICT, WITHOUT ROWID;
