@@ -17,6 +17,7 @@ export async function joinDailyRoom(input: JoinInput): Promise<Room> {
   const call = Daily.createCallObject({ audioSource: micTrack ?? true, videoSource: false, subscribeToTracksAutomatically: true });
   const players = new Map<string, HTMLAudioElement>();
   let ended = false;
+  let joined = false;
 
   call.on('track-started', (event) => {
     if (!event?.participant || event.participant.local || event.track.kind !== 'audio') return;
@@ -48,12 +49,20 @@ export async function joinDailyRoom(input: JoinInput): Promise<Room> {
     }
   });
   call.on('error', (event) => {
-    if (ended) return;
+    // Before the join settles, its rejection reports the failure (once); afterwards, this does.
+    if (ended || !joined) return;
     ended = true;
     events.onError({ code: 'room_error', message: event?.errorMsg ?? 'The interview room failed.', retryable: true });
   });
 
-  await call.join({ url: input.roomUrl, token: input.token });
+  try {
+    await call.join({ url: input.roomUrl, token: input.token });
+  } catch (err) {
+    ended = true;
+    void call.destroy();
+    throw err;
+  }
+  joined = true;
   events.onJoined();
   return {
     leave() {
