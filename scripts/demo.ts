@@ -56,7 +56,13 @@ async function main(): Promise<void> {
     line(`summary: ${session.response?.summary}`);
 
     const names = ['session.start', 'llm.turn', 'tts.first_byte'];
-    await system.otlp.waitFor((spans) => names.every((n) => spans.some((s) => s.name === n && s.attributes['session.id'] === run.sessionId)), 15_000, 'the spans');
+    // Spans arrive in batches: wait for one tts.first_byte per bot line and an llm.turn per answer plus the summary.
+    const count = (name: string): number => system.otlp.spans.filter((s) => s.name === name && s.attributes['session.id'] === run.sessionId).length;
+    await system.otlp.waitFor(
+      () => count('session.start') >= 1 && count('tts.first_byte') >= run.room.botUtterances.length && count('llm.turn') >= run.room.answers.length + 1,
+      15_000,
+      'the spans of the interview',
+    );
     const mine = system.otlp.spans.filter((s) => s.attributes['session.id'] === run.sessionId);
     for (const name of names) {
       const ms = mine.filter((s) => s.name === name).map((s) => Number(s.endNs - s.startNs) / 1e6);

@@ -94,6 +94,20 @@ async function ok(url: string): Promise<boolean> {
   }
 }
 
+/** Waits for readiness, but fails at once (with the process's output) when the process exits first. */
+async function untilReadyOrExit(proc: ServiceProcess, ready: () => Promise<void>): Promise<void> {
+  const exited = proc.exited.then((code) => {
+    throw new Error(`${proc.name} exited with code ${code} before it was ready:\n${proc.output().slice(-2000)}`);
+  });
+  try {
+    await Promise.race([ready(), exited]);
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\n${proc.output().slice(-2000)}`, { cause: err });
+  } finally {
+    exited.catch(() => undefined);
+  }
+}
+
 export async function startSystem(options: SystemOptions = {}): Promise<System> {
   const started: Array<() => Promise<void> | void> = [];
   const stopAll = async (): Promise<void> => {
@@ -197,12 +211,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
           req.on('error', () => resolve(false));
           req.on('timeout', () => req.destroy());
         });
-      await waitFor(async () => {
-        if (proc.proc.exitCode !== null) throw new Error(`the ${name} worker exited: ${proc.output().slice(-2000)}`);
-        return ready();
-      }, { timeoutMs: 45_000, what: `the ${name} worker at ${url}` }).catch((err: Error) => {
-        throw new Error(`${err.message}\n${proc.output().slice(-2000)}`);
-      });
+      await untilReadyOrExit(proc, () => waitFor(ready, { timeoutMs: 45_000, what: `the ${name} worker at ${url}` }));
       return { name, url, token, process: proc };
     };
 
@@ -249,13 +258,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
       options.logDir,
     );
     started.push(() => api.stop());
-    await waitFor(
-      async () => {
-        if (api.proc.exitCode !== null) throw new Error(`the api-stub exited: ${api.output().slice(-2000)}`);
-        return ok(`${apiBase}/readyz`);
-      },
-      { timeoutMs: 30_000, what: `the api-stub at ${apiBase}` },
-    );
+    await untilReadyOrExit(api, () => waitFor(() => ok(`${apiBase}/readyz`), { timeoutMs: 30_000, what: `the api-stub at ${apiBase}` }));
 
     const server = new ServiceClient({ baseUrl: apiBase, secretKey: DEMO_KEYS.secret, publishableKey: DEMO_KEYS.publishable, maxRetries: 0 });
     const selfHostCall = async (method: 'PUT' | 'DELETE'): Promise<void> => {
