@@ -1,6 +1,6 @@
 import { Router, type Request, type RequestHandler } from 'express';
 import { HttpError } from '../../lib/errors.ts';
-import { hasIdForm } from '../../lib/ids.ts';
+import { hasIdForm, newId } from '../../lib/ids.ts';
 import type { ApiStubConfig } from '../config.ts';
 import type { AppDeps } from '../deps.ts';
 import { authenticateSecret } from '../auth.ts';
@@ -17,7 +17,7 @@ export const SESSIONS_PATH = '/api/v2/sdk/sessions';
 /** Browsers may create sessions (publishable key in the body): CORS on this path only. */
 const createCors: RequestHandler = (req, res, next) => {
   res.setHeader('Access-Control-Allow-Origin', '*');
-  res.setHeader('Access-Control-Expose-Headers', 'Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed');
+  res.setHeader('Access-Control-Expose-Headers', 'Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, Request-Id');
   if (req.method === 'OPTIONS') {
     res.setHeader('Access-Control-Allow-Methods', 'POST');
     res.setHeader('Access-Control-Allow-Headers', 'Content-Type, Idempotency-Key');
@@ -46,8 +46,15 @@ const methodNotAllowed =
     next(new HttpError('method_not_allowed', `${req.method} is not allowed here; use ${allowed}.${hint}`));
   };
 
+/** Every answer of the session endpoints names its request, for support and for the SDK's `requestId`. */
+const requestId: RequestHandler = (_req, res, next) => {
+  res.setHeader('Request-Id', newId('req'));
+  next();
+};
+
 export function sessionsRouter(config: Readonly<ApiStubConfig>, deps: AppDeps): Router {
   const router = Router();
+  router.use(SESSIONS_PATH, requestId);
   const json = apiJsonBody(config);
   const sent = createSentMarker(deps.db, deps.clock, deps.log);
 

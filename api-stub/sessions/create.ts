@@ -47,7 +47,9 @@ export function createSession(db: Database, body: CreateSessionBody, ctx: Create
         throw new HttpError('invalid_request', 'Idempotency-Key: already used with a different body. Use a new key for a new session.');
       }
       const session = getSession(db, earlier.sessionId);
-      if (session) return { session, replayed: true, rateHeaders: {} };
+      // Through the group commit: the first creation may be in this very turn's uncommitted
+      // transaction, and a replay must not answer before it is on disk.
+      if (session) return inGroupCommit(db, () => ({ session, replayed: true, rateHeaders: {} }), { savepoint: false });
     }
   }
 

@@ -148,6 +148,7 @@ describe('server SDK over real HTTP', () => {
       expect(err).toBeInstanceOf(Type);
       expect(err).toMatchObject({ status, code });
       expect((err as Error).message.length).toBeGreaterThan(5);
+      expect((err as ServiceError).requestId).toMatch(/^req_/);
     };
     await expectError(client.sessions.create({ interviewId: K.active, metadata: [1] as unknown as Record<string, unknown> }), InvalidRequestError, 400, 'invalid_request');
     await expectError(client.sessions.create({ interviewId: K.active, publishableKey: 'pk_test_unknown000000' }), AuthenticationError, 401, 'invalid_key');

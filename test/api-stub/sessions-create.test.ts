@@ -42,6 +42,19 @@ describe('POST /api/v2/sdk/sessions', () => {
     expect(got.body.metadata).toEqual(metadata);
   });
 
+  it('names every answer with a Request-Id, errors included', async () => {
+    const ok = await post(create, { publishableKey: K.pk, interviewId: K.active });
+    const bad = await post(create, { publishableKey: K.pk });
+    const ids = [ok.headers.get('request-id'), bad.headers.get('request-id')];
+    for (const id of ids) expect(id).toMatch(/^req_[a-z0-9]{20}$/);
+    expect(ids[0]).not.toBe(ids[1]);
+  });
+
+  it('answers the health probes', async () => {
+    expect(await (await fetch(`${stub.url}/healthz`)).json()).toEqual({ status: 'ok' });
+    expect(await (await fetch(`${stub.url}/readyz`)).json()).toEqual({ status: 'ready' });
+  });
+
   it('answers a CORS preflight for browsers', async () => {
     const res = await fetch(create, { method: 'OPTIONS', headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'POST' } });
     expect(res.status).toBe(204);
@@ -138,6 +151,16 @@ describe('POST /api/v2/sdk/sessions', () => {
       const res = await post(create, { publishableKey: K.pk, interviewId: K.active }, { 'Idempotency-Key': 'x'.repeat(300) });
       expect(res.status).toBe(400);
       expect(res.body.message).toMatch(/^Idempotency-Key/);
+    });
+
+    it('gives concurrent identical requests with one key a single session', async () => {
+      const before = count();
+      const body = { publishableKey: K.pk, interviewId: K.active, metadata: { burst: true } };
+      const answers = await Promise.all(Array.from({ length: 8 }, () => post(create, body, { 'Idempotency-Key': 'burst-key' })));
+      expect(answers.map((a) => a.status)).toEqual(Array(8).fill(201));
+      expect(new Set(answers.map((a) => a.body.sessionId)).size).toBe(1);
+      expect(answers.filter((a) => a.headers.get('idempotent-replayed') === 'true')).toHaveLength(7);
+      expect(count()).toBe(before + 1);
     });
 
     it('scopes keys per workspace', async () => {
