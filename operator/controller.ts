@@ -43,6 +43,8 @@ export async function startOperator(o: StartOptions): Promise<RunningOperator> {
   const metrics = createMetrics();
   let reconcileCount = 0;
   let session: { stop(): Promise<void>; synced(): boolean } | undefined;
+  /** The stop of the last session that lost the lease, so a shutdown can wait for it. */
+  let ending: Promise<void> = Promise.resolve();
 
   const elector = new LeaderElector({
     kube,
@@ -61,7 +63,7 @@ export async function startOperator(o: StartOptions): Promise<RunningOperator> {
       metrics.leader.set(0);
       const s = session;
       session = undefined;
-      void s?.stop();
+      if (s) ending = ending.then(() => s.stop());
     },
   });
 
@@ -172,6 +174,7 @@ export async function startOperator(o: StartOptions): Promise<RunningOperator> {
     stop: async () => {
       await elector.stop(); // stops the session through onStoppedLeading and releases the lease
       await session?.stop();
+      await ending;
       await server.close();
     },
   };
