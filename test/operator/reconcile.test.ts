@@ -179,12 +179,29 @@ describe('reconcile against a real API server', () => {
     expect(operator.isLeader()).toBe(true);
   });
 
+  it('removes the Ingress when the pool no longer asks for one, and reports the in-cluster endpoint', async () => {
+    await kube.mergePatch(poolPath(ns, 'main'), { spec: { ingress: null } });
+    await eventually(() => get('Ingress', 'main'), (i) => i === undefined, 'Ingress removed');
+    const p = await eventually(() => pool('main'), (x) => x.status?.endpoint === `https://main.${ns}.svc:443/`, 'endpoint of the Service');
+    expect(condition(p, 'Degraded')?.status).toBe('False');
+  });
+
+  it('marks a child the API server refuses as ApplyFailed, naming the cause', async () => {
+    await createPool(kube, ns, 'refused', poolSpec({ ingress: { host: 'refused.example.com', tlsSecretName: 'tls', annotations: { 'not a valid key!': 'x' } } }));
+    const p = await eventually(() => pool('refused'), (x) => condition(x, 'Degraded')?.status === 'True', 'refused Degraded');
+    expect(condition(p, 'Degraded')?.reason).toBe('ApplyFailed');
+    expect(condition(p, 'Degraded')?.message).toMatch(/VoiceWorkerPool refused: a child was rejected: .*ingresses\/refused: 422 .*not a valid key!/);
+    expect(operator.isLeader()).toBe(true);
+  });
+
   it('serves metrics and probes', async () => {
     const metrics = await (await fetch(`http://127.0.0.1:${operator.port}/metrics`)).text();
     expect(metrics).toMatch(/controller_runtime_reconcile_total\{controller="voiceworkerpool",result="success"\} [1-9]/);
     expect(metrics).toContain('controller_runtime_reconcile_time_seconds_bucket');
     expect(metrics).toContain('workqueue_depth{name="voiceworkerpool"}');
     expect(metrics).toContain('voice_operator_leader 1');
+    expect(metrics).toMatch(/voice_operator_watch_lifecycle_total\{resource="voiceworkerpools",event="listed"\} [1-9]/);
+    expect(metrics).toMatch(/controller_runtime_reconcile_total\{controller="voiceworkerpool",result="requeue_after"\} [1-9]/);
     expect((await fetch(`http://127.0.0.1:${operator.port}/healthz`)).status).toBe(200);
     expect((await fetch(`http://127.0.0.1:${operator.port}/readyz`)).status).toBe(200);
   });
