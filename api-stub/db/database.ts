@@ -99,15 +99,27 @@ interface Group {
 }
 const groups = new WeakMap<Database, Group>();
 
+export interface GroupCommitOptions {
+  /** False only for a single statement, which is atomic anyway and needs no savepoint. */
+  savepoint?: boolean;
+  /**
+   * When a group opened by this call commits. 'immediate' (default): on `setImmediate`, so the
+   * requests read in one poll phase share it. 'microtask': as soon as the current callback and its
+   * ticks are done, for writes made outside the poll phase (e.g. in a response's 'finish'), which
+   * must not keep the transaction open while Node goes back to reading sockets.
+   */
+  commitOn?: 'immediate' | 'microtask';
+}
+
 /**
  * Group commit: runs `fn` at once, in its own savepoint inside a transaction shared by every call
- * made in the same turn of the event loop, and resolves once that transaction has committed (on
- * `setImmediate`, before Node reads further requests). A caller that answers its client only after
- * the promise resolves never reports a write that is not committed, and a burst of concurrent
- * requests pays for one commit instead of one each. If `fn` throws, only its own writes are undone
- * (pass `savepoint: false` only for a single statement, which is atomic anyway).
+ * made in the same turn of the event loop, and resolves once that transaction has committed. A
+ * caller that answers its client only after the promise resolves never reports a write that is not
+ * committed, and a burst of concurrent requests pays for one commit instead of one each. If `fn`
+ * throws, only its own writes are undone. The transaction is never left open across the poll phase
+ * that follows its turn, so other connections (even in this process) only ever wait microseconds.
  */
-export function inGroupCommit<T>(db: Database, fn: () => T, options: { savepoint?: boolean } = {}): Promise<T> {
+export function inGroupCommit<T>(db: Database, fn: () => T, options: GroupCommitOptions = {}): Promise<T> {
   let group = groups.get(db);
   if (!group) {
     // Already inside someone's synchronous transaction: just nest in it.
@@ -123,11 +135,11 @@ export function inGroupCommit<T>(db: Database, fn: () => T, options: { savepoint
     const opened: Group = { waiters: [] };
     groups.set(db, opened);
     group = opened;
-    setImmediate(() => commitGroup(db, opened));
+    if (options.commitOn === 'microtask') queueMicrotask(() => commitGroup(db, opened));
+    else setImmediate(() => commitGroup(db, opened));
   }
   let result: T;
   try {
-    // A single statement is atomic by itself and needs no savepoint of its own.
     result = options.savepoint === false ? fn() : transaction(db, fn);
   } catch (err) {
     return Promise.reject(err);
