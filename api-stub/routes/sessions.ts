@@ -4,7 +4,8 @@ import { hasIdForm, newId } from '../../lib/ids.ts';
 import type { ApiStubConfig } from '../config.ts';
 import type { AppDeps } from '../deps.ts';
 import { authenticateSecret } from '../auth.ts';
-import { consumeRate, rateLimitError } from '../rate-limit/consume.ts';
+import { countCall, rateLimitError } from '../rate-limit/consume.ts';
+import { inGroupCommit } from '../db/database.ts';
 import { createSession } from '../sessions/create.ts';
 import { createSessionBody, IDEMPOTENCY_KEY } from '../sessions/schemas.ts';
 import { createdView, retrievedView } from '../sessions/view.ts';
@@ -74,9 +75,10 @@ export function sessionsRouter(config: Readonly<ApiStubConfig>, deps: AppDeps): 
   router.all(SESSIONS_PATH, createCors, methodNotAllowed('POST'));
 
   // Retrieval is server-only: no CORS headers, and a preflight is refused.
-  router.get(`${SESSIONS_PATH}/:sessionId`, (req, res) => {
+  router.get(`${SESSIONS_PATH}/:sessionId`, async (req, res) => {
     const { workspaceId } = authenticateSecret(deps.db, req.get('Authorization'));
-    const rate = consumeRate(deps.db, workspaceId, config.rateCaps, deps.clock());
+    // Counted through the group commit like creations: concurrent reads share one commit.
+    const rate = await inGroupCommit(deps.db, () => countCall(deps.db, workspaceId, config.rateCaps, deps.clock()));
     if (!rate.allowed) throw rateLimitError(rate);
     const sessionId = String(req.params.sessionId);
     const session = hasIdForm(sessionId, 'inv') ? getSession(deps.db, sessionId) : null;
