@@ -1,8 +1,11 @@
 import { cpus, totalmem } from 'node:os';
 import OpenAI, { toFile } from 'openai';
+import { launchChromium } from '../test/harness/browser.ts';
+import { startHostPage } from '../test/harness/host-page.ts';
 import { answerClips, runNodeInterview, turnLatencies } from '../test/harness/node-interview.ts';
-import { wavBytes } from '../test/harness/speech.ts';
-import { INTERVIEW, startSystem } from '../test/harness/system.ts';
+import { waitFor } from '../test/harness/ports.ts';
+import { spokenTrack, wavBytes } from '../test/harness/speech.ts';
+import { INTERVIEW, startSystem, type System } from '../test/harness/system.ts';
 
 /**
  * The whole loop on this machine, with the local model stand-ins: time from the connect call to the
@@ -64,6 +67,38 @@ async function directProviderLatency(baseURL: string, answer: Buffer): Promise<{
   return { ttsFirstByte: median(tts), stt: median(stt), llm: median(llm) };
 }
 
+/**
+ * The same measure at the respondent page in headless Chromium: from the page's connect call to the
+ * first bot audio it queued for playback (its own performance.now() marks), over `runs` interviews.
+ */
+async function pageFirstAudio(system: System, runs: number): Promise<number[]> {
+  const track = spokenTrack(['A friend told me about you.', 'Make the setup faster.'], { leadMs: 5000, gapMs: 2500 });
+  const host = await startHostPage(system.apiBase, system.keys.publishable);
+  const browser = await launchChromium({ fakeAudioFile: track.file, trustSpki: system.workerSpkiHashes });
+  const out: number[] = [];
+  try {
+    for (let i = 0; i < runs; i++) {
+      const page = await browser.context.newPage();
+      await page.goto(host.url);
+      await page.waitForFunction(() => (window as unknown as { hostReady?: boolean }).hostReady === true);
+      await page.evaluate((id) => (window as unknown as { startInterview(i: string, m: object): Promise<string> }).startInterview(id, { bench: 'page' }), system.interviewId);
+      const frame = page.frameLocator('iframe');
+      await frame.locator('#start').click();
+      type Mark = { name: string; at: number };
+      const marks = async (): Promise<Mark[]> => frame.locator('body').evaluate(() => (window as unknown as { __serviceTimeline: Mark[] }).__serviceTimeline);
+      await waitFor(async () => (await marks()).some((m) => m.name === 'bot:first_audio'), { timeoutMs: 30_000, what: 'the first bot audio at the page' });
+      const timeline = await marks();
+      out.push(timeline.find((m) => m.name === 'bot:first_audio')!.at - timeline.find((m) => m.name === 'connect:start')!.at);
+      await page.evaluate(() => (window as unknown as { mounted: { hangup(): void } }).mounted.hangup());
+      await page.close();
+    }
+  } finally {
+    await browser.close();
+    await host.close();
+  }
+  return out;
+}
+
 async function main(): Promise<void> {
   console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}`);
   const system = await startSystem({ providers: 'fake', vadSilenceMs: VAD_SILENCE_MS });
@@ -80,6 +115,7 @@ async function main(): Promise<void> {
       firstAudio.push(first ? first.firstAudio - run.connectStarted : NaN);
       turns.push(...turnLatencies(run.room));
     }
+    const atPage = await pageFirstAudio(system, 3);
     const direct = await directProviderLatency(system.providers.fake.url, clips[0]!);
     const spans = (name: string): number[] => system.otlp.spans.filter((s) => s.name === name).map((s) => Number(s.endNs - s.startNs) / 1e6);
     await system.otlp.waitFor((s) => s.some((x) => x.name === 'tts.first_byte'), 10_000, 'spans');
@@ -88,7 +124,8 @@ async function main(): Promise<void> {
     const turnProviders = direct.stt + direct.llm + direct.ttsFirstByte;
     const rows: Array<[string, string, string, string, string]> = [
       ['connect call (spawn, route, room)', ms(median(connect)), ms(p90(connect)), '-', ms(median(connect))],
-      ['connect -> first bot audio', ms(median(firstAudio)), ms(p90(firstAudio)), `tts first byte ${ms(firstProviders)}`, ms(median(firstAudio) - firstProviders)],
+      ['connect -> first bot audio (Node client)', ms(median(firstAudio)), ms(p90(firstAudio)), `tts first byte ${ms(firstProviders)}`, ms(median(firstAudio) - firstProviders)],
+      ['connect -> first bot audio (page, Chromium)', ms(median(atPage)), ms(p90(atPage)), `tts first byte ${ms(firstProviders)}`, ms(median(atPage) - firstProviders)],
       [
         'end of speech -> next bot audio',
         ms(median(turns)),
@@ -97,7 +134,7 @@ async function main(): Promise<void> {
         share(median(turns) - VAD_SILENCE_MS - turnProviders),
       ],
     ];
-    console.log(`\nwhole loop, ${INTERVIEWS} interviews x ${INTERVIEW.questions.length} turns, local stand-in providers (no added latency), Node respondent over wss local rooms`);
+    console.log(`\nwhole loop, ${INTERVIEWS} interviews x ${INTERVIEW.questions.length} turns from a Node respondent and 3 starts at the page, local stand-in providers (no added latency), wss local rooms`);
     const header: [string, string, string, string, string] = ['measure', 'median', 'p90', 'stand-in providers alone (median, direct calls)', "system's own share (median)"];
     const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));
     const fmt = (r: string[]): string => r.map((v, c) => v.padEnd(widths[c]!)).join(' | ');
