@@ -109,7 +109,10 @@ export class ServiceClient {
   }
 
   private async createSession(params: CreateSessionParams, requestOptions: RequestOptions = {}): Promise<CreatedSession> {
-    const publishableKey = params?.publishableKey ?? this.options.publishableKey;
+    if (!params || typeof params !== 'object' || typeof params.interviewId !== 'string') {
+      throw new TypeError('sessions.create needs { interviewId: "dpl_…" }');
+    }
+    const publishableKey = params.publishableKey ?? this.options.publishableKey;
     if (!publishableKey) throw new TypeError('sessions.create needs a publishableKey (in the params or the client options)');
     const body: Record<string, unknown> = { publishableKey, interviewId: params.interviewId };
     if (params.metadata !== undefined) body.metadata = params.metadata;

@@ -36,6 +36,11 @@ describe('webhooks.constructEvent', () => {
     expect(constructEvent(payload, single, ['whsec_other_00000000', secret], 300, { now: nowAt(t) }).id).toBe('evt_1');
   });
 
+  it('accepts a header split over several values (string[]), as some frameworks give them', () => {
+    const [first, ...rest] = signatureHeader(['whsec_old_000000000', secret], t, payload).split(',');
+    expect(constructEvent(payload, [first!, rest.join(',')], secret, 300, { now: nowAt(t) }).id).toBe('evt_1');
+  });
+
   it('ignores unknown schemes beside v1 (a future v2)', () => {
     const header = `${signatureHeader([secret], t, payload)},v2=zzz`;
     expect(constructEvent(payload, header, secret, 300, { now: nowAt(t) }).id).toBe('evt_1');

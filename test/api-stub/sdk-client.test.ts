@@ -188,6 +188,35 @@ describe('server SDK over real HTTP', () => {
     expect(sleeps).toHaveLength(1);
   });
 
+  it('times out an attempt that gets no answer, retries it, then reports ConnectionError', async () => {
+    let hits = 0;
+    const silent = createServer(() => {
+      hits++; // never answers
+    });
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+      const client = new ServiceClient({ baseUrl: url, secretKey: K.sk, timeoutMs: 200, maxRetries: 1, sleep: noSleep });
+      const started = Date.now();
+      const err = await client.sessions.retrieve('inv_x').catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ConnectionError);
+      expect((err as Error).message).toMatch(/No answer from/);
+      expect(hits).toBe(2);
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      silent.closeAllConnections();
+      await new Promise<void>((r) => silent.close(() => r()));
+    }
+  });
+
+  it('checks its arguments before sending anything', async () => {
+    const client = direct();
+    await expect(client.sessions.create(undefined as never)).rejects.toThrow(/interviewId/);
+    await expect(client.sessions.retrieve('')).rejects.toThrow(/sessionId/);
+    await expect(new ServiceClient({ baseUrl: stub.url }).sessions.retrieve('inv_x')).rejects.toThrow(/secretKey/);
+    await expect(new ServiceClient({ baseUrl: stub.url }).sessions.create({ interviewId: K.active })).rejects.toThrow(/publishableKey/);
+  });
+
   it('validates its options strictly', () => {
     expect(() => new ServiceClient({ baseUrl: stub.url, secretkey: 'sk_x' } as never)).toThrow(/Unknown ServiceClient option\(s\): secretkey/);
     expect(() => new ServiceClient({ baseUrl: 'nope' })).toThrow(/baseUrl/);
