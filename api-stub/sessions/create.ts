@@ -29,9 +29,10 @@ export interface CreateOutcome {
 /**
  * Session creation, in the order that a client can act on: body (400), key (401), idempotent
  * replay, rate caps (429), deployment lookup (404), ownership (403), status (409), expiry (410).
- * Every authenticated call that reaches the rate caps counts against them.
+ * Every authenticated call that reaches the rate caps counts against them. Everything up to the
+ * group commit runs synchronously (async only so that every failure is a rejection).
  */
-export function createSession(db: Database, body: CreateSessionBody, ctx: CreateContext): CreateOutcome | Promise<CreateOutcome> {
+export async function createSession(db: Database, body: CreateSessionBody, ctx: CreateContext): Promise<CreateOutcome> {
   const metadata = body.metadata ?? {};
   const metadataBytes = Buffer.byteLength(JSON.stringify(metadata));
   if (metadataBytes > ctx.config.metadataLimitBytes) {
@@ -82,8 +83,7 @@ export function createSession(db: Database, body: CreateSessionBody, ctx: Create
     const record: SessionRecord = { ...session, status: 'PENDING', sentAt: null, clickedAt: null, startedAt: null, completedAt: null, expiredAt: null, response: null };
     return { session: record, replayed: false, rateHeaders: rate.headers };
   });
-  return result.then((r) => {
-    if (r instanceof HttpError) throw r;
-    return r;
-  });
+  const outcome = await result;
+  if (outcome instanceof HttpError) throw outcome;
+  return outcome;
 }
