@@ -47,6 +47,9 @@ describe('property: malformed input never causes a 500 or a state change', () =>
     fc.record({ publishableKey: fc.constant(K.pk), interviewId: fc.constant(K.active), extra: fc.jsonValue() }).map((o) => JSON.stringify(o)),
     // A key that does not authenticate, with anything else.
     fc.record({ publishableKey: fc.oneof(unknownKey, notAString), interviewId: fc.oneof(fc.constant(K.active), fc.string(), notAString), metadata: fc.jsonValue() }, { requiredKeys: [] }).map((o) => JSON.stringify(o)),
+    // Oversized: the whole body over 64 KiB, or metadata over 16 KiB, with the right key.
+    fc.integer({ min: 65_537, max: 150_000 }).map((n) => JSON.stringify({ publishableKey: K.pk, interviewId: K.active, metadata: { s: 'x'.repeat(n) } })),
+    fc.integer({ min: 16_385, max: 60_000 }).map((n) => JSON.stringify({ publishableKey: K.pk, interviewId: K.active, metadata: { s: 'é'.repeat(n / 2) } })),
     // Truncated valid JSON.
     fc.nat({ max: 60 }).map((n) => JSON.stringify({ publishableKey: K.pk, interviewId: K.active, metadata: { a: 'b' } }).slice(0, n)),
   );
