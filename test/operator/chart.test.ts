@@ -87,7 +87,10 @@ describe('voice-operator chart', () => {
     const sa = `system:serviceaccount:${ns}:${release}-voice-operator`;
     const kubeconfig = kubeconfigFor(sa, ['system:serviceaccounts', `system:serviceaccounts:${ns}`]);
     const canI = (args: string[]) => kubectl(['auth', 'can-i', ...args], { kubeconfig, anyExitCode: true }).then((o) => o.trim());
-    expect(await canI(['patch', 'deployments', '-n', ns])).toBe('yes');
+    // RBAC caches in the API server pick new bindings up within moments: wait for both of them.
+    for (const check of [['patch', 'deployments'], ['update', 'leases.coordination.k8s.io'], ['watch', 'voiceworkerpools.voice.service.io'], ['create', 'events']]) {
+      await eventually(() => canI([...check, '-n', ns]), (answer) => answer === 'yes', `the chart identity may ${check.join(' ')}`, 10_000);
+    }
     expect(await canI(['list', 'secrets', '-n', ns])).toBe('no');
     expect(await canI(['get', 'secrets', '-n', 'default'])).toBe('no');
     expect(await canI(['delete', 'deployments', '-n', ns])).toBe('no');
@@ -113,7 +116,7 @@ describe('voice-operator chart', () => {
         (l) => l.items.some((e) => e.reason === 'SecretNotFound'),
         'an Event written by the restricted identity',
       );
-      expect(warnings.filter((w) => /forbidden|403/i.test(w))).toEqual([]);
+      expect(warnings.filter((w) => /forbidden|403/i.test(w)), warnings.join('\n')).toEqual([]);
     } finally {
       await operator.stop();
       restricted.close();
