@@ -110,6 +110,11 @@ async function expectCompleted(run: Run, route: 'hosted' | 'self_hosted'): Promi
   for (const q of INTERVIEW.questions) expect(run.captions).toContain(q.text);
   expect(run.captions.filter((c) => c.startsWith('answer')).length).toBeGreaterThanOrEqual(INTERVIEW.questions.length);
   expect(run.timeline.some((m) => m.name === 'bot:first_audio')).toBe(true);
+  // The page declares the end only after the closing words ("Thanks, that is all.", about a second
+  // of speech) have played, rather than cutting them off when the room ends.
+  const lastBotAudio = run.timeline.filter((m) => m.name === 'bot:first_audio').at(-1)!;
+  const ended = run.timeline.find((m) => m.name === 'ended:completed')!;
+  expect(ended.at - lastBotAudio.at).toBeGreaterThan(600);
 
   const session = await system.retrieve(run.sessionId);
   expect(session.status).toBe('COMPLETED');

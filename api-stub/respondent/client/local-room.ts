@@ -39,13 +39,13 @@ export async function joinLocalRoom(input: JoinInput): Promise<Room> {
     if (joined && socket.readyState === WebSocket.OPEN) socket.send(message.data);
   };
 
-  const teardown = (): void => {
+  // After a normal end the interviewer's last words play out; after a fault or a hang-up they stop.
+  const teardown = (playOut: boolean): void => {
     capture.port.onmessage = null;
     micSource.disconnect();
     capture.disconnect();
-    player.stop();
     void captureContext.close();
-    // Let the last words play out before closing the speaker side.
+    if (!playOut) player.stop();
     setTimeout(() => void playbackContext.close(), Math.ceil(player.queuedSeconds * 1000) + 100);
   };
 
@@ -98,11 +98,14 @@ export async function joinLocalRoom(input: JoinInput): Promise<Room> {
       case 'audio_end':
         awaitingFirstAudio = true;
         break;
-      case 'ended':
+      case 'ended': {
         flushListening();
         ended = true;
-        events.onEnded(typeof control.reason === 'string' ? control.reason : 'completed');
+        const reason = typeof control.reason === 'string' ? control.reason : 'completed';
+        // The page says the interview is over once the closing words have been heard.
+        setTimeout(() => events.onEnded(reason), Math.round(player.queuedSeconds * 1000));
         break;
+      }
       default:
         break;
     }
@@ -110,7 +113,7 @@ export async function joinLocalRoom(input: JoinInput): Promise<Room> {
 
   socket.onclose = (close) => {
     clearTimeout(pendingListening);
-    teardown();
+    teardown(ended && !leftByUser);
     if (ended) return;
     ended = true;
     if (close.code === 1000) return events.onEnded('completed');
@@ -118,8 +121,10 @@ export async function joinLocalRoom(input: JoinInput): Promise<Room> {
     events.onError(known ?? { code: 'connection_lost', message: 'The connection to the interviewer was lost. Check your network and try again.', retryable: true });
   };
 
+  let leftByUser = false;
   return {
     leave() {
+      leftByUser = true;
       if (socket.readyState === WebSocket.OPEN) {
         socket.send(JSON.stringify({ type: 'hangup' }));
         ended = true;
