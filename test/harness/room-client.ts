@@ -27,7 +27,7 @@ export interface RoomTimeline {
 export interface RoomClientOptions {
   roomUrl: string;
   token: string;
-  /** Each answer's PCM16 16 kHz samples. */
+  /** Each answer's PCM16 16 kHz samples, in order; the last one is repeated for extra questions. */
   answers: Buffer[];
   /** Silence before speaking once the bot listens (a person's reaction time). */
   reactionMs?: number;
@@ -98,11 +98,13 @@ export async function runRespondent(options: RoomClientOptions): Promise<RoomTim
         case 'state':
           timeline.states.push({ state: String(message.state), at: now() });
           options.onEvent?.(`state ${String(message.state)}`);
-          if (message.state === 'listening' && !speaking && nextAnswer < options.answers.length) {
+          // Real language models may ask follow-ups: past the scripted answers, the last one is said again.
+          if (message.state === 'listening' && !speaking && options.answers.length > 0) {
             // Like a person: answer once the interviewer's words have finished playing, then react.
             const last = timeline.botUtterances[timeline.botUtterances.length - 1];
             const playedOutAt = last ? last.firstAudio + (last.bytes / 2 / timeline.outputSampleRate) * 1000 : now();
-            speaking = { pcm: options.answers[nextAnswer++]!, offset: 0, startAt: Math.max(now(), playedOutAt) + (options.reactionMs ?? 300) };
+            const pcm = options.answers[Math.min(nextAnswer++, options.answers.length - 1)]!;
+            speaking = { pcm, offset: 0, startAt: Math.max(now(), playedOutAt) + (options.reactionMs ?? 300) };
           }
           break;
         case 'caption':
