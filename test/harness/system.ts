@@ -7,6 +7,7 @@ import { ServiceClient, constructEvent, type Session, type WebhookEvent } from '
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
 import { startOtlpReceiver, type OtlpReceiver } from '../fakes/otlp-receiver.ts';
 import { createCertificateAuthority, type CertificateAuthority } from './pki.ts';
+import { apiStubEnv, DEMO_KEYS, demoSeed, INTERVIEW_ID, workerEnv, type ProviderSetting } from './system-env.ts';
 import { freePort, waitFor } from './ports.ts';
 import { startServiceProcess, type ServiceProcess } from './processes.ts';
 import { startRedis, type RedisServer } from './redis.ts';
@@ -20,22 +21,7 @@ import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.t
  * OpenAI-compatible stand-in), an OTLP receiver, and a webhook receiver that verifies every event
  * with the server SDK's constructEvent.
  */
-export const DEMO_KEYS = {
-  publishable: 'pk_test_demo0000000000000000',
-  secret: 'sk_test_demo0000000000000000',
-  webhookSecret: 'whsec_demo0000000000000000',
-} as const;
-export const INTERVIEW_ID = 'dpl_onboarding';
-export const INTERVIEW = {
-  title: 'Onboarding feedback',
-  language: 'en',
-  intro: 'Hi, thanks for joining. Two short questions.',
-  questions: [
-    { id: 'q1', text: 'How did you hear about us?', maxFollowUps: 1 },
-    { id: 'q2', text: 'What should we improve first?', maxFollowUps: 1 },
-  ],
-  closing: 'Thanks, that is all.',
-};
+export { DEMO_KEYS, INTERVIEW, INTERVIEW_ID } from './system-env.ts';
 
 export interface VerifiedWebhook {
   event: WebhookEvent;
@@ -167,39 +153,12 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     const transcriptRoot = options.transcriptRoot ?? dir;
     const transcriptDirs = { hosted: join(transcriptRoot, 'transcripts-hosted'), selfHosted: join(transcriptRoot, 'transcripts-self-hosted') };
 
-    const workerEnv = (name: string, port: number, token: string, cert: { certFile: string; keyFile: string }, transcripts: string): NodeJS.ProcessEnv => ({
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      POD_NAME: `${name}-0`,
-      TLS_CERT_FILE: cert.certFile,
-      TLS_KEY_FILE: cert.keyFile,
-      WORKER_TOKEN: token,
-      REDIS_URL: redisUrl,
-      // Two separate deployments: each keeps its own warm pool.
-      REDIS_KEY_PREFIX: `${name}-${randomBytes(4).toString('hex')}`,
-      BACKEND_URL: apiBase,
-      ROOM_PROVIDER: 'local',
-      ...(useReal
-        ? { OPENAI_API_KEY: process.env.OPENAI_API_KEY }
-        : { OPENAI_API_KEY: 'sk-local-standin-000000', LLM_BASE_URL: (providers as { fake: FakeOpenAI }).fake.url, STT_BASE_URL: (providers as { fake: FakeOpenAI }).fake.url, TTS_BASE_URL: (providers as { fake: FakeOpenAI }).fake.url }),
-      WARM_POOL_SIZE: '1',
-      HEARTBEAT_INTERVAL_MS: '500',
-      IDLE_TIMEOUT_SECONDS: '20',
-      JOIN_TIMEOUT_SECONDS: '30',
-      VAD_SILENCE_MS: String(options.vadSilenceMs ?? 600),
-      PROVIDER_TIMEOUT_MS: useReal ? '20000' : '5000',
-      DRAIN_GRACE_SECONDS: '2',
-      TRANSCRIPT_STORE: `file://${transcripts}`,
-      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
-      OTEL_SERVICE_NAME: `voice-worker-${name}`,
-      OTEL_BSP_SCHEDULE_DELAY: '100',
-      LOG_LEVEL: logLevel,
-    });
+    const providerSetting: ProviderSetting = providers.kind === 'fake' ? { kind: 'fake', url: providers.fake.url } : { kind: 'real', apiKey: process.env.OPENAI_API_KEY! };
+    const common = { redisUrl, backendUrl: apiBase, providers: providerSetting, otlpUrl: otlp.url, vadSilenceMs: options.vadSilenceMs ?? 600, logLevel, base: process.env };
 
     const startWorker = async (name: 'hosted' | 'self-hosted', port: number, token: string, cert: { certFile: string; keyFile: string }, transcripts: string): Promise<WorkerHandle> => {
-      const proc = startServiceProcess(`worker-${name}`, 'worker/main.ts', workerEnv(name, port, token, cert, transcripts), options.logDir);
+      const env = workerEnv({ ...common, name, port, token, cert, transcriptDir: transcripts, redisKeyPrefix: `${name}-${randomBytes(4).toString('hex')}` });
+      const proc = startServiceProcess(`worker-${name}`, 'worker/main.ts', env, options.logDir);
       started.push(() => proc.stop());
       const url = `https://127.0.0.1:${port}`;
       const ready = (): Promise<boolean> =>
@@ -221,40 +180,21 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     ]);
 
     const seedFile = join(dir, 'seed.json');
-    writeFileSync(
-      seedFile,
-      JSON.stringify({
-        workspaces: [
-          {
-            id: 'ws_demo',
-            name: 'Demo workspace',
-            keys: { publishable: [DEMO_KEYS.publishable], secret: [DEMO_KEYS.secret] },
-            deployments: [{ id: INTERVIEW_ID, status: 'ACTIVE', expiresAt: null, interview: INTERVIEW }],
-            webhookEndpoints: [{ url: receiver.url, secrets: [DEMO_KEYS.webhookSecret] }],
-            selfHost: null,
-          },
-        ],
-      }),
-    );
+    writeFileSync(seedFile, JSON.stringify(demoSeed(receiver.url)));
     const api = startServiceProcess(
       'api-stub',
       'api-stub/main.ts',
-      {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        PORT: String(apiPort),
-        HOST: '127.0.0.1',
-        PUBLIC_URL: apiBase,
-        API_STUB_DB: join(dir, 'api-stub.sqlite'),
-        API_STUB_SEED: seedFile,
-        HOSTED_PIPELINE_URL: `${hosted.url}/`,
-        HOSTED_PIPELINE_KEY: hostedToken,
-        EGRESS_ALLOW_HOSTS: '127.0.0.1,localhost',
-        PIPELINE_EXTRA_CA_FILE: ca.certFile,
-        PIPELINE_KEK: randomBytes(32).toString('base64'),
-        WEBHOOK_POLL_INTERVAL_MS: '100',
-        LOG_LEVEL: logLevel,
-      },
+      apiStubEnv({
+        port: apiPort,
+        dbPath: join(dir, 'api-stub.sqlite'),
+        seedPath: seedFile,
+        hostedPipelineUrl: `${hosted.url}/`,
+        hostedPipelineKey: hostedToken,
+        caFile: ca.certFile,
+        kek: randomBytes(32).toString('base64'),
+        logLevel,
+        base: process.env,
+      }),
       options.logDir,
     );
     started.push(() => api.stop());

@@ -1,0 +1,124 @@
+/**
+ * The whole system's configuration as data: the seed of the demo workspace and the environment of
+ * each process. Pure: startSystem (system.ts) passes ports, paths and secrets in and does the I/O.
+ */
+export const DEMO_KEYS = {
+  publishable: 'pk_test_demo0000000000000000',
+  secret: 'sk_test_demo0000000000000000',
+  webhookSecret: 'whsec_demo0000000000000000',
+} as const;
+
+export const INTERVIEW_ID = 'dpl_onboarding';
+export const INTERVIEW = {
+  title: 'Onboarding feedback',
+  language: 'en',
+  intro: 'Hi, thanks for joining. Two short questions.',
+  questions: [
+    { id: 'q1', text: 'How did you hear about us?', maxFollowUps: 1 },
+    { id: 'q2', text: 'What should we improve first?', maxFollowUps: 1 },
+  ],
+  closing: 'Thanks, that is all.',
+};
+
+/** The api-stub's seed: one workspace with its keys, the interview and the webhook receiver. */
+export function demoSeed(webhookUrl: string): unknown {
+  return {
+    workspaces: [
+      {
+        id: 'ws_demo',
+        name: 'Demo workspace',
+        keys: { publishable: [DEMO_KEYS.publishable], secret: [DEMO_KEYS.secret] },
+        deployments: [{ id: INTERVIEW_ID, status: 'ACTIVE', expiresAt: null, interview: INTERVIEW }],
+        webhookEndpoints: [{ url: webhookUrl, secrets: [DEMO_KEYS.webhookSecret] }],
+        selfHost: null,
+      },
+    ],
+  };
+}
+
+/** Where the workers' model providers are: the local stand-in's URL, or the real API with this key. */
+export type ProviderSetting = { kind: 'fake'; url: string } | { kind: 'real'; apiKey: string };
+
+export interface WorkerEnvInput {
+  name: 'hosted' | 'self-hosted';
+  port: number;
+  token: string;
+  cert: { certFile: string; keyFile: string };
+  redisUrl: string;
+  /** Per-deployment Redis prefix: two deployments keep two warm pools. */
+  redisKeyPrefix: string;
+  backendUrl: string;
+  providers: ProviderSetting;
+  transcriptDir: string;
+  otlpUrl: string;
+  vadSilenceMs: number;
+  logLevel: string;
+  /** PATH and HOME of the parent, so the child finds the same tools. */
+  base: NodeJS.ProcessEnv;
+}
+
+export function workerEnv(i: WorkerEnvInput): NodeJS.ProcessEnv {
+  const providers =
+    i.providers.kind === 'real'
+      ? { OPENAI_API_KEY: i.providers.apiKey, PROVIDER_TIMEOUT_MS: '20000' }
+      : { OPENAI_API_KEY: 'sk-local-standin-000000', LLM_BASE_URL: i.providers.url, STT_BASE_URL: i.providers.url, TTS_BASE_URL: i.providers.url, PROVIDER_TIMEOUT_MS: '5000' };
+  return {
+    PATH: i.base.PATH,
+    HOME: i.base.HOME,
+    PORT: String(i.port),
+    HOST: '127.0.0.1',
+    POD_NAME: `${i.name}-0`,
+    TLS_CERT_FILE: i.cert.certFile,
+    TLS_KEY_FILE: i.cert.keyFile,
+    WORKER_TOKEN: i.token,
+    REDIS_URL: i.redisUrl,
+    REDIS_KEY_PREFIX: i.redisKeyPrefix,
+    BACKEND_URL: i.backendUrl,
+    ROOM_PROVIDER: 'local',
+    ...providers,
+    WARM_POOL_SIZE: '1',
+    HEARTBEAT_INTERVAL_MS: '500',
+    IDLE_TIMEOUT_SECONDS: '20',
+    JOIN_TIMEOUT_SECONDS: '30',
+    VAD_SILENCE_MS: String(i.vadSilenceMs),
+    DRAIN_GRACE_SECONDS: '2',
+    TRANSCRIPT_STORE: `file://${i.transcriptDir}`,
+    OTEL_EXPORTER_OTLP_ENDPOINT: i.otlpUrl,
+    OTEL_SERVICE_NAME: `voice-worker-${i.name}`,
+    OTEL_BSP_SCHEDULE_DELAY: '100',
+    LOG_LEVEL: i.logLevel,
+  };
+}
+
+export interface ApiStubEnvInput {
+  port: number;
+  dbPath: string;
+  seedPath: string;
+  hostedPipelineUrl: string;
+  hostedPipelineKey: string;
+  caFile: string;
+  /** base64 of 32 random bytes: encrypts the self-host token at rest. */
+  kek: string;
+  logLevel: string;
+  base: NodeJS.ProcessEnv;
+}
+
+export function apiStubEnv(i: ApiStubEnvInput): NodeJS.ProcessEnv {
+  return {
+    PATH: i.base.PATH,
+    HOME: i.base.HOME,
+    PORT: String(i.port),
+    HOST: '127.0.0.1',
+    PUBLIC_URL: `http://127.0.0.1:${i.port}`,
+    API_STUB_DB: i.dbPath,
+    API_STUB_SEED: i.seedPath,
+    HOSTED_PIPELINE_URL: i.hostedPipelineUrl,
+    HOSTED_PIPELINE_KEY: i.hostedPipelineKey,
+    // Everything runs on loopback, which the egress guard refuses unless allowed.
+    EGRESS_ALLOW_HOSTS: '127.0.0.1,localhost',
+    PIPELINE_EXTRA_CA_FILE: i.caFile,
+    PIPELINE_KEK: i.kek,
+    WEBHOOK_POLL_INTERVAL_MS: '100',
+    LOG_LEVEL: i.logLevel,
+  };
+}
