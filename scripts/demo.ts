@@ -8,7 +8,7 @@ import { startSystem, type System } from '../test/harness/system.ts';
  * `npm run demo`: the whole system on this machine, one interview, a readable timeline, then stop.
  * Starts a Redis, the api-stub (SQLite + seed), a worker as the hosted pipeline and a second one as
  * a customer's self-hosted worker (both HTTPS, throwaway CA), the model providers (real ones when
- * OPENAI_API_KEY is set, else the local OpenAI-compatible stand-in), an OTLP receiver and a webhook
+ * their keys are in the environment, else the local OpenAI-compatible stand-in), an OTLP receiver and a webhook
  * receiver verifying each event with the server SDK. A respondent in Node speaks espeak-ng answers.
  * DEMO_ROUTE=self_hosted sets the workspace's self-host endpoint first, to run on the other worker.
  */
@@ -26,7 +26,7 @@ async function main(): Promise<void> {
   try {
     line(
       system.providers.kind === 'real'
-        ? 'model providers: real ones (OPENAI_API_KEY is set)'
+        ? 'model providers: real ones, from the environment (OPENAI_API_KEY, or LLM_/STT_/TTS_API_KEY with their base URLs)'
         : 'model providers: the local OpenAI-compatible stand-in (set OPENAI_API_KEY to use real ones); its speech is espeak-ng and its transcripts are placeholders',
     );
     line(`system up: api-stub ${system.apiBase}, hosted worker ${system.hosted.url}, self-hosted worker ${system.selfHosted.url} (logs in .demo/logs)`);

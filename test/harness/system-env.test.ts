@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseSeed } from '../../api-stub/seed.ts';
 import { loadConfig as loadApiStubConfig } from '../../api-stub/config.ts';
 import { loadConfig as loadWorkerConfig } from '../../worker/config.ts';
-import { apiStubEnv, demoSeed, workerEnv } from './system-env.ts';
+import { apiStubEnv, demoSeed, realProviders, workerEnv } from './system-env.ts';
 
 /** The system's configuration is checked by the parts' own loaders, without starting anything. */
 describe('the whole system configuration', () => {
@@ -14,7 +14,7 @@ describe('the whole system configuration', () => {
   });
 
   it('both workers get a configuration the worker accepts, on the stand-in or on real providers', () => {
-    for (const providers of [{ kind: 'fake', url: 'http://127.0.0.1:5000/v1' }, { kind: 'real', apiKey: 'sk-real-000000000000' }] as const) {
+    for (const providers of [{ kind: 'fake', url: 'http://127.0.0.1:5000/v1' }, { kind: 'real', env: { OPENAI_API_KEY: 'sk-real-000000000000' } }] as const) {
       const env = workerEnv({
         name: 'self-hosted',
         port: 7860,
@@ -35,6 +35,14 @@ describe('the whole system configuration', () => {
       expect(config.tls).not.toBeNull();
       expect(config.llm.baseURL).toBe(providers.kind === 'fake' ? providers.url : 'https://api.openai.com/v1');
     }
+  });
+
+  it('uses real providers only when their keys are all there, and passes their settings through', () => {
+    expect(realProviders({})).toBeNull();
+    expect(realProviders({ LLM_API_KEY: 'k1', STT_API_KEY: 'k2' })).toBeNull();
+    expect(realProviders({ OPENAI_API_KEY: 'sk-x', LLM_MODEL: 'gpt-4o', PATH: '/bin' })).toEqual({ OPENAI_API_KEY: 'sk-x', LLM_MODEL: 'gpt-4o' });
+    const own = realProviders({ LLM_API_KEY: 'a', STT_API_KEY: 'b', TTS_API_KEY: 'c', LLM_BASE_URL: 'https://llm.internal/v1' });
+    expect(own).toEqual({ LLM_API_KEY: 'a', STT_API_KEY: 'b', TTS_API_KEY: 'c', LLM_BASE_URL: 'https://llm.internal/v1' });
   });
 
   it('the api-stub configuration routes to the hosted worker over HTTPS and trusts the throwaway CA', () => {

@@ -36,8 +36,21 @@ export function demoSeed(webhookUrl: string): unknown {
   };
 }
 
-/** Where the workers' model providers are: the local stand-in's URL, or the real API with this key. */
-export type ProviderSetting = { kind: 'fake'; url: string } | { kind: 'real'; apiKey: string };
+/** Where the workers' model providers are: the local stand-in's URL, or real ones from the environment. */
+export type ProviderSetting = { kind: 'fake'; url: string } | { kind: 'real'; env: Record<string, string> };
+
+/** The provider variables the worker reads (docs/worker.md), passed through for real providers. */
+const PROVIDER_VARS = ['OPENAI_API_KEY', 'LLM_API_KEY', 'LLM_BASE_URL', 'LLM_MODEL', 'STT_API_KEY', 'STT_BASE_URL', 'STT_MODEL', 'TTS_API_KEY', 'TTS_BASE_URL', 'TTS_MODEL', 'TTS_VOICE'];
+
+/**
+ * Real providers when the environment has their keys: OPENAI_API_KEY, or a key for each of the
+ * three (e.g. self-hosted OpenAI-compatible servers with their own base URLs). Else null.
+ */
+export function realProviders(env: NodeJS.ProcessEnv): Record<string, string> | null {
+  const has = (name: string): boolean => Boolean(env[name]?.trim());
+  if (!has('OPENAI_API_KEY') && !(has('LLM_API_KEY') && has('STT_API_KEY') && has('TTS_API_KEY'))) return null;
+  return Object.fromEntries(PROVIDER_VARS.filter(has).map((name) => [name, env[name]!.trim()]));
+}
 
 export interface WorkerEnvInput {
   name: 'hosted' | 'self-hosted';
@@ -60,7 +73,7 @@ export interface WorkerEnvInput {
 export function workerEnv(i: WorkerEnvInput): NodeJS.ProcessEnv {
   const providers =
     i.providers.kind === 'real'
-      ? { OPENAI_API_KEY: i.providers.apiKey, PROVIDER_TIMEOUT_MS: '20000' }
+      ? { ...i.providers.env, PROVIDER_TIMEOUT_MS: '20000' }
       : { OPENAI_API_KEY: 'sk-local-standin-000000', LLM_BASE_URL: i.providers.url, STT_BASE_URL: i.providers.url, TTS_BASE_URL: i.providers.url, PROVIDER_TIMEOUT_MS: '5000' };
   return {
     PATH: i.base.PATH,

@@ -7,7 +7,7 @@ import { ServiceClient, constructEvent, type Session, type WebhookEvent } from '
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
 import { startOtlpReceiver, type OtlpReceiver } from '../fakes/otlp-receiver.ts';
 import { createCertificateAuthority, type CertificateAuthority } from './pki.ts';
-import { apiStubEnv, DEMO_KEYS, demoSeed, INTERVIEW_ID, workerEnv, type ProviderSetting } from './system-env.ts';
+import { apiStubEnv, DEMO_KEYS, demoSeed, INTERVIEW_ID, realProviders, workerEnv, type ProviderSetting } from './system-env.ts';
 import { freePort, waitFor } from './ports.ts';
 import { startServiceProcess, type ServiceProcess } from './processes.ts';
 import { startRedis, type RedisServer } from './redis.ts';
@@ -38,7 +38,7 @@ export interface WorkerHandle {
 export interface SystemOptions {
   /** Use this Redis (e.g. the test run's shared one) instead of starting one. */
   redisUrl?: string;
-  /** `auto`: real providers when OPENAI_API_KEY is set. `fake`: always the local stand-in. */
+  /** `auto`: real providers when their keys are in the environment (system-env.ts realProviders). `fake`: always the local stand-in. */
   providers?: 'auto' | 'fake';
   /** Added latency of the stand-in, per endpoint, to look like a network provider. */
   fakeLatencyMs?: { chat?: number; stt?: number; tts?: number };
@@ -117,9 +117,9 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     const selfHostedCert = ca.issueServer('self-hosted-worker', ['127.0.0.1', 'localhost']);
     const receiverCert = ca.issueServer('webhook-receiver', ['127.0.0.1', 'localhost']);
 
-    const useReal = options.providers !== 'fake' && Boolean(process.env.OPENAI_API_KEY);
+    const realEnv = options.providers === 'fake' ? null : realProviders(process.env);
     let providers: System['providers'];
-    if (useReal) {
+    if (realEnv) {
       providers = { kind: 'real' };
     } else {
       const fake = await startFakeOpenAI({ latencyMs: options.fakeLatencyMs ?? {} });
@@ -153,7 +153,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     const transcriptRoot = options.transcriptRoot ?? dir;
     const transcriptDirs = { hosted: join(transcriptRoot, 'transcripts-hosted'), selfHosted: join(transcriptRoot, 'transcripts-self-hosted') };
 
-    const providerSetting: ProviderSetting = providers.kind === 'fake' ? { kind: 'fake', url: providers.fake.url } : { kind: 'real', apiKey: process.env.OPENAI_API_KEY! };
+    const providerSetting: ProviderSetting = providers.kind === 'fake' ? { kind: 'fake', url: providers.fake.url } : { kind: 'real', env: realEnv! };
     const common = { redisUrl, backendUrl: apiBase, providers: providerSetting, otlpUrl: otlp.url, vadSilenceMs: options.vadSilenceMs ?? 600, logLevel, base: process.env };
 
     const startWorker = async (name: 'hosted' | 'self-hosted', port: number, token: string, cert: { certFile: string; keyFile: string }, transcripts: string): Promise<WorkerHandle> => {
