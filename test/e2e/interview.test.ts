@@ -108,7 +108,14 @@ async function expectCompleted(run: Run, route: 'hosted' | 'self_hosted'): Promi
   expect(run.events.every((e) => e.sessionId === run.sessionId)).toBe(true);
   // The bot asked the deployment's questions, and the page heard its audio.
   for (const q of INTERVIEW.questions) expect(run.captions).toContain(q.text);
-  expect(run.captions.filter((c) => c.startsWith('answer')).length).toBeGreaterThanOrEqual(INTERVIEW.questions.length);
+  const heard = run.captions.map((c) => /^answer \d+ \((\d+(?:\.\d+)?) s of audio\)$/.exec(c)).filter((m) => m !== null);
+  expect(heard.length).toBeGreaterThanOrEqual(INTERVIEW.questions.length);
+  // The stand-in transcribes the duration it received at 16 kHz: an answer (under 2 s of speech plus
+  // the end-of-turn silence) must not come out three times too long, as 48 kHz sent as 16 kHz would.
+  for (const m of heard) {
+    expect(Number(m[1])).toBeGreaterThan(0.4);
+    expect(Number(m[1])).toBeLessThan(4.5);
+  }
   expect(run.timeline.some((m) => m.name === 'bot:first_audio')).toBe(true);
   // The page declares the end only after the closing words ("Thanks, that is all.", about a second
   // of speech) have played, rather than cutting them off when the room ends.
