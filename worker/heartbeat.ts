@@ -51,6 +51,7 @@ export class Heartbeat {
       await this.o.pool.heartbeat(this.o.pod, this.o.ttlMs);
       this.lastOk = Date.now();
       await this.o.slots.reconcile();
+      await this.o.sessions.recover();
       await this.reap();
     } catch (err) {
       this.o.log.debug('heartbeat failed', { err });

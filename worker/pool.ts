@@ -70,11 +70,15 @@ export class RedisPool {
   private readonly blocking: Redis;
   readonly prefix: string;
 
-  constructor(options: { url: string; keyPrefix: string; commandTimeoutMs: number }) {
+  constructor(options: { url: string; keyPrefix: string; commandTimeoutMs: number; pod?: string }) {
     // One hash tag for every key, so a Redis Cluster keeps them on one shard and the scripts stay legal.
     this.prefix = `{${options.keyPrefix}}`;
-    this.redis = new Redis(options.url, redisOptions(options.commandTimeoutMs)) as ScriptRedis;
-    this.blocking = new Redis(options.url, { ...redisOptions(options.commandTimeoutMs), commandTimeout: undefined, blockingTimeout: 500 });
+    // Named connections make `CLIENT LIST` readable: which pod, which role.
+    const name = (role: string) => (options.pod ? { connectionName: `voice-worker:${role}:${options.pod}` } : {});
+    this.redis = new Redis(options.url, { ...redisOptions(options.commandTimeoutMs), ...name('main') }) as ScriptRedis;
+    // No client-side timeout on the blocking read: a client timer that fires just before a late
+    // reply would drop a popped assignment. Redis itself ends each BLPOP after its timeout.
+    this.blocking = new Redis(options.url, { ...redisOptions(options.commandTimeoutMs), commandTimeout: undefined, ...name('inbox') });
     for (const client of [this.redis, this.blocking]) client.on('error', () => undefined); // state is read via `ready`
     this.redis.defineCommand('claimSlot', { numberOfKeys: 2, lua: CLAIM });
     this.redis.defineCommand('registerIdle', { numberOfKeys: 3, lua: REGISTER_IDLE });
@@ -149,6 +153,12 @@ export class RedisPool {
     const h = await this.redis.hgetall(this.key('session', sessionId));
     if (!h.sessionId) return null;
     return { ...(h as unknown as SessionRecord), roomExp: Number(h.roomExp), claimedAt: Number(h.claimedAt) };
+  }
+
+  /** The session a slot is busy with, if Redis says it is busy. */
+  async busySession(slotId: string): Promise<string | null> {
+    const [state, session] = await this.redis.hmget(this.key('slot', slotId), 'state', 'session');
+    return state === 'busy' && session ? session : null;
   }
 
   async transition(sessionId: string, from: SessionState, to: SessionState): Promise<boolean> {

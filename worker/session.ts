@@ -33,6 +33,9 @@ interface Live {
 
 export class SessionCoordinator {
   private readonly live = new Map<string, Live>();
+  private readonly starting = new Set<string>();
+  /** Sessions that ended on this pod (the most recent ones), never to be started again. */
+  private readonly ended = new Set<string>();
   private readonly pendingReports = new Set<Promise<unknown>>();
   private running = false;
   private loop: Promise<void> | null = null;
@@ -70,8 +73,23 @@ export class SessionCoordinator {
   }
 
   private async begin(sessionId: string): Promise<void> {
-    const record = await this.o.pool.session(sessionId);
-    if (!record || record.state !== 'assigned' || record.pod !== this.o.pod) return;
+    // Only this pod starts sessions on its slots; these sets keep the inbox and the recovery sweep
+    // from starting one twice, or starting again one that already ended here.
+    if (this.live.has(sessionId) || this.starting.has(sessionId) || this.ended.has(sessionId)) return;
+    this.starting.add(sessionId);
+    try {
+      const record = await this.o.pool.session(sessionId);
+      if (!record || record.pod !== this.o.pod) return;
+      // `running` with no bot here happens when the move below reached Redis but its answer did not.
+      if (record.state !== 'assigned' && record.state !== 'running') return;
+      await this.o.pool.transition(sessionId, 'assigned', 'running');
+      this.start(sessionId, record);
+    } finally {
+      this.starting.delete(sessionId);
+    }
+  }
+
+  private start(sessionId: string, record: SessionRecord): void {
     this.live.set(sessionId, { record });
     const spawn = JSON.parse(record.spawn) as { interviewId: string; interview: InterviewDefinition };
     const botToken = this.o.rooms.mintToken({
@@ -89,9 +107,20 @@ export class SessionCoordinator {
       roomProvider: this.o.rooms.name,
       botCanJoin: this.o.rooms.botCanJoin,
     };
-    await this.o.pool.transition(sessionId, 'assigned', 'running');
     if (!this.o.slots.assign(record.slot, job)) {
-      await this.finish(sessionId, { status: 'failed', reason: 'slot_unavailable', message: 'The claimed bot slot was not available on its worker.' });
+      void this.finish(sessionId, { status: 'failed', reason: 'slot_unavailable', message: 'The claimed bot slot was not available on its worker.' });
+    }
+  }
+
+  /**
+   * Finds claims whose inbox delivery was lost (popped just before Redis went away, say): a slot
+   * that Redis has `busy` with an `assigned` session while its bot here is idle gets it now.
+   */
+  async recover(): Promise<void> {
+    for (const slot of this.o.slots.slots.values()) {
+      if (slot.bot.state !== 'idle') continue;
+      const sessionId = await this.o.pool.busySession(slot.id);
+      if (sessionId && !this.live.has(sessionId)) await this.begin(sessionId);
     }
   }
 
@@ -104,6 +133,8 @@ export class SessionCoordinator {
   async finish(sessionId: string, outcome: Outcome): Promise<void> {
     const live = this.live.get(sessionId);
     this.live.delete(sessionId);
+    this.ended.add(sessionId);
+    if (this.ended.size > 10_000) this.ended.delete(this.ended.values().next().value!);
     const reason = outcome.status === 'failed' ? outcome.reason : 'completed';
     this.o.metrics.sessionOutcomes.inc({ status: outcome.status, reason });
     this.o.log.info('session finished', { sessionId, status: outcome.status, reason });

@@ -18,6 +18,8 @@ export interface Slot {
   bot: BotProcess;
   room: PreparedRoom | null;
   preparing: boolean;
+  /** Set when the slot's session ended here: Redis may still say `busy` until we register it. */
+  reclaimed: boolean;
 }
 
 export interface SlotManagerOptions {
@@ -48,7 +50,7 @@ export class SlotManager extends EventEmitter {
   start(): void {
     for (let i = 0; i < this.options.size; i++) {
       const id = `${this.options.pod}/${i}`;
-      const slot: Slot = { id, bot: new BotProcess(id, this.options.env), room: null, preparing: false };
+      const slot: Slot = { id, bot: new BotProcess(id, this.options.env), room: null, preparing: false, reclaimed: false };
       slot.bot.on('ready', () => void this.release(slot));
       for (const event of ['finished', 'span', 'latency']) slot.bot.on(event, (...args: unknown[]) => this.emit(event, ...args));
       slot.bot.on('exit', (code: number | null, signal: string | null) => {
@@ -65,22 +67,39 @@ export class SlotManager extends EventEmitter {
   /** Puts a warm, free slot (back) into the shared pool with a fresh room. */
   async release(slot: Slot): Promise<void> {
     slot.room = null;
-    await this.prepare(slot, true);
+    slot.reclaimed = true;
+    await this.prepare(slot);
   }
 
-  private async prepare(slot: Slot, force: boolean): Promise<void> {
+  private async prepare(slot: Slot): Promise<void> {
     if (this.draining || slot.preparing || slot.bot.state !== 'idle') return;
     slot.preparing = true;
+    let fresh: PreparedRoom | null = null;
     try {
       const nowSeconds = Math.floor(Date.now() / 1000);
-      if (!slot.room || slot.room.exp - nowSeconds < this.options.minRoomSeconds + 60) {
-        if (slot.room) void this.options.rooms.deleteRoom(slot.room.name);
-        slot.room = await this.options.rooms.createRoom({ ttlSeconds: this.options.roomTtlSeconds });
+      const stale = !slot.room || slot.room.exp - nowSeconds < this.options.minRoomSeconds + 60;
+      fresh = stale ? await this.options.rooms.createRoom({ ttlSeconds: this.options.roomTtlSeconds }) : null;
+      const room = fresh ?? slot.room!;
+      if (this.draining || slot.bot.state !== 'idle') {
+        if (fresh) void this.options.rooms.deleteRoom(fresh.name);
+        return;
       }
-      if (this.draining || slot.bot.state !== 'idle') return;
-      const { name, url, exp } = slot.room;
-      await this.options.pool.registerIdle(this.options.pod, { slotId: slot.id, roomName: name, roomUrl: url, roomExp: exp }, force);
+      // Only a slot whose session ended here may overrule a `busy` in Redis; otherwise `busy` means
+      // a claim is on its way through the inbox.
+      const registered = await this.options.pool.registerIdle(this.options.pod, { slotId: slot.id, roomName: room.name, roomUrl: room.url, roomExp: room.exp }, slot.reclaimed);
+      if (registered) slot.reclaimed = false;
+      if (fresh) {
+        // The old room goes only once the slot holds the new one: a claim that took the old room
+        // a moment ago (registered === false) keeps it, and the unused new room goes instead.
+        const unused = registered ? slot.room : fresh;
+        if (registered) slot.room = fresh;
+        if (unused) void this.options.rooms.deleteRoom(unused.name);
+        fresh = null;
+      }
     } catch (err) {
+      // Keep a room made for nothing yet, rather than make another on the next try.
+      if (fresh && !slot.room) slot.room = fresh;
+      else if (fresh) void this.options.rooms.deleteRoom(fresh.name);
       // Redis or the room provider is away; the next reconcile tries again.
       this.options.log.warn('could not put a slot into the pool yet', { slot: slot.id, err });
     } finally {
@@ -90,7 +109,7 @@ export class SlotManager extends EventEmitter {
   }
 
   async reconcile(): Promise<void> {
-    await Promise.all([...this.slots.values()].map((slot) => this.prepare(slot, false)));
+    await Promise.all([...this.slots.values()].map((slot) => this.prepare(slot)));
   }
 
   assign(slotId: string, job: BotJob): boolean {

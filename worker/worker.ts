@@ -29,7 +29,7 @@ export interface RunningWorker {
 export async function startWorker(config: Readonly<WorkerConfig>, deps: { log: Logger; env: NodeJS.ProcessEnv }): Promise<RunningWorker> {
   const { log } = deps;
   const metrics = createMetrics();
-  const pool = new RedisPool({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, commandTimeoutMs: config.spawnBudgetMs });
+  const pool = new RedisPool({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, commandTimeoutMs: config.spawnBudgetMs, pod: config.podName });
   let localServer: LocalRoomServer | null = null;
   let rooms: RoomProvider;
   if (config.roomProvider === 'local') {

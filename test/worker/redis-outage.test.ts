@@ -24,6 +24,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  if (process.env.DEBUG_WORKER) console.log(worker?.logs.join('').slice(-6000));
   await worker?.stop();
   await Promise.all([openai?.close(), backend?.close(), redis?.stop()]);
 });
@@ -68,4 +69,32 @@ describe('Redis outage', () => {
     await waitIdleSlots(worker, 1, 3000);
     client.disconnect();
   }, 20_000);
+
+  it('starts a claimed session whose inbox delivery was lost (regression: popped, then Redis went away)', async () => {
+    const prefix = `lost-${Date.now()}`;
+    const owner = await startWorkerProcess(baseEnv({ redisUrl: redis.url, backendUrl: backend.url, llmUrl: openai.url, REDIS_KEY_PREFIX: prefix, WARM_POOL_SIZE: '1', HEARTBEAT_INTERVAL_MS: '500', HEARTBEAT_TTL_MS: '15000' }));
+    const front = await startWorkerProcess(baseEnv({ redisUrl: redis.url, backendUrl: backend.url, llmUrl: openai.url, REDIS_KEY_PREFIX: prefix, WARM_POOL_SIZE: '0' }));
+    const client = new Redis(redis.url);
+    try {
+      await Promise.all([owner.waitReady(), front.waitReady()]);
+      await waitIdleSlots(owner, 1);
+      owner.proc.kill('SIGSTOP'); // the owner cannot read its inbox now
+      // Its last BLPOP may still be blocked in Redis (and would take the delivery): wait for it to time out.
+      const inboxBlocked = async () => (await client.call('CLIENT', 'LIST')) as string;
+      await waitFor(async () => !(await inboxBlocked()).split('\n').some((l) => l.includes(`name=voice-worker:inbox:pod-${owner.port}`) && / flags=b /.test(l)), { timeoutMs: 5000, what: "the stopped owner's BLPOP to time out in Redis" });
+      const body = spawnBody();
+      const res = await front.spawnSession(body); // any replica may claim any slot
+      expect(res.status).toBe(200);
+      // The delivery is lost, as if popped by a reader that then lost Redis.
+      expect(await client.lpop(`{${prefix}}:pod:pod-${owner.port}:inbox`)).toBe(body.sessionId);
+      owner.proc.kill('SIGCONT');
+      const done = await runRespondent(String(res.body.room_url), String(res.body.token)).done;
+      expect(done.ended).toBe('completed');
+      expect((await backend.waitForReport(String(body.sessionId), 5000)).body.status).toBe('completed');
+    } finally {
+      owner.proc.kill('SIGCONT');
+      client.disconnect();
+      await Promise.all([owner.stop(), front.stop()]);
+    }
+  }, 40_000);
 });

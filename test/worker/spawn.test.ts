@@ -1,16 +1,21 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
+import { startOtlpReceiver, type OtlpReceiver } from '../fakes/otlp-receiver.ts';
+import { waitFor } from '../harness/ports.ts';
 import { baseEnv, call, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, WORKER_TOKEN, type FakeBackend, type WorkerProcess } from './harness.ts';
 
 /** The spawn API at the edge: auth, validation, size limit, idempotency, capacity, probes, metrics. */
 let openai: FakeOpenAI;
 let backend: FakeBackend;
 let worker: WorkerProcess;
+let otlp: OtlpReceiver;
 
 beforeAll(async () => {
-  [openai, backend] = await Promise.all([startFakeOpenAI({ voice: 'tone' }), startFakeBackend()]);
+  [openai, backend, otlp] = await Promise.all([startFakeOpenAI({ voice: 'tone' }), startFakeBackend(), startOtlpReceiver()]);
   worker = await startWorkerProcess(
-    baseEnv({ redisUrl: inject('redisUrl'), backendUrl: backend.url, llmUrl: openai.url, REDIS_KEY_PREFIX: `spawn-${Date.now()}`, WARM_POOL_SIZE: '2', RETRY_AFTER_SECONDS: '7', SPAWN_BODY_LIMIT_BYTES: '4096', JOIN_TIMEOUT_SECONDS: '3' }),
+    baseEnv({ redisUrl: inject('redisUrl'), backendUrl: backend.url, llmUrl: openai.url, REDIS_KEY_PREFIX: `spawn-${Date.now()}`, WARM_POOL_SIZE: '2', RETRY_AFTER_SECONDS: '7', SPAWN_BODY_LIMIT_BYTES: '4096', JOIN_TIMEOUT_SECONDS: '3',
+      // The JSON protocol, chosen only by the standard variable (the interview test uses the protobuf default).
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${otlp.url}/v1/traces`, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '100' }),
   );
   await worker.waitReady();
   await waitIdleSlots(worker, 2);
@@ -18,7 +23,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await worker?.stop();
-  await Promise.all([openai?.close(), backend?.close()]);
+  await Promise.all([openai?.close(), backend?.close(), otlp?.close()]);
 });
 
 describe('spawn authentication', () => {
@@ -101,10 +106,10 @@ describe('spawn idempotency and capacity', () => {
 
   it('fails a claimed session whose respondent never joins, reports it, and frees the slot', async () => {
     // JOIN_TIMEOUT_SECONDS is 3 here; the two sessions above were never joined.
-    await waitIdleSlots(worker, 2, 20_000);
-    const failed = backend.reports.filter((r) => r.body.status === 'failed');
-    expect(failed.length).toBeGreaterThanOrEqual(2);
-    expect(failed.every((r) => r.body.reason === 'respondent_absent')).toBe(true);
+    const failed = () => backend.reports.filter((r) => r.body.status === 'failed');
+    await waitFor(() => failed().length >= 2, { timeoutMs: 20_000, what: 'two failed reports' });
+    expect(failed().every((r) => r.body.reason === 'respondent_absent')).toBe(true);
+    await waitIdleSlots(worker, 2, 10_000);
   }, 30_000);
 });
 
@@ -114,5 +119,18 @@ describe('probes', () => {
     const ready = await call(`${worker.url}/readyz`);
     expect(ready.status).toBe(200);
     expect(JSON.parse(ready.text)).toEqual({ status: 'ready' });
+  });
+});
+
+describe('session.start spans', () => {
+  it('exports one per spawn over OTLP/HTTP JSON, with its outcome and never a secret', async () => {
+    await otlp.waitFor((spans) => ['ok', 'existing', 'no_capacity', 'bad_request'].every((o) => spans.some((s) => s.name === 'session.start' && s.attributes['spawn.outcome'] === o)), 10_000, 'session.start spans of every outcome');
+    expect(otlp.contentTypes.every((t) => t.includes('json'))).toBe(true);
+    const ok = otlp.spans.find((s) => s.name === 'session.start' && s.attributes['spawn.outcome'] === 'ok')!;
+    expect(ok.attributes).toMatchObject({ 'room.provider': 'local', 'interview.id': 'dpl_test1' });
+    expect(String(ok.attributes['session.id'])).toMatch(/^inv_/);
+    expect(String(ok.attributes['worker.slot.id'])).toMatch(/^pod-\d+\/[01]$/);
+    expect(Number(ok.endNs - ok.startNs) / 1e6).toBeLessThan(200);
+    expect(JSON.stringify(otlp.spans.map((s) => s.attributes))).not.toContain(WORKER_TOKEN);
   });
 });
