@@ -61,8 +61,3 @@ export function getAsset(name: string): Promise<Asset> | null {
   }
   return pending;
 }
-
-/** Builds everything up front (for a server that wants its first page view fast). */
-export async function warmAssets(): Promise<void> {
-  await Promise.all(['main.js', 'capture-worklet.js', 'browser.js', 'page.css'].map((n) => getAsset(n)));
-}
