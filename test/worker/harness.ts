@@ -88,6 +88,19 @@ export function call(url: string, init: { method?: string; headers?: Record<stri
   });
 }
 
+// Worker processes run in their own process groups (so that stop() takes their bots too); make
+// sure none outlives this test process, even when a test times out before its own clean-up.
+const started = new Set<number>();
+process.once('exit', () => {
+  for (const pid of started) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+});
+
 export async function startWorkerProcess(env: NodeJS.ProcessEnv, options: { tls?: boolean; caFile?: string } = {}): Promise<WorkerProcess> {
   const port = Number(env.PORT ?? (await freePort()));
   const scheme = options.tls ? 'https' : 'http';
@@ -100,6 +113,8 @@ export async function startWorkerProcess(env: NodeJS.ProcessEnv, options: { tls?
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
+  started.add(proc.pid!);
+  proc.once('exit', () => started.delete(proc.pid!));
   const logs: string[] = [];
   proc.stdout!.on('data', (d: Buffer) => logs.push(d.toString()));
   proc.stderr!.on('data', (d: Buffer) => logs.push(d.toString()));
