@@ -19,6 +19,9 @@ export class BotProcess extends EventEmitter {
   private child: ChildProcess | null = null;
   private stopping = false;
   restarts = 0;
+  /** Exits since the last `ready`: a bot that cannot even start is restarted with backoff. */
+  private failedStarts = 0;
+  private restartTimer: NodeJS.Timeout | null = null;
 
   readonly slotId: string;
   private readonly env: NodeJS.ProcessEnv;
@@ -53,7 +56,9 @@ export class BotProcess extends EventEmitter {
       this.emit('exit', code, signal);
       if (!this.stopping) {
         this.restarts++;
-        this.start();
+        const delay = this.failedStarts > 0 ? Math.min(30_000, 250 * 2 ** this.failedStarts) : 0;
+        this.failedStarts++;
+        this.restartTimer = setTimeout(() => this.start(), delay);
       }
     });
   }
@@ -61,6 +66,7 @@ export class BotProcess extends EventEmitter {
   private onMessage(msg: FromBot): void {
     switch (msg.type) {
       case 'ready':
+        this.failedStarts = 0;
         this.state = 'idle';
         this.emit('ready');
         break;
@@ -94,6 +100,7 @@ export class BotProcess extends EventEmitter {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
     const child = this.child;
     if (!child || child.exitCode !== null) return;
     await new Promise<void>((resolve) => {
