@@ -120,3 +120,25 @@ describe('respondent behaviour', () => {
     expect((await ok.done).ended).toBe('hangup');
   }, 15_000);
 });
+
+describe('MAX_SESSION_SECONDS', () => {
+  it('ends a session that runs too long as failed with max_duration, however patient the respondent', async () => {
+    const w = await startWorkerProcess(
+      baseEnv({ redisUrl: inject('redisUrl'), backendUrl: backend.url, llmUrl: openai.url, REDIS_KEY_PREFIX: `maxdur-${Date.now()}`, MAX_SESSION_SECONDS: '5', IDLE_TIMEOUT_SECONDS: '60' }),
+    );
+    try {
+      await w.waitReady();
+      await waitIdleSlots(w, 1);
+      const body = spawnBody();
+      const res = await w.spawnSession(body);
+      const t0 = Date.now();
+      const r = await runRespondent(String(res.body.room_url), String(res.body.token), { onListening: () => 'silent' }).done;
+      expect(r.ended).toBe('timeout');
+      expect(Date.now() - t0).toBeGreaterThan(4000);
+      expect(Date.now() - t0).toBeLessThan(8000);
+      expect((await backend.waitForReport(String(body.sessionId), 5000)).body).toMatchObject({ status: 'failed', reason: 'max_duration' });
+    } finally {
+      await w.stop();
+    }
+  }, 30_000);
+});
