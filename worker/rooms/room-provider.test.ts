@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../lib/log.ts';
+import { startFakeDaily, type FakeDaily } from '../../test/fakes/daily-api.ts';
+import { DailyRoomProvider } from './daily.ts';
+import { LocalRoomProvider, LocalRoomRegistry } from './local.ts';
+import type { RoomProvider } from './provider.ts';
+import { verifyJwt } from './tokens.ts';
+
+/**
+ * One contract suite for every RoomProvider: rooms made ahead with an expiry, tokens minted
+ * locally, deterministically, accepted by whoever checks them, and deletion that tolerates repeats.
+ */
+interface Subject {
+  provider: RoomProvider;
+  scheme: RegExp;
+  /** Checks a token the way the room's server does; returns the room name it is for. */
+  verify(token: string): string;
+  exists(name: string): boolean;
+  settle(): Promise<void>;
+}
+
+let fake: FakeDaily;
+const subjects: Record<string, () => Subject> = {};
+
+beforeAll(async () => {
+  fake = await startFakeDaily();
+  const daily = new DailyRoomProvider({ apiKey: fake.apiKey, apiUrl: fake.url, domainId: null, log: silentLogger, deletesPerSecond: 50 });
+  await daily.init();
+  subjects.daily = () => ({
+    provider: daily,
+    scheme: /^https:\/\/voice-test\.daily\.co\/[A-Za-z0-9_-]+$/,
+    verify: (token) => String(fake.verifyToken(token).r),
+    exists: (name) => fake.rooms.has(name),
+    settle: async () => {
+      while (daily.pendingDeletes > 0) await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 50));
+    },
+  });
+  const registry = new LocalRoomRegistry();
+  const local = new LocalRoomProvider({ publicUrl: 'https://worker.example.com', secret: 'room-secret', registry });
+  subjects.local = () => ({
+    provider: local,
+    scheme: /^wss:\/\/worker\.example\.com\/rooms\/rm_[A-Za-z0-9_-]+$/,
+    verify: (token) => {
+      const result = verifyJwt(token, 'room-secret', Math.floor(Date.now() / 1000));
+      if (!result.ok) throw new Error(result.reason);
+      return String(result.claims.room);
+    },
+    exists: (name) => registry.get(name) !== undefined,
+    settle: async () => undefined,
+  });
+});
+
+afterAll(async () => {
+  (subjects.daily?.().provider as DailyRoomProvider | undefined)?.close();
+  await fake.close();
+});
+
+describe.each(['daily', 'local'])('RoomProvider contract: %s', (name) => {
+  it('creates distinct rooms ahead, with an expiry', async () => {
+    const s = subjects[name]!();
+    const [a, b] = await Promise.all([s.provider.createRoom({ ttlSeconds: 600 }), s.provider.createRoom({ ttlSeconds: 600 })]);
+    expect(a.name).not.toBe(b.name);
+    expect(a.url).toMatch(s.scheme);
+    expect(a.exp - Math.floor(Date.now() / 1000)).toBeGreaterThanOrEqual(595);
+    expect(s.exists(a.name)).toBe(true);
+  });
+
+  it('mints deterministic tokens for the room, for both roles, that the room accepts', async () => {
+    const s = subjects[name]!();
+    const room = await s.provider.createRoom({ ttlSeconds: 600 });
+    const now = Math.floor(Date.now() / 1000);
+    const request = { room, role: 'respondent' as const, sessionId: 'inv_contract', issuedAt: now, expiresAt: now + 300 };
+    const token = s.provider.mintToken(request);
+    expect(s.provider.mintToken(request)).toBe(token);
+    expect(s.verify(token)).toBe(room.name);
+    const bot = s.provider.mintToken({ ...request, role: 'bot' });
+    expect(bot).not.toBe(token);
+    expect(s.verify(bot)).toBe(room.name);
+  });
+
+  it('deletes rooms, and deleting twice or an unknown room is not an error', async () => {
+    const s = subjects[name]!();
+    const room = await s.provider.createRoom({ ttlSeconds: 600 });
+    await s.provider.deleteRoom(room.name);
+    await s.provider.deleteRoom(room.name);
+    await s.provider.deleteRoom('rm_unknown');
+    await s.settle();
+    expect(s.exists(room.name)).toBe(false);
+  });
+});
