@@ -129,7 +129,8 @@ export async function startWorkerProcess(env: NodeJS.ProcessEnv, options: { tls?
     exited,
     botPids() {
       try {
-        return execFileSync('pgrep', ['-P', String(proc.pid)], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number);
+        // Only the bots: the tsx loader may have an esbuild child of its own.
+        return execFileSync('pgrep', ['-P', String(proc.pid), '-f', 'worker/bot/process.ts'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number);
       } catch {
         return [];
       }

@@ -119,6 +119,18 @@ describe('respondent behaviour', () => {
     expect(twice.closeCode).toBe(4409);
     expect((await ok.done).ended).toBe('hangup');
   }, 15_000);
+
+  it('survives a respondent that sends an oversized or malformed frame (the socket closes, the worker lives)', async () => {
+    const s = await start();
+    const r = runRespondent(s.roomUrl, s.token, { onListening: () => 'silent' });
+    await new Promise<void>((resolve) => r.socket.once('open', () => resolve()));
+    r.socket.send(Buffer.alloc(512 * 1024)); // over the 256 KiB frame limit
+    const result = await r.done;
+    expect(result.closeCode).toBe(1009);
+    expect((await backend.waitForReport(s.sessionId, 5000)).body).toMatchObject({ status: 'failed', reason: 'respondent_left' });
+    expect(await worker.ready()).toBe(true);
+    expect(worker.proc.exitCode).toBeNull();
+  }, 15_000);
 });
 
 describe('MAX_SESSION_SECONDS', () => {

@@ -103,6 +103,9 @@ export function createLocalRoomServer(options: { registry: LocalRoomRegistry; se
       const name = match[1]!;
       const token = url.searchParams.get('token') ?? '';
       wss.handleUpgrade(req, socket, head, (ws) => {
+        // A bad frame (too large, malformed) emits 'error' and then closes the socket: it must
+        // never become an uncaught exception that takes the worker, and every session, down.
+        ws.on('error', (err) => options.log.debug('room socket error', { room: name, err }));
         const room = options.registry.get(name);
         if (!room || room.ended) return ws.close(CLOSE_UNKNOWN_ROOM, 'unknown or ended room');
         const verified = verifyJwt(token, options.secret, now());
