@@ -1,6 +1,5 @@
 import type { WorkerConfig } from '../config.ts';
 import { FileTranscriptStore } from './file.ts';
-import { S3TranscriptStore } from './s3.ts';
 
 /** Where finished transcripts go. `put` returns the object-store URI reported as `transcriptKey`. */
 export interface TranscriptStore {
@@ -9,7 +8,14 @@ export interface TranscriptStore {
 
 export function createTranscriptStore(config: Pick<WorkerConfig, 'transcriptStore' | 's3'>): TranscriptStore {
   if (config.transcriptStore.startsWith('file://')) return new FileTranscriptStore(config.transcriptStore);
-  return new S3TranscriptStore(config.transcriptStore, config.s3);
+  // The AWS SDK is loaded on first use only: every warm bot process would otherwise carry it.
+  let s3: Promise<TranscriptStore> | null = null;
+  return {
+    put: async (sessionId, body) => {
+      s3 ??= import('./s3.ts').then(({ S3TranscriptStore }) => new S3TranscriptStore(config.transcriptStore, config.s3));
+      return (await s3).put(sessionId, body);
+    },
+  };
 }
 
 /** Session ids are `inv_<id>`; anything else must never become part of a path or key. */
