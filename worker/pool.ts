@@ -123,8 +123,12 @@ export class RedisPool {
     await this.redis.multi().set(this.key('pod', pod, 'alive'), '1', 'PX', ttlMs).sadd(this.key('pods'), pod).exec();
   }
 
+  /** A clean exit: the pod and its slot records go, so nothing of it is left for a reaper. */
   async leave(pod: string): Promise<void> {
-    await this.redis.multi().del(this.key('pod', pod, 'alive')).srem(this.key('pods'), pod).exec();
+    const slots = await this.redis.smembers(this.key('pod', pod, 'slots'));
+    const tx = this.redis.multi().del(this.key('pod', pod, 'alive')).srem(this.key('pods'), pod);
+    for (const slot of slots) tx.lrem(this.key('idle'), 0, slot).del(this.key('slot', slot));
+    await tx.del(this.key('pod', pod, 'slots'), this.key('pod', pod, 'inbox')).exec();
   }
 
   async pods(): Promise<string[]> {

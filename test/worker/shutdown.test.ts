@@ -56,6 +56,8 @@ describe('SIGTERM', () => {
     expect((await backend.waitForReport(String(body.sessionId), 5000)).body.status).toBe('completed');
     expect(await worker.exited).toBe(0);
     expect(await redis.sismember(`{${prefix}}:pods`, `pod-${worker.port}`)).toBe(0);
+    // Nothing of the pod is left behind in Redis but the session record.
+    expect((await redis.keys(`{${prefix}}:*`)).sort()).toEqual([`{${prefix}}:session:${String(body.sessionId)}`]);
   }, 40_000);
 
   it('ends a session still running at the end of DRAIN_GRACE_SECONDS as failed (worker_shutdown), then exits 0', async () => {
