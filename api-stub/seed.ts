@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Database } from './db/database.ts';
 import { transaction } from './db/database.ts';
 import { hasIdForm } from '../lib/ids.ts';
+import { StrictInterviewSchema } from '../lib/interview.ts';
 import { upsertWorkspace } from './store/workspaces.ts';
 import { classifyKey, upsertKey } from './store/keys.ts';
 import { DEPLOYMENT_STATUSES, upsertDeployment } from './store/deployments.ts';
@@ -17,17 +18,6 @@ import { setEndpointRetries } from './webhooks/outbox-store.ts';
  */
 const isoTimestamp = z.string().refine((v) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/.test(v) && !Number.isNaN(Date.parse(v)), {
   message: 'expected an ISO 8601 UTC timestamp such as 2030-01-01T00:00:00Z',
-});
-
-const interviewSchema = z.strictObject({
-  title: z.string().min(1).max(200),
-  language: z.string().min(2).max(35).default('en'),
-  intro: z.string().min(1).max(4000),
-  questions: z
-    .array(z.strictObject({ id: z.string().min(1).max(64), text: z.string().min(1).max(2000), maxFollowUps: z.number().int().min(0).max(5).default(1) }))
-    .min(1)
-    .max(50),
-  closing: z.string().min(1).max(4000),
 });
 
 const keyOf = (kind: 'publishable' | 'secret') =>
@@ -57,7 +47,7 @@ const workspaceSchema = z.strictObject({
         id: z.string().refine((v) => hasIdForm(v, 'dpl'), { message: 'expected dpl_<id>' }),
         status: z.enum(DEPLOYMENT_STATUSES),
         expiresAt: isoTimestamp.nullable().default(null),
-        interview: interviewSchema,
+        interview: StrictInterviewSchema,
       }),
     )
     .default([]),

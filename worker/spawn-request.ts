@@ -1,25 +1,15 @@
 import { z } from 'zod';
+import { InterviewSchema } from '../lib/interview.ts';
 
 /**
  * The spawn body (docs/contracts.md, docs/worker.md). Unknown fields are dropped, never stored:
  * the service must not send provider keys, and if it did they would not be kept.
  */
-const text = (max: number) => z.string().trim().min(1).max(max);
-
 export const SpawnRequest = z.object({
   sessionId: z.string().regex(/^inv_[A-Za-z0-9_-]{1,64}$/, 'must look like inv_<id>'),
   interviewId: z.string().regex(/^dpl_[A-Za-z0-9_-]{1,64}$/, 'must look like dpl_<id>'),
   metadata: z.record(z.string(), z.unknown()).optional().default({}),
-  interview: z.object({
-    title: z.string().max(200).optional().default(''),
-    language: z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'must be a language tag such as en or en-GB').optional().default('en'),
-    intro: text(2000),
-    questions: z
-      .array(z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/), text: text(1000), maxFollowUps: z.number().int().min(0).max(3).optional().default(1) }))
-      .min(1)
-      .max(50),
-    closing: text(2000),
-  }),
+  interview: InterviewSchema,
   expiresAt: z.iso.datetime({ offset: true }).optional(),
 });
 

@@ -1,18 +1,12 @@
 import type { Database } from '../db/database.ts';
 import { stmt } from '../db/statements.ts';
+import type { InterviewDefinition } from '../../lib/interview.ts';
+
+export type { InterviewDefinition };
 
 /** Deployment statuses: the spec names DRAFT and PAUSED as inactive; ARCHIVED is ours (also inactive). */
 export const DEPLOYMENT_STATUSES = ['ACTIVE', 'DRAFT', 'PAUSED', 'ARCHIVED'] as const;
 export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
-
-/** What the bot needs to run the interview (sent to the worker in the spawn body). */
-export interface InterviewDefinition {
-  title: string;
-  language: string;
-  intro: string;
-  questions: Array<{ id: string; text: string; maxFollowUps: number }>;
-  closing: string;
-}
 
 export interface Deployment {
   id: string;
