@@ -4,7 +4,8 @@ import { launchChromium } from '../test/harness/browser.ts';
 import { startHostPage } from '../test/harness/host-page.ts';
 import { answerClips, runNodeInterview, turnLatencies } from '../test/harness/node-interview.ts';
 import { waitFor } from '../test/harness/ports.ts';
-import { spokenTrack, wavBytes } from '../test/harness/speech.ts';
+import { spokenTrack, SPEECH_RATE } from '../test/harness/speech.ts';
+import { wavFromPcm16 } from '../lib/pcm.ts';
 import { INTERVIEW, startSystem, type System } from '../test/harness/system.ts';
 
 /**
@@ -56,7 +57,7 @@ async function directProviderLatency(baseURL: string, answer: Buffer): Promise<{
         await reader.cancel();
       }),
     );
-    stt.push(await timeIt(async () => void (await client.audio.transcriptions.create({ model: 'whisper-1', file: await toFile(wavBytes(answer), 'answer.wav') }))));
+    stt.push(await timeIt(async () => void (await client.audio.transcriptions.create({ model: 'whisper-1', file: await toFile(wavFromPcm16(answer, SPEECH_RATE), 'answer.wav') }))));
     llm.push(
       await timeIt(async () => {
         const stream = await client.chat.completions.create({ model: 'gpt-4o-mini', stream: true, max_tokens: 120, messages: [{ role: 'system', content: 'Decide.' }, { role: 'user', content: 'answer' }] });

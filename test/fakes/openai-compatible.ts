@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { hasEspeak, parseWav, speechPcm, tonePcm, wav } from './audio.ts';
+import { hasEspeak, parseWav, speechPcm, tonePcm, wavFromPcm16 } from './audio.ts';
 
 /**
  * A local stand-in for an OpenAI-compatible model server, speaking the real HTTP API:
@@ -133,7 +133,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     if (format !== 'pcm' && format !== 'wav') return openaiError(res, 400, `This fake speaks pcm and wav, not ${format}.`, 'invalid_value');
     requests.push({ endpoint: 'tts', model: json.model, responseFormat: format, authorization: req.headers.authorization });
     const pcm = voice === 'espeak' ? speechPcm(json.input, 24_000) : tonePcm(Math.min(3000, Math.max(300, json.input.length * 40)), 24_000);
-    const bytes = format === 'wav' ? wav(pcm, 24_000) : pcm;
+    const bytes = format === 'wav' ? wavFromPcm16(pcm, 24_000) : pcm;
     res.writeHead(200, { 'content-type': format === 'wav' ? 'audio/wav' : 'audio/pcm', 'transfer-encoding': 'chunked' });
     for (let i = 0; i < bytes.length; i += 4800) {
       res.write(bytes.subarray(i, i + 4800));

@@ -2,6 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseWav, silencePcm, wavFromPcm16, type DecodedWav } from '../../lib/pcm.ts';
 
 /**
  * Spoken answers for the fake microphone, made at test time with Debian's espeak-ng and sox:
@@ -44,54 +45,19 @@ export function speak(text: string, file: string, options: { wordsPerMinute?: nu
   run('sox', [raw, '-r', String(SPEECH_RATE), '-c', '1', '-b', '16', '-e', 'signed-integer', file, 'silence', '1', '0.02', '1%', 'reverse', 'silence', '1', '0.02', '1%', 'reverse']);
 }
 
-/** Reads a 16-bit PCM WAV's samples (walks the RIFF chunks; no assumption on header size). */
-export function readWavPcm(file: string): { sampleRate: number; channels: number; pcm: Buffer } {
-  const data = readFileSync(file);
-  if (data.toString('ascii', 0, 4) !== 'RIFF' || data.toString('ascii', 8, 12) !== 'WAVE') throw new Error(`${file} is not a WAV file`);
-  let offset = 12;
-  let sampleRate = 0;
-  let channels = 0;
-  while (offset + 8 <= data.length) {
-    const id = data.toString('ascii', offset, offset + 4);
-    const size = data.readUInt32LE(offset + 4);
-    const body = offset + 8;
-    if (id === 'fmt ') {
-      channels = data.readUInt16LE(body + 2);
-      sampleRate = data.readUInt32LE(body + 4);
-      if (data.readUInt16LE(body + 14) !== 16) throw new Error(`${file} is not 16-bit PCM`);
-    } else if (id === 'data') {
-      return { sampleRate, channels, pcm: data.subarray(body, Math.min(data.length, body + size)) };
-    }
-    offset = body + size + (size % 2);
+/** Reads a 16-bit PCM WAV file's samples. */
+export function readWavPcm(file: string): DecodedWav {
+  try {
+    return parseWav(readFileSync(file));
+  } catch (err) {
+    throw new Error(`${file}: ${(err as Error).message}`, { cause: err });
   }
-  throw new Error(`${file} has no data chunk`);
 }
-
-/** Writes a 16-bit mono WAV header plus samples. */
-export function wavBytes(pcm: Buffer, sampleRate = SPEECH_RATE): Buffer {
-  const header = Buffer.alloc(44);
-  header.write('RIFF', 0, 'ascii');
-  header.writeUInt32LE(36 + pcm.length, 4);
-  header.write('WAVE', 8, 'ascii');
-  header.write('fmt ', 12, 'ascii');
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20);
-  header.writeUInt16LE(1, 22);
-  header.writeUInt32LE(sampleRate, 24);
-  header.writeUInt32LE(sampleRate * 2, 28);
-  header.writeUInt16LE(2, 32);
-  header.writeUInt16LE(16, 34);
-  header.write('data', 36, 'ascii');
-  header.writeUInt32LE(pcm.length, 40);
-  return Buffer.concat([header, pcm]);
-}
-
-const silence = (ms: number): Buffer => Buffer.alloc(Math.round((SPEECH_RATE * ms) / 1000) * 2);
 
 /** Builds the respondent's track: `leadMs` of silence, then each answer followed by `gapMs` of silence. */
 export function spokenTrack(answers: string[], options: { leadMs: number; gapMs: number; dir?: string }): SpokenTrack {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'speech-'));
-  const parts: Buffer[] = [silence(options.leadMs)];
+  const parts: Buffer[] = [silencePcm(options.leadMs, SPEECH_RATE)];
   const marks: SpokenTrack['answers'] = [];
   let cursorMs = options.leadMs;
   answers.forEach((text, i) => {
@@ -100,11 +66,11 @@ export function spokenTrack(answers: string[], options: { leadMs: number; gapMs:
     const { pcm } = readWavPcm(file);
     const ms = (pcm.length / 2 / SPEECH_RATE) * 1000;
     marks.push({ text, startMs: cursorMs, endMs: cursorMs + ms });
-    parts.push(pcm, silence(options.gapMs));
+    parts.push(pcm, silencePcm(options.gapMs, SPEECH_RATE));
     cursorMs += ms + options.gapMs;
   });
   const pcm = Buffer.concat(parts);
   const file = join(dir, 'microphone.wav');
-  writeFileSync(file, wavBytes(pcm));
+  writeFileSync(file, wavFromPcm16(pcm, SPEECH_RATE));
   return { file, pcm, answers: marks };
 }

@@ -1,22 +1,11 @@
 import type { Attributes } from '@opentelemetry/api';
+import type { InterviewDefinition, InterviewQuestion } from '../../lib/interview.ts';
 
 /**
  * The messages between the worker (parent) and a bot process (child) over Node's IPC channel.
  * Spans measured in the bot travel to the parent, whose OpenTelemetry SDK exports them.
  */
-export interface InterviewQuestion {
-  id: string;
-  text: string;
-  maxFollowUps: number;
-}
-
-export interface InterviewDefinition {
-  title: string;
-  language: string;
-  intro: string;
-  questions: InterviewQuestion[];
-  closing: string;
-}
+export type { InterviewDefinition, InterviewQuestion };
 
 export interface BotJob {
   sessionId: string;

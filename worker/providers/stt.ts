@@ -1,6 +1,6 @@
 import type OpenAI from 'openai';
 import { toFile } from 'openai';
-import { wavFromPcm16 } from '../bot/audio.ts';
+import { wavFromPcm16 } from '../../lib/pcm.ts';
 import { ProviderError } from './errors.ts';
 import { callWithPolicy, type CallPolicy } from './policy.ts';
 
