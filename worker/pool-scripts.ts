@@ -8,10 +8,13 @@
  * KEYS: session hash, idle list. ARGV: prefix, sessionId, now (s), spawn JSON, record TTL (s),
  * trace id, span id, interview id, seconds a room must still be valid for.
  * Returns {'existing'|'claimed', roomName, roomUrl, roomExp, claimedAt, slot, pod} or {'none'}.
+ * Idempotent per session while its bot lives or after it completed; a failed session claims anew.
  */
 export const CLAIM = `
-local existing = redis.call('HMGET', KEYS[1], 'roomName', 'roomUrl', 'roomExp', 'claimedAt', 'slot', 'pod')
-if existing[1] then
+local existing = redis.call('HMGET', KEYS[1], 'roomName', 'roomUrl', 'roomExp', 'claimedAt', 'slot', 'pod', 'state')
+-- A repeat gets the same room, except after the session's bot failed: then the respondent is
+-- retrying, and a fresh slot and room are claimed below (the failed record is replaced).
+if existing[1] and existing[7] ~= 'failed' then
   return {'existing', existing[1], existing[2], existing[3], existing[4], existing[5], existing[6]}
 end
 local now = tonumber(ARGV[3])
@@ -27,7 +30,9 @@ while true do
       redis.call('HSET', skey, 'state', 'lapsed')
     elseif tonumber(s[5]) > now + tonumber(ARGV[9]) then
       redis.call('HSET', skey, 'state', 'busy', 'session', ARGV[2])
-      redis.call('HSET', KEYS[1], 'sessionId', ARGV[2], 'interviewId', ARGV[8], 'slot', slot, 'pod', s[1],
+      local attempt = (tonumber(redis.call('HGET', KEYS[1], 'attempt')) or 0) + 1
+      redis.call('DEL', KEYS[1])
+      redis.call('HSET', KEYS[1], 'attempt', attempt, 'sessionId', ARGV[2], 'interviewId', ARGV[8], 'slot', slot, 'pod', s[1],
         'roomName', s[3], 'roomUrl', s[4], 'roomExp', s[5], 'claimedAt', ARGV[3], 'state', 'assigned',
         'spawn', ARGV[4], 'traceId', ARGV[6], 'spanId', ARGV[7])
       redis.call('EXPIRE', KEYS[1], tonumber(ARGV[5]))

@@ -17,6 +17,8 @@ export interface SessionRecord {
   roomUrl: string;
   roomExp: number;
   claimedAt: number;
+  /** 1 for the first claim of a session, one more for each claim after a failure (a retry). */
+  attempt: number;
   state: SessionState;
   spawn: string;
   traceId: string;
@@ -156,7 +158,7 @@ export class RedisPool {
   async session(sessionId: string): Promise<SessionRecord | null> {
     const h = await this.redis.hgetall(this.key('session', sessionId));
     if (!h.sessionId) return null;
-    return { ...(h as unknown as SessionRecord), roomExp: Number(h.roomExp), claimedAt: Number(h.claimedAt) };
+    return { ...(h as unknown as SessionRecord), roomExp: Number(h.roomExp), claimedAt: Number(h.claimedAt), attempt: Number(h.attempt ?? 1) };
   }
 
   /** The session a slot is busy with, if Redis says it is busy. */

@@ -8,6 +8,8 @@ import { ATTR_POD, ATTR_SLOT_ID } from './telemetry/names.ts';
 import type { WorkerMetrics } from './telemetry/metrics.ts';
 import { recordSpan, remoteParent } from './telemetry/tracing.ts';
 
+const attemptKey = (sessionId: string, attempt: number): string => `${sessionId}#${attempt}`;
+
 /**
  * Sessions on this pod, from assignment to report. A claim made by any replica lands in this
  * pod's inbox list in Redis; we hand it to the claimed slot's bot, and when the bot finishes
@@ -74,12 +76,14 @@ export class SessionCoordinator {
 
   private async begin(sessionId: string): Promise<void> {
     // Only this pod starts sessions on its slots; these sets keep the inbox and the recovery sweep
-    // from starting one twice, or starting again one that already ended here.
-    if (this.live.has(sessionId) || this.starting.has(sessionId) || this.ended.has(sessionId)) return;
+    // from starting one twice, or starting again an attempt that already ended here (a retry after
+    // a failure is a new attempt, see the claim script).
+    if (this.live.has(sessionId) || this.starting.has(sessionId)) return;
     this.starting.add(sessionId);
     try {
       const record = await this.o.pool.session(sessionId);
       if (!record || record.pod !== this.o.pod) return;
+      if (this.ended.has(attemptKey(sessionId, record.attempt))) return;
       // `running` with no bot here happens when the move below reached Redis but its answer did not.
       if (record.state !== 'assigned' && record.state !== 'running') return;
       await this.o.pool.transition(sessionId, 'assigned', 'running');
@@ -133,7 +137,7 @@ export class SessionCoordinator {
   async finish(sessionId: string, outcome: Outcome): Promise<void> {
     const live = this.live.get(sessionId);
     this.live.delete(sessionId);
-    this.ended.add(sessionId);
+    if (live) this.ended.add(attemptKey(sessionId, live.record.attempt));
     if (this.ended.size > 10_000) this.ended.delete(this.ended.values().next().value!);
     const reason = outcome.status === 'failed' ? outcome.reason : 'completed';
     this.o.metrics.sessionOutcomes.inc({ status: outcome.status, reason });

@@ -113,6 +113,25 @@ describe('spawn idempotency and capacity', () => {
   }, 30_000);
 });
 
+describe('spawn after a failure', () => {
+  it('claims a fresh slot and room for a session whose bot failed (the respondent retries), and is idempotent again after', async () => {
+    const body = spawnBody();
+    const first = await worker.spawnSession(body);
+    expect(first.status).toBe(200);
+    // Nobody joins: JOIN_TIMEOUT_SECONDS (3 s) fails the session and its slot goes back to the pool.
+    const report = await backend.waitForReport(String(body.sessionId), 20_000);
+    expect(report.body.status).toBe('failed');
+    await waitIdleSlots(worker, 2, 10_000);
+    const retry = await worker.spawnSession(body);
+    expect(retry.status).toBe(200);
+    expect(retry.body.room_url).not.toBe(first.body.room_url);
+    expect(retry.body.token).not.toBe(first.body.token);
+    const repeat = await worker.spawnSession(body);
+    expect(repeat.body).toEqual(retry.body);
+    await waitIdleSlots(worker, 1, 3000);
+  }, 40_000);
+});
+
 describe('probes', () => {
   it('answers /healthz and /readyz', async () => {
     expect((await call(`${worker.url}/healthz`)).status).toBe(200);
