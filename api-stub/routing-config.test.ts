@@ -14,7 +14,7 @@ describe('loadRoutingConfig', () => {
     expect(c.hostedPipelineUrl).toBe('https://pipeline.example.com/spawn');
     expect([...c.egressAllowHosts]).toEqual(['127.0.0.1', 'localhost', '::1']);
     expect(c.spawnTimeoutMs).toBe(1500);
-    expect(() => loadRoutingConfig({ HOSTED_PIPELINE_URL: 'http://pipeline.example.com/' })).toThrow(/^HOSTED_PIPELINE_URL: must be an https/);
+    expect(() => loadRoutingConfig({ HOSTED_PIPELINE_URL: 'http://pipeline.example.com/' })).toThrow(/^HOSTED_PIPELINE_URL: must be a URL with scheme https, got "http:"$/);
     expect(() => loadRoutingConfig({ HOSTED_PIPELINE_URL: 'https://pipeline.example.com/' })).toThrow(/^HOSTED_PIPELINE_KEY: required/);
     expect(() => loadRoutingConfig({ SPAWN_TIMEOUT_MS: 'ten' })).toThrow(/^SPAWN_TIMEOUT_MS: expected an integer/);
     expect(() => loadRoutingConfig({ WEBHOOK_TIMEOUT_MS: '999999' })).toThrow(/^WEBHOOK_TIMEOUT_MS: expected an integer from 50/);

@@ -1,3 +1,4 @@
+import { ConfigError, intVar, optionalString, urlVar, type Env } from '../lib/env.ts';
 import { parseAllowHosts } from './outbound/egress-guard.ts';
 import { parseRetrySchedule } from './webhooks/retry-policy.ts';
 
@@ -32,45 +33,30 @@ export interface RoutingConfig {
 export const SPAWN_TIMEOUT_DEFAULT_MS = 10_000;
 export const WEBHOOK_TIMEOUT_DEFAULT_MS = 8_000;
 
-type Env = Readonly<Record<string, string | undefined>>;
-
-function int(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name]?.trim();
-  if (!raw) return fallback;
-  if (!/^\d+$/.test(raw)) throw new Error(`${name}: expected an integer, got ${JSON.stringify(raw)}`);
-  const value = Number(raw);
-  if (value < min || value > max) throw new Error(`${name}: expected an integer from ${min} to ${max}, got ${value}`);
-  return value;
-}
-
-function httpsUrl(env: Env, name: string): string | null {
-  const raw = env[name]?.trim();
-  if (!raw) return null;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new Error(`${name}: expected an absolute https:// URL`);
-  }
-  if (url.protocol !== 'https:') throw new Error(`${name}: must be an https:// URL (the service only speaks HTTPS to pipelines)`);
-  if (url.username || url.password) throw new Error(`${name}: must not carry credentials; use HOSTED_PIPELINE_KEY`);
+/** The spawn URL, kept as the URL parser spells it; credentials belong in HOSTED_PIPELINE_KEY. */
+function pipelineUrl(env: Env): string | null {
+  // The service only speaks HTTPS to pipelines.
+  const raw = urlVar(env, 'HOSTED_PIPELINE_URL', { schemes: ['https'], keepTrailingSlash: true });
+  if (raw === undefined) return null;
+  const url = new URL(raw);
+  if (url.username || url.password) throw new ConfigError('HOSTED_PIPELINE_URL', 'must not carry credentials; use HOSTED_PIPELINE_KEY');
   return url.toString();
 }
 
 export function loadRoutingConfig(env: Env): Readonly<RoutingConfig> {
-  const hostedPipelineUrl = httpsUrl(env, 'HOSTED_PIPELINE_URL');
-  const hostedPipelineKey = env.HOSTED_PIPELINE_KEY?.trim() || null;
-  if (hostedPipelineUrl && !hostedPipelineKey) throw new Error('HOSTED_PIPELINE_KEY: required when HOSTED_PIPELINE_URL is set');
+  const hostedPipelineUrl = pipelineUrl(env);
+  const hostedPipelineKey = optionalString(env, 'HOSTED_PIPELINE_KEY') ?? null;
+  if (hostedPipelineUrl && !hostedPipelineKey) throw new ConfigError('HOSTED_PIPELINE_KEY', 'required when HOSTED_PIPELINE_URL is set');
   return Object.freeze({
     hostedPipelineUrl,
     hostedPipelineKey,
     egressAllowHosts: parseAllowHosts(env.EGRESS_ALLOW_HOSTS),
-    pipelineExtraCaFile: env.PIPELINE_EXTRA_CA_FILE?.trim() || null,
-    spawnTimeoutMs: int(env, 'SPAWN_TIMEOUT_MS', SPAWN_TIMEOUT_DEFAULT_MS, 100, 60_000),
-    spawnMaxInFlightPerWorkspace: int(env, 'SPAWN_MAX_IN_FLIGHT_PER_WORKSPACE', 8, 1, 10_000),
-    webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', WEBHOOK_TIMEOUT_DEFAULT_MS, 50, 60_000),
+    pipelineExtraCaFile: optionalString(env, 'PIPELINE_EXTRA_CA_FILE') ?? null,
+    spawnTimeoutMs: intVar(env, 'SPAWN_TIMEOUT_MS', { default: SPAWN_TIMEOUT_DEFAULT_MS, min: 100, max: 60_000 }),
+    spawnMaxInFlightPerWorkspace: intVar(env, 'SPAWN_MAX_IN_FLIGHT_PER_WORKSPACE', { default: 8, min: 1, max: 10_000 }),
+    webhookTimeoutMs: intVar(env, 'WEBHOOK_TIMEOUT_MS', { default: WEBHOOK_TIMEOUT_DEFAULT_MS, min: 50, max: 60_000 }),
     webhookRetrySchedule: parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
-    webhookPollIntervalMs: int(env, 'WEBHOOK_POLL_INTERVAL_MS', 1_000, 10, 60_000),
-    sweepIntervalMs: int(env, 'SWEEP_INTERVAL_MS', 30_000, 10, 3_600_000),
+    webhookPollIntervalMs: intVar(env, 'WEBHOOK_POLL_INTERVAL_MS', { default: 1_000, min: 10, max: 60_000 }),
+    sweepIntervalMs: intVar(env, 'SWEEP_INTERVAL_MS', { default: 30_000, min: 10, max: 3_600_000 }),
   });
 }

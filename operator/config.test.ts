@@ -13,6 +13,6 @@ describe('loadConfig', () => {
   it('rejects bad values with a message naming the variable', () => {
     expect(() => loadConfig({ METRICS_PORT: 'eighty' })).toThrow(/METRICS_PORT/);
     expect(() => loadConfig({ WORKERS: '0' })).toThrow(/WORKERS/);
-    expect(() => loadConfig({ LEASE_DURATION_SECONDS: '5', RENEW_DEADLINE_SECONDS: '10' })).toThrow(/RENEW_DEADLINE_SECONDS must be below LEASE_DURATION_SECONDS/);
+    expect(() => loadConfig({ LEASE_DURATION_SECONDS: '5', RENEW_DEADLINE_SECONDS: '10' })).toThrow(/^RENEW_DEADLINE_SECONDS: must be below LEASE_DURATION_SECONDS \(5\)$/);
   });
 });

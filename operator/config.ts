@@ -1,25 +1,7 @@
 /** The operator's configuration: read from the environment once, validated, frozen. */
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { z } from 'zod';
-
-const seconds = (fallback: number) => z.coerce.number().positive().default(fallback);
-
-const Schema = z.object({
-  KUBECONFIG: z.string().optional(),
-  WATCH_NAMESPACE: z.string().optional(),
-  POD_NAMESPACE: z.string().default('default'),
-  POD_NAME: z.string().optional(),
-  LEASE_NAME: z.string().default('voice-operator-leader'),
-  METRICS_HOST: z.string().default('0.0.0.0'),
-  METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
-  RESYNC_SECONDS: seconds(300),
-  WORKERS: z.coerce.number().int().min(1).max(64).default(4),
-  LEASE_DURATION_SECONDS: seconds(15),
-  RENEW_DEADLINE_SECONDS: seconds(10),
-  RETRY_PERIOD_SECONDS: seconds(2),
-  BLOCKED_RETRY_SECONDS: seconds(30),
-});
+import { ConfigError, intVar, numberVar, optionalString, type Env } from '../lib/env.ts';
 
 export interface OperatorConfig {
   kubeconfig?: string;
@@ -38,27 +20,29 @@ export interface OperatorConfig {
   blockedRetryMs: number;
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<OperatorConfig> {
-  const parsed = Schema.safeParse(env);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new Error(`invalid operator configuration: ${issues}`);
+/** A positive duration in seconds (decimals allowed), returned in milliseconds. */
+const millis = (env: Env, name: string, defaultSeconds: number) => numberVar(env, name, { default: defaultSeconds, above: 0 }) * 1000;
+
+export function loadConfig(env: Env = process.env): Readonly<OperatorConfig> {
+  const kubeconfig = optionalString(env, 'KUBECONFIG');
+  const watchNamespace = optionalString(env, 'WATCH_NAMESPACE');
+  const config: OperatorConfig = {
+    ...(kubeconfig ? { kubeconfig } : {}),
+    ...(watchNamespace ? { watchNamespace } : {}),
+    leaseNamespace: optionalString(env, 'POD_NAMESPACE') ?? 'default',
+    leaseName: optionalString(env, 'LEASE_NAME') ?? 'voice-operator-leader',
+    identity: `${optionalString(env, 'POD_NAME') ?? hostname()}_${randomBytes(4).toString('hex')}`,
+    metricsHost: optionalString(env, 'METRICS_HOST') ?? '0.0.0.0',
+    metricsPort: intVar(env, 'METRICS_PORT', { default: 8080, min: 0, max: 65535 }),
+    resyncMs: millis(env, 'RESYNC_SECONDS', 300),
+    workers: intVar(env, 'WORKERS', { default: 4, min: 1, max: 64 }),
+    leaseDurationMs: millis(env, 'LEASE_DURATION_SECONDS', 15),
+    renewDeadlineMs: millis(env, 'RENEW_DEADLINE_SECONDS', 10),
+    retryPeriodMs: millis(env, 'RETRY_PERIOD_SECONDS', 2),
+    blockedRetryMs: millis(env, 'BLOCKED_RETRY_SECONDS', 30),
+  };
+  if (config.renewDeadlineMs >= config.leaseDurationMs) {
+    throw new ConfigError('RENEW_DEADLINE_SECONDS', `must be below LEASE_DURATION_SECONDS (${config.leaseDurationMs / 1000})`);
   }
-  const e = parsed.data;
-  if (e.RENEW_DEADLINE_SECONDS >= e.LEASE_DURATION_SECONDS) throw new Error('invalid operator configuration: RENEW_DEADLINE_SECONDS must be below LEASE_DURATION_SECONDS');
-  return Object.freeze({
-    ...(e.KUBECONFIG ? { kubeconfig: e.KUBECONFIG } : {}),
-    ...(e.WATCH_NAMESPACE ? { watchNamespace: e.WATCH_NAMESPACE } : {}),
-    leaseNamespace: e.POD_NAMESPACE,
-    leaseName: e.LEASE_NAME,
-    identity: `${e.POD_NAME ?? hostname()}_${randomBytes(4).toString('hex')}`,
-    metricsHost: e.METRICS_HOST,
-    metricsPort: e.METRICS_PORT,
-    resyncMs: e.RESYNC_SECONDS * 1000,
-    workers: e.WORKERS,
-    leaseDurationMs: e.LEASE_DURATION_SECONDS * 1000,
-    renewDeadlineMs: e.RENEW_DEADLINE_SECONDS * 1000,
-    retryPeriodMs: e.RETRY_PERIOD_SECONDS * 1000,
-    blockedRetryMs: e.BLOCKED_RETRY_SECONDS * 1000,
-  });
+  return Object.freeze(config);
 }

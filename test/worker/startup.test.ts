@@ -28,13 +28,13 @@ describe('worker start-up', () => {
   it('exits 1 with one line naming a missing variable', async () => {
     const { code, stderr } = await runMain({ BACKEND_URL: 'https://app.example.com', OPENAI_API_KEY: 'sk-x' });
     expect(code).toBe(1);
-    expect(stderr).toBe('worker: configuration error: WORKER_TOKEN is required: the shared bearer token that the service sends on spawn calls');
+    expect(stderr).toBe('worker: configuration error: WORKER_TOKEN: is required (the shared bearer token that the service sends on spawn calls)');
   });
 
   it('exits 1 naming a malformed variable', async () => {
     const { code, stderr } = await runMain({ WORKER_TOKEN, BACKEND_URL: 'https://app.example.com', OPENAI_API_KEY: 'sk-x', ROOM_PROVIDER: 'local', WARM_POOL_SIZE: '-1' });
     expect(code).toBe(1);
-    expect(stderr).toMatch(/^worker: configuration error: WARM_POOL_SIZE must be between 0 and 256, got -1$/);
+    expect(stderr).toMatch(/^worker: configuration error: WARM_POOL_SIZE: expected an integer from 0 to 256, got -1$/);
   });
 
   it('never writes the worker token or provider keys to its logs, even at debug level', async () => {
