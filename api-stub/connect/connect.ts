@@ -106,6 +106,9 @@ export async function connectSession(ctx: ConnectContext, req: ConnectRequest): 
       const result = markStarted(ctx.db, session.id, ctx.now());
       if (result.kind === 'refused') return result.reason;
       stmt(ctx.db, 'UPDATE sessions SET route = ? WHERE id = ?').run(target.route, session.id);
+      // After a reported failure this connect is the respondent retrying: a new attempt, which the
+      // worker serves on a fresh bot and which may complete, or fail with its own interview.failed.
+      stmt(ctx.db, 'UPDATE sessions SET attempt = attempt + 1, failed_at = NULL, failure_reason = NULL WHERE id = ? AND failed_at IS NOT NULL').run(session.id);
       return null;
     });
     if (moved !== null) throw new HttpError('session_not_connectable', moved);

@@ -9,7 +9,8 @@ import { enqueueEvent } from '../webhooks/outbox-store.ts';
  * A worker's report of a session's outcome (docs/contracts.md), applied in one transaction with
  * the webhook it causes (outbox). Completed: STARTED → COMPLETED with the response and
  * interview.completed. Failed: the session stays STARTED, failed_at is set, interview.failed.
- * A repeated report changes nothing and enqueues nothing; the other outcome after one is a 409.
+ * A repeated report changes nothing and enqueues nothing; the other outcome after one is a 409,
+ * until a new connect (the respondent retrying) opens a new attempt (api-stub/connect/connect.ts).
  */
 export type OutcomeReport =
   | { status: 'completed'; response: { transcriptKey: string; summary: string } }
@@ -23,9 +24,9 @@ export interface OutcomeResult {
 
 const facts = (s: SessionRecord) => ({ sessionId: s.id, interviewId: s.deploymentId, metadata: s.metadata });
 
-function failedAtOf(db: Database, sessionId: string): number | null {
-  const row = stmt(db, 'SELECT failed_at FROM sessions WHERE id = ?').get(sessionId);
-  return row && row.failed_at !== null ? Number(row.failed_at) : null;
+function failureOf(db: Database, sessionId: string): { failedAt: number | null; attempt: number } {
+  const row = stmt(db, 'SELECT failed_at, attempt FROM sessions WHERE id = ?').get(sessionId);
+  return { failedAt: row && row.failed_at !== null ? Number(row.failed_at) : null, attempt: row ? Number(row.attempt) : 0 };
 }
 
 function conflict(reason: string): HttpError {
@@ -37,7 +38,7 @@ export function applyOutcome(db: Database, sessionId: string, report: OutcomeRep
     const before = getSession(db, sessionId);
     if (!before) throw new HttpError('session_not_found', `No session ${JSON.stringify(sessionId)} exists.`);
     if (report.status === 'completed') {
-      if (failedAtOf(db, sessionId) !== null) throw conflict('The session was already reported as failed; a completed report cannot follow.');
+      if (failureOf(db, sessionId).failedAt !== null) throw conflict('This attempt was already reported as failed; a completed report can only follow a new connect.');
       const result = markCompleted(db, sessionId, report.response, now);
       if (result.kind === 'refused') throw conflict(result.reason);
       if (result.kind === 'not_found') throw new HttpError('session_not_found', `No session ${JSON.stringify(sessionId)} exists.`);
@@ -52,7 +53,7 @@ export function applyOutcome(db: Database, sessionId: string, report: OutcomeRep
     const marked = stmt(db, 'UPDATE sessions SET failed_at = ?, failure_reason = ?, updated_at = ? WHERE id = ? AND failed_at IS NULL')
       .run(now, report.reason, now, sessionId);
     if (Number(marked.changes) === 0) return { session: result.session, applied: false };
-    enqueueEvent(db, before.workspaceId, failedEvent(facts(before), { reason: report.reason, message: report.message ?? null }, now, now), now, sessionId);
+    enqueueEvent(db, before.workspaceId, failedEvent(facts(before), { reason: report.reason, message: report.message ?? null }, now, now), now, sessionId, failureOf(db, sessionId).attempt);
     return { session: result.session, applied: true };
   });
 }

@@ -13,9 +13,10 @@ export interface EnqueueResult {
   endpoints: number;
 }
 
-export function enqueueEvent(db: Database, workspaceId: string, event: WebhookEvent<object>, nowMs: number, sessionId: string | null = null): EnqueueResult {
-  const inserted = stmt(db, `INSERT INTO webhook_events (id, workspace_id, type, session_id, payload, created_at)
-    VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`).run(event.id, workspaceId, event.type, sessionId, serializeEvent(event), nowMs);
+/** `attempt` is the session's connect attempt for interview.failed (one per attempt), else 0. */
+export function enqueueEvent(db: Database, workspaceId: string, event: WebhookEvent<object>, nowMs: number, sessionId: string | null = null, attempt = 0): EnqueueResult {
+  const inserted = stmt(db, `INSERT INTO webhook_events (id, workspace_id, type, session_id, attempt, payload, created_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`).run(event.id, workspaceId, event.type, sessionId, attempt, serializeEvent(event), nowMs);
   if (Number(inserted.changes) === 0) return { inserted: false, endpoints: 0 };
   const fanout = stmt(db, `INSERT INTO webhook_outbox (event_id, endpoint_id, state, next_attempt_at, updated_at)
     SELECT ?, id, 'pending', ?, ? FROM webhook_endpoints WHERE workspace_id = ?`).run(event.id, nowMs, nowMs, workspaceId);

@@ -69,6 +69,22 @@ describe('outcome reports', () => {
     expect(late.body).toEqual({ error: 'outcome_conflict', message: expect.stringMatching(/already reported as failed/) });
   });
 
+  it('a connect after a failure opens a new attempt: it may fail again (a second interview.failed) and then complete', async () => {
+    const id = await started();
+    expect((await report(id, failed)).status).toBe(200);
+    expect((await connect(stack, id)).status).toBe(200);
+    const second = { ...failed, reason: 'tts_error' };
+    expect((await report(id, second)).body).toEqual({ sessionId: id, status: 'STARTED' });
+    expect((await report(id, second)).status).toBe(200);
+    expect((await connect(stack, id)).status).toBe(200);
+    expect((await report(id, completed)).body).toEqual({ sessionId: id, status: 'COMPLETED' });
+    await expect.poll(() => eventsFor(id).length, { timeout: 5_000 }).toBe(3);
+    await settled();
+    const events = eventsFor(id);
+    // Deliveries run concurrently, so compare without order.
+    expect(events.map((e) => `${e.type} ${(e.data as { reason?: string }).reason ?? ''}`).sort()).toEqual(['interview.completed ', 'interview.failed llm_timeout', 'interview.failed tts_error']);
+  });
+
   it('never waits for webhook delivery: reports answer at once while the receiver hangs', async () => {
     stack.receiver.setMode({ kind: 'hang' });
     try {
