@@ -1,34 +1,15 @@
 import { isoSeconds } from '../../lib/time.ts';
+import type { CreatedSession, Session } from '../../lib/api-types.ts';
 import type { SessionRecord } from '../store/sessions.ts';
-
-/** Session (created), spec section 2. */
-export interface CreatedSessionView {
-  sessionId: string;
-  sessionUrl: string;
-  expiresAt: string;
-}
-
-/** Session (retrieved), spec section 2. Fields that do not apply yet are present and null. */
-export interface RetrievedSessionView {
-  id: string;
-  interviewId: string;
-  status: string;
-  createdAt: string;
-  clickedAt: string | null;
-  completedAt: string | null;
-  metadata: Record<string, unknown>;
-  url: string;
-  expiresAt: string;
-  response: { id: string; status: string; transcriptKey: string; summary: string } | null;
-}
 
 const isoOrNull = (ms: number | null): string | null => (ms === null ? null : isoSeconds(ms));
 
-export function createdView(s: SessionRecord): CreatedSessionView {
+/** The wire shapes of spec section 2 (declared in lib/api-types.ts), built from a stored session. */
+export function createdView(s: SessionRecord): CreatedSession {
   return { sessionId: s.id, sessionUrl: s.url, expiresAt: isoSeconds(s.expiresAt) };
 }
 
-export function retrievedView(s: SessionRecord): RetrievedSessionView {
+export function retrievedView(s: SessionRecord): Session {
   return {
     id: s.id,
     interviewId: s.deploymentId,

@@ -1,3 +1,4 @@
+import type { CreatedSession } from '../../lib/api-types.ts';
 import { mountSession, type MountOptions, type MountedSession } from './iframe.ts';
 
 /**
@@ -18,11 +19,8 @@ export interface CreateSessionInput {
   metadata?: Record<string, unknown>;
 }
 
-export interface CreatedSession {
-  sessionId: string;
-  sessionUrl: string;
-  expiresAt: string;
-}
+/** Session (created), declared once for the service and both SDKs. */
+export type { CreatedSession };
 
 /** A non-2xx answer of the service, with the spec's `{error, message}` as `.code` and `.message`. */
 export class ServiceError extends Error {

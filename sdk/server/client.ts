@@ -1,27 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { ConnectionError, errorFromResponse, ServiceError } from './errors.ts';
 import { retryDelayMs, shouldRetry, type RetryPolicy } from './retry.ts';
+import type { CreatedSession, Session } from '../../lib/api-types.ts';
 
-/** Session (created), spec section 2. */
-export interface CreatedSession {
-  sessionId: string;
-  sessionUrl: string;
-  expiresAt: string;
-}
-
-/** Session (retrieved), spec section 2. `clickedAt`, `completedAt` and `response` are null until they apply. */
-export interface Session {
-  id: string;
-  interviewId: string;
-  status: 'PENDING' | 'SENT' | 'CLICKED' | 'STARTED' | 'COMPLETED' | 'EXPIRED';
-  createdAt: string;
-  clickedAt: string | null;
-  completedAt: string | null;
-  metadata: Record<string, unknown>;
-  url: string;
-  expiresAt: string;
-  response: { id: string; status: string; transcriptKey: string; summary: string } | null;
-}
+/** The session wire types are declared once, in lib/api-types.ts, and re-exported by name. */
+export type { CreatedSession, Session };
 
 export interface ServiceClientOptions {
   /** The service's base address, e.g. https://app.example.com (no trailing path). */
