@@ -18,15 +18,17 @@ export interface ReportOptions {
   backoffMs?: number;
 }
 
-export async function reportOutcome(sessionId: string, outcome: Outcome, options: ReportOptions): Promise<boolean> {
+/** `serviceAttempt` is the spawn body's `attempt`, echoed so the service can tell a late report apart. */
+export async function reportOutcome(sessionId: string, outcome: Outcome, options: ReportOptions, serviceAttempt?: number): Promise<boolean> {
   const url = `${options.backendUrl}/api/v2/worker/sessions/${encodeURIComponent(sessionId)}/outcome`;
+  const body = JSON.stringify(serviceAttempt === undefined ? outcome : { ...outcome, attempt: serviceAttempt });
   for (let attempt = 1; attempt <= options.attempts; attempt++) {
     let retry = true;
     try {
       const res = await fetch(url, {
         method: 'POST',
         headers: { authorization: `Bearer ${options.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify(outcome),
+        body,
         signal: AbortSignal.timeout(options.timeoutMs),
       });
       await res.arrayBuffer().catch(() => undefined);

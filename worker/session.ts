@@ -9,6 +9,7 @@ import type { WorkerMetrics } from './telemetry/metrics.ts';
 import { recordSpan, remoteParent } from './telemetry/tracing.ts';
 
 const attemptKey = (sessionId: string, attempt: number): string => `${sessionId}#${attempt}`;
+const serviceAttemptOf = (record: SessionRecord): number | undefined => (JSON.parse(record.spawn) as { attempt?: number }).attempt;
 
 /**
  * Sessions on this pod, from assignment to report. A claim made by any replica lands in this
@@ -149,24 +150,30 @@ export class SessionCoordinator {
       if (slot && slot.bot.state === 'idle') void this.o.slots.release(slot);
     }
     this.o.slots.updateGauge();
-    const task = this.record(sessionId, outcome);
+    const task = this.record(sessionId, outcome, live ? serviceAttemptOf(live.record) : undefined);
     this.pendingReports.add(task);
     await task.finally(() => this.pendingReports.delete(task));
   }
 
-  /** Stores the outcome (retrying through a Redis outage) and reports it. */
-  private async record(sessionId: string, outcome: Outcome): Promise<void> {
+  /**
+   * Stores the outcome (retrying through a Redis outage), then reports it. Stored first, so that a
+   * respondent retrying at once after a failure already gets a fresh bot; the report carries the
+   * service's attempt, so the service ignores it if it arrives after the retry began.
+   */
+  private async record(sessionId: string, outcome: Outcome, serviceAttempt: number | undefined): Promise<void> {
     const state = outcome.status === 'completed' ? 'completed' : 'failed';
-    const reported = await reportOutcome(sessionId, outcome, { ...this.o.report, log: this.o.log, metrics: this.o.metrics });
-    for (let attempt = 0; attempt < 60; attempt++) {
+    let stored = false;
+    for (let attempt = 0; attempt < 60 && !stored; attempt++) {
       try {
-        await this.o.pool.finish(sessionId, state, JSON.stringify(outcome), reported);
-        return;
+        await this.o.pool.finish(sessionId, state, JSON.stringify(outcome), false);
+        stored = true;
       } catch {
         await new Promise((r) => setTimeout(r, 500));
       }
     }
-    this.o.log.error('could not store a session outcome in Redis', { sessionId });
+    if (!stored) this.o.log.error('could not store a session outcome in Redis', { sessionId });
+    const reported = await reportOutcome(sessionId, outcome, { ...this.o.report, log: this.o.log, metrics: this.o.metrics }, serviceAttempt);
+    if (reported && stored) await this.o.pool.markReported(sessionId).catch(() => undefined);
   }
 
   /** Resolves when no session runs on this pod and every report is done, or at the deadline. */

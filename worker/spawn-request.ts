@@ -8,6 +8,8 @@ import { InterviewSchema } from '../lib/interview.ts';
 export const SpawnRequest = z.object({
   sessionId: z.string().regex(/^inv_[A-Za-z0-9_-]{1,64}$/, 'must look like inv_<id>'),
   interviewId: z.string().regex(/^dpl_[A-Za-z0-9_-]{1,64}$/, 'must look like dpl_<id>'),
+  // The service's connect attempt; echoed in the outcome report so a late report of an earlier attempt is told apart.
+  attempt: z.number().int().min(0).max(1_000_000).default(0),
   metadata: z.record(z.string(), z.unknown()).optional().default({}),
   interview: InterviewSchema,
   expiresAt: z.iso.datetime({ offset: true }).optional(),

@@ -81,6 +81,12 @@ async function raceDeadline<T>(work: Promise<T>, signal: AbortSignal): Promise<T
   });
 }
 
+/** The attempt a connect starts: the current one, or the next after a reported failure. */
+function nextAttempt(db: Database, sessionId: string): number {
+  const row = stmt(db, 'SELECT attempt, failed_at FROM sessions WHERE id = ?').get(sessionId);
+  return Number(row?.attempt ?? 0) + (row?.failed_at == null ? 0 : 1);
+}
+
 export async function connectSession(ctx: ConnectContext, req: ConnectRequest): Promise<ConnectResult> {
   const session = connectableSession(ctx, req);
   const release = ctx.routing.limiter.tryAcquire(req.workspaceId);
@@ -95,8 +101,12 @@ export async function connectSession(ctx: ConnectContext, req: ConnectRequest): 
     const target = await targetFor(ctx, req.workspaceId, signal);
     const deployment = getDeployment(ctx.db, req.interviewId)!;
     const started = performance.now();
+    // After a reported failure this connect is the respondent retrying: a new attempt, which the
+    // worker serves on a fresh bot and which may complete, or fail with its own interview.failed.
+    const attempt = nextAttempt(ctx.db, session.id);
     const answer = await callSpawn(target, {
       sessionId: session.id,
+      attempt,
       interviewId: session.deploymentId,
       metadata: session.metadata,
       interview: deployment.interview,
@@ -106,9 +116,7 @@ export async function connectSession(ctx: ConnectContext, req: ConnectRequest): 
       const result = markStarted(ctx.db, session.id, ctx.now());
       if (result.kind === 'refused') return result.reason;
       stmt(ctx.db, 'UPDATE sessions SET route = ? WHERE id = ?').run(target.route, session.id);
-      // After a reported failure this connect is the respondent retrying: a new attempt, which the
-      // worker serves on a fresh bot and which may complete, or fail with its own interview.failed.
-      stmt(ctx.db, 'UPDATE sessions SET attempt = attempt + 1, failed_at = NULL, failure_reason = NULL WHERE id = ? AND failed_at IS NOT NULL').run(session.id);
+      stmt(ctx.db, 'UPDATE sessions SET attempt = ?, failed_at = NULL, failure_reason = NULL WHERE id = ? AND attempt < ?').run(attempt, session.id, attempt);
       return null;
     });
     if (moved !== null) throw new HttpError('session_not_connectable', moved);

@@ -11,6 +11,8 @@ import type { InterviewDefinition } from '../store/deployments.ts';
  */
 export interface SpawnBody {
   sessionId: string;
+  /** 0 for the first connect; one more for each connect after a reported failure (a retry). */
+  attempt: number;
   interviewId: string;
   metadata: Record<string, unknown>;
   interview: InterviewDefinition;

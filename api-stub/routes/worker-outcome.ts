@@ -16,11 +16,13 @@ export const OUTCOME_PATH = '/api/v2/worker/sessions/:sessionId/outcome';
 const outcomeBody = z.discriminatedUnion('status', [
   z.strictObject({
     status: z.literal('completed'),
+    attempt: z.number().int().min(0).optional(),
     // The summary is bounded by the body limit only: a long summary must not lose a completed interview.
     response: z.strictObject({ transcriptKey: z.string().min(1).max(2048), summary: z.string() }),
   }),
   z.strictObject({
     status: z.literal('failed'),
+    attempt: z.number().int().min(0).optional(),
     // A short machine-readable code such as llm_timeout; anything up to 200 characters is kept rather than refused.
     reason: z.string().min(1).max(200),
     message: z.string().transform((m) => m.slice(0, 2000)).optional(),

@@ -12,9 +12,10 @@ import { enqueueEvent } from '../webhooks/outbox-store.ts';
  * A repeated report changes nothing and enqueues nothing; the other outcome after one is a 409,
  * until a new connect (the respondent retrying) opens a new attempt (api-stub/connect/connect.ts).
  */
+/** `attempt` echoes the spawn body's; absent means the current attempt (older workers, the reaper). */
 export type OutcomeReport =
-  | { status: 'completed'; response: { transcriptKey: string; summary: string } }
-  | { status: 'failed'; reason: string; message?: string | undefined };
+  | { status: 'completed'; attempt?: number | undefined; response: { transcriptKey: string; summary: string } }
+  | { status: 'failed'; attempt?: number | undefined; reason: string; message?: string | undefined };
 
 export interface OutcomeResult {
   session: SessionRecord;
@@ -37,6 +38,8 @@ export function applyOutcome(db: Database, sessionId: string, report: OutcomeRep
   return transaction(db, () => {
     const before = getSession(db, sessionId);
     if (!before) throw new HttpError('session_not_found', `No session ${JSON.stringify(sessionId)} exists.`);
+    // A late report of an attempt the respondent has already retried past changes nothing.
+    if (report.attempt !== undefined && report.attempt < failureOf(db, sessionId).attempt) return { session: before, applied: false };
     if (report.status === 'completed') {
       if (failureOf(db, sessionId).failedAt !== null) throw conflict('This attempt was already reported as failed; a completed report can only follow a new connect.');
       const result = markCompleted(db, sessionId, report.response, now);

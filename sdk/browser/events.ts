@@ -29,7 +29,7 @@ export interface ServiceEvent {
   code?: string;
   message?: string;
   retryable?: boolean;
-  /** On service:failed: the room's end reason (`failed`, `timeout`, `hangup`). */
+  /** On service:failed: the room's end reason (`failed`, `timeout`); the page then offers Try again. */
   reason?: string;
 }
 

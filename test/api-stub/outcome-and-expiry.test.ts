@@ -71,13 +71,18 @@ describe('outcome reports', () => {
 
   it('a connect after a failure opens a new attempt: it may fail again (a second interview.failed) and then complete', async () => {
     const id = await started();
+    const spawnsOf = () => stack.hosted.requests.filter((r) => (r.body as { sessionId?: string }).sessionId === id).map((r) => (r.body as { attempt: number }).attempt);
     expect((await report(id, failed)).status).toBe(200);
     expect((await connect(stack, id)).status).toBe(200);
+    // A late copy of the first attempt's report, arriving after the retry began, changes nothing.
+    expect((await report(id, { ...completed, attempt: 0 })).body).toEqual({ sessionId: id, status: 'STARTED' });
     const second = { ...failed, reason: 'tts_error' };
     expect((await report(id, second)).body).toEqual({ sessionId: id, status: 'STARTED' });
     expect((await report(id, second)).status).toBe(200);
     expect((await connect(stack, id)).status).toBe(200);
-    expect((await report(id, completed)).body).toEqual({ sessionId: id, status: 'COMPLETED' });
+    expect((await report(id, { ...completed, attempt: 2 })).body).toEqual({ sessionId: id, status: 'COMPLETED' });
+    // Each spawn told the worker which attempt it serves.
+    expect(spawnsOf()).toEqual([0, 1, 2]);
     await expect.poll(() => eventsFor(id).length, { timeout: 5_000 }).toBe(3);
     await settled();
     const events = eventsFor(id);

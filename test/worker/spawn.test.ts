@@ -121,14 +121,20 @@ describe('spawn after a failure', () => {
     // Nobody joins: JOIN_TIMEOUT_SECONDS (3 s) fails the session and its slot goes back to the pool.
     const report = await backend.waitForReport(String(body.sessionId), 20_000);
     expect(report.body.status).toBe('failed');
+    // The report echoes the service's attempt from the spawn body (0 when the body had none).
+    expect((report.body as { attempt?: number }).attempt).toBe(0);
     await waitIdleSlots(worker, 2, 10_000);
-    const retry = await worker.spawnSession(body);
+    const retry = await worker.spawnSession({ ...body, attempt: 1 });
     expect(retry.status).toBe(200);
     expect(retry.body.room_url).not.toBe(first.body.room_url);
     expect(retry.body.token).not.toBe(first.body.token);
-    const repeat = await worker.spawnSession(body);
+    const repeat = await worker.spawnSession({ ...body, attempt: 1 });
     expect(repeat.body).toEqual(retry.body);
-    await waitIdleSlots(worker, 1, 3000);
+    // Nobody joins the retry either: it fails too, and its report carries attempt 1.
+    const reportsOf = () => backend.reports.filter((r) => r.sessionId === body.sessionId);
+    await waitFor(() => reportsOf().length === 2, { timeoutMs: 20_000, what: 'the report of the retry attempt' });
+    expect(reportsOf().map((r) => (r.body as { attempt?: number }).attempt)).toEqual([0, 1]);
+    await waitIdleSlots(worker, 2, 10_000);
   }, 40_000);
 });
 

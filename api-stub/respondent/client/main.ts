@@ -42,12 +42,16 @@ const finish = (reason: string): void => {
   over = true;
   mark(`ended:${reason}`);
   microphone?.getTracks().forEach((t) => t.stop());
+  microphone = null;
   if (reason === 'completed' || reason === 'hangup') {
     view.set('finished', reason === 'hangup' ? 'You left the interview. Thank you for your time.' : undefined);
     host.send('service:completed', { reason });
   } else {
-    view.set('failed', reason === 'timeout' ? 'The interview timed out. Your answers so far were kept.' : undefined);
-    host.send('service:failed', { reason });
+    // The session stays open after a failure: Try again connects anew and the service starts a
+    // fresh interviewer for a new attempt (docs/connect.md).
+    view.set('failed', reason === 'timeout' ? 'The interview timed out. Press Try again to start over.' : undefined);
+    view.showRetry(true);
+    host.send('service:failed', { reason, retryable: true });
   }
 };
 
@@ -123,7 +127,10 @@ async function begin(): Promise<void> {
 }
 
 view.onStart(() => void begin());
-view.onRetry(() => void begin());
+view.onRetry(() => {
+  over = false;
+  void begin();
+});
 view.onLeave(() => {
   room?.leave();
   finish('hangup');

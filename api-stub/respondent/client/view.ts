@@ -14,7 +14,7 @@ const WORDS: Record<PageState, { title: string; detail: string }> = {
   listening: { title: 'Your turn', detail: 'Speak your answer. Pause when you are done.' },
   thinking: { title: 'One moment…', detail: 'The interviewer is preparing the next question.' },
   finished: { title: 'Thank you!', detail: 'The interview is complete. You can close this page.' },
-  failed: { title: 'The interview stopped', detail: 'Something went wrong on our side. Your answers so far were kept.' },
+  failed: { title: 'The interview stopped', detail: 'Something went wrong on our side. Press Try again to start over.' },
   error: { title: 'Something went wrong', detail: '' },
   closed: { title: 'This interview is not available', detail: '' },
 };
