@@ -180,6 +180,40 @@ describe('one interview through every part', () => {
     }
   }, 60_000);
 
+  it('offers Try again when the interviewer fails, and the retry runs a fresh interviewer to COMPLETED', async () => {
+    if (system.providers.kind !== 'fake') throw new Error('this test injects a provider failure and needs the stand-in providers');
+    // Text-to-speech answers 500 twice: the greeting fails even after the worker's one retry.
+    system.providers.fake.failNext('tts', { status: 500, count: 2 });
+    const page = await browser.context.newPage();
+    try {
+      await page.goto(host.url);
+      await page.waitForFunction(() => (window as unknown as { hostReady?: boolean }).hostReady === true);
+      const sessionId = await page.evaluate((id) => (window as unknown as { startInterview(i: string, m: object): Promise<string> }).startInterview(id, { plan: 'pro' }), system.interviewId);
+      const frame = page.frameLocator('iframe');
+      await frame.locator('#start').click();
+      await waitEvent(page, 'service:failed');
+      await expect.poll(() => frame.locator('#interview').getAttribute('data-state')).toBe('failed');
+      await expect.poll(() => frame.locator('#retry').isVisible()).toBe(true);
+      await page.screenshot({ path: join(ARTIFACTS, 'retry-1-failed.png') });
+      const failed = await system.webhooks.waitFor('interview.failed', sessionId);
+      expect((await system.retrieve(sessionId)).status).toBe('STARTED');
+
+      const before = (await hostEvents(page)).length;
+      await frame.locator('#retry').click();
+      await waitFor(async () => (await hostEvents(page)).slice(before).some((e) => e.type === 'service:completed'), { timeoutMs: DEADLINE_MS, intervalMs: 100, what: 'service:completed after Try again' });
+      const after = (await hostEvents(page)).slice(before).map((e) => e.type);
+      expect(after).not.toContain('service:error');
+      expect(after).toContain('service:started');
+      const session = await system.retrieve(sessionId);
+      expect(session.status).toBe('COMPLETED');
+      expect(session.response?.summary).toBeTruthy();
+      const completed = await system.webhooks.waitFor('interview.completed', sessionId);
+      expect(completed.event.created).toBeGreaterThanOrEqual(failed.event.created);
+    } finally {
+      await page.close();
+    }
+  }, 120_000);
+
   it('routes to the self-hosted worker when the endpoint is set, and back to the hosted pipeline when it is cleared', async () => {
     await system.setSelfHost();
     const selfHosted = await interview('self-hosted', false);
