@@ -1,50 +1,17 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { cpus, totalmem } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import Stripe from 'stripe';
 import { constructEvent, generateTestHeader } from '../sdk/server/webhooks.ts';
+import { fmt, machineLine, median, opsPerSecond, printTable, startServerProcess } from './support.ts';
 
 /**
  * Session creation over HTTP (the api-stub with SQLite vs a bare Express handler), and webhook
  * verification (our constructEvent vs the stripe package's verifier), on this machine, in one run.
  * Aims: creation >= 0.5x the bare baseline's throughput; verification >= 1x the peer.
  */
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
 const ROUNDS = 3;
 const VERIFY_ROUNDS = 25;
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
-
-interface Server {
-  port: number;
-  child: ChildProcess;
-  stop(): Promise<string>;
-}
-
-async function startServer(script: string): Promise<Server> {
-  const child = spawn(`${ROOT}node_modules/.bin/tsx`, [script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const line = out.split('\n').find((l) => l.startsWith('{'));
-      if (line) resolve((JSON.parse(line) as { port: number }).port);
-    });
-    child.on('exit', (code) => reject(new Error(`${script} exited with ${code}: ${stderr}`)));
-  });
-  return {
-    port,
-    child,
-    stop: () =>
-      new Promise((resolve) => {
-        child.on('exit', () => resolve(stderr.trim()));
-        child.kill('SIGTERM');
-      }),
-  };
-}
 
 interface HttpResult {
   name: string;
@@ -76,16 +43,14 @@ async function load(name: string, port: number, durationS: number): Promise<Http
   return { name, rps: result.requests.average, cpuUsPerReq: cpu / Math.max(1, result.requests.total), p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors };
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
 /**
  * Both servers run at once (idle when not loaded) and are loaded in alternating rounds, so that
  * noise from other work on the machine falls on both alike; each figure is the median round.
  */
 async function benchHttp(): Promise<{ results: HttpResult[]; pairedRatio: number }> {
   const servers = [
-    { name: 'bare Express handler (baseline)', server: await startServer('bench/servers/bare-express-server.ts'), rounds: [] as HttpResult[] },
-    { name: 'api-stub POST /sessions (SQLite)', server: await startServer('bench/servers/api-stub-server.ts'), rounds: [] as HttpResult[] },
+    { name: 'bare Express handler (baseline)', server: await startServerProcess('bench/servers/bare-express-server.ts'), rounds: [] as HttpResult[] },
+    { name: 'api-stub POST /sessions (SQLite)', server: await startServerProcess('bench/servers/api-stub-server.ts'), rounds: [] as HttpResult[] },
   ];
   for (const s of servers) await load(s.name, s.server.port, 2); // warm-up: JIT, SQLite page cache
   for (let round = 0; round < ROUNDS; round++) {
@@ -102,19 +67,6 @@ async function benchHttp(): Promise<{ results: HttpResult[]; pairedRatio: number
   // Each round of the api-stub against the baseline round just before it.
   const pairedRatio = median(servers[1]!.rounds.map((r, i) => r.rps / servers[0]!.rounds[i]!.rps));
   return { results, pairedRatio };
-}
-
-function opsPerSecond(fn: () => void, ms: number): number {
-  for (let i = 0; i < 2000; i++) fn(); // warm-up
-  let n = 0;
-  const start = performance.now();
-  let elapsed = 0;
-  while (elapsed < ms) {
-    for (let i = 0; i < 500; i++) fn();
-    n += 500;
-    elapsed = performance.now() - start;
-  }
-  return (n / elapsed) * 1000;
 }
 
 interface VerifyResult {
@@ -150,28 +102,26 @@ function benchVerify(): VerifyResult {
   return { peer: median(rounds.theirs), ours: median(rounds.ours), pairedRatio: median(rounds.ratio) };
 }
 
-const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
-
 async function main(): Promise<void> {
-  const cpu = cpus();
-  console.log(`machine: ${cpu.length} cores (${cpu[0]?.model.trim() ?? 'unknown'}), ${fmt(totalmem() / 2 ** 30, 1)} GiB memory, node ${process.version}, ${process.platform}/${process.arch}`);
+  console.log(machineLine());
   console.log(`http: autocannon, ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${DURATION_S} s per server after a 2 s warm-up (median round shown); servers in child processes`);
   console.log(`verification: ${VERIFY_ROUNDS} back-to-back pairs of 200 ms rounds in this process (medians shown), a 450-byte interview.completed event\n`);
 
   const { results: http, pairedRatio: httpRatio } = await benchHttp();
   const [bare, stub] = http as [HttpResult, HttpResult];
-  console.log('| session creation | req/s | p50 ms | p99 ms | server CPU µs/req | non-2xx | errors |');
-  console.log('|---|---:|---:|---:|---:|---:|---:|');
-  for (const r of http) console.log(`| ${r.name} | ${fmt(r.rps)} | ${r.p50} | ${r.p99} | ${fmt(r.cpuUsPerReq)} | ${r.non2xx} | ${r.errors} |`);
+  printTable(
+    ['session creation', 'req/s', 'p50 ms', 'p99 ms', 'server CPU µs/req', 'non-2xx', 'errors'],
+    http.map((r) => [r.name, fmt(r.rps), r.p50, r.p99, fmt(r.cpuUsPerReq), r.non2xx, r.errors]),
+  );
   console.log(`\napi-stub / baseline throughput, median of the ${ROUNDS} back-to-back rounds: ${fmt(httpRatio, 2)}x (aim >= 0.50x): ${httpRatio >= 0.5 ? 'met' : 'NOT met'}`);
   // CPU per request does not depend on how fast the load generator keeps up on a shared machine.
   console.log(`baseline / api-stub server CPU per request: ${fmt(bare.cpuUsPerReq / stub.cpuUsPerReq, 2)}x\n`);
 
   const verify = benchVerify();
-  console.log('| webhook verification | verifications/s |');
-  console.log('|---|---:|');
-  console.log(`| stripe webhooks.constructEvent (peer) | ${fmt(verify.peer)} |`);
-  console.log(`| our webhooks.constructEvent | ${fmt(verify.ours)} |`);
+  printTable(['webhook verification', 'verifications/s'], [
+    ['stripe webhooks.constructEvent (peer)', fmt(verify.peer)],
+    ['our webhooks.constructEvent', fmt(verify.ours)],
+  ]);
   console.log(`\nours / stripe, median of ${VERIFY_ROUNDS} back-to-back pairs: ${fmt(verify.pairedRatio, 2)}x (aim >= 1.00x): ${verify.pairedRatio >= 1 ? 'met' : 'NOT met'}`);
   if (stub.non2xx > 0 || stub.errors > 0) {
     console.log('api-stub answered non-2xx or failed requests during the run: the creation numbers are not valid');

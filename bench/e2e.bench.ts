@@ -1,4 +1,3 @@
-import { cpus, totalmem } from 'node:os';
 import OpenAI, { toFile } from 'openai';
 import { launchChromium } from '../test/harness/browser.ts';
 import { startHostPage } from '../test/harness/host-page.ts';
@@ -7,6 +6,7 @@ import { waitFor } from '../test/harness/ports.ts';
 import { spokenTrack, SPEECH_RATE } from '../test/harness/speech.ts';
 import { wavFromPcm16 } from '../lib/pcm.ts';
 import { INTERVIEW, startSystem, type System } from '../test/harness/system.ts';
+import { machineLine, median, ms, percentile, printTable, timeIt } from './support.ts';
 
 /**
  * The whole loop on this machine, with the local model stand-ins: time from the connect call to the
@@ -20,26 +20,10 @@ const INTERVIEWS = Number(process.env.BENCH_INTERVIEWS ?? 3);
 const VAD_SILENCE_MS = 600;
 const DIRECT_SAMPLES = 5;
 
-const median = (xs: number[]): number => {
-  const s = xs.filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
-  if (s.length === 0) return NaN;
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-};
-const p90 = (xs: number[]): number => {
-  const s = xs.filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.ceil(s.length * 0.9) - 1)]! : NaN;
-};
-const ms = (x: number): string => (Number.isNaN(x) ? 'n/a' : `${x.toFixed(0)} ms`);
+const p90 = (xs: number[]): number => percentile(xs, 90);
 // The VAD decides in 20 ms windows and the last quiet tail of a clip already counts as silence, so a
 // share within one window of zero is "nothing measurable", not a negative time.
 const share = (x: number): string => (Number.isNaN(x) ? 'n/a' : x < 20 ? `${ms(Math.max(0, x))} (within the VAD's 20 ms window)` : ms(x));
-
-async function timeIt(run: () => Promise<void>): Promise<number> {
-  const t0 = performance.now();
-  await run();
-  return performance.now() - t0;
-}
 
 /** The stand-in's own latency, called as the worker calls it: TTS to first byte, STT, LLM stream. */
 async function directProviderLatency(baseURL: string, answer: Buffer): Promise<{ ttsFirstByte: number; stt: number; llm: number }> {
@@ -101,7 +85,7 @@ async function pageFirstAudio(system: System, runs: number): Promise<number[]> {
 }
 
 async function main(): Promise<void> {
-  console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}`);
+  console.log(machineLine());
   const system = await startSystem({ providers: 'fake', vadSilenceMs: VAD_SILENCE_MS });
   try {
     if (system.providers.kind !== 'fake') throw new Error('the benchmark runs on the local stand-ins');
@@ -136,12 +120,7 @@ async function main(): Promise<void> {
       ],
     ];
     console.log(`\nwhole loop, ${INTERVIEWS} interviews x ${INTERVIEW.questions.length} turns from a Node respondent and 3 starts at the page, local stand-in providers (no added latency), wss local rooms`);
-    const header: [string, string, string, string, string] = ['measure', 'median', 'p90', 'stand-in providers alone (median, direct calls)', "system's own share (median)"];
-    const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));
-    const fmt = (r: string[]): string => r.map((v, c) => v.padEnd(widths[c]!)).join(' | ');
-    console.log(fmt(header));
-    console.log(widths.map((w) => '-'.repeat(w)).join('-|-'));
-    for (const r of rows) console.log(fmt(r));
+    printTable(['measure', 'median', 'p90', 'stand-in providers alone (median, direct calls)', "system's own share (median)"], rows, ['left', 'right', 'right', 'left', 'left']);
     console.log(`\ninside the worker (spans, median): llm.turn ${ms(median(spans('llm.turn')))}, tts.first_byte ${ms(median(spans('tts.first_byte')))}, session.start ${ms(median(spans('session.start')))}`);
     console.log('the vad wait is deliberate: the bot waits VAD_SILENCE_MS of silence before it takes the turn.');
   } finally {

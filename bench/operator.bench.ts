@@ -7,8 +7,6 @@
  * Aims: p50 under 1 s, 100 pools under 30 s.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { childPath, CHILD_RESOURCES } from '../operator/children.ts';
 import { KubeClient } from '../operator/kube.ts';
@@ -20,6 +18,7 @@ import { Informer } from '../operator/watch.ts';
 import { kubeBinary, REPO_ROOT } from '../test/harness/kube-binaries.ts';
 import { startKubeApiServer } from '../test/harness/kube-apiserver.ts';
 import { freePort, waitFor } from '../test/harness/ports.ts';
+import { machineLine, ms, percentile, printTable, rssMiB } from './support.ts';
 
 const SEQUENTIAL = Number(process.env.BENCH_POOLS_SEQUENTIAL ?? 40);
 const BURST = Number(process.env.BENCH_POOLS_BURST ?? 100);
@@ -35,14 +34,9 @@ const spec = {
   ingress: { host: 'voice.example.com', tlsSecretName: 'tls' },
 };
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? NaN;
-};
-const ms = (x: number) => `${x.toFixed(0)} ms`;
 
 async function main(): Promise<void> {
-  console.log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`);
+  console.log(machineLine());
   const server = await startKubeApiServer();
   const kube = await KubeClient.fromKubeConfig(server.adminKubeconfig);
   let operator: ReturnType<typeof spawn> | undefined;
@@ -127,21 +121,21 @@ async function main(): Promise<void> {
     const converged = performance.now() - t0;
 
     // 3. Memory of the operator process holding every pool (SEQUENTIAL + BURST).
-    const rssKb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${operator.pid}/status`, 'utf8'))?.[1] ?? NaN);
+    const rss = rssMiB(operator.pid!);
     const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
     const reconciles = [...metrics.matchAll(/^controller_runtime_reconcile_total\{[^}]*\} (\d+)/gm)].reduce((s, m) => s + Number(m[1]), 0);
 
     console.log();
-    console.log('| measure | value | aim |');
-    console.log('|---|---|---|');
-    console.log(`| pool created -> 5 children exist, p50 (${SEQUENTIAL} pools, one at a time) | ${ms(pct(latencies, 50))} | < 1 s |`);
-    console.log(`| pool created -> 5 children exist, p99 | ${ms(pct(latencies, 99))} | |`);
-    console.log(`| peer: the 5 children applied directly, p50 / p99 | ${ms(pct(peer, 50))} / ${ms(pct(peer, 99))} | (API floor) |`);
-    console.log(`| ${BURST} pools at once: all created (client side) | ${ms(created)} | |`);
-    console.log(`| ${BURST} pools at once: all children exist | ${ms(childrenDone)} | |`);
-    console.log(`| ${BURST} pools at once: converged (children + status) | ${ms(converged)} | < 30 s |`);
-    console.log(`| operator RSS with ${SEQUENTIAL + BURST} pools | ${(rssKb / 1024).toFixed(0)} MiB | |`);
-    console.log(`| reconciles done by the operator | ${reconciles} | |`);
+    printTable(['measure', 'value', 'aim'], [
+      [`pool created -> 5 children exist, p50 (${SEQUENTIAL} pools, one at a time)`, ms(percentile(latencies, 50)), '< 1 s'],
+      ['pool created -> 5 children exist, p99', ms(percentile(latencies, 99)), ''],
+      ['peer: the 5 children applied directly, p50 / p99', `${ms(percentile(peer, 50))} / ${ms(percentile(peer, 99))}`, '(API floor)'],
+      [`${BURST} pools at once: all created (client side)`, ms(created), ''],
+      [`${BURST} pools at once: all children exist`, ms(childrenDone), ''],
+      [`${BURST} pools at once: converged (children + status)`, ms(converged), '< 30 s'],
+      [`operator RSS with ${SEQUENTIAL + BURST} pools`, `${rss.toFixed(0)} MiB`, ''],
+      ['reconciles done by the operator', reconciles, ''],
+    ], ['left', 'left', 'left']);
   } finally {
     for (const w of watchers) await w.stop();
     if (operator && operator.exitCode === null) {

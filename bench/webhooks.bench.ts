@@ -1,9 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { cpus, totalmem, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createRequire } from 'node:module';
+import autocannon from 'autocannon';
 import { openDatabase, transaction } from '../api-stub/db/database.ts';
 import { postJson } from '../api-stub/outbound/post-json.ts';
 import { upsertWebhookEndpoint } from '../api-stub/store/webhook-endpoints.ts';
@@ -14,6 +12,7 @@ import { enqueueEvent, pendingCount } from '../api-stub/webhooks/outbox-store.ts
 import { silentLogger } from '../lib/log.ts';
 import { SIGNATURE_HEADER, signatureHeader } from '../lib/signature.ts';
 import { startWebhookReceiver } from '../test/harness/webhook-receiver.ts';
+import { fmt, machineLine, median, printTable, ratePerSecond, startServerProcess } from './support.ts';
 
 /**
  * 1. Webhook delivery throughput to a local receiver: the outbox path (SQLite rows, leased claims,
@@ -22,20 +21,12 @@ import { startWebhookReceiver } from '../test/harness/webhook-receiver.ts';
  * 2. p99 of session creation with deliveries to a slow receiver in flight, beside the same server
  *    without deliveries (both api-stubs in child processes, loaded in alternating rounds).
  */
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
-
-/** The part of autocannon's API used here (the package ships no types). */
-interface AutocannonResult { requests: { average: number }; latency: { p50: number; p99: number }; non2xx: number; errors: number }
-type Autocannon = (options: { url: string; method: string; headers: Record<string, string>; body: string; connections: number; duration: number }) => Promise<AutocannonResult>;
-const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 2000);
 const CONCURRENCY = 16;
 const ROUNDS = 3;
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
 const SLOW_MS = 1_000;
 const policy = { allowHosts: new Set(['127.0.0.1']) };
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 async function outboxRound(url: string): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'webhook-tput-'));
@@ -62,19 +53,15 @@ async function outboxRound(url: string): Promise<number> {
 async function directRound(url: string): Promise<number> {
   const now = Date.now();
   const bodies = Array.from({ length: EVENTS }, (_, i) => serializeEvent(completedEvent({ sessionId: `inv_${i}`, interviewId: 'dpl_x', metadata: { i } }, now, now)));
-  let next = 0;
   let ok = 0;
-  const started = performance.now();
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (next < bodies.length) {
-      const body = bodies[next++]!;
-      const res = await postJson({ url, body, headers: { [SIGNATURE_HEADER]: signatureHeader(['whsec_bench_000000000'], Math.floor(Date.now() / 1000), body) },
-        signal: AbortSignal.timeout(8_000), httpsOnly: false, policy, maxResponseBytes: 1024 });
-      if (res.status === 200) ok += 1;
-    }
-  }));
+  const rate = await ratePerSecond(EVENTS, CONCURRENCY, async (i) => {
+    const body = bodies[i]!;
+    const res = await postJson({ url, body, headers: { [SIGNATURE_HEADER]: signatureHeader(['whsec_bench_000000000'], Math.floor(Date.now() / 1000), body) },
+      signal: AbortSignal.timeout(8_000), httpsOnly: false, policy, maxResponseBytes: 1024 });
+    if (res.status === 200) ok += 1;
+  });
   if (ok !== EVENTS) throw new Error(`direct delivered ${ok} of ${EVENTS}`);
-  return EVENTS / ((performance.now() - started) / 1000);
+  return rate;
 }
 
 async function benchThroughput(): Promise<Array<{ name: string; rate: number }>> {
@@ -92,24 +79,6 @@ async function benchThroughput(): Promise<Array<{ name: string; rate: number }>>
   ];
 }
 
-interface Server { port: number; child: ChildProcess; stop(): Promise<string> }
-
-async function startServer(env: Record<string, string>): Promise<Server> {
-  const child = spawn(`${ROOT}node_modules/.bin/tsx`, ['bench/servers/webhook-load-server.ts'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const line = out.split('\n').find((l) => l.startsWith('{'));
-      if (line) resolve((JSON.parse(line) as { port: number }).port);
-    });
-    child.on('exit', (code) => reject(new Error(`server exited with ${code}: ${stderr}`)));
-  });
-  return { port, child, stop: () => new Promise((resolve) => { child.on('exit', () => resolve(stderr.trim())); child.kill('SIGTERM'); }) };
-}
-
 interface LoadResult { rps: number; p50: number; p99: number; non2xx: number; errors: number }
 
 async function load(port: number, durationS: number): Promise<LoadResult> {
@@ -125,8 +94,8 @@ async function benchCreationLatency() {
   const slow = await startWebhookReceiver();
   slow.setMode({ kind: 'status', status: 200, delayMs: SLOW_MS });
   const servers = [
-    { name: 'no deliveries', server: await startServer({}), rounds: [] as LoadResult[] },
-    { name: `deliveries in flight (receiver answers after ${SLOW_MS} ms, 50 events/s enqueued)`, server: await startServer({ RECEIVER_URL: slow.url, EVENTS_PER_SECOND: '50' }), rounds: [] as LoadResult[] },
+    { name: 'no deliveries', server: await startServerProcess('bench/servers/webhook-load-server.ts'), rounds: [] as LoadResult[] },
+    { name: `deliveries in flight (receiver answers after ${SLOW_MS} ms, 50 events/s enqueued)`, server: await startServerProcess('bench/servers/webhook-load-server.ts', { RECEIVER_URL: slow.url, EVENTS_PER_SECOND: '50' }), rounds: [] as LoadResult[] },
   ];
   for (const s of servers) await load(s.server.port, 2);
   for (let r = 0; r < ROUNDS; r += 1) for (const s of servers) s.rounds.push(await load(s.server.port, DURATION_S));
@@ -141,20 +110,15 @@ async function benchCreationLatency() {
   };
 }
 
-const cpu = cpus();
-console.log(`machine: ${cpu.length} cores (${cpu[0]?.model.trim() ?? 'unknown'}), ${fmt(totalmem() / 2 ** 30, 1)} GiB memory, node ${process.version}, ${process.platform}/${process.arch}`);
+console.log(machineLine());
 console.log(`throughput: ${EVENTS} interview.completed events per round to a local HTTP receiver (200 at once), concurrency ${CONCURRENCY}, ${ROUNDS} alternating rounds, median shown\n`);
 const tput = await benchThroughput();
-console.log('| webhook delivery | events/s |');
-console.log('|---|---:|');
-for (const r of tput) console.log(`| ${r.name} | ${fmt(r.rate)} |`);
+printTable(['webhook delivery', 'events/s'], tput.map((r) => [r.name, fmt(r.rate)]));
 console.log(`\noutbox / direct: ${fmt(tput[1]!.rate / tput[0]!.rate, 2)}x (the outbox also claims, logs and settles a row per attempt)\n`);
 
 console.log(`session creation: autocannon, 10 connections, ${ROUNDS} alternating rounds of ${DURATION_S} s per server after a 2 s warm-up (median shown); api-stubs in child processes\n`);
 const lat = await benchCreationLatency();
-console.log('| POST /api/v2/sdk/sessions | req/s | p50 ms | p99 ms | non-2xx | errors |');
-console.log('|---|---:|---:|---:|---:|---:|');
-for (const r of lat.rows) console.log(`| ${r.name} | ${fmt(r.rps)} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.errors} |`);
+printTable(['POST /api/v2/sdk/sessions', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors'], lat.rows.map((r) => [r.name, fmt(r.rps), r.p50, r.p99, r.non2xx, r.errors]));
 console.log(`\np99 with deliveries / without: ${fmt(lat.rows[1]!.p99 / Math.max(lat.rows[0]!.p99, 1), 2)}x; slow receiver got ${lat.received} requests`);
 for (const t of lat.tails) console.log(`  ${t}`);
 if (lat.rows.some((r) => r.non2xx > 0 || r.errors > 0)) {

@@ -1,7 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { cpus, loadavg, totalmem } from 'node:os';
 import express from 'express';
 import { Redis } from 'ioredis';
 import WebSocket from 'ws';
@@ -15,6 +13,7 @@ import { startFakeOpenAI } from '../test/fakes/openai-compatible.ts';
 import { freePort } from '../test/harness/ports.ts';
 import { startRedis } from '../test/harness/redis.ts';
 import { baseEnv, call, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, WORKER_TOKEN } from '../test/worker/harness.ts';
+import { machineLine, percentile, printTable, ratePerSecond, rssMiB } from './support.ts';
 
 /**
  * The worker's hot paths, each beside a peer run in the same script:
@@ -25,16 +24,9 @@ import { baseEnv, call, spawnBody, startFakeBackend, startWorkerProcess, waitIdl
  * 4. the pipeline's own latency per turn (speech end to the bot's next audio, provider time
  *    excluded) with model fakes answering at once and after 100 ms.
  */
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]!;
 const fmt = (n: number, d = 1) => n.toFixed(d);
-const table = (head: string[], rows: Array<Array<string | number>>) => {
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
-  const line = (cells: Array<string | number>) => cells.map((c, i) => String(c).padStart(widths[i]!)).join('  ');
-  console.log(line(head));
-  for (const r of rows) console.log(line(r));
-};
 
-console.log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} (shared machine: tails move with it)`);
+console.log(`${machineLine()} (shared machine: tails move with it)`);
 const redisServer = await startRedis();
 const redis = new Redis(redisServer.url);
 const backend = await startFakeBackend();
@@ -90,57 +82,41 @@ for (const concurrency of [1, 5, 10, 20]) {
     ours.push(...answers.map(([ms]) => ms));
     theirs.push(...(await Promise.all(Array.from({ length: concurrency }, () => post(peerUrl)))).map(([ms]) => ms));
   }
-  spawnRows.push([concurrency, ours.length, fmt(pct(ours, 50), 2), fmt(pct(ours, 99), 2), fmt(pct(theirs, 50), 2), fmt(pct(theirs, 99), 2)]);
+  spawnRows.push([concurrency, ours.length, fmt(percentile(ours, 50), 2), fmt(percentile(ours, 99), 2), fmt(percentile(theirs, 50), 2), fmt(percentile(theirs, 99), 2)]);
 }
 console.log('\n1. spawn latency, warm pool (ms; target p99 < 50 at 20 concurrent)');
-table(['concurrent', 'spawns', 'p50', 'p99', 'peer p50', 'peer p99'], spawnRows);
+printTable(['concurrent', 'spawns', 'p50', 'p99', 'peer p50', 'peer p99'], spawnRows);
 await worker.close();
 peerServer.close();
 
 // ---- 2. claims per second ---------------------------------------------------------------------
 const CLAIMS = 20_000;
 await addSlots(CLAIMS);
-const claimRate = async (): Promise<number> => {
-  let n = 0;
-  const t0 = performance.now();
-  await Promise.all(Array.from({ length: 32 }, async () => {
-    while (n < CLAIMS) {
-      const i = n++;
-      await pool.claim({ sessionId: `inv_claim${i}`, interviewId: 'dpl_b', spawnJson: '{}', nowSeconds: Math.floor(Date.now() / 1000), recordTtlSeconds: 600, minRoomSeconds: 60, traceId: '', spanId: '' });
-    }
-  }));
-  return CLAIMS / ((performance.now() - t0) / 1000);
-};
+const claimRate = (): Promise<number> =>
+  ratePerSecond(CLAIMS, 32, (i) =>
+    pool.claim({ sessionId: `inv_claim${i}`, interviewId: 'dpl_b', spawnJson: '{}', nowSeconds: Math.floor(Date.now() / 1000), recordTtlSeconds: 600, minRoomSeconds: 60, traceId: '', spanId: '' }),
+  );
 const lpopRate = async (): Promise<number> => {
   const key = `${prefix}:peer:list`;
   for (let i = 0; i < CLAIMS; i += 1000) await redis.rpush(key, ...Array.from({ length: 1000 }, (_, j) => `s${i + j}`));
-  let n = 0;
-  const t0 = performance.now();
-  await Promise.all(Array.from({ length: 32 }, async () => {
-    while (n < CLAIMS) {
-      n++;
-      await redis.lpop(key);
-    }
-  }));
-  return CLAIMS / ((performance.now() - t0) / 1000);
+  return ratePerSecond(CLAIMS, 32, () => redis.lpop(key));
 };
 const claims = await claimRate();
 const lpops = await lpopRate();
 console.log('\n2. claims per second against Redis (32 in flight)');
-table(['operation', 'per second'], [['claim script (atomic, idempotent)', Math.round(claims)], ['peer: plain LPOP', Math.round(lpops)]]);
+printTable(['operation', 'per second'], [['claim script (atomic, idempotent)', Math.round(claims)], ['peer: plain LPOP', Math.round(lpops)]]);
 
 // ---- 3. memory per idle slot -------------------------------------------------------------------
-const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 const botEnv = { ...process.env, ...env, WARM_POOL_SIZE: '1' };
 const bots = Array.from({ length: 3 }, (_, i) => new BotProcess(`bench/${i}`, botEnv));
 await Promise.all(bots.map((b) => new Promise((r) => (b.once('ready', r), b.start()))));
 await new Promise((r) => setTimeout(r, 500));
-const botRss = bots.map((b) => rssMb(b.pid!));
+const botRss = bots.map((b) => rssMiB(b.pid!));
 const bare = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)']);
 const bareTsx = spawn(process.execPath, ['--import', 'tsx', '-e', 'setInterval(() => {}, 1000)']);
 await new Promise((r) => setTimeout(r, 1500));
 console.log('\n3. memory per idle slot (RSS, MiB)');
-table(['process', 'RSS'], [['prewarmed bot (avg of 3)', fmt(botRss.reduce((a, b) => a + b, 0) / botRss.length)], ['peer: bare node', fmt(rssMb(bare.pid!))], ['peer: node + tsx loader', fmt(rssMb(bareTsx.pid!))]]);
+printTable(['process', 'RSS'], [['prewarmed bot (avg of 3)', fmt(botRss.reduce((a, b) => a + b, 0) / botRss.length)], ['peer: bare node', fmt(rssMiB(bare.pid!))], ['peer: node + tsx loader', fmt(rssMiB(bareTsx.pid!))]]);
 bare.kill();
 bareTsx.kill();
 await Promise.all(bots.map((b) => b.stop()));
@@ -193,7 +169,7 @@ async function turnLatency(providerLatencyMs: number): Promise<{ turn: number; p
 const fast = await turnLatency(0);
 const slow = await turnLatency(100);
 console.log('\n4. pipeline latency per turn: respondent speech end -> first byte of the bot\'s next audio (ms)');
-table(['model fakes', 'turns', 'turn avg', 'provider time', 'pipeline added'], [
+printTable(['model fakes', 'turns', 'turn avg', 'provider time', 'pipeline added'], [
   ['answer at once', fast.turns, fmt(fast.turn), fmt(fast.provider), fmt(fast.added)],
   ['answer after 100 ms', slow.turns, fmt(slow.turn), fmt(slow.provider), fmt(slow.added)],
 ]);
