@@ -8,8 +8,11 @@ const START_LEAD_SECONDS = 0.05;
 export class PcmPlayer {
   private nextStart = 0;
   private readonly sources = new Set<AudioBufferSourceNode>();
+  private readonly context: AudioContext;
 
-  constructor(private readonly context: AudioContext) {}
+  constructor(context: AudioContext) {
+    this.context = context;
+  }
 
   /** Queues one chunk of little-endian PCM16. */
   push(chunk: ArrayBuffer, sampleRate: number): void {
