@@ -82,6 +82,11 @@ export class KubeClient {
     else kc.loadFromDefault();
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error('the kubeconfig has no current cluster; set KUBECONFIG or run in a cluster');
+    // With no kubeconfig anywhere and no in-cluster account, client-node falls back to
+    // http://localhost:8080 and later fails with a message about TLS; say what is missing instead.
+    if (!file && !process.env.KUBERNETES_SERVICE_HOST && cluster.server.startsWith('http:')) {
+      throw new Error(`no Kubernetes configuration found (only the fallback ${cluster.server}): set KUBECONFIG to a kubeconfig file, or run the operator in a cluster`);
+    }
     const opts: RequestOptions = {};
     await kc.applyToHTTPSOptions(opts);
     const client = new KubeClient(new URL(cluster.server), opts);
