@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Page } from 'playwright-core';
+import type { FrameLocator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { launchChromium, type Chromium } from '../harness/browser.ts';
 import { startHostPage, type HostPage } from '../harness/host-page.ts';
@@ -64,15 +64,20 @@ interface Run {
   captions: string[];
 }
 
+/** Opens the customer's page in a new tab and starts an interview there with the browser SDK. */
+async function openInterview(metadata: object): Promise<{ page: Page; sessionId: string; frame: FrameLocator }> {
+  const page = await browser.context.newPage();
+  await page.goto(host.url);
+  await page.waitForFunction(() => (window as unknown as { hostReady?: boolean }).hostReady === true);
+  const sessionId = await page.evaluate(([id, meta]) => (window as unknown as { startInterview(i: string, m: object): Promise<string> }).startInterview(id, meta), [system.interviewId, metadata] as const);
+  return { page, sessionId, frame: page.frameLocator('iframe') };
+}
+
 /** Opens the host page, starts an interview with the SDK, and lets the respondent answer to the end. */
 async function interview(label: string, screenshots: boolean): Promise<Run> {
-  const page = await browser.context.newPage();
+  const { page, sessionId, frame } = await openInterview({ plan: 'pro', label: 'e2e' });
   try {
-    await page.goto(host.url);
-    await page.waitForFunction(() => (window as unknown as { hostReady?: boolean }).hostReady === true);
-    const sessionId = await page.evaluate((id) => (window as unknown as { startInterview(i: string, m: object): Promise<string> }).startInterview(id, { plan: 'pro', label: 'e2e' }), system.interviewId);
     await waitEvent(page, 'service:ready');
-    const frame = page.frameLocator('iframe');
     await expect.poll(() => frame.locator('#start').isVisible()).toBe(true);
     if (screenshots) await page.screenshot({ path: join(ARTIFACTS, `${label}-1-ready.png`) });
     await frame.locator('#start').click();
@@ -157,12 +162,8 @@ describe('one interview through every part', () => {
   }, 120_000);
 
   it('the host page hangs up through the SDK: the page leaves the room, the bot reports it, interview.failed arrives signed', async () => {
-    const page = await browser.context.newPage();
+    const { page, sessionId, frame } = await openInterview({ plan: 'pro' });
     try {
-      await page.goto(host.url);
-      await page.waitForFunction(() => (window as unknown as { hostReady?: boolean }).hostReady === true);
-      const sessionId = await page.evaluate((id) => (window as unknown as { startInterview(i: string, m: object): Promise<string> }).startInterview(id, { plan: 'pro' }), system.interviewId);
-      const frame = page.frameLocator('iframe');
       await frame.locator('#start').click();
       await waitEvent(page, 'service:speaking');
       await page.evaluate(() => (window as unknown as { mounted: { hangup(): void } }).mounted.hangup());
@@ -184,12 +185,8 @@ describe('one interview through every part', () => {
     if (system.providers.kind !== 'fake') throw new Error('this test injects a provider failure and needs the stand-in providers');
     // Text-to-speech answers 500 twice: the greeting fails even after the worker's one retry.
     system.providers.fake.failNext('tts', { status: 500, count: 2 });
-    const page = await browser.context.newPage();
+    const { page, sessionId, frame } = await openInterview({ plan: 'pro' });
     try {
-      await page.goto(host.url);
-      await page.waitForFunction(() => (window as unknown as { hostReady?: boolean }).hostReady === true);
-      const sessionId = await page.evaluate((id) => (window as unknown as { startInterview(i: string, m: object): Promise<string> }).startInterview(id, { plan: 'pro' }), system.interviewId);
-      const frame = page.frameLocator('iframe');
       await frame.locator('#start').click();
       await waitEvent(page, 'service:failed');
       await expect.poll(() => frame.locator('#interview').getAttribute('data-state')).toBe('failed');
