@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
 import type { ProviderEndpoint } from '../config.ts';
+import type { CallPolicy } from './policy.ts';
 
 /** An `openai` client for one endpoint, with the SDK's own retries off: the policy is ours. */
 export function openaiClient(endpoint: ProviderEndpoint, fetchImpl?: typeof fetch): OpenAI {
@@ -10,4 +11,28 @@ export function openaiClient(endpoint: ProviderEndpoint, fetchImpl?: typeof fetc
 export function providerName(baseURL: string): string {
   const host = new URL(baseURL).host;
   return host === 'api.openai.com' ? 'openai' : `openai-compatible:${host}`;
+}
+
+export interface OpenAIProviderOptions {
+  /** An injected client (tests and self-hosted servers pass their own base URL). */
+  client: OpenAI;
+  model: string;
+  /** The name on spans and metrics, see providerName(). */
+  provider: string;
+  policy: CallPolicy;
+}
+
+/** What every OpenAI-compatible provider holds; each subclass adds one capability. */
+export abstract class OpenAICompatibleProvider {
+  protected readonly client: OpenAI;
+  readonly model: string;
+  readonly provider: string;
+  protected readonly policy: CallPolicy;
+
+  constructor(options: OpenAIProviderOptions) {
+    this.client = options.client;
+    this.model = options.model;
+    this.provider = options.provider;
+    this.policy = options.policy;
+  }
 }

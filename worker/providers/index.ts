@@ -1,5 +1,6 @@
 import type { WorkerConfig } from '../config.ts';
-import { openaiClient, providerName } from './client.ts';
+import { openaiClient, providerName, type OpenAIProviderOptions } from './client.ts';
+import type { CallPolicy } from './policy.ts';
 import { OpenAILanguageModel, type LanguageModel } from './llm.ts';
 import { OpenAISpeechToText, type SpeechToText } from './stt.ts';
 import { OpenAITextToSpeech, type TextToSpeech } from './tts.ts';
@@ -10,12 +11,19 @@ export interface Providers {
   tts: TextToSpeech;
 }
 
+const endpointOptions = (endpoint: WorkerConfig['llm'], policy: CallPolicy): OpenAIProviderOptions => ({
+  client: openaiClient(endpoint),
+  model: endpoint.model,
+  provider: providerName(endpoint.baseURL),
+  policy,
+});
+
 /** The default providers: OpenAI-compatible HTTP APIs at the configured base URLs. */
 export function createProviders(config: Pick<WorkerConfig, 'stt' | 'llm' | 'tts' | 'providerTimeoutMs' | 'providerRetries'>): Providers {
   const policy = { timeoutMs: config.providerTimeoutMs, retries: config.providerRetries };
   return {
-    stt: new OpenAISpeechToText(openaiClient(config.stt), config.stt.model, providerName(config.stt.baseURL), policy),
-    llm: new OpenAILanguageModel(openaiClient(config.llm), config.llm.model, providerName(config.llm.baseURL), policy),
-    tts: new OpenAITextToSpeech(openaiClient(config.tts), config.tts.model, config.tts.voice, providerName(config.tts.baseURL), policy),
+    stt: new OpenAISpeechToText(endpointOptions(config.stt, policy)),
+    llm: new OpenAILanguageModel(endpointOptions(config.llm, policy)),
+    tts: new OpenAITextToSpeech({ ...endpointOptions(config.tts, policy), voice: config.tts.voice }),
   };
 }

@@ -1,6 +1,6 @@
-import type OpenAI from 'openai';
 import { ProviderError } from './errors.ts';
-import { callWithPolicy, type CallPolicy } from './policy.ts';
+import { OpenAICompatibleProvider } from './client.ts';
+import { callWithPolicy } from './policy.ts';
 
 /** The language model: a chat, streamed token by token, or completed in one answer. */
 export interface ChatMessage {
@@ -16,18 +16,7 @@ export interface LanguageModel {
   complete(messages: ChatMessage[], options?: { signal?: AbortSignal; maxTokens?: number }): Promise<string>;
 }
 
-export class OpenAILanguageModel implements LanguageModel {
-  private readonly client: OpenAI;
-  readonly model: string;
-  readonly provider: string;
-  private readonly policy: CallPolicy;
-
-  constructor(client: OpenAI, model: string, provider: string, policy: CallPolicy) {
-    this.client = client;
-    this.model = model;
-    this.provider = provider;
-    this.policy = policy;
-  }
+export class OpenAILanguageModel extends OpenAICompatibleProvider implements LanguageModel {
 
   async *stream(messages: ChatMessage[], options: { signal?: AbortSignal; maxTokens?: number } = {}): AsyncIterable<string> {
     const { value, attempt, release } = await callWithPolicy(

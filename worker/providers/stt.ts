@@ -1,8 +1,8 @@
-import type OpenAI from 'openai';
 import { toFile } from 'openai';
 import { wavFromPcm16 } from '../../lib/pcm.ts';
 import { ProviderError } from './errors.ts';
-import { callWithPolicy, type CallPolicy } from './policy.ts';
+import { OpenAICompatibleProvider } from './client.ts';
+import { callWithPolicy } from './policy.ts';
 
 /** Speech-to-text: one finished utterance of 16-bit PCM in, its text out. */
 export interface SpeechToText {
@@ -11,18 +11,7 @@ export interface SpeechToText {
   transcribe(pcm: Buffer, options: { sampleRate: number; language?: string; signal?: AbortSignal }): Promise<string>;
 }
 
-export class OpenAISpeechToText implements SpeechToText {
-  private readonly client: OpenAI;
-  readonly model: string;
-  readonly provider: string;
-  private readonly policy: CallPolicy;
-
-  constructor(client: OpenAI, model: string, provider: string, policy: CallPolicy) {
-    this.client = client;
-    this.model = model;
-    this.provider = provider;
-    this.policy = policy;
-  }
+export class OpenAISpeechToText extends OpenAICompatibleProvider implements SpeechToText {
 
   async transcribe(pcm: Buffer, options: { sampleRate: number; language?: string; signal?: AbortSignal }): Promise<string> {
     const wav = wavFromPcm16(pcm, options.sampleRate);

@@ -1,6 +1,6 @@
-import type OpenAI from 'openai';
 import { ProviderError } from './errors.ts';
-import { callWithPolicy, type CallPolicy } from './policy.ts';
+import { OpenAICompatibleProvider, type OpenAIProviderOptions } from './client.ts';
+import { callWithPolicy } from './policy.ts';
 
 /** Text-to-speech: text in, 16-bit mono PCM at `sampleRate` out, streamed as it is produced. */
 export interface TextToSpeech {
@@ -10,22 +10,14 @@ export interface TextToSpeech {
   synthesize(text: string, options?: { signal?: AbortSignal }): AsyncIterable<Buffer>;
 }
 
-export class OpenAITextToSpeech implements TextToSpeech {
+export class OpenAITextToSpeech extends OpenAICompatibleProvider implements TextToSpeech {
   /** `pcm` from the OpenAI speech endpoint is 24 kHz, 16-bit, mono, little-endian. */
   readonly sampleRate = 24_000;
-
-  private readonly client: OpenAI;
-  readonly model: string;
   private readonly voice: string;
-  readonly provider: string;
-  private readonly policy: CallPolicy;
 
-  constructor(client: OpenAI, model: string, voice: string, provider: string, policy: CallPolicy) {
-    this.client = client;
-    this.model = model;
-    this.voice = voice;
-    this.provider = provider;
-    this.policy = policy;
+  constructor(options: OpenAIProviderOptions & { voice: string }) {
+    super(options);
+    this.voice = options.voice;
   }
 
   async *synthesize(text: string, options: { signal?: AbortSignal } = {}): AsyncIterable<Buffer> {
