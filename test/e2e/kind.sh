@@ -8,7 +8,7 @@ cd "$(dirname "$0")/../.."
 
 CLUSTER="${KIND_CLUSTER:-voice-e2e}"
 NS=voice-system
-OPERATOR_IMAGE=voice-operator:1.3.0
+OPERATOR_IMAGE=voice-operator:v1.3.0
 WORKER_IMAGE=voice-worker:v1.3.0
 
 need() { command -v "$1" >/dev/null 2>&1 || { echo "kind.sh: '$1' is required (install it first); this script needs Docker and kind" >&2; exit 2; }; }
@@ -39,7 +39,7 @@ kubectl -n "$NS" create secret generic providers --from-literal=llm=e2e --from-l
 echo "== chart"
 values="$(mktemp)"
 cat > "$values" <<YAML
-image: {repository: voice-operator, tag: "1.3.0", pullPolicy: Never}
+image: {repository: voice-operator, tag: "v1.3.0", pullPolicy: Never}
 pool:
   enabled: true
   name: e2e
