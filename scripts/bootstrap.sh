@@ -9,6 +9,8 @@ command -v redis-server >/dev/null 2>&1 || need_debs+=(redis-server)
 command -v chromium >/dev/null 2>&1 || need_debs+=(chromium)
 command -v espeak-ng >/dev/null 2>&1 || need_debs+=(espeak-ng)
 command -v sox >/dev/null 2>&1 || need_debs+=(sox)
+# Throwaway certificate authorities for the TLS tests and the demo (test/harness/pki.ts).
+command -v openssl >/dev/null 2>&1 || need_debs+=(openssl)
 if [ "${#need_debs[@]}" -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "bootstrap: missing ${need_debs[*]}; run as root or install them with apt-get" >&2
