@@ -17,7 +17,7 @@ describe('createLogger', () => {
   it('drops fields whose names look secret and masks secrets inside other fields', () => {
     const lines: string[] = [];
     const log = createLogger({ name: 't', sink: (l) => lines.push(l) });
-    log.info('spawn with Bearer abcdefgh', { pipelineToken: 'plain-token', nested: { note: 'sk_live_1234567890' } });
+    log.info('spawn with Bearer abcdefgh', { pipelineToken: 'plain-token', nested: { note: 'sk_test_1234567890' } });
     const record = JSON.parse(lines[0] ?? '{}');
     expect(record.msg).toBe('spawn with Bearer [redacted]');
     expect(record.pipelineToken).toBe('[redacted]');

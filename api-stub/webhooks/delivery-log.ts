@@ -24,20 +24,8 @@ export interface DeliveryRecord {
   createdAt: number;
 }
 
-/** The public shape of one row (GET /api/v2/workspace/webhook-deliveries). */
-export interface DeliveryView {
-  id: string;
-  eventId: string;
-  eventType: string;
-  endpointUrl: string;
-  attempt: number;
-  statusCode: number | null;
-  durationMs: number;
-  error: string | null;
-  responseBody: string | null;
-  outcome: DeliveryOutcome;
-  createdAt: string;
-}
+/** The public shape of one row (GET /api/v2/workspace/webhook-deliveries): no internal ids, an ISO time. */
+export type DeliveryView = Omit<DeliveryRecord, 'workspaceId' | 'endpointId' | 'createdAt'> & { id: string; createdAt: string };
 
 export function recordDelivery(db: Database, record: DeliveryRecord): string {
   const id = newId('del');
