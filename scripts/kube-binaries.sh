@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Builds the Kubernetes test binaries (kube-apiserver, kubectl, etcd, helm) from the Go module proxy
-# into a cache outside the repo, keyed by version. Builds only what is missing; fails loudly.
+# Builds the Kubernetes test binaries from the Go module proxy into a cache outside the repo, keyed by
+# version: kube-apiserver, kubectl, etcd and helm for the API-server tests, and kubelet,
+# kube-controller-manager, kube-scheduler and kube-proxy for the single-node cluster
+# (scripts/cluster.sh). Builds only what is missing; fails loudly.
 #   bash scripts/kube-binaries.sh              build what is missing, print the bin dir last
 #   bash scripts/kube-binaries.sh --bin-dir    only print the bin dir
 set -euo pipefail
@@ -8,8 +10,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=kube-versions.env
 source "$here/kube-versions.env"
 cache="${VOICE_KUBE_CACHE:-$HOME/.cache/voice-kube}"
-# r2: helm stamped with its version (bump when the build recipe changes).
-key="k8s-${KUBE_VERSION}_etcd-${ETCD_VERSION}_helm-${HELM_VERSION}_r2"
+# r3: Kubernetes binaries stamped with their version, node binaries added (bump when the recipe changes).
+key="k8s-${KUBE_VERSION}_etcd-${ETCD_VERSION}_helm-${HELM_VERSION}_r3"
 bin="$cache/$key/bin"
 if [ "${1:-}" = "--bin-dir" ]; then echo "$bin"; exit 0; fi
 
@@ -40,7 +42,11 @@ build() { # <wrapper dir> <output name> <package>
 
 need() { [ ! -x "$bin/$1" ]; }
 
-if need kube-apiserver || need kubectl; then
+kube_cmds=(kube-apiserver kubectl kubelet kube-controller-manager kube-scheduler kube-proxy)
+missing_kube=()
+for c in "${kube_cmds[@]}"; do need "$c" && missing_kube+=("$c"); done
+
+if [ "${#missing_kube[@]}" -gt 0 ]; then
   dir="$cache/$key/work/kubernetes"
   minor="v0.${KUBE_VERSION#v1.}"
   # Every staging module the tag's go.mod replaces with a local path gets its published v0.Y.Z.
@@ -52,8 +58,21 @@ if need kube-apiserver || need kubectl; then
   for m in $staging; do body+="	$m => $m $minor"$'\n'; done
   body+=")"
   wrapper "$dir" "$body"
-  need kube-apiserver && build "$dir" kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
-  need kubectl && build "$dir" kubectl k8s.io/kubernetes/cmd/kubectl
+  # Unstamped binaries report v0.0.0-master, which `helm install` of a chart with a kubeVersion
+  # constraint refuses; stamp both places that report the version, as Kubernetes' release build does.
+  kminor="${KUBE_VERSION#v1.}"; kminor="${kminor%%.*}"
+  stamp=""
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    stamp+=" -X $p.gitVersion=$KUBE_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$kminor -X $p.gitTreeState=clean"
+  done
+  # One go build for all of them shares the compile of the common packages.
+  start=$SECONDS
+  echo "kube-binaries: building ${missing_kube[*]} from k8s.io/kubernetes@$KUBE_VERSION ($key)"
+  out="$cache/$key/work/out"; rm -rf "$out"; mkdir -p "$out"
+  pkgs=(); for c in "${missing_kube[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
+  (cd "$dir" && go build -trimpath -ldflags="$ldflags$stamp" -o "$out/" "${pkgs[@]}")
+  for c in "${missing_kube[@]}"; do mv "$out/$c" "$bin/$c"; done
+  echo "kube-binaries: built ${missing_kube[*]} in $((SECONDS - start)) s"
 fi
 
 if need etcd; then
@@ -74,7 +93,7 @@ if need helm; then
   build "$dir" helm helm.sh/helm/v3/cmd/helm
 fi
 
-for b in kube-apiserver kubectl etcd helm; do
+for b in "${kube_cmds[@]}" etcd helm; do
   [ -x "$bin/$b" ] || { echo "kube-binaries: $b is missing after the build" >&2; exit 1; }
 done
 echo "kube-binaries: ready in $bin"
