@@ -42,6 +42,12 @@ export interface WorkerConfig {
   backendUrl: string;
   reportTimeoutMs: number;
   reportAttempts: number;
+  /** How long an unacknowledged outcome report is kept and retried (contract C5). */
+  outcomeReportDeadlineSeconds: number;
+  /** The cap of the outbox's retry backoff. */
+  outcomeRetryMaxSeconds: number;
+  /** How often each replica looks for due reports in the shared outbox. */
+  outcomeOutboxPollMs: number;
   llm: ProviderEndpoint;
   stt: ProviderEndpoint;
   tts: ProviderEndpoint & { voice: string };
@@ -126,6 +132,9 @@ export function loadConfig(env: Env): Readonly<WorkerConfig> {
     backendUrl: requiredUrl(env, 'BACKEND_URL', { schemes: ['https', 'http'] }),
     reportTimeoutMs: intVar(env, 'REPORT_TIMEOUT_MS', { default: 8000, min: 100, max: 60_000 }),
     reportAttempts: intVar(env, 'REPORT_ATTEMPTS', { default: 5, min: 1, max: 20 }),
+    outcomeReportDeadlineSeconds: intVar(env, 'OUTCOME_REPORT_DEADLINE_SECONDS', { default: 21_600, min: 10, max: 7 * 86_400 }),
+    outcomeRetryMaxSeconds: intVar(env, 'OUTCOME_RETRY_MAX_SECONDS', { default: 60, min: 1, max: 3600 }),
+    outcomeOutboxPollMs: intVar(env, 'OUTCOME_OUTBOX_POLL_MS', { default: 2000, min: 100, max: 60_000 }),
     llm: { baseURL: requiredUrl(env, 'LLM_BASE_URL', { schemes: ['https', 'http'], default: 'https://api.openai.com/v1' }), apiKey: providerKey(env, 'LLM_API_KEY'), model: optionalString(env, 'LLM_MODEL') ?? 'gpt-4o-mini' },
     stt: { baseURL: requiredUrl(env, 'STT_BASE_URL', { schemes: ['https', 'http'], default: 'https://api.openai.com/v1' }), apiKey: providerKey(env, 'STT_API_KEY'), model: optionalString(env, 'STT_MODEL') ?? 'whisper-1' },
     tts: {

@@ -1,7 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../lib/log.ts';
 import type { WorkerConfig } from './config.ts';
 import { Heartbeat } from './heartbeat.ts';
+import { OutcomeOutbox } from './outbox.ts';
 import { RedisPool } from './pool.ts';
 import { DailyRoomProvider } from './rooms/daily.ts';
 import { LocalRoomProvider, LocalRoomRegistry } from './rooms/local.ts';
@@ -19,6 +21,8 @@ import { createMetrics, type WorkerMetrics } from './telemetry/metrics.ts';
  */
 export interface RunningWorker {
   port: number;
+  /** This process's identity in Redis: POD_NAME plus a random incarnation id. */
+  instance: string;
   metrics: WorkerMetrics;
   ready(): boolean;
   /** Readiness false at once, idle slots leave the pool, live sessions get the grace period. */
@@ -29,7 +33,19 @@ export interface RunningWorker {
 export async function startWorker(config: Readonly<WorkerConfig>, deps: { log: Logger; env: NodeJS.ProcessEnv }): Promise<RunningWorker> {
   const { log } = deps;
   const metrics = createMetrics();
-  const pool = new RedisPool({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, commandTimeoutMs: config.spawnBudgetMs, pod: config.podName });
+  // A container restarted under the same POD_NAME is a new incarnation: the dead one's slots and
+  // sessions must look dead to the reaper (and be reported failed), not look like ours.
+  const instance = `${config.podName}~${randomBytes(4).toString('hex')}`;
+  const pool = new RedisPool({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, commandTimeoutMs: config.spawnBudgetMs, pod: instance });
+  const outbox = new OutcomeOutbox({
+    pool,
+    report: { backendUrl: config.backendUrl, token: config.workerToken, timeoutMs: config.reportTimeoutMs, attempts: config.reportAttempts },
+    deadlineSeconds: config.outcomeReportDeadlineSeconds,
+    maxBackoffMs: config.outcomeRetryMaxSeconds * 1000,
+    intervalMs: config.outcomeOutboxPollMs,
+    metrics,
+    log,
+  });
   let localServer: LocalRoomServer | null = null;
   let rooms: RoomProvider;
   if (config.roomProvider === 'local') {
@@ -47,10 +63,10 @@ export async function startWorker(config: Readonly<WorkerConfig>, deps: { log: L
 
   let draining = false;
   let roomsReady = false;
-  const slots = new SlotManager({ pod: config.podName, size: config.warmPoolSize, env: deps.env, pool, rooms, roomTtlSeconds, minRoomSeconds, metrics, log });
+  const slots = new SlotManager({ pod: instance, size: config.warmPoolSize, env: deps.env, pool, rooms, roomTtlSeconds, minRoomSeconds, metrics, log });
   const edgeRef: { port: number } = { port: config.port };
   const sessions = new SessionCoordinator({
-    pod: config.podName,
+    pod: instance,
     pool,
     slots,
     rooms,
@@ -59,11 +75,11 @@ export async function startWorker(config: Readonly<WorkerConfig>, deps: { log: L
     },
     joinTimeoutSeconds: config.joinTimeoutSeconds,
     maxSessionSeconds: config.maxSessionSeconds,
-    report: { backendUrl: config.backendUrl, token: config.workerToken, timeoutMs: config.reportTimeoutMs, attempts: config.reportAttempts },
+    outbox,
     metrics,
     log,
   });
-  const heartbeat = new Heartbeat({ pod: config.podName, intervalMs: config.heartbeatIntervalMs, ttlMs: config.heartbeatTtlMs, pool, slots, sessions, log });
+  const heartbeat = new Heartbeat({ pod: instance, intervalMs: config.heartbeatIntervalMs, ttlMs: config.heartbeatTtlMs, pool, slots, sessions, log });
   const ready = () => !draining && roomsReady && heartbeat.healthy;
 
   const server = createEdge({
@@ -111,13 +127,15 @@ export async function startWorker(config: Readonly<WorkerConfig>, deps: { log: L
   void initRooms();
   heartbeat.start();
   sessions.startInbox();
-  log.info('worker listening', { port: edgeRef.port, pod: config.podName, tls: Boolean(config.tls), roomProvider: rooms.name, warmPoolSize: config.warmPoolSize });
+  outbox.start();
+  log.info('worker listening', { port: edgeRef.port, pod: config.podName, instance, tls: Boolean(config.tls), roomProvider: rooms.name, warmPoolSize: config.warmPoolSize });
 
   let drained: Promise<void> | null = null;
   return {
     get port() {
       return edgeRef.port;
     },
+    instance,
     metrics,
     ready,
     drain() {
@@ -138,6 +156,7 @@ export async function startWorker(config: Readonly<WorkerConfig>, deps: { log: L
     async close() {
       draining = true;
       await sessions.stopInbox();
+      await outbox.stop();
       await heartbeat.stop(true);
       await slots.stop();
       localServer?.closeAll();

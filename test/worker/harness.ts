@@ -195,6 +195,12 @@ export interface FakeBackend {
   reports: Report[];
   /** Answer this status to the next `count` reports (to exercise retries). */
   failNext(status: number, count?: number): void;
+  /** From now on, accept this session's report only with `Bearer <token>` (401 otherwise), like the service (C1). */
+  requireToken(sessionId: string, token: string): void;
+  /** Stops listening (connections are refused), as a backend that is down. */
+  pause(): Promise<void>;
+  /** Listens again on the same port. */
+  resume(): Promise<void>;
   waitForReport(sessionId: string, timeoutMs: number): Promise<Report>;
   close(): Promise<void>;
 }
@@ -202,6 +208,7 @@ export interface FakeBackend {
 export async function startFakeBackend(): Promise<FakeBackend> {
   const reports: Report[] = [];
   let failures: number[] = [];
+  const tokens = new Map<string, string>();
   const server: Server = createServer((req, res) => {
     let raw = '';
     req.on('data', (c: Buffer) => (raw += c.toString()));
@@ -210,6 +217,11 @@ export async function startFakeBackend(): Promise<FakeBackend> {
       if (req.method !== 'POST' || !match) {
         res.writeHead(404, { 'content-type': 'application/json' });
         return res.end(JSON.stringify({ error: 'not_found', message: 'no route' }));
+      }
+      const required = tokens.get(decodeURIComponent(match[1]!));
+      if (required !== undefined && req.headers.authorization !== `Bearer ${required}`) {
+        res.writeHead(401, { 'content-type': 'application/json' });
+        return res.end(JSON.stringify({ error: 'invalid_token', message: 'not this session\'s report token' }));
       }
       const status = failures.shift();
       if (status) {
@@ -222,11 +234,20 @@ export async function startFakeBackend(): Promise<FakeBackend> {
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://127.0.0.1:${port}`;
   return {
     url,
     reports,
     failNext: (status, count = 1) => void (failures = [...failures, ...Array<number>(count).fill(status)]),
+    requireToken: (sessionId, token) => void tokens.set(sessionId, token),
+    async pause() {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+    async resume() {
+      await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
+    },
     async waitForReport(sessionId, timeoutMs) {
       await waitFor(() => reports.some((r) => r.sessionId === sessionId), { timeoutMs, what: `the outcome report of ${sessionId}` });
       return reports.find((r) => r.sessionId === sessionId)!;

@@ -154,7 +154,7 @@ describe('session.start spans', () => {
     const ok = otlp.spans.find((s) => s.name === 'session.start' && s.attributes['spawn.outcome'] === 'ok')!;
     expect(ok.attributes).toMatchObject({ 'room.provider': 'local', 'interview.id': 'dpl_test1' });
     expect(String(ok.attributes['session.id'])).toMatch(/^inv_/);
-    expect(String(ok.attributes['worker.slot.id'])).toMatch(/^pod-\d+\/[01]$/);
+    expect(String(ok.attributes['worker.slot.id'])).toMatch(/^pod-\d+~[0-9a-f]{8}\/[01]$/);
     expect(Number(ok.endNs - ok.startNs) / 1e6).toBeLessThan(200);
     expect(JSON.stringify(otlp.spans.map((s) => s.attributes))).not.toContain(WORKER_TOKEN);
   });
