@@ -21,6 +21,8 @@ export interface ProviderEndpoint {
 
 export interface WorkerConfig {
   port: number;
+  /** The management port: /metrics, /healthz, /readyz over plain HTTP (contract C2). */
+  metricsPort: number;
   host: string;
   podName: string;
   publicUrl: string;
@@ -110,6 +112,7 @@ export function loadConfig(env: Env): Readonly<WorkerConfig> {
 
   const config: WorkerConfig = {
     port,
+    metricsPort: intVar(env, 'METRICS_PORT', { default: 9090, min: 0, max: 65535 }),
     host: optionalString(env, 'HOST') ?? '0.0.0.0',
     podName: optionalString(env, 'POD_NAME') ?? `${hostname()}-${process.pid}`,
     publicUrl: requiredUrl(env, 'PUBLIC_URL', { schemes: ['http', 'https'], default: `${tls ? 'https' : 'http'}://127.0.0.1:${port}` }),
@@ -149,7 +152,8 @@ export function loadConfig(env: Env): Readonly<WorkerConfig> {
     s3: { endpoint: optionalString(env, 'S3_ENDPOINT') ?? null, region: optionalString(env, 'S3_REGION') ?? optionalString(env, 'AWS_REGION') ?? 'us-east-1', forcePathStyle: boolVar(env, 'S3_FORCE_PATH_STYLE', { default: false }) },
     maxSessionSeconds,
     idleTimeoutSeconds: intVar(env, 'IDLE_TIMEOUT_SECONDS', { default: 30, min: 1, max: 3600 }),
-    joinTimeoutSeconds: intVar(env, 'JOIN_TIMEOUT_SECONDS', { default: 120, min: 1, max: 3600 }),
+    // Contract C6: an unjoined claimed slot is freed quickly, so nobody holds warm slots by connecting alone.
+    joinTimeoutSeconds: intVar(env, 'JOIN_TIMEOUT_SECONDS', { default: 30, min: 1, max: 3600 }),
     vad: {
       thresholdDbfs: intVar(env, 'VAD_THRESHOLD_DBFS', { default: -45, min: -90, max: 0 }),
       silenceMs: intVar(env, 'VAD_SILENCE_MS', { default: 700, min: 100, max: 10_000 }),

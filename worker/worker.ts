@@ -9,6 +9,7 @@ import { DailyRoomProvider } from './rooms/daily.ts';
 import { LocalRoomProvider, LocalRoomRegistry } from './rooms/local.ts';
 import { createLocalRoomServer, type LocalRoomServer } from './rooms/local-server.ts';
 import type { RoomProvider } from './rooms/provider.ts';
+import { createManagementServer } from './management.ts';
 import { createEdge } from './server.ts';
 import { SessionCoordinator } from './session.ts';
 import { SlotManager } from './slots.ts';
@@ -21,6 +22,8 @@ import { createMetrics, type WorkerMetrics } from './telemetry/metrics.ts';
  */
 export interface RunningWorker {
   port: number;
+  /** The management port: /metrics, /healthz, /readyz. */
+  metricsPort: number;
   /** This process's identity in Redis: POD_NAME plus a random incarnation id. */
   instance: string;
   metrics: WorkerMetrics;
@@ -84,10 +87,8 @@ export async function startWorker(config: Readonly<WorkerConfig>, deps: { log: L
 
   const server = createEdge({
     log,
-    metrics,
     tls: config.tls,
     bodyLimitBytes: config.spawnBodyLimitBytes,
-    ready,
     auth: bearerAuth(config.workerToken, () => metrics.spawns.inc({ outcome: 'unauthorized' })),
     spawn: spawnHandler({
       pod: config.podName,
@@ -104,11 +105,14 @@ export async function startWorker(config: Readonly<WorkerConfig>, deps: { log: L
     }),
     rooms: localServer,
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => resolve());
-  });
-  edgeRef.port = (server.address() as AddressInfo).port;
+  const management = createManagementServer({ log, metrics, ready });
+  const listen = (s: typeof server, port: number) =>
+    new Promise<number>((resolve, reject) => {
+      s.once('error', reject);
+      s.listen(port, config.host, () => resolve((s.address() as AddressInfo).port));
+    });
+  edgeRef.port = await listen(server, config.port);
+  const metricsPort = await listen(management, config.metricsPort);
 
   // The room provider may be unreachable at start; keep trying, and stay not-ready meanwhile.
   const initRooms = async () => {
@@ -128,13 +132,14 @@ export async function startWorker(config: Readonly<WorkerConfig>, deps: { log: L
   heartbeat.start();
   sessions.startInbox();
   outbox.start();
-  log.info('worker listening', { port: edgeRef.port, pod: config.podName, instance, tls: Boolean(config.tls), roomProvider: rooms.name, warmPoolSize: config.warmPoolSize });
+  log.info('worker listening', { port: edgeRef.port, metricsPort, pod: config.podName, instance, tls: Boolean(config.tls), roomProvider: rooms.name, warmPoolSize: config.warmPoolSize });
 
   let drained: Promise<void> | null = null;
   return {
     get port() {
       return edgeRef.port;
     },
+    metricsPort,
     instance,
     metrics,
     ready,
@@ -161,8 +166,8 @@ export async function startWorker(config: Readonly<WorkerConfig>, deps: { log: L
       await slots.stop();
       localServer?.closeAll();
       if (rooms instanceof DailyRoomProvider) rooms.close();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const s of [server, management]) s.closeAllConnections();
+      await Promise.all([server, management].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
       await pool.close();
     },
   };
