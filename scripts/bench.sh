@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every benchmark in bench/ and prints their tables. Installs what it needs first.
+# Runs every benchmark in bench/ (soak.bench.ts included: a few minutes with a backend outage, a
+# worker kill -9 and a Redis restart) and prints their tables. Installs what it needs first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh

@@ -12,10 +12,15 @@ import type { WorkerMetrics } from './telemetry/metrics.ts';
  * shared outbox: a claim moves an item's next-try time past the delivery timeout (a lease), so
  * two replicas never send it at once; a crash mid-send only delays it by the lease.
  */
+/**
+ * KEYS: outbox, item. ARGV: id, item, item TTL ms, next-try ms. The outbox outlives its longest item
+ * by an hour, so a claim still sees (and counts) an item that expired unacknowledged.
+ */
 const ENQUEUE = `
 redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
 redis.call('ZADD', KEYS[1], ARGV[4], ARGV[1])
-if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[3]) then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+local ttl = tonumber(ARGV[3]) + 3600000
+if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
 return 1
 `;
 
