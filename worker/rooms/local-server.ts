@@ -99,6 +99,20 @@ export function createLocalRoomServer(options: { registry: LocalRoomRegistry; se
     });
   };
 
+  const admit = (ws: WebSocket, name: string, token: string): void => {
+    const room = options.registry.get(name);
+    if (!room || room.ended) return ws.close(CLOSE_UNKNOWN_ROOM, 'unknown or ended room');
+    const verified = verifyJwt(token, options.secret, now());
+    if (!verified.ok || verified.claims.room !== name) return ws.close(CLOSE_BAD_TOKEN, 'bad token');
+    const role = verified.claims.role;
+    if (role !== 'respondent' && role !== 'bot') return ws.close(CLOSE_BAD_TOKEN, 'bad token');
+    if (typeof verified.claims.sid === 'string') room.sessionId ??= verified.claims.sid;
+    if ((role === 'respondent' ? room.respondent : room.bot) !== null) return ws.close(CLOSE_ALREADY_JOINED, 'participant already joined');
+    options.log.debug('room join', { room: name, role });
+    if (role === 'respondent') joinRespondent(room, ws);
+    else joinBot(room, ws);
+  };
+
   const sweep = setInterval(() => {
     for (const room of options.registry.expired(now())) {
       if (!room.ended) send(room.respondent, JSON.stringify({ type: 'ended', reason: 'timeout' }));
@@ -120,17 +134,12 @@ export function createLocalRoomServer(options: { registry: LocalRoomRegistry; se
         // A bad frame (too large, malformed) emits 'error' and then closes the socket: it must
         // never become an uncaught exception that takes the worker, and every session, down.
         ws.on('error', (err) => options.log.debug('room socket error', { room: name, err }));
-        const room = options.registry.get(name);
-        if (!room || room.ended) return ws.close(CLOSE_UNKNOWN_ROOM, 'unknown or ended room');
-        const verified = verifyJwt(token, options.secret, now());
-        if (!verified.ok || verified.claims.room !== name) return ws.close(CLOSE_BAD_TOKEN, 'bad token');
-        const role = verified.claims.role;
-        if (role !== 'respondent' && role !== 'bot') return ws.close(CLOSE_BAD_TOKEN, 'bad token');
-        if (typeof verified.claims.sid === 'string') room.sessionId ??= verified.claims.sid;
-        if ((role === 'respondent' ? room.respondent : room.bot) !== null) return ws.close(CLOSE_ALREADY_JOINED, 'participant already joined');
-        options.log.debug('room join', { room: name, role });
-        if (role === 'respondent') joinRespondent(room, ws);
-        else joinBot(room, ws);
+        try {
+          admit(ws, name, token);
+        } catch (err) {
+          options.log.warn('room join failed', { room: name, err });
+          ws.close(CLOSE_FAULT, 'join failed');
+        }
       });
       return true;
     },
