@@ -87,7 +87,6 @@ type OutboxRedis = RedisPool['redis'] & {
 export class OutcomeOutbox {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
-  private again = false;
   private readonly o: OutboxOptions;
   private readonly redis: OutboxRedis;
 
@@ -129,8 +128,8 @@ export class OutcomeOutbox {
       try {
         const ttlMs = Math.max(1, item.deadlineMs - Date.now());
         await this.redis.outboxEnqueue(this.key, this.itemKey(report.sessionId), report.sessionId, JSON.stringify(item), ttlMs, Date.now());
-        this.kick();
-        await this.running;
+        // A pass of our own, bounded (the claim's lease keeps it from racing the timer's pass).
+        await this.drain().catch((err: unknown) => this.o.log.debug('outbox drain failed (Redis away?)', { err }));
         return;
       } catch {
         await new Promise((r) => setTimeout(r, 500));
@@ -140,18 +139,12 @@ export class OutcomeOutbox {
     await reportOutcome(report, { ...this.o.report, log: this.o.log, metrics: this.o.metrics });
   }
 
-  /** Runs a drain now, or once more right after the one under way. */
-  kick(): void {
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = (async () => {
-      do {
-        this.again = false;
-        await this.drain().catch((err: unknown) => this.o.log.debug('outbox drain failed (Redis away?)', { err }));
-      } while (this.again);
-    })().finally(() => (this.running = null));
+  /** The timer's pass: skipped while the previous one still runs. */
+  private kick(): void {
+    if (this.running) return;
+    this.running = this.drain()
+      .catch((err: unknown) => this.o.log.debug('outbox drain failed (Redis away?)', { err }))
+      .finally(() => (this.running = null));
   }
 
   private async drain(): Promise<void> {
