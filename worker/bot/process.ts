@@ -3,7 +3,8 @@ import { createProviders } from '../providers/index.ts';
 import { createTranscriptStore } from '../transcripts/store.ts';
 import { runInterview } from './interview.ts';
 import type { BotJob, FromBot, Outcome, ToBot } from './messages.ts';
-import { joinLocalRoom } from './room-link.ts';
+import { DailyRoomJoiner } from '../rooms/daily/bot-room.ts';
+import { joinBotRoom } from './room-link.ts';
 
 /**
  * A prewarmed bot: its own process, started by the worker with the same environment. It builds
@@ -13,6 +14,8 @@ import { joinLocalRoom } from './room-link.ts';
 const config = loadConfig(process.env);
 const providers = createProviders(config);
 const store = createTranscriptStore(config);
+// Daily rooms: the bridge process starts with the bot, so a session's join does not wait for it.
+const dailyRooms = config.daily ? new DailyRoomJoiner({ python: config.daily.bridgePython }) : null;
 let stop = new AbortController();
 let busy = false;
 
@@ -21,12 +24,9 @@ function send(msg: FromBot): void {
 }
 
 async function run(job: BotJob): Promise<Outcome> {
-  if (!job.botCanJoin) {
-    return { status: 'failed', reason: 'room_transport_unsupported', message: `The bot cannot join ${job.roomProvider} rooms yet; use ROOM_PROVIDER=local.` };
-  }
   let room;
   try {
-    room = await joinLocalRoom(job.joinUrl, 5000);
+    room = await joinBotRoom(job, dailyRooms);
   } catch (err) {
     return { status: 'failed', reason: 'room_join_failed', message: `The bot could not join its room: ${(err as Error).message}` };
   }
@@ -69,4 +69,6 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => {
 
 // The worker went away: nothing can receive our outcome any more.
 process.on('disconnect', () => process.exit(0));
+// A bridge whose bot is gone would linger in its room; its input closing ends it too, this is sooner.
+process.on('exit', () => dailyRooms?.close());
 send({ type: 'ready' });
