@@ -122,3 +122,35 @@ describe('ROOM_PROVIDER=daily', () => {
     await waitFor(() => !rooms.botPresent(roomName), { timeoutMs: 10_000, what: 'the bot to leave its room' });
   }, 60_000);
 });
+
+describe('ROOM_PROVIDER=daily with a bridge that cannot start', () => {
+  it('keeps the slot out of the pool (503 no_capacity, not failed sessions) and logs why', async () => {
+    const broken = await startWorkerProcess(
+      baseEnv({
+        redisUrl: inject('redisUrl'),
+        backendUrl: backend.url,
+        llmUrl: openai.url,
+        REDIS_KEY_PREFIX: `daily-broken-${Date.now()}`,
+        WARM_POOL_SIZE: '1',
+        ROOM_PROVIDER: 'daily',
+        DAILY_API_KEY: daily.apiKey,
+        DAILY_API_URL: daily.url,
+        ...fakeDailyEnv(rooms.address),
+        DAILY_BRIDGE_PYTHON: '/nonexistent/python3',
+      }),
+    );
+    try {
+      await broken.waitReady();
+      const why = 'its Daily bridge did not start';
+      await waitFor(() => broken.logs.join('').includes(why), { timeoutMs: 20_000, what: 'the bot to say why it cannot start' });
+      const line = broken.logs.join('').split('\n').find((l) => l.includes(why))!;
+      expect(JSON.parse(line)).toMatchObject({ level: 'error', reason: expect.stringMatching(/DAILY_BRIDGE_PYTHON=\/nonexistent\/python3.*ENOENT/) });
+      const body = spawnBody();
+      const res = await broken.spawnSession(body);
+      expect(res.status).toBe(503);
+      expect(res.body.error).toBe('no_capacity');
+    } finally {
+      await broken.stop();
+    }
+  }, 60_000);
+});

@@ -1,3 +1,4 @@
+import { createLogger } from '../../lib/log.ts';
 import { loadConfig } from '../config.ts';
 import { createProviders } from '../providers/index.ts';
 import { createTranscriptStore } from '../transcripts/store.ts';
@@ -71,4 +72,15 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => {
 process.on('disconnect', () => process.exit(0));
 // A bridge whose bot is gone would linger in its room; its input closing ends it too, this is sooner.
 process.on('exit', () => dailyRooms?.close());
-send({ type: 'ready' });
+if (!dailyRooms) send({ type: 'ready' });
+else {
+  // A slot is warm only with its bridge ready; a bridge that cannot start (no Python, no SDK) makes
+  // the bot exit, so the slot never takes a session and the supervisor retries with backoff.
+  dailyRooms.prewarmed.ready.then(
+    () => send({ type: 'ready' }),
+    (err: unknown) => {
+      createLogger({ name: 'bot' }).error('the bot cannot take sessions: its Daily bridge did not start', { slot: process.env.BOT_SLOT_ID, reason: (err as Error).message });
+      process.exit(1);
+    },
+  );
+}
