@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import inspect
 import io
 import json
 import os
@@ -165,3 +167,33 @@ def test_runs_as_a_process_and_exits_cleanly_when_the_worker_closes_its_input() 
     while (got := bridge.read_frame(out)) is not None:
         events.append(json.loads(got[1])["event"])
     assert events == ["ready", "call_state", "closed"]
+
+
+def test_the_fake_sdk_has_the_real_sdks_names_and_parameters() -> None:
+    """Each class and method of the fake exists in daily-python's own stubs with the same parameters
+    (the fake may leave out trailing ones the bridge never passes); test hooks are listed here."""
+    stubs = sorted(Path(sys.prefix).glob("lib/python3*/site-packages/daily/__init__.pyi"))
+    assert stubs, f"daily-python is not installed in {sys.prefix}: run scripts/python-env.sh"
+    real: dict[str, dict[str, list[str]]] = {}
+    for node in ast.parse(stubs[0].read_text()).body:
+        if isinstance(node, ast.ClassDef):
+            real[node.name] = {
+                f.name: [a.arg for a in f.args.args + f.args.kwonlyargs]
+                for f in node.body
+                if isinstance(f, ast.FunctionDef)
+            }
+    hooks = {"deliver_audio"}
+    fake_classes = [c for c in vars(daily).values() if inspect.isclass(c) and c.__module__ == daily.__name__]
+    assert {c.__name__ for c in fake_classes} <= set(real), "a fake class the SDK does not have"
+    for cls in fake_classes:
+        for name, member in vars(cls).items():
+            # Objects the SDK makes itself (AudioData) have no public constructor to mirror.
+            sdk_made = name == "__init__" and name not in real[cls.__name__]
+            private = name.startswith("_") and name != "__init__" or sdk_made
+            if private or name in hooks or not (callable(member) or isinstance(member, staticmethod)):
+                continue
+            assert name in real[cls.__name__], f"{cls.__name__}.{name} is not in daily-python"
+            function = member.__func__ if isinstance(member, staticmethod) else member
+            params = list(inspect.signature(function).parameters)
+            expected = real[cls.__name__][name]
+            assert params == expected[: len(params)], f"{cls.__name__}.{name}{params} differs from {expected}"
