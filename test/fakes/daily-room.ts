@@ -5,40 +5,79 @@ import type { AddressInfo } from 'node:net';
 import type { FakeDaily } from './daily-api.ts';
 
 /**
- * A stand-in for Daily's media rooms, for the bot's bridge running with the fake `daily` module
+ * A stand-in for Daily's media rooms, for bridges running with the fake `daily` module
  * (test/fakes/daily_module, FAKE_DAILY_ROOM=host:port): the fake SDK's CallClient connects here over
  * TCP with JSON lines. Joins are checked the way Daily checks them: the meeting token must verify
- * against the fake REST API's domain and name the room in the URL. A test respondent joins in
- * process with its own token, exchanges app messages and PCM with the bot, and leaves.
+ * against the fake REST API's domain and name the room in the URL. Everyone in a room gets the
+ * others' participant events, app messages and audio. A test respondent can also join in process.
  */
-interface RoomState {
-  bot: Socket | null;
-  respondents: Map<string, FakeRespondent>;
+interface Member {
+  id: string;
+  owner: boolean;
+  userName: string;
+  deliver(message: Record<string, unknown>): void;
 }
 
+type Room = Map<string, Member>;
+
+const info = (m: Member) => ({ id: m.id, info: { isLocal: false, isOwner: m.owner, userName: m.userName } });
+
+function enter(room: Room, member: Member): void {
+  for (const other of room.values()) {
+    member.deliver({ type: 'participant_joined', participant: info(other) });
+    other.deliver({ type: 'participant_joined', participant: info(member) });
+  }
+  room.set(member.id, member);
+}
+
+function exit(room: Room, member: Member): void {
+  if (!room.delete(member.id)) return;
+  for (const other of room.values()) other.deliver({ type: 'participant_left', participant: info(member), reason: 'leftCall' });
+}
+
+function broadcast(room: Room, from: Member, message: Record<string, unknown>): void {
+  for (const other of room.values()) if (other !== from) other.deliver(message);
+}
+
+/** The respondent in process, in the page's place: app messages and PCM with the bot. */
 export class FakeRespondent extends EventEmitter {
   readonly id = randomUUID();
   readonly appMessages: Array<Record<string, unknown>> = [];
   audioBytes = 0;
-  private readonly room: RoomState;
+  private readonly room: Room;
+  private readonly member: Member;
 
-  constructor(room: RoomState) {
+  constructor(room: Room) {
     super();
     this.room = room;
+    this.member = { id: this.id, owner: false, userName: 'Respondent', deliver: (m) => this.receive(m) };
+    enter(room, this.member);
+  }
+
+  private receive(m: Record<string, unknown>): void {
+    if (m.type === 'app_message') {
+      this.appMessages.push(m.message as Record<string, unknown>);
+      this.emit('app-message', m.message);
+    } else if (m.type === 'audio') {
+      const pcm = Buffer.from(String(m.data), 'base64');
+      this.audioBytes += pcm.length;
+      this.emit('audio', pcm);
+    } else if (m.type === 'participant_left' && (m.participant as { info: { isOwner: boolean } }).info.isOwner) {
+      this.emit('bot-left');
+    }
   }
 
   /** PCM16 mono 16 kHz, as the page's microphone would send it. */
   sendAudio(pcm: Buffer): void {
-    send(this.room.bot, { type: 'audio', participantId: this.id, data: pcm.toString('base64') });
+    broadcast(this.room, this.member, { type: 'audio', participantId: this.id, data: pcm.toString('base64') });
   }
 
   sendAppMessage(message: Record<string, unknown>): void {
-    send(this.room.bot, { type: 'app_message', message, sender: this.id });
+    broadcast(this.room, this.member, { type: 'app_message', message, sender: this.id });
   }
 
   leave(): void {
-    if (!this.room.respondents.delete(this.id)) return;
-    send(this.room.bot, { type: 'participant_left', participant: { id: this.id, info: { isLocal: false } }, reason: 'leftCall' });
+    exit(this.room, this.member);
   }
 }
 
@@ -46,77 +85,65 @@ export interface FakeDailyRooms {
   address: string;
   /** Joins as the respondent (throws like Daily would for a bad token). */
   joinRespondent(roomUrl: string, token: string): FakeRespondent;
+  /** True while an owner (the bot) is in the room. */
   botPresent(roomName: string): boolean;
-  /** Every bot join attempt with its outcome, for assertions. */
-  joins: Array<{ room: string; ok: boolean; error?: string }>;
+  /** Every join over TCP with its outcome, for assertions. */
+  joins: Array<{ room: string; ok: boolean; owner?: boolean; error?: string }>;
   close(): Promise<void>;
 }
 
-function send(socket: Socket | null, message: Record<string, unknown>): void {
-  if (socket && !socket.destroyed) socket.write(`${JSON.stringify(message)}\n`);
-}
-
-function roomName(roomUrl: string): string {
-  return new URL(roomUrl).pathname.replace(/^\/+/, '');
-}
-
 export async function startFakeDailyRooms(api: FakeDaily): Promise<FakeDailyRooms> {
-  const rooms = new Map<string, RoomState>();
+  const rooms = new Map<string, Room>();
   const joins: FakeDailyRooms['joins'] = [];
-  const room = (name: string) => rooms.get(name) ?? rooms.set(name, { bot: null, respondents: new Map() }).get(name)!;
-  const check = (roomUrl: string, token: string, owner: boolean): string => {
+  const roomName = (roomUrl: string) => new URL(roomUrl).pathname.replace(/^\/+/, '');
+  const admit = (roomUrl: string, token: string) => {
     const name = roomName(roomUrl);
     const claims = api.verifyToken(token);
     if (claims.r !== name) throw new Error('token is for another room');
-    if (claims.o !== owner) throw new Error(owner ? 'the bot token must be an owner token' : 'the respondent token must not be an owner token');
-    return name;
+    const room = rooms.get(name) ?? rooms.set(name, new Map()).get(name)!;
+    return { name, room, owner: claims.o === true, userName: String(claims.u ?? '') };
   };
-  const participant = (id: string, userName: string) => ({ id, info: { isLocal: false, userName } });
 
   const sockets = new Set<Socket>();
   const server = createServer((socket) => {
     sockets.add(socket);
-    let joined: RoomState | null = null;
+    const send = (message: Record<string, unknown>) => {
+      if (!socket.destroyed) socket.write(`${JSON.stringify(message)}\n`);
+    };
+    let joined: { room: Room; member: Member } | null = null;
     let buffered = '';
+    const onMessage = (msg: Record<string, unknown>) => {
+      if (msg.type === 'join') {
+        try {
+          const { name, room, owner, userName } = admit(String(msg.url), String(msg.token));
+          const member: Member = { id: randomUUID(), owner, userName, deliver: send };
+          joins.push({ room: name, ok: true, owner });
+          send({ type: 'joined' });
+          enter(room, member);
+          joined = { room, member };
+        } catch (err) {
+          joins.push({ room: roomName(String(msg.url)), ok: false, error: (err as Error).message });
+          send({ type: 'join_error', message: `invalid meeting token: ${(err as Error).message}` });
+        }
+      } else if (joined && msg.type === 'app_message') {
+        broadcast(joined.room, joined.member, { type: 'app_message', message: msg.message, sender: joined.member.id });
+      } else if (joined && msg.type === 'audio') {
+        broadcast(joined.room, joined.member, { type: 'audio', participantId: joined.member.id, data: msg.data });
+      } else if (msg.type === 'leave') socket.end();
+    };
     socket.setEncoding('utf8');
     socket.on('data', (text: string) => {
       buffered += text;
       let newline;
       while ((newline = buffered.indexOf('\n')) >= 0) {
-        const msg = JSON.parse(buffered.slice(0, newline)) as Record<string, unknown>;
+        const line = buffered.slice(0, newline);
         buffered = buffered.slice(newline + 1);
-        if (msg.type === 'join') {
-          try {
-            const name = check(String(msg.url), String(msg.token), true);
-            joined = room(name);
-            joined.bot = socket;
-            joins.push({ room: name, ok: true });
-            send(socket, { type: 'joined' });
-            for (const r of joined.respondents.values()) send(socket, { type: 'participant_joined', participant: participant(r.id, 'Respondent') });
-          } catch (err) {
-            joins.push({ room: roomName(String(msg.url)), ok: false, error: (err as Error).message });
-            send(socket, { type: 'join_error', message: `invalid meeting token: ${(err as Error).message}` });
-          }
-        } else if (joined && msg.type === 'app_message') {
-          for (const r of joined.respondents.values()) {
-            r.appMessages.push(msg.message as Record<string, unknown>);
-            r.emit('app-message', msg.message);
-          }
-        } else if (joined && msg.type === 'audio') {
-          const pcm = Buffer.from(String(msg.data), 'base64');
-          for (const r of joined.respondents.values()) {
-            r.audioBytes += pcm.length;
-            r.emit('audio', pcm);
-          }
-        } else if (msg.type === 'leave') socket.end();
+        onMessage(JSON.parse(line) as Record<string, unknown>);
       }
     });
     socket.on('close', () => {
       sockets.delete(socket);
-      if (joined?.bot === socket) {
-        joined.bot = null;
-        for (const r of joined.respondents.values()) r.emit('bot-left');
-      }
+      if (joined) exit(joined.room, joined.member);
     });
     socket.on('error', () => undefined);
   });
@@ -126,14 +153,8 @@ export async function startFakeDailyRooms(api: FakeDaily): Promise<FakeDailyRoom
   return {
     address: `127.0.0.1:${port}`,
     joins,
-    joinRespondent(roomUrl, token) {
-      const state = room(check(roomUrl, token, false));
-      const respondent = new FakeRespondent(state);
-      state.respondents.set(respondent.id, respondent);
-      send(state.bot, { type: 'participant_joined', participant: participant(respondent.id, 'Respondent') });
-      return respondent;
-    },
-    botPresent: (name) => rooms.get(name)?.bot != null,
+    joinRespondent: (roomUrl, token) => new FakeRespondent(admit(roomUrl, token).room),
+    botPresent: (name) => [...(rooms.get(name)?.values() ?? [])].some((m) => m.owner),
     close: async () => {
       for (const s of sockets) s.destroy();
       await new Promise((resolve) => server.close(resolve));

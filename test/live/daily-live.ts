@@ -30,9 +30,8 @@ async function main(): Promise<void> {
   const room = await provider.createRoom({ ttlSeconds: 600 });
   const now = Math.floor(Date.now() / 1000);
   const token = (role: 'bot' | 'respondent') => provider.mintToken({ room, role, sessionId: 'live-test', issuedAt: now, expiresAt: now + 600 });
-  const env = { ...process.env, PYTHONPATH: '' };
-  const bot = await joinDailyRoom(new DailyBridge({ python, env }), dailyBotJoinUrl(room.url, token('bot')));
-  const page = new DailyBridge({ python, env });
+  const bot = await joinDailyRoom(new DailyBridge({ python }), dailyBotJoinUrl(room.url, token('bot')));
+  const page = new DailyBridge({ python });
   const pageEvents: BridgeEvent[] = [];
   let pageAudio = 0;
   let botAudio = 0;

@@ -60,6 +60,7 @@ describe('the Daily bot room over the bridge', () => {
     await bridge.ready;
     const botRoom: BotRoom = await joinDailyRoom(bridge, dailyBotJoinUrl(room.url, token(room, 'bot')));
     expect(rooms.botPresent(room.name)).toBe(true);
+    expect(rooms.joins.at(-1)).toEqual({ room: room.name, ok: true, owner: true });
     expect(botRoom.respondentPresent).toBe(false);
 
     const joined = next(botRoom, 'joined');
@@ -111,9 +112,10 @@ describe('the Daily bot room over the bridge', () => {
     await expect(joinDailyRoom(bridge, dailyBotJoinUrl(room.url, token(other, 'bot')))).rejects.toThrow(/Daily refused the join: invalid meeting token: token is for another room/);
     await exited;
     expect(bridge.alive).toBe(false);
-    // A respondent token does not let the bot in either (it must be an owner token).
-    const second = new DailyBridge({ python: dailyPython(), env });
-    await expect(joinDailyRoom(second, dailyBotJoinUrl(room.url, token(room, 'respondent')))).rejects.toThrow(/must be an owner token/);
+    expect(rooms.joins.at(-1)).toEqual({ room: room.name, ok: false, error: 'token is for another room' });
+    // A token that does not verify at all (another API key signed it) is refused the same way.
+    const forged = token(room, 'bot').replace(/\.[^.]+$/, '.AAAA');
+    await expect(joinDailyRoom(new DailyBridge({ python: dailyPython(), env }), dailyBotJoinUrl(room.url, forged))).rejects.toThrow(/invalid meeting token: bad signature/);
   });
 
   it('says which interpreter it could not start', async () => {

@@ -78,7 +78,7 @@ describe('ROOM_PROVIDER=daily', () => {
 
     // The bot joins its room with its own owner token, through the bridge, before the respondent.
     await waitFor(() => rooms.botPresent(roomName), { timeoutMs: 10_000, what: 'the bot in its Daily room' });
-    expect(rooms.joins.filter((j) => j.room === roomName)).toEqual([{ room: roomName, ok: true }]);
+    expect(rooms.joins.filter((j) => j.room === roomName)).toEqual([{ room: roomName, ok: true, owner: true }]);
     const respondent = rooms.joinRespondent(String(res.body.room_url), String(res.body.token));
     expect(await converse(respondent, ['I liked it a lot'])).toBe('completed');
 
