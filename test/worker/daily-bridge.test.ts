@@ -1,8 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../lib/log.ts';
 import type { BotRoom } from '../../worker/bot/room-link.ts';
-import { DailyBridge } from '../../worker/rooms/daily/bridge-process.ts';
+import { bridgeEnvironment, DailyBridge } from '../../worker/rooms/daily/bridge-process.ts';
 import { DailyRoomJoiner, joinDailyRoom } from '../../worker/rooms/daily/bot-room.ts';
 import { encodeAudio, encodeJson, FrameDecoder } from '../../worker/rooms/daily/framing.ts';
 import { dailyBotJoinUrl } from '../../worker/rooms/daily/join-url.ts';
@@ -50,6 +52,25 @@ describe('framing', () => {
     expect(frames).toEqual([{ kind: 'json', value: { op: 'join', url: 'https://x' } }, { kind: 'audio', pcm: Buffer.from([1, 2, 3, 4]) }]);
     expect(() => [...new FrameDecoder().push(Buffer.from('X\0\0\0\0'))]).toThrow(/unknown frame kind 0x58/);
     expect(() => [...new FrameDecoder().push(Buffer.from([0x41, 0x10, 0, 0, 0]))]).toThrow(/exceeds/);
+  });
+});
+
+describe('the bridge environment', () => {
+  it("passes what Python and the SDK need and none of the worker's secrets", () => {
+    const env = bridgeEnvironment({ PATH: '/usr/bin', HOME: '/home/node', LANG: 'C.UTF-8', PYTHONPATH: '/x', HTTPS_PROXY: 'http://p:3128', FAKE_DAILY_ROOM: '127.0.0.1:1', WORKER_TOKEN: 'w', DAILY_API_KEY: 'k', OPENAI_API_KEY: 'sk', LLM_API_KEY: 'l', ROOM_TOKEN_SECRET: 's', REDIS_URL: 'redis://u:p@h' });
+    expect(env).toEqual({ PATH: '/usr/bin', HOME: '/home/node', LANG: 'C.UTF-8', PYTHONPATH: '/x', HTTPS_PROXY: 'http://p:3128', FAKE_DAILY_ROOM: '127.0.0.1:1' });
+  });
+
+  it('is what the bridge process really gets', async () => {
+    const probe = resolve(mkdtempSync(join(tmpdir(), 'bridge-env-')), 'env.json');
+    // The fake SDK writes its environment where DAILY_FAKE_ENV_DUMP says, if that is passed at all;
+    // PYTHON* names are passed, so the probe path travels in one of those.
+    const bridge = new DailyBridge({ python: dailyPython(), env: { ...env, PYTHON_FAKE_ENV_DUMP: probe, WORKER_TOKEN: 'secret-worker-token', DAILY_API_KEY: 'secret-key' } });
+    await bridge.ready;
+    const seen = JSON.parse(readFileSync(probe, 'utf8')) as Record<string, string>;
+    expect(seen.PYTHON_FAKE_ENV_DUMP).toBe(probe);
+    expect(Object.keys(seen).filter((k) => /TOKEN|KEY|SECRET|REDIS/.test(k))).toEqual([]);
+    bridge.kill();
   });
 });
 
@@ -101,7 +122,7 @@ describe('the Daily bot room over the bridge', () => {
     botRoom.close();
     await closed;
     expect(await exited).toMatch(/exited \(code 0\)/);
-    expect(rooms.botPresent(room.name)).toBe(false);
+    await waitFor(() => !rooms.botPresent(room.name), { timeoutMs: 5000, what: 'the room to see the bot leave' });
   });
 
   it('fails the join when Daily refuses the token, and ends that bridge', async () => {

@@ -17,9 +17,20 @@ export interface BridgeEvent {
   [field: string]: unknown;
 }
 
+/**
+ * The bridge gets only what Python, the SDK and the test fake need: never the worker's secrets
+ * (WORKER_TOKEN, model keys, DAILY_API_KEY); the bot's meeting token arrives in its `join` frame.
+ */
+const PASSED = /^(PATH|HOME|LANG|LC_[A-Z]+|TZ|TMPDIR|PYTHON[A-Z_]*|SSL_CERT_(FILE|DIR)|(HTTPS?|NO|ALL)_PROXY|(https?|no|all)_proxy|FAKE_DAILY_ROOM)$/;
+
+export function bridgeEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => PASSED.test(name)));
+}
+
 export interface BridgeOptions {
   /** The Python interpreter with daily-python installed (DAILY_BRIDGE_PYTHON). */
   python: string;
+  /** Filtered by bridgeEnvironment; process.env by default. */
   env?: NodeJS.ProcessEnv;
   readyTimeoutMs?: number;
 }
@@ -34,7 +45,8 @@ export class DailyBridge extends EventEmitter {
   constructor(options: BridgeOptions) {
     super();
     // -B: the image's code folder is read-only to the worker's user; no bytecode files.
-    this.child = spawn(options.python, ['-B', BRIDGE_SCRIPT], { env: options.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const env = bridgeEnvironment(options.env ?? process.env);
+    this.child = spawn(options.python, ['-B', BRIDGE_SCRIPT], { env, stdio: ['pipe', 'pipe', 'pipe'] });
     this.child.stdin.on('error', () => undefined); // EPIPE after an exit; the exit event says why
     this.child.stderr.setEncoding('utf8').on('data', (text: string) => {
       // Kept for failure messages only: the SDK's own log lines, a Python traceback.
