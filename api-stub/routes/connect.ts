@@ -7,17 +7,20 @@ import type { ApiStubConfig } from '../config.ts';
 import { connectSession } from '../connect/connect.ts';
 import type { AppDeps } from '../deps.ts';
 import type { RoutingDeps } from '../routing-deps.ts';
+import { metadataSchema } from '../sessions/schemas.ts';
 import { apiJsonBody, parseBody } from '../validation.ts';
 
 export const CONNECT_PATH = '/api/v2/sdk/connect';
 
-/** The connect body (docs/connect.md). `metadata` is accepted as the spec lists it; the spawn carries the session's own. */
-export const connectBody = z.strictObject({
-  publishableKey: z.string().max(256),
-  interviewId: z.string().refine((v) => hasIdForm(v, 'dpl'), { message: 'expected a dpl_<id> deployment id' }),
-  sessionId: z.string().refine((v) => hasIdForm(v, 'inv'), { message: 'expected an inv_<id> session id' }),
-  metadata: z.record(z.string(), z.unknown()).optional(),
-});
+/** The connect body (docs/connect.md). `metadata` is bounded by the same schema as on creation. */
+export function connectBodySchema(metadataLimitBytes: number) {
+  return z.strictObject({
+    publishableKey: z.string().max(256),
+    interviewId: z.string().refine((v) => hasIdForm(v, 'dpl'), { message: 'expected a dpl_<id> deployment id' }),
+    sessionId: z.string().refine((v) => hasIdForm(v, 'inv'), { message: 'expected an inv_<id> session id' }),
+    metadata: metadataSchema(metadataLimitBytes).optional(),
+  });
+}
 
 /** The respondent page and client SDK call this from browsers: CORS on this path. */
 const cors: RequestHandler = (req, res, next) => {
@@ -35,6 +38,7 @@ const cors: RequestHandler = (req, res, next) => {
 
 export function connectRouter(config: Readonly<ApiStubConfig>, deps: AppDeps, routing: RoutingDeps): Router {
   const router = Router();
+  const connectBody = connectBodySchema(config.metadataLimitBytes);
   router.options(CONNECT_PATH, cors);
   router.post(CONNECT_PATH, cors, apiJsonBody(config), async (req, res) => {
     const body = parseBody(connectBody, req.body);
