@@ -28,9 +28,10 @@ describe('connect routing over real HTTPS', () => {
     expect(stack.hosted.requests.length).toBe(before + 1);
     expect(spawn.headers.authorization).toBe(`Bearer ${HOSTED_KEY}`);
     expect(spawn.authorized).toBe(true);
-    // Only the session (with its attempt), the interview definition and metadata travel; never a key of the service.
-    expect(Object.keys(spawn.body!).sort()).toEqual(['attempt', 'expiresAt', 'interview', 'interviewId', 'metadata', 'sessionId']);
-    expect(spawn.body).toMatchObject({ sessionId, attempt: 0, interviewId: A.dpl, metadata: { respondent: 'r-1' }, interview: { title: 'Routing test' } });
+    // Only the session (with its attempt and its own report credential), the interview definition and
+    // metadata travel; never a key of the service.
+    expect(Object.keys(spawn.body!).sort()).toEqual(['attempt', 'expiresAt', 'interview', 'interviewId', 'metadata', 'reportToken', 'sessionId']);
+    expect(spawn.body).toMatchObject({ sessionId, attempt: 0, interviewId: A.dpl, metadata: { respondent: 'r-1' }, interview: { title: 'Routing test' }, reportToken: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) });
     expect(spawn.rawBody).not.toMatch(/sk_|pk_|whsec_|hosted-key/);
     const session = await call('GET', `${stack.url}/api/v2/sdk/sessions/${sessionId}`, undefined, auth(A.sk));
     expect(session.body).toMatchObject({ status: 'STARTED', clickedAt: expect.any(String) });
