@@ -9,6 +9,7 @@ import { assertKeyForSelfHost, loadKeyProvider } from './crypto/key-provider.ts'
 import { createRuntime } from './runtime.ts';
 import { countSelfHostWorkspaces } from './self-host/settings-store.ts';
 import { selfHostSeedHooks } from './self-host/seed-hook.ts';
+import { installClientErrorHandler } from '../lib/http.ts';
 import { countPlaintextEndpointSecrets, sealStoredEndpointSecrets } from './webhooks/endpoint-secrets.ts';
 
 /**
@@ -40,6 +41,7 @@ async function main(): Promise<void> {
   const app = createApp(config, { db, clock: systemClock, log, routing: runtime.routing });
   runtime.start();
   const server = createServer(app);
+  installClientErrorHandler(server);
   server.listen(config.port, config.host, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;

@@ -1,4 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis';
+import { z } from 'zod';
 import { CLAIM, REAP, REGISTER_IDLE, TRANSITION, WITHDRAW } from './pool-scripts.ts';
 
 /**
@@ -25,6 +26,24 @@ export interface SessionRecord {
   spanId: string;
   outcome?: string;
 }
+
+/** A session hash as read from Redis: checked, so a damaged or foreign record reads as absent. */
+const SessionHash = z.object({
+  sessionId: z.string().min(1),
+  interviewId: z.string(),
+  slot: z.string(),
+  pod: z.string(),
+  roomName: z.string(),
+  roomUrl: z.string(),
+  roomExp: z.coerce.number().finite(),
+  claimedAt: z.coerce.number().finite(),
+  attempt: z.coerce.number().int().default(1),
+  state: z.enum(['assigned', 'running', 'completed', 'failed']),
+  spawn: z.string(),
+  traceId: z.string().default(''),
+  spanId: z.string().default(''),
+  outcome: z.string().optional(),
+});
 
 export interface ClaimInput {
   sessionId: string;
@@ -156,9 +175,8 @@ export class RedisPool {
   }
 
   async session(sessionId: string): Promise<SessionRecord | null> {
-    const h = await this.redis.hgetall(this.key('session', sessionId));
-    if (!h.sessionId) return null;
-    return { ...(h as unknown as SessionRecord), roomExp: Number(h.roomExp), claimedAt: Number(h.claimedAt), attempt: Number(h.attempt ?? 1) };
+    const parsed = SessionHash.safeParse(await this.redis.hgetall(this.key('session', sessionId)));
+    return parsed.success ? parsed.data : null;
   }
 
   /** The session a slot is busy with, if Redis says it is busy. */

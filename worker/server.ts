@@ -3,7 +3,7 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import express, { type RequestHandler } from 'express';
 import { HttpError } from '../lib/errors.ts';
-import { errorHandler, jsonBody, notFound } from '../lib/http.ts';
+import { errorHandler, installClientErrorHandler, jsonBody, notFound } from '../lib/http.ts';
 import type { Logger } from '../lib/log.ts';
 import type { LocalRoomServer } from './rooms/local-server.ts';
 import type { WorkerMetrics } from './telemetry/metrics.ts';
@@ -51,10 +51,23 @@ export function createEdge(options: EdgeOptions): Server {
   const server = options.tls
     ? createHttpsServer({ cert: readFileSync(options.tls.certFile), key: readFileSync(options.tls.keyFile) }, app)
     : createHttpServer(app);
+  installClientErrorHandler(server);
+  // Bytes from anyone, before any token check: nothing in here may throw past this handler.
   server.on('upgrade', (req, socket, head) => {
-    if (options.rooms?.handleUpgrade(req, socket, head)) return;
-    socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    socket.on('error', () => undefined); // a reset socket is not our failure
+    try {
+      if (options.rooms?.handleUpgrade(req, socket, head)) return;
+      socket.end(rawJsonResponse(404, 'Not Found', { error: 'not_found', message: 'No WebSocket endpoint at this path.' }));
+    } catch (err) {
+      options.log.warn('WebSocket upgrade failed', { err });
+      socket.destroy();
+    }
   });
   server.keepAliveTimeout = 65_000;
   return server;
+}
+
+function rawJsonResponse(status: number, reason: string, body: { error: string; message: string }): string {
+  const text = JSON.stringify(body);
+  return `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`;
 }

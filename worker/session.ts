@@ -1,15 +1,16 @@
 import type { Logger } from '../lib/log.ts';
-import type { BotJob, InterviewDefinition, Outcome, SpanRecord } from './bot/messages.ts';
+import type { BotJob, Outcome, SpanRecord } from './bot/messages.ts';
 import type { RedisPool, SessionRecord } from './pool.ts';
 import { reportOutcome, type ReportOptions } from './report.ts';
 import type { RoomProvider } from './rooms/provider.ts';
 import type { SlotManager } from './slots.ts';
+import { parseStoredSpawn } from './spawn-request.ts';
 import { ATTR_POD, ATTR_SLOT_ID } from './telemetry/names.ts';
 import type { WorkerMetrics } from './telemetry/metrics.ts';
 import { recordSpan, remoteParent } from './telemetry/tracing.ts';
 
 const attemptKey = (sessionId: string, attempt: number): string => `${sessionId}#${attempt}`;
-const serviceAttemptOf = (record: SessionRecord): number | undefined => (JSON.parse(record.spawn) as { attempt?: number }).attempt;
+const serviceAttemptOf = (record: SessionRecord): number | undefined => parseStoredSpawn(record.spawn)?.attempt;
 
 /**
  * Sessions on this pod, from assignment to report. A claim made by any replica lands in this
@@ -96,7 +97,11 @@ export class SessionCoordinator {
 
   private start(sessionId: string, record: SessionRecord): void {
     this.live.set(sessionId, { record });
-    const spawn = JSON.parse(record.spawn) as { interviewId: string; interview: InterviewDefinition };
+    const spawn = parseStoredSpawn(record.spawn);
+    if (!spawn) {
+      void this.finish(sessionId, { status: 'failed', reason: 'invalid_record', message: 'The session record in Redis could not be read.' });
+      return;
+    }
     const botToken = this.o.rooms.mintToken({
       room: { name: record.roomName, url: record.roomUrl, exp: record.roomExp },
       role: 'bot',

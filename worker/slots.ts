@@ -52,6 +52,7 @@ export class SlotManager extends EventEmitter {
       const id = `${this.options.pod}/${i}`;
       const slot: Slot = { id, bot: new BotProcess(id, this.options.env), room: null, preparing: false, reclaimed: false };
       slot.bot.on('ready', () => void this.release(slot));
+      slot.bot.on('invalid', (problem: string) => this.options.log.warn('ignored an invalid message from a bot', { slot: id, problem }));
       for (const event of ['finished', 'span', 'latency']) slot.bot.on(event, (...args: unknown[]) => this.emit(event, ...args));
       slot.bot.on('exit', (code: number | null, signal: string | null) => {
         if (!this.draining) {

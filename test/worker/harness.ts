@@ -25,6 +25,8 @@ export interface WorkerProcess {
   botPids(): number[];
   spawnSession(body: unknown, token?: string): Promise<{ status: number; body: Record<string, unknown>; headers: Record<string, string | string[] | undefined> }>;
   metrics(): Promise<string>;
+  /** GET /healthz: the status, or 0 when the worker does not answer at all. */
+  healthz(): Promise<number>;
   ready(): Promise<boolean>;
   waitReady(timeoutMs?: number): Promise<void>;
   /** Resolves with the exit code once the process has exited. */
@@ -141,6 +143,13 @@ export async function startWorkerProcess(env: NodeJS.ProcessEnv, options: { tls?
     },
     async metrics() {
       return (await request('/metrics')).text;
+    },
+    async healthz() {
+      try {
+        return (await request('/healthz')).status;
+      } catch {
+        return 0;
+      }
     },
     async ready() {
       try {

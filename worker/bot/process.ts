@@ -67,6 +67,14 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => {
   if (!busy) process.exit(0);
 });
 
+// A bug reached the top: end this process (the worker reports the session failed, starts a new bot).
+for (const event of ['uncaughtException', 'unhandledRejection'] as const) {
+  process.on(event, (err: unknown) => {
+    process.stderr.write(`bot: ${event}: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(70);
+  });
+}
+
 // The worker went away: nothing can receive our outcome any more.
 process.on('disconnect', () => process.exit(0));
 send({ type: 'ready' });

@@ -1,7 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import type { BotJob, FromBot, Outcome, SpanRecord } from './messages.ts';
+import { FromBotSchema, type BotJob, type FromBot, type Outcome, type SpanRecord } from './messages.ts';
 
 /**
  * One warm slot's bot process, seen from the worker. Events:
@@ -41,7 +41,11 @@ export class BotProcess extends EventEmitter {
     // Inherits the worker's execArgv (the tsx loader), so the bot runs the same TypeScript sources.
     const child = fork(BOT_ENTRY, [], { env: { ...this.env, BOT_SLOT_ID: this.slotId }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
     this.child = child;
-    child.on('message', (msg: FromBot) => this.onMessage(msg));
+    child.on('message', (raw: unknown) => {
+      const parsed = FromBotSchema.safeParse(raw);
+      if (parsed.success) this.onMessage(parsed.data as FromBot);
+      else this.emit('invalid', parsed.error.issues[0]?.message ?? 'invalid message');
+    });
     child.on('error', () => undefined); // an 'exit' follows
     child.on('exit', (code, signal) => {
       if (this.child !== child) return;
