@@ -36,7 +36,8 @@ function idempotencyKeyOf(req: Request): string | null {
   return value;
 }
 
-function publicUrlOf(config: Pick<ApiStubConfig, 'publicUrl'>, req: Request): string {
+/** Base of the sessionUrl: PUBLIC_URL, or this server's loopback address and the port the request came in on. */
+export function publicUrlOf(config: Pick<ApiStubConfig, 'publicUrl'>, req: Request): string {
   return config.publicUrl ?? `http://127.0.0.1:${req.socket.localPort}`;
 }
 

@@ -157,6 +157,58 @@ describe('outcome reports', () => {
   });
 });
 
+describe('a session expiring mid-interview (contract C5)', () => {
+  const expiresAtOf = (id: string) => Number(stack.db.prepare('SELECT expires_at FROM sessions WHERE id = ?').get(id)!.expires_at);
+  const statusOf = (id: string) => String(stack.db.prepare('SELECT status FROM sessions WHERE id = ?').get(id)!.status);
+
+  it('a STARTED session survives expiresAt: connect is refused, the completed report lands and interview.completed fires, no session.expired', async () => {
+    const talking = await started();
+    const idle = await newSession(stack);
+    const failedThenLate = await started();
+    expect((await report(failedThenLate, failed)).status).toBe(200);
+    // One hour past expiresAt, the respondent is still talking.
+    stack.clock.now = expiresAtOf(talking) + 3_600_000;
+    try {
+      stack.runtime.sweeper.sweep();
+      expect(statusOf(idle)).toBe('EXPIRED');
+      expect(statusOf(talking)).toBe('STARTED');
+      // A new connect (a reconnect, or a retry after a failure) after expiresAt is refused.
+      for (const id of [talking, failedThenLate]) {
+        const again = await connect(stack, id);
+        expect([again.status, again.body.error]).toEqual([409, 'session_not_connectable']);
+      }
+      expect((await report(talking, completed)).body).toEqual({ sessionId: talking, status: 'COMPLETED' });
+      stack.runtime.sweeper.sweep();
+      await expect.poll(() => eventsFor(talking).map((e) => e.type), { timeout: 5_000 }).toEqual(['interview.completed']);
+      await settled();
+      expect(eventsFor(talking).map((e) => e.type)).toEqual(['interview.completed']);
+      expect(eventsFor(idle).map((e) => e.type)).toEqual(['session.expired']);
+      expect(statusOf(failedThenLate)).toBe('STARTED');
+    } finally {
+      stack.clock.now = null;
+    }
+  });
+
+  it('a STARTED session with no completed report expires at expiresAt + STARTED_SESSION_GRACE_SECONDS; a report after that is refused', async () => {
+    expect(stack.config.routing.startedSessionGraceSeconds).toBe(86_400);
+    const silent = await started();
+    stack.clock.now = expiresAtOf(silent) + 86_400_000 - 1_000;
+    try {
+      stack.runtime.sweeper.sweep();
+      expect(statusOf(silent)).toBe('STARTED');
+      stack.clock.now = expiresAtOf(silent) + 86_400_000;
+      stack.runtime.sweeper.sweep();
+      expect(statusOf(silent)).toBe('EXPIRED');
+      await expect.poll(() => eventsFor(silent).map((e) => e.type), { timeout: 5_000 }).toEqual(['session.expired']);
+      expect(eventsFor(silent)[0]!.data).toMatchObject({ lastStatus: 'STARTED' });
+      const late = await report(silent, completed);
+      expect(late).toMatchObject({ status: 409, body: { error: 'outcome_conflict', message: 'The session has expired.' } });
+    } finally {
+      stack.clock.now = null;
+    }
+  });
+});
+
 describe('expiry', () => {
   it('the sweeper expires overdue sessions once (two sweepers), fires session.expired, and later reports and connects are refused', async () => {
     const clicked = await newSession(stack);
