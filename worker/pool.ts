@@ -1,6 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
-import { CLAIM, REAP, REGISTER_IDLE, TRANSITION, WITHDRAW } from './pool-scripts.ts';
+import { CLAIM, REAP, REGISTER_IDLE, TRANSITION, UPDATE_EXISTING, WITHDRAW } from './pool-scripts.ts';
 
 /**
  * Session state and the warm pool in Redis, shared by every replica. Commands fail fast when
@@ -73,6 +73,7 @@ type ScriptRedis = Redis & {
   withdrawSlots(...args: Array<string | number>): Promise<string[]>;
   reapPod(...args: Array<string | number>): Promise<string[]>;
   transition(...args: Array<string | number>): Promise<number>;
+  updateExisting(...args: Array<string | number>): Promise<number>;
 };
 
 export function redisOptions(commandTimeoutMs: number): RedisOptions {
@@ -106,6 +107,7 @@ export class RedisPool {
     this.redis.defineCommand('withdrawSlots', { numberOfKeys: 1, lua: WITHDRAW });
     this.redis.defineCommand('reapPod', { numberOfKeys: 2, lua: REAP });
     this.redis.defineCommand('transition', { numberOfKeys: 1, lua: TRANSITION });
+    this.redis.defineCommand('updateExisting', { numberOfKeys: 1, lua: UPDATE_EXISTING });
   }
 
   get ready(): boolean {
@@ -190,11 +192,11 @@ export class RedisPool {
   }
 
   async finish(sessionId: string, state: 'completed' | 'failed', outcomeJson: string, reported: boolean): Promise<void> {
-    await this.redis.hset(this.key('session', sessionId), 'state', state, 'outcome', outcomeJson, 'reported', reported ? '1' : '0');
+    await this.redis.updateExisting(this.key('session', sessionId), 'state', state, 'outcome', outcomeJson, 'reported', reported ? '1' : '0');
   }
 
   async markReported(sessionId: string): Promise<void> {
-    await this.redis.hset(this.key('session', sessionId), 'reported', '1');
+    await this.redis.updateExisting(this.key('session', sessionId), 'reported', '1');
   }
 
   async close(): Promise<void> {

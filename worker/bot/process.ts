@@ -15,6 +15,9 @@ const providers = createProviders(config);
 const store = createTranscriptStore(config);
 let stop = new AbortController();
 let busy = false;
+/** Set when a session pushed this process to hold a lot of audio: it exits after the session. */
+let recycle = false;
+const RECYCLE_RSS_BYTES = 512 * 1024 * 1024;
 
 function send(msg: FromBot): void {
   process.send?.(msg);
@@ -40,6 +43,9 @@ async function run(job: BotJob): Promise<Outcome> {
       maxSessionSeconds: config.maxSessionSeconds,
       listen: { sampleRate: 16_000, ...config.vad, idleTimeoutSeconds: config.idleTimeoutSeconds },
     },
+    onUtteranceBound: () => {
+      recycle = true;
+    },
     emitSpan: (span) => send({ type: 'span', sessionId: job.sessionId, span }),
     emitLatency: (provider, operation, seconds) => send({ type: 'latency', provider, operation, seconds }),
   });
@@ -54,7 +60,12 @@ process.on('message', (msg: ToBot) => {
       .catch((err: unknown): Outcome => ({ status: 'failed', reason: 'bot_error', message: `The bot failed: ${(err as Error).message}` }))
       .then((outcome) => {
         busy = false;
-        send({ type: 'finished', sessionId: msg.job.sessionId, outcome });
+        // A flood of audio leaves the heap large even once it is garbage; a fresh process returns
+        // that memory to the machine. The worker starts the next bot (BotProcess restarts it).
+        const exiting = recycle || process.memoryUsage().rss > RECYCLE_RSS_BYTES;
+        const finished: FromBot = { type: 'finished', sessionId: msg.job.sessionId, outcome, ...(exiting ? { recycle: true } : {}) };
+        if (exiting) process.send?.(finished, () => process.exit(0));
+        else send(finished);
       });
   } else if (msg.type === 'stop') {
     stop.abort(msg.reason);

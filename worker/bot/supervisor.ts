@@ -22,6 +22,8 @@ export class BotProcess extends EventEmitter {
   /** Exits since the last `ready`: a bot that cannot even start is restarted with backoff. */
   private failedStarts = 0;
   private restartTimer: NodeJS.Timeout | null = null;
+  /** The bot said it exits after its session (recycling); its exit is expected. */
+  private recycling = false;
 
   readonly slotId: string;
   private readonly env: NodeJS.ProcessEnv;
@@ -57,11 +59,13 @@ export class BotProcess extends EventEmitter {
         const outcome: Outcome = { status: 'failed', reason: 'bot_crashed', message: 'The voice bot process stopped in the middle of the interview.' };
         this.emit('finished', lost, outcome);
       }
-      this.emit('exit', code, signal);
+      const recycled = this.recycling;
+      this.recycling = false;
+      this.emit('exit', code, signal, recycled);
       if (!this.stopping) {
         this.restarts++;
-        const delay = this.failedStarts > 0 ? Math.min(30_000, 250 * 2 ** this.failedStarts) : 0;
-        this.failedStarts++;
+        const delay = recycled ? 0 : this.failedStarts > 0 ? Math.min(30_000, 250 * 2 ** this.failedStarts) : 0;
+        if (!recycled) this.failedStarts++;
         this.restartTimer = setTimeout(() => this.start(), delay);
       }
     });
@@ -83,7 +87,9 @@ export class BotProcess extends EventEmitter {
       case 'finished':
         if (msg.sessionId !== this.sessionId) return;
         this.sessionId = null;
-        this.state = 'idle';
+        // A recycling bot is not free again: it exits, and its successor says `ready`.
+        this.recycling = msg.recycle === true;
+        this.state = this.recycling ? 'starting' : 'idle';
         this.emit('finished', msg.sessionId, msg.outcome);
         break;
     }
