@@ -41,8 +41,9 @@ export interface FloorDecision {
 }
 
 export function decideFloor(spec: VoiceWorkerPoolSpec, now: Date): FloorDecision {
-  const autoscaling = spec.autoscaling?.enabled ? spec.autoscaling : undefined;
-  const base = autoscaling ? autoscaling.minReplicas : spec.replicas;
+  // An explicit autoscaling object brings its own minimum; without one `replicas` is the base (and
+  // the default HPA's minimum).
+  const base = spec.autoscaling?.enabled ? spec.autoscaling.minReplicas : spec.replicas;
   const fromSizing = sizingFloor(spec.sizing);
   const lead = spec.preScaling?.leadSeconds ?? DEFAULT_LEAD_SECONDS;
   const windows = spec.preScaling?.windows ?? [];

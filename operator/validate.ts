@@ -4,7 +4,7 @@
  */
 import { Reason } from './conditions.ts';
 import type { FloorDecision } from './floor.ts';
-import { managedEnv } from './resources/deployment.ts';
+import { RESERVED_ENV } from './resources/env.ts';
 import type { SecretKeyRef, VoiceWorkerPool } from './types.ts';
 
 export interface Problem {
@@ -17,6 +17,15 @@ export function secretRefs(pool: VoiceWorkerPool): Array<{ field: string; ref: S
   const refs: Array<{ field: string; ref: SecretKeyRef }> = [];
   for (const [field, ref] of Object.entries(pool.spec.secrets)) if (ref) refs.push({ field: `spec.secrets.${field}`, ref });
   if (pool.spec.redis.urlSecret) refs.push({ field: 'spec.redis.urlSecret', ref: pool.spec.redis.urlSecret });
+  const { livekit, podTLS } = pool.spec;
+  if (pool.spec.roomProvider === 'livekit' && livekit) {
+    refs.push({ field: 'spec.livekit.apiKeyKey', ref: { name: livekit.secretName, key: livekit.apiKeyKey } });
+    refs.push({ field: 'spec.livekit.apiSecretKey', ref: { name: livekit.secretName, key: livekit.apiSecretKey } });
+  }
+  if (podTLS) {
+    refs.push({ field: 'spec.podTLS.secretName', ref: { name: podTLS.secretName, key: 'tls.crt' } });
+    refs.push({ field: 'spec.podTLS.secretName', ref: { name: podTLS.secretName, key: 'tls.key' } });
+  }
   (pool.spec.extraEnv ?? []).forEach((e, i) => {
     if (e.valueFrom) refs.push({ field: `spec.extraEnv[${i}].valueFrom.secretKeyRef`, ref: e.valueFrom.secretKeyRef });
   });
@@ -24,7 +33,7 @@ export function secretRefs(pool: VoiceWorkerPool): Array<{ field: string; ref: S
 }
 
 export function specProblem(pool: VoiceWorkerPool, decision: FloorDecision): Problem | undefined {
-  const managed = new Set(managedEnv(pool).map((e) => e.name));
+  const managed = new Set<string>(RESERVED_ENV);
   const clash = (pool.spec.extraEnv ?? []).find((e) => managed.has(e.name));
   if (clash) {
     return { reason: Reason.InvalidSpec, message: `VoiceWorkerPool ${pool.metadata.name}: spec.extraEnv sets ${clash.name}, which the operator sets from the pool's fields; use those fields instead` };

@@ -41,7 +41,7 @@ describe('VoiceWorkerPool CRD', () => {
     expect(pool.spec.sizing).toEqual({ p95ConcurrentSessions: 10, headroomPercent: 20, sessionsPerReplica: 1 });
     expect(pool.spec.preScaling).toEqual({ leadSeconds: 300, windows: [] });
     expect(pool.spec.secrets.workerToken.key).toBe('token');
-    expect(pool.spec.warmPoolSize).toBe(2);
+    expect(pool.spec.roomProvider).toBe('local');
     expect(pool.spec.terminationGracePeriodSeconds).toBe(1800);
     expect(pool.spec.telemetry).toBeUndefined();
   });
@@ -56,7 +56,9 @@ describe('VoiceWorkerPool CRD', () => {
   it('rejects values out of range or of the wrong type', async () => {
     expect(await rejection(poolSpec({ replicas: -1 }))).toContain('spec.replicas: Invalid value: -1');
     expect(await rejection(poolSpec({ autoscaling: { maxReplicas: 5, targetCPUUtilizationPercentage: 150 } }))).toContain('spec.autoscaling.targetCPUUtilizationPercentage');
-    expect(await rejection(poolSpec({ warmPoolSize: 'many' }))).toContain('spec.warmPoolSize: Invalid value: "string"');
+    expect(await rejection(poolSpec({ maxSessionSeconds: 'long' }))).toContain('spec.maxSessionSeconds: Invalid value: "string"');
+    expect(await rejection(poolSpec({ sizing: { p95ConcurrentSessions: 10, sessionsPerReplica: 300 } }))).toContain('spec.sizing.sessionsPerReplica');
+    expect(await rejection(poolSpec({ livekit: { url: 'https://lk.example.com', secretName: 'lk' }, roomProvider: 'livekit' }))).toContain('spec.livekit.url');
     expect(await rejection(poolSpec({ ingress: { host: 'Not A Host', tlsSecretName: 'tls' } }))).toContain('spec.ingress.host');
     expect(await rejection(poolSpec({ ingress: { host: 'voice.example.com' } }))).toContain('spec.ingress.tlsSecretName: Required value');
     expect(await rejection(poolSpec({ backendUrl: 'ftp://x' }))).toContain('spec.backendUrl');
@@ -73,6 +75,28 @@ describe('VoiceWorkerPool CRD', () => {
     expect(await rejection(poolSpec({ preScaling: { windows: [window] } }))).toContain('a pre-scaling window must end after it starts');
     const big = { start: '2030-01-01T10:00:00Z', end: '2030-01-01T11:00:00Z', replicas: 40 };
     expect(await rejection(poolSpec({ autoscaling: { maxReplicas: 10 }, preScaling: { windows: [big] } }))).toContain("every pre-scaling window's replicas must be at most autoscaling.maxReplicas");
+  });
+
+  it('refuses at admission what the operator would only find later (CEL)', async () => {
+    // ceil(10 x 1.2 / 1) = 12 workers cannot fit under maxReplicas 3; 11 x 1.2 / 4 = 3.3 needs 4.
+    expect(await rejection(poolSpec({ autoscaling: { maxReplicas: 3 }, sizing: { p95ConcurrentSessions: 10 } }))).toContain('the replica floor from sizing');
+    expect(await rejection(poolSpec({ autoscaling: { maxReplicas: 3 }, sizing: { p95ConcurrentSessions: 11, sessionsPerReplica: 4 } }))).toContain('the replica floor from sizing');
+    await createPool(kube, ns, 'fits', poolSpec({ autoscaling: { maxReplicas: 3 }, sizing: { p95ConcurrentSessions: 10, sessionsPerReplica: 4 } }));
+    expect(await rejection(poolSpec({ extraEnv: [{ name: 'WORKER_TOKEN', value: 'mine' }] }))).toContain("this name is set by the operator from the pool's fields");
+    expect(await rejection(poolSpec({ extraEnv: [{ name: 'DRAIN_GRACE_SECONDS', value: '5' }] }))).toContain("this name is set by the operator from the pool's fields");
+    expect(await rejection(poolSpec({ roomProvider: 'daily' }))).toContain('roomProvider daily needs secrets.roomApiKey');
+    expect(await rejection(poolSpec({ roomProvider: 'livekit' }))).toContain('roomProvider livekit needs livekit.url and livekit.secretName');
+    expect(await rejection(poolSpec({ secrets: { openaiApiKey: undefined } }))).toContain('the worker needs a model key');
+    const livekit = await createPool(kube, ns, 'rooms-livekit', poolSpec({ roomProvider: 'livekit', livekit: { url: 'wss://lk.example.com', secretName: 'lk' } }));
+    expect(livekit.spec.livekit).toEqual({ url: 'wss://lk.example.com', secretName: 'lk', apiKeyKey: 'apiKey', apiSecretKey: 'apiSecret' });
+  });
+
+  it("refuses a pool name that cannot name its Service (DNS-1035, at most 63 characters)", async () => {
+    const named = async (name: string) => createPool(kube, ns, name, poolSpec()).then(() => 'accepted', (err: Error) => err.message);
+    expect(await named('9lives')).toContain("the pool's name must be a DNS-1035 label");
+    expect(await named('a.b')).toContain("the pool's name must be a DNS-1035 label");
+    expect(await named(`p${'x'.repeat(63)}`)).toContain("the pool's name must be a DNS-1035 label");
+    expect(await named(`p${'x'.repeat(62)}`)).toBe('accepted');
   });
 
   it('shows ready replicas, floor and endpoint as printer columns', async () => {
