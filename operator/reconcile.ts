@@ -171,16 +171,20 @@ async function deleteIfOwned(deps: ReconcileDeps, kind: ChildKind, pool: VoiceWo
   }
 }
 
-/** Secret name to its data keys (undefined when the Secret does not exist). */
-async function readSecretKeys(kube: KubeClient, pool: VoiceWorkerPool): Promise<Map<string, string[] | undefined>> {
+/**
+ * Secret name to its data keys (undefined when the Secret does not exist, null when the operator
+ * may not read Secrets there: its RBAC is scoped to the watched namespaces, see docs/operator.md).
+ */
+async function readSecretKeys(kube: KubeClient, pool: VoiceWorkerPool): Promise<Map<string, string[] | undefined | null>> {
   const names = [...new Set(secretRefs(pool).map((r) => r.ref.name))];
   const entries = await Promise.all(
-    names.map(async (secret): Promise<[string, string[] | undefined]> => {
+    names.map(async (secret): Promise<[string, string[] | undefined | null]> => {
       try {
         const s = await kube.get<{ data?: Record<string, string> }>(resourcePath({ group: '', version: 'v1', plural: 'secrets', namespace: pool.metadata.namespace, name: secret }));
         return [secret, Object.keys(s.data ?? {})];
       } catch (err) {
         if (isNotFound(err)) return [secret, undefined];
+        if (err instanceof KubeError && err.status === 403) return [secret, null];
         throw err;
       }
     }),

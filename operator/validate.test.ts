@@ -36,3 +36,10 @@ describe('validate', () => {
     expect(problem?.message).toContain('the replica floor 12 (sizing 12) exceeds spec.autoscaling.maxReplicas 3');
   });
 });
+
+describe('Secrets the operator may not read', () => {
+  it('are not checked (null), while the readable ones still are', () => {
+    expect(secretProblem(pool, new Map<string, string[] | undefined | null>([['w', null], ['prov', null], ['redis', null]]))).toBeUndefined();
+    expect(secretProblem(pool, new Map<string, string[] | undefined | null>([['w', null], ['prov', ['other']], ['redis', null]]))?.reason).toBe('SecretKeyNotFound');
+  });
+});

@@ -49,10 +49,14 @@ export function specProblem(pool: VoiceWorkerPool, decision: FloorDecision): Pro
   return undefined;
 }
 
-/** `secrets` maps a Secret name to its data keys, or undefined when the Secret does not exist. */
-export function secretProblem(pool: VoiceWorkerPool, secrets: Map<string, string[] | undefined>): Problem | undefined {
+/**
+ * `secrets` maps a Secret name to its data keys, undefined when the Secret does not exist, or null
+ * when the operator may not read it (not checked; a missing one shows in the pods' status).
+ */
+export function secretProblem(pool: VoiceWorkerPool, secrets: Map<string, string[] | undefined | null>): Problem | undefined {
   for (const { field, ref } of secretRefs(pool)) {
     const keys = secrets.get(ref.name);
+    if (keys === null) continue;
     if (keys === undefined) {
       return { reason: Reason.SecretNotFound, message: `Secret ${pool.metadata.namespace}/${ref.name} named by ${field} does not exist; create it or fix ${field}.name` };
     }

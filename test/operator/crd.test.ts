@@ -1,9 +1,12 @@
 /** The CRD installed with kubectl into a real API server: defaults, validation, printer columns. */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeClient } from '../../operator/kube.ts';
 import { poolPath } from '../../operator/reconcile.ts';
 import type { VoiceWorkerPool } from '../../operator/types.ts';
-import { adminClient, createNamespace, createPool, ensureCrd, kubectl, poolSpec } from './helpers.ts';
+import { REPO_ROOT } from '../harness/kube-binaries.ts';
+import { adminClient, createNamespace, createPool, ensureCrd, eventually, kubectl, poolSpec } from './helpers.ts';
 
 let kube: KubeClient;
 let ns: string;
@@ -107,5 +110,34 @@ describe('VoiceWorkerPool CRD', () => {
     expect(table).toMatch(/printed\s+2\s+3\s+https:\/\/voice\.example\.com\/\s+\d+s/);
     const stored = await kube.get<VoiceWorkerPool>(poolPath(ns, 'printed'));
     expect(stored.status?.desiredFloor).toBe(3);
+  });
+});
+
+describe('CRD upgrade (Helm never upgrades crds/: a server-side apply does)', () => {
+  // Under a group of its own, so the old schema never reaches the other tests' pools.
+  const GROUP = 'upgrade.voice.test';
+  const retarget = (yaml: string) => yaml.replaceAll('voice.service.io', GROUP);
+  const path = (ns: string, name?: string) => `/apis/${GROUP}/v1alpha1/namespaces/${ns}/voiceworkerpools${name ? `/${name}` : ''}`;
+
+  it('keeps pools of the previous release readable and editable after applying crds/ server-side', async () => {
+    const old = retarget(readFileSync(join(REPO_ROOT, 'test/operator/fixtures/voiceworkerpools-v1.3.0.yaml'), 'utf8'));
+    await kubectl(['apply', '--server-side', '-f', '-'], { input: old });
+    const served = () => kube.get<{ resources: Array<{ name: string }> }>(`/apis/${GROUP}/v1alpha1`).then((r) => r.resources.length > 0, () => false);
+    await eventually(served, (ok) => ok, 'the old CRD served');
+    const upgradeNs = await createNamespace(kube, 'upgrade');
+    const create = (name: string, spec: Record<string, unknown>) => kube.request('POST', path(upgradeNs), { body: { apiVersion: `${GROUP}/v1alpha1`, kind: 'VoiceWorkerPool', metadata: { name }, spec } });
+    // What v1.3.0 accepted: warmPoolSize, and a daily pool with all its keys; and one that could never run (no model key).
+    await create('runs', { ...poolSpec({ roomProvider: 'daily', warmPoolSize: 3 }), secrets: { workerToken: { name: 'w' }, openaiApiKey: { name: 'm', key: 'k' }, roomApiKey: { name: 'd', key: 'k' } } });
+    await create('broken', { ...poolSpec(), roomProvider: 'daily', secrets: { workerToken: { name: 'w' } } });
+
+    const out = await kubectl(['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: retarget(readFileSync(join(REPO_ROOT, 'crds/voice.service.io_voiceworkerpools.yaml'), 'utf8')) });
+    expect(out).toMatch(/serverside-applied/);
+    const runs = await eventually(() => kube.get<VoiceWorkerPool>(path(upgradeNs, 'runs')), (p) => (p.spec as { warmPoolSize?: number }).warmPoolSize === undefined, 'warmPoolSize pruned on read');
+    expect(runs.spec.autoscaling).toBeUndefined();
+    await kube.mergePatch(path(upgradeNs, 'runs'), { spec: { replicas: 5, sizing: { p95ConcurrentSessions: 6, sessionsPerReplica: 3 } } });
+    // The old pool that could never run stays readable, takes a label (CEL ratcheting), and an edit
+    // of its spec is told what it lacks.
+    await kube.mergePatch(path(upgradeNs, 'broken'), { metadata: { labels: { team: 'voice' } } });
+    await expect(kube.mergePatch(path(upgradeNs, 'broken'), { spec: { replicas: 4 } })).rejects.toThrow(/roomProvider daily needs secrets.roomApiKey|the worker needs a model key/);
   });
 });
