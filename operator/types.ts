@@ -30,6 +30,15 @@ export interface PreScalingWindow {
   replicas: number;
 }
 
+/** A recurring pre-scaling window: from each cron start (wall time in `timeZone`) for `durationMinutes`. */
+export interface PreScalingSchedule {
+  name?: string;
+  cron: string;
+  timeZone: string;
+  durationMinutes: number;
+  replicas: number;
+}
+
 export interface VoiceWorkerPoolSpec {
   image: { repository: string; tag: string; pullPolicy?: string; pullSecrets?: string[] };
   replicas: number;
@@ -43,7 +52,7 @@ export interface VoiceWorkerPoolSpec {
     scaleDown: { stabilizationWindowSeconds: number; maxPercentPerMinute: number };
   };
   sizing?: { p95ConcurrentSessions: number; headroomPercent: number; sessionsPerReplica: number };
-  preScaling?: { leadSeconds: number; windows: PreScalingWindow[] };
+  preScaling?: { leadSeconds: number; windows: PreScalingWindow[]; schedules?: PreScalingSchedule[] };
   resources: {
     requests: { cpu: string | number; memory: string };
     limits: { cpu: string | number; memory: string };

@@ -3,6 +3,7 @@
  * Secrets a pool refers to. Pure: the Secrets are looked up by the caller.
  */
 import { Reason } from './conditions.ts';
+import { parseCron, wallClock } from './cron.ts';
 import type { FloorDecision } from './floor.ts';
 import { RESERVED_ENV } from './resources/env.ts';
 import type { SecretKeyRef, VoiceWorkerPool } from './types.ts';
@@ -33,6 +34,14 @@ export function secretRefs(pool: VoiceWorkerPool): Array<{ field: string; ref: S
 }
 
 export function specProblem(pool: VoiceWorkerPool, decision: FloorDecision): Problem | undefined {
+  for (const [i, s] of (pool.spec.preScaling?.schedules ?? []).entries()) {
+    try {
+      parseCron(s.cron);
+      wallClock(0, s.timeZone);
+    } catch (err) {
+      return { reason: Reason.InvalidSpec, message: `VoiceWorkerPool ${pool.metadata.name}: spec.preScaling.schedules[${i}]: ${err instanceof RangeError ? `unknown time zone "${s.timeZone}"` : (err as Error).message}` };
+    }
+  }
   const managed = new Set<string>(RESERVED_ENV);
   const clash = (pool.spec.extraEnv ?? []).find((e) => managed.has(e.name));
   if (clash) {

@@ -90,6 +90,11 @@ describe('VoiceWorkerPool CRD', () => {
     expect(await rejection(poolSpec({ roomProvider: 'daily' }))).toContain('roomProvider daily needs secrets.roomApiKey');
     expect(await rejection(poolSpec({ roomProvider: 'livekit' }))).toContain('roomProvider livekit needs livekit.url and livekit.secretName');
     expect(await rejection(poolSpec({ secrets: { openaiApiKey: undefined } }))).toContain('the worker needs a model key');
+    const schedule = { cron: '0 9 * * 1-5', timeZone: 'Europe/Berlin', durationMinutes: 120, replicas: 8 };
+    expect(await rejection(poolSpec({ autoscaling: { maxReplicas: 5 }, preScaling: { schedules: [schedule] } }))).toContain("every pre-scaling schedule's replicas must be at most autoscaling.maxReplicas");
+    expect(await rejection(poolSpec({ preScaling: { schedules: [{ ...schedule, cron: '0 9 * *' }] } }))).toContain('spec.preScaling.schedules[0].cron');
+    const scheduled = await createPool(kube, ns, 'scheduled', poolSpec({ preScaling: { schedules: [{ ...schedule, timeZone: undefined }] } }));
+    expect(scheduled.spec.preScaling?.schedules?.[0]?.timeZone).toBe('UTC');
     const livekit = await createPool(kube, ns, 'rooms-livekit', poolSpec({ roomProvider: 'livekit', livekit: { url: 'wss://lk.example.com', secretName: 'lk' } }));
     expect(livekit.spec.livekit).toEqual({ url: 'wss://lk.example.com', secretName: 'lk', apiKeyKey: 'apiKey', apiSecretKey: 'apiSecret' });
   });
