@@ -98,8 +98,8 @@ export async function reconcile(deps: ReconcileDeps, key: string): Promise<Outco
     await Promise.all(desired.absent.map((kind) => deleteIfOwned(deps, kind, pool)));
   } catch (err) {
     const error = err as Error;
-    // The API server refusing a child (400/422) is a spec no retry fixes; anything else is retried.
-    if (err instanceof KubeError && (err.status === 422 || err.status === 400)) {
+    // The API server refusing a child is a spec no retry fixes; anything else is retried.
+    if (rejectedChild(err)) {
       await block(deps, pool, { reason: Reason.ApplyFailed, message: `VoiceWorkerPool ${name}: a child was rejected: ${error.message}` }, desired.decision);
       return { ...atNextBoundary(desired.decision.requeueAt, now), blocked: Reason.ApplyFailed };
     }
@@ -131,6 +131,15 @@ function statusFields(pool: VoiceWorkerPool, decision: FloorDecision, readyRepli
     ...(decision.windows.length ? { activeWindow: decision.windows.join(',') } : {}),
     ...(decision.requeueAt ? { nextBoundary: decision.requeueAt.toISOString().replace(/\.\d{3}Z$/, 'Z') } : {}),
   };
+}
+
+/**
+ * 400/422, and the 500 that server-side apply answers for a field the schema does not declare
+ * ("failed to create typed patch object ... field not declared in schema"): retrying cannot help.
+ */
+function rejectedChild(err: unknown): boolean {
+  if (!(err instanceof KubeError)) return false;
+  return err.status === 400 || err.status === 422 || (err.status === 500 && err.message.includes('failed to create typed patch object'));
 }
 
 /**

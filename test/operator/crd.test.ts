@@ -36,12 +36,12 @@ describe('VoiceWorkerPool CRD', () => {
   });
 
   it('defaults what has a default', async () => {
-    const pool = await createPool(kube, ns, 'defaults', poolSpec({ autoscaling: { maxReplicas: 10 }, sizing: { p95ConcurrentSessions: 10 }, preScaling: {} }));
+    const pool = await createPool(kube, ns, 'defaults', poolSpec({ autoscaling: { maxReplicas: 10 }, sizing: { p95ConcurrentSessions: 5 }, preScaling: {} }));
     expect(pool.spec.image.tag).toBe('v1.3.0');
     expect(pool.spec.replicas).toBe(3);
     expect(pool.spec.resources).toEqual({ requests: { cpu: '2', memory: '4Gi' }, limits: { cpu: '4', memory: '8Gi' } });
     expect(pool.spec.autoscaling).toMatchObject({ enabled: true, minReplicas: 1, targetCPUUtilizationPercentage: 70, scaleDown: { stabilizationWindowSeconds: 300 } });
-    expect(pool.spec.sizing).toEqual({ p95ConcurrentSessions: 10, headroomPercent: 20, sessionsPerReplica: 1 });
+    expect(pool.spec.sizing).toEqual({ p95ConcurrentSessions: 5, headroomPercent: 20, sessionsPerReplica: 1 });
     expect(pool.spec.preScaling).toEqual({ leadSeconds: 300, windows: [] });
     expect(pool.spec.secrets.workerToken.key).toBe('token');
     expect(pool.spec.roomProvider).toBe('local');

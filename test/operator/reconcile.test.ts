@@ -178,9 +178,10 @@ describe('reconcile against a real API server', () => {
   });
 
   it('turns autoscaling on: the HPA takes over the current count, which is not reset to 1', async () => {
-    await createPool(kube, ns, 'fixed', poolSpec({ replicas: 4 }));
+    await createPool(kube, ns, 'fixed', poolSpec({ replicas: 4, autoscaling: { enabled: false } }));
     await eventually(() => get('Deployment', 'fixed'), (d) => d?.spec.replicas === 4, 'fixed at 4 replicas');
-    await kube.mergePatch(poolPath(ns, 'fixed'), { spec: { autoscaling: { minReplicas: 2, maxReplicas: 10 } } });
+    expect(await get('HorizontalPodAutoscaler', 'fixed')).toBeUndefined();
+    await kube.mergePatch(poolPath(ns, 'fixed'), { spec: { autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 10 } } });
     const hpa = await eventually(() => get('HorizontalPodAutoscaler', 'fixed'), (h) => h !== undefined, 'HPA created');
     expect(hpa!.spec).toMatchObject({ minReplicas: 2, maxReplicas: 10 });
     await eventually(() => pool('fixed'), (p) => p.status?.observedGeneration === 2, 'generation 2 observed');
