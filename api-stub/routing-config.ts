@@ -1,6 +1,7 @@
 import { ConfigError, intVar, optionalString, urlVar, type Env } from '../lib/env.ts';
 import { parseAllowHosts } from './outbound/egress-guard.ts';
 import { parseRetrySchedule } from './webhooks/retry-policy.ts';
+import { STARTED_SESSION_GRACE_DEFAULT_SECONDS } from './sessions/expiry-rule.ts';
 
 /**
  * Settings of connect routing, outcome reports, expiry and webhook delivery (issue 3), read once
@@ -28,6 +29,8 @@ export interface RoutingConfig {
   webhookPollIntervalMs: number;
   /** How often the expiry sweeper runs. */
   sweepIntervalMs: number;
+  /** How long past expiresAt an interview that started may still complete (contract C5). */
+  startedSessionGraceSeconds: number;
 }
 
 export const SPAWN_TIMEOUT_DEFAULT_MS = 10_000;
@@ -58,5 +61,6 @@ export function loadRoutingConfig(env: Env): Readonly<RoutingConfig> {
     webhookRetrySchedule: parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
     webhookPollIntervalMs: intVar(env, 'WEBHOOK_POLL_INTERVAL_MS', { default: 1_000, min: 10, max: 60_000 }),
     sweepIntervalMs: intVar(env, 'SWEEP_INTERVAL_MS', { default: 30_000, min: 10, max: 3_600_000 }),
+    startedSessionGraceSeconds: intVar(env, 'STARTED_SESSION_GRACE_SECONDS', { default: STARTED_SESSION_GRACE_DEFAULT_SECONDS, min: 0, max: 30 * 86_400 }),
   });
 }

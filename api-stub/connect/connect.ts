@@ -10,6 +10,7 @@ import type { RoutingDeps } from '../routing-deps.ts';
 import { getSelfHost, openToken } from '../self-host/settings-store.ts';
 import { getDeployment } from '../store/deployments.ts';
 import { getSession, markClicked, markStarted, type SessionRecord } from '../store/sessions.ts';
+import { mintReportToken, storeReportToken } from '../store/report-tokens.ts';
 import { callSpawn, spawnFailure, type Route, type SpawnAnswer, type SpawnTarget } from './spawn-call.ts';
 
 /**
@@ -104,9 +105,13 @@ export async function connectSession(ctx: ConnectContext, req: ConnectRequest): 
     // After a reported failure this connect is the respondent retrying: a new attempt, which the
     // worker serves on a fresh bot and which may complete, or fail with its own interview.failed.
     const attempt = nextAttempt(ctx.db, session.id);
+    // Stored before the call: the worker may report (a failure, say) before its answer reaches us.
+    const reportToken = mintReportToken();
+    storeReportToken(ctx.db, session.id, attempt, reportToken, ctx.now());
     const answer = await callSpawn(target, {
       sessionId: session.id,
       attempt,
+      reportToken,
       interviewId: session.deploymentId,
       metadata: session.metadata,
       interview: deployment.interview,

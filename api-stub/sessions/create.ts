@@ -12,7 +12,7 @@ import { authenticatePublishable } from '../auth.ts';
 import type { CreateSessionBody } from './schemas.ts';
 
 export interface CreateContext {
-  config: Pick<ApiStubConfig, 'sessionTtlSeconds' | 'rateCaps' | 'idempotencyTtlSeconds' | 'metadataLimitBytes'>;
+  config: Pick<ApiStubConfig, 'sessionTtlSeconds' | 'rateCaps' | 'idempotencyTtlSeconds'>;
   now: number;
   /** Respondent page base, without a trailing slash. */
   publicUrl: string;
@@ -33,11 +33,8 @@ export interface CreateOutcome {
  * group commit runs synchronously (async only so that every failure is a rejection).
  */
 export async function createSession(db: Database, body: CreateSessionBody, ctx: CreateContext): Promise<CreateOutcome> {
+  // Depth and size of metadata were bounded by the body's schema (sessions/schemas.ts).
   const metadata = body.metadata ?? {};
-  const metadataBytes = Buffer.byteLength(JSON.stringify(metadata));
-  if (metadataBytes > ctx.config.metadataLimitBytes) {
-    throw new HttpError('invalid_request', `metadata: larger than ${ctx.config.metadataLimitBytes} bytes when serialized (${metadataBytes}).`);
-  }
   const { workspaceId } = authenticatePublishable(db, body.publishableKey);
 
   const fingerprint = ctx.idempotencyKey === null ? null : requestFingerprint({ interviewId: body.interviewId, metadata });

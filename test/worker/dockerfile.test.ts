@@ -19,7 +19,7 @@ describe('Dockerfile.worker', () => {
   it('runs Node 24 slim as a non-root user on port 7860, labelled v1.3.0', () => {
     expect(of('FROM').every((l) => /^FROM node:24(-bookworm)?-slim\b/.test(l))).toBe(true);
     expect(of('USER').at(-1)).toBe('USER 1000:1000');
-    expect(of('EXPOSE')).toEqual(['EXPOSE 7860']);
+    expect(of('EXPOSE')).toEqual(['EXPOSE 7860 9090']);
     expect(of('LABEL').join(' ')).toMatch(/org\.opencontainers\.image\.version="v1\.3\.0"/);
     expect(of('ENTRYPOINT')).toEqual(['ENTRYPOINT ["node", "worker/main.ts"]']);
     expect(of('STOPSIGNAL')).toEqual(['STOPSIGNAL SIGTERM']);
@@ -67,7 +67,7 @@ describe('Dockerfile.worker', () => {
     const port = (server.address() as AddressInfo).port;
     // Asynchronous on purpose: the server above lives in this process and must keep answering.
     const run = (p: number) =>
-      new Promise<number>((r) => execFile(process.execPath, command.slice(1), { env: { PORT: String(p) }, timeout: 10_000 }, (err) => r(err ? Number((err as { code?: number }).code ?? 1) : 0)));
+      new Promise<number>((r) => execFile(process.execPath, command.slice(1), { env: { METRICS_PORT: String(p) }, timeout: 10_000 }, (err) => r(err ? Number((err as { code?: number }).code ?? 1) : 0)));
     expect(await run(port)).toBe(0);
     server.closeAllConnections();
     await new Promise((r) => server.close(r));

@@ -19,6 +19,9 @@ const store = createTranscriptStore(config);
 const dailyRooms = config.daily ? new DailyRoomJoiner({ python: config.daily.bridgePython }) : null;
 let stop = new AbortController();
 let busy = false;
+/** Set when a session pushed this process to hold a lot of audio: it exits after the session. */
+let recycle = false;
+const RECYCLE_RSS_BYTES = 512 * 1024 * 1024;
 
 function send(msg: FromBot): void {
   process.send?.(msg);
@@ -41,6 +44,9 @@ async function run(job: BotJob): Promise<Outcome> {
       maxSessionSeconds: config.maxSessionSeconds,
       listen: { sampleRate: 16_000, ...config.vad, idleTimeoutSeconds: config.idleTimeoutSeconds },
     },
+    onUtteranceBound: () => {
+      recycle = true;
+    },
     emitSpan: (span) => send({ type: 'span', sessionId: job.sessionId, span }),
     emitLatency: (provider, operation, seconds) => send({ type: 'latency', provider, operation, seconds }),
   });
@@ -55,7 +61,12 @@ process.on('message', (msg: ToBot) => {
       .catch((err: unknown): Outcome => ({ status: 'failed', reason: 'bot_error', message: `The bot failed: ${(err as Error).message}` }))
       .then((outcome) => {
         busy = false;
-        send({ type: 'finished', sessionId: msg.job.sessionId, outcome });
+        // A flood of audio leaves the heap large even once it is garbage; a fresh process returns
+        // that memory to the machine. The worker starts the next bot (BotProcess restarts it).
+        const exiting = recycle || process.memoryUsage().rss > RECYCLE_RSS_BYTES;
+        const finished: FromBot = { type: 'finished', sessionId: msg.job.sessionId, outcome, ...(exiting ? { recycle: true } : {}) };
+        if (exiting) process.send?.(finished, () => process.exit(0));
+        else send(finished);
       });
   } else if (msg.type === 'stop') {
     stop.abort(msg.reason);
@@ -67,6 +78,14 @@ process.on('message', (msg: ToBot) => {
 for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => {
   if (!busy) process.exit(0);
 });
+
+// A bug reached the top: end this process (the worker reports the session failed, starts a new bot).
+for (const event of ['uncaughtException', 'unhandledRejection'] as const) {
+  process.on(event, (err: unknown) => {
+    process.stderr.write(`bot: ${event}: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(70);
+  });
+}
 
 // The worker went away: nothing can receive our outcome any more.
 process.on('disconnect', () => process.exit(0));

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { WebSocket } from 'ws';
+import { parseControlFrame } from '../rooms/control-frame.ts';
 import type { DailyRoomJoiner } from '../rooms/daily/bot-room.ts';
 import type { BotJob } from './messages.ts';
 
@@ -24,12 +25,9 @@ class LocalBotRoom extends EventEmitter implements BotRoom {
     this.ws = ws;
     ws.on('message', (data, isBinary) => {
       if (isBinary) return void this.emit('audio', Buffer.isBuffer(data) ? data : Buffer.concat(data as Buffer[]));
-      let msg: { type?: string };
-      try {
-        msg = JSON.parse(data.toString()) as { type?: string };
-      } catch {
-        return;
-      }
+      // Validated: a frame that is not a JSON object with a string `type` is ignored.
+      const msg = parseControlFrame(Buffer.isBuffer(data) ? data.toString() : Buffer.concat(data as Buffer[]).toString());
+      if (!msg) return;
       if (msg.type === 'participant_joined') {
         this.respondentPresent = true;
         this.emit('joined');
