@@ -12,8 +12,10 @@ command -v sox >/dev/null 2>&1 || need_debs+=(sox)
 # Throwaway certificate authorities for the TLS tests and the demo (test/harness/pki.ts).
 command -v openssl >/dev/null 2>&1 || need_debs+=(openssl)
 # Python for the Daily bridge (worker/rooms/daily/bridge.py) and its checks; the venv is made below.
-command -v python3 >/dev/null 2>&1 || need_debs+=(python3)
-python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_debs+=(python3-venv)
+# Checked with the interpreter scripts/python-env.sh will use (Debian's when present).
+py_for_venv="$(command -v /usr/bin/python3 || command -v python3 || true)"
+[ -n "$py_for_venv" ] || need_debs+=(python3)
+{ [ -n "$py_for_venv" ] && "$py_for_venv" -c 'import venv, ensurepip' >/dev/null 2>&1; } || need_debs+=(python3-venv)
 if [ "${#need_debs[@]}" -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "bootstrap: missing ${need_debs[*]}; run as root or install them with apt-get" >&2
