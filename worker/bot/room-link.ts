@@ -79,7 +79,13 @@ export async function joinLocalRoom(joinUrl: string, timeoutMs: number): Promise
 
 /** Joins the job's room with its provider's transport: Daily through the bot's prewarmed bridge. */
 export async function joinBotRoom(job: BotJob, daily: DailyRoomJoiner | null): Promise<BotRoom> {
-  if (job.roomProvider !== 'daily') return joinLocalRoom(job.joinUrl, 5000);
-  if (!daily) throw new Error('this bot has no Daily bridge (ROOM_PROVIDER is not daily)');
-  return daily.join(job.joinUrl);
+  switch (job.roomProvider) {
+    case 'local':
+      return joinLocalRoom(job.joinUrl, 5000);
+    case 'daily':
+      if (!daily) throw new Error('this bot has no Daily bridge (ROOM_PROVIDER is not daily)');
+      return daily.join(job.joinUrl);
+    default: // a provider added to ROOM_PROVIDERS must be handled here (a type error until it is)
+      throw new Error(`no bot transport for ${(job.roomProvider satisfies never) as string} rooms`);
+  }
 }
