@@ -66,6 +66,7 @@ class Bridge(daily.EventHandler):
         self.source = daily.CustomAudioSource(BOT_SAMPLE_RATE, 1)
         self.track = daily.CustomAudioTrack(self.source)
         self.rendering: set[str] = set()
+        self.rendering_lock = threading.Lock()  # the join completion and SDK events race on it
 
     # Worker -> Daily
     def join(self, url: str, token: str) -> None:
@@ -118,9 +119,12 @@ class Bridge(daily.EventHandler):
     # Daily -> worker
     def on_participant_joined(self, participant: Mapping[str, Any]) -> None:
         pid = str(participant.get("id", ""))
-        if not pid or participant.get("info", {}).get("isLocal") or pid in self.rendering:
+        if not pid or participant.get("info", {}).get("isLocal"):
             return
-        self.rendering.add(pid)
+        with self.rendering_lock:
+            if pid in self.rendering:
+                return
+            self.rendering.add(pid)
         self.client.set_audio_renderer(
             pid,
             self.on_audio,
@@ -133,7 +137,8 @@ class Bridge(daily.EventHandler):
 
     def on_participant_left(self, participant: Mapping[str, Any], reason: str) -> None:
         pid = str(participant.get("id", ""))
-        self.rendering.discard(pid)
+        with self.rendering_lock:
+            self.rendering.discard(pid)
         self.out.event("participant_left", id=pid, reason=reason)
 
     def on_audio(self, _participant_id: str, audio: daily.AudioData, _source: str) -> None:

@@ -136,6 +136,22 @@ def running_track_id() -> str:
     return handler.track.id
 
 
+def test_a_participant_already_in_the_room_is_announced_and_rendered_once(running: Running) -> None:
+    running.event("ready")
+    client = daily.CallClient.instances[-1]
+    client.remote["p0"] = {"id": "p0", "info": {"userName": "Respondent"}}
+    running.send(command(op="join", url="https://x.daily.co/rm", token="tok"))
+    running.event("joined")
+    assert running.event("participant_joined")["id"] == "p0"
+    client.handler.on_participant_joined(client.remote["p0"])  # the SDK may announce them as well
+    client.handler.on_participant_joined({"id": "p1", "info": {"userName": "Other"}})
+    assert running.event("participant_joined")["id"] == "p1"  # and not p0 a second time
+    assert [c for c in client.calls if c[0] == "set_audio_renderer"] == [
+        ("set_audio_renderer", ("p0", "microphone", 16000)),
+        ("set_audio_renderer", ("p1", "microphone", 16000)),
+    ]
+
+
 def test_a_join_refused_by_the_room_is_reported(running: Running, monkeypatch: pytest.MonkeyPatch) -> None:
     running.event("ready")
     client = daily.CallClient.instances[-1]
