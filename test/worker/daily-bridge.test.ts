@@ -145,19 +145,25 @@ describe('the Daily bot room over the bridge', () => {
     await expect(joinDailyRoom(bridge, 'https://voice-test.daily.co/rm?t=x')).rejects.toThrow(/DAILY_BRIDGE_PYTHON/);
   });
 
-  it('keeps a bridge prewarmed for the next session and starts a new one when a session ends', async () => {
+  it('keeps a bridge prewarmed, hands it to one session, and has the next ready for a back-to-back session', async () => {
     const joiner = new DailyRoomJoiner({ python: dailyPython(), env });
-    const first = joiner.prewarmed;
+    const first = joiner.prewarmed!;
     await first.ready; // started with the joiner, before any session
-    const room = await provider.createRoom({ ttlSeconds: 600 });
-    const botRoom = await joiner.join(dailyBotJoinUrl(room.url, token(room, 'bot')));
-    expect(rooms.botPresent(room.name)).toBe(true);
-    const closed = next(botRoom, 'closed');
-    botRoom.close();
-    await closed;
-    await waitFor(() => joiner.prewarmed !== first, { timeoutMs: 5000, what: 'a fresh prewarmed bridge' });
-    await joiner.prewarmed.ready;
-    expect(joiner.prewarmed.alive).toBe(true);
+    const [a, b] = [await provider.createRoom({ ttlSeconds: 600 }), await provider.createRoom({ ttlSeconds: 600 })];
+    const roomA = await joiner.join(dailyBotJoinUrl(a.url, token(a, 'bot')));
+    expect(rooms.botPresent(a.name)).toBe(true);
+    expect(joiner.prewarmed).toBeNull(); // the session holds it
+    // The bot lets go of room A (its bridge may still be playing) and is assigned at once again.
+    roomA.sendAudio(Buffer.alloc(960 * 25)); // half a second still to play in A
+    roomA.close();
+    const second = joiner.prewarmed!;
+    expect(second).not.toBe(first);
+    const roomB = await joiner.join(dailyBotJoinUrl(b.url, token(b, 'bot')));
+    expect(rooms.botPresent(b.name)).toBe(true);
+    await waitFor(() => !rooms.botPresent(a.name), { timeoutMs: 5000, what: 'the first bridge to leave room A' });
+    expect(first.alive).toBe(false);
+    roomB.close();
+    await waitFor(() => !rooms.botPresent(b.name), { timeoutMs: 5000, what: 'the second bridge to leave room B' });
     joiner.close();
   });
 });

@@ -95,7 +95,7 @@ if (!dailyRooms) send({ type: 'ready' });
 else {
   // A slot is warm only with its bridge ready; a bridge that cannot start (no Python, no SDK) makes
   // the bot exit, so the slot never takes a session and the supervisor retries with backoff.
-  dailyRooms.prewarmed.ready.then(
+  dailyRooms.prewarmed!.ready.then(
     () => send({ type: 'ready' }),
     (err: unknown) => {
       createLogger({ name: 'bot' }).error('the bot cannot take sessions: its Daily bridge did not start', { slot: process.env.BOT_SLOT_ID, reason: (err as Error).message });

@@ -14,12 +14,16 @@ export const DAILY_JOIN_TIMEOUT_MS = 20_000;
 export class DailyBotRoom extends EventEmitter implements BotRoom {
   private readonly present = new Set<string>();
   private closed = false;
+  private released = false;
 
   private readonly bridge: DailyBridge;
+  private readonly onRelease: () => void;
 
-  constructor(bridge: DailyBridge) {
+  /** `onRelease` runs once, when the bot is done with this room (close) or the room ends. */
+  constructor(bridge: DailyBridge, onRelease: () => void = () => undefined) {
     super();
     this.bridge = bridge;
+    this.onRelease = onRelease;
     bridge.on('audio', (pcm: Buffer) => this.emit('audio', pcm));
     bridge.on('event', (e: BridgeEvent) => this.onEvent(e));
     bridge.once('exit', () => this.markClosed());
@@ -47,7 +51,14 @@ export class DailyBotRoom extends EventEmitter implements BotRoom {
   private markClosed(): void {
     if (this.closed) return;
     this.closed = true;
+    this.release();
     this.emit('closed');
+  }
+
+  private release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.onRelease();
   }
 
   sendControl(msg: Record<string, unknown>): void {
@@ -61,15 +72,16 @@ export class DailyBotRoom extends EventEmitter implements BotRoom {
   close(): void {
     // Queued audio and the final `ended` go out first; the bridge then leaves and exits.
     this.bridge.leave();
+    this.release();
   }
 }
 
 /** Joins through a ready bridge; rejects (and ends the bridge) when the room refuses or is silent. */
-export async function joinDailyRoom(bridge: DailyBridge, joinUrl: string, timeoutMs = DAILY_JOIN_TIMEOUT_MS): Promise<BotRoom> {
+export async function joinDailyRoom(bridge: DailyBridge, joinUrl: string, timeoutMs = DAILY_JOIN_TIMEOUT_MS, onRelease?: () => void): Promise<BotRoom> {
   const { roomUrl, token } = parseDailyJoinUrl(joinUrl);
   await bridge.ready;
   // Listen before joining: participants already in the room are announced right after `joined`.
-  const room = new DailyBotRoom(bridge);
+  const room = new DailyBotRoom(bridge, onRelease);
   await new Promise<void>((resolve, reject) => {
     const done = (err?: Error) => {
       clearTimeout(timer);
@@ -95,35 +107,37 @@ export async function joinDailyRoom(bridge: DailyBridge, joinUrl: string, timeou
 
 /**
  * Keeps one bridge started ahead for the bot's next session (a bot runs one session at a time),
- * so a spawn never waits for Python and the SDK to load; the next one starts when a session ends.
+ * so a spawn never waits for Python and the SDK to load. A bridge serves one session: the spare is
+ * handed out at join, and the next one starts as soon as that session lets go of its room (while
+ * the old bridge may still be playing its last words), or at once if the join failed.
  */
 export class DailyRoomJoiner {
-  private next: DailyBridge;
+  private spare: DailyBridge | null;
   private readonly options: BridgeOptions;
 
   constructor(options: BridgeOptions) {
     this.options = options;
-    this.next = new DailyBridge(options);
+    this.spare = new DailyBridge(options);
   }
 
   async join(joinUrl: string, timeoutMs?: number): Promise<BotRoom> {
-    const bridge = this.next.alive ? this.next : new DailyBridge(this.options);
-    const room = await joinDailyRoom(bridge, joinUrl, timeoutMs).catch((err: unknown) => {
-      this.next = new DailyBridge(this.options);
+    const bridge = this.spare?.alive ? this.spare : new DailyBridge(this.options);
+    this.spare = null;
+    const prepare = () => {
+      this.spare ??= new DailyBridge(this.options);
+    };
+    return joinDailyRoom(bridge, joinUrl, timeoutMs, prepare).catch((err: unknown) => {
+      prepare();
       throw err;
     });
-    room.once('closed', () => {
-      this.next = new DailyBridge(this.options);
-    });
-    return room;
   }
 
-  /** The prewarmed bridge, for tests and memory measurements. */
-  get prewarmed(): DailyBridge {
-    return this.next;
+  /** The prewarmed bridge (null while a session holds it), for readiness, tests and measurements. */
+  get prewarmed(): DailyBridge | null {
+    return this.spare;
   }
 
   close(): void {
-    this.next.kill();
+    this.spare?.kill();
   }
 }
