@@ -64,8 +64,8 @@ export function connectRouter(config: Readonly<ApiStubConfig>, deps: AppDeps, ro
     } else {
       workspaceId = authenticatePublishable(deps.db, body.publishableKey).workspaceId;
       // The workspace's hourly and per-second caps cover connect like every API call (spec section 8).
-      const rate = consumeRate(deps.db, workspaceId, config.rateCaps, deps.clock());
-      if (!rate.allowed) throw rateLimitError(rate);
+      const rate = consumeRate(deps.db, workspaceId, config.publishableRateCaps, deps.clock(), 'publishable');
+      if (!rate.allowed) throw rateLimitError(rate, 'publishable');
     }
     const result = await connectSession(
       { db: deps.db, now: deps.clock, log: deps.log, config: config.routing, routing },

@@ -12,7 +12,7 @@ import { authenticatePublishable } from '../auth.ts';
 import type { CreateSessionBody } from './schemas.ts';
 
 export interface CreateContext {
-  config: Pick<ApiStubConfig, 'sessionTtlSeconds' | 'rateCaps' | 'idempotencyTtlSeconds'>;
+  config: Pick<ApiStubConfig, 'sessionTtlSeconds' | 'publishableRateCaps' | 'idempotencyTtlSeconds'>;
   now: number;
   /** Respondent page base, without a trailing slash. */
   publicUrl: string;
@@ -55,8 +55,9 @@ export async function createSession(db: Database, body: CreateSessionBody, ctx: 
   // this event-loop turn (group commit). Refusals after the count are returned, not thrown, so
   // that the count is committed with them. The caller answers once the promise resolves.
   const result = inGroupCommit(db, (): HttpError | CreateOutcome => {
-    const rate = countCall(db, workspaceId, ctx.config.rateCaps, ctx.now);
-    if (!rate.allowed) return rateLimitError(rate);
+    // A publishable-key call: its own budget, apart from the secret-key calls (rate-limit/consume.ts).
+    const rate = countCall(db, workspaceId, ctx.config.publishableRateCaps, ctx.now, 'publishable');
+    if (!rate.allowed) return rateLimitError(rate, 'publishable');
     const deployment = hasIdForm(body.interviewId, 'dpl') ? getDeploymentGate(db, body.interviewId) : null;
     if (!deployment) return new HttpError('interview_not_found', `interviewId: no deployment ${JSON.stringify(body.interviewId.slice(0, 64))} exists.`);
     if (deployment.workspaceId !== workspaceId) {
