@@ -21,7 +21,7 @@ export interface ApiStubConfig {
   /** Path of the seed JSON applied (upserted) at start, or null. */
   seedPath: string | null;
   /**
-   * Base of respondent page addresses: sessionUrl = `${publicUrl}/s/${sessionId}?from=sdk`.
+   * Base of respondent page addresses: sessionUrl = `${publicUrl}/s/${sessionId}?from=sdk#k=<capability>`.
    * Null when PUBLIC_URL is unset: then `http://127.0.0.1:<the port the request arrived on>`,
    * which stays right when PORT=0 lets the OS pick the port.
    */

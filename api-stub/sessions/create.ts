@@ -9,6 +9,7 @@ import { getSession, insertSession, type NewSession, type SessionRecord } from '
 import { findIdempotencyKey, rememberIdempotencyKey, requestFingerprint } from '../store/idempotency.ts';
 import { countCall, rateLimitError } from '../rate-limit/consume.ts';
 import { authenticatePublishable } from '../auth.ts';
+import { LINK_TOKEN_PARAM, linkTokenDigest, mintLinkToken } from '../store/link-tokens.ts';
 import type { CreateSessionBody } from './schemas.ts';
 
 export interface CreateContext {
@@ -73,8 +74,11 @@ export async function createSession(db: Database, body: CreateSessionBody, ctx: 
     const ttlEnd = Math.floor((ctx.now + ctx.config.sessionTtlSeconds * 1000) / 1000) * 1000;
     const expiresAt = deployment.expiresAt === null ? ttlEnd : Math.min(ttlEnd, Math.floor(deployment.expiresAt / 1000) * 1000);
     const id = newId('inv');
-    const session: NewSession = { id, workspaceId, deploymentId: deployment.id, metadata, url: `${ctx.publicUrl}/s/${id}?from=sdk`, createdAt: ctx.now, expiresAt };
-    insertSession(db, session);
+    // The link carries its own capability in the fragment, so it works alone (docs/respondent-page.md).
+    const linkToken = mintLinkToken();
+    const url = `${ctx.publicUrl}/s/${id}?from=sdk#${LINK_TOKEN_PARAM}=${linkToken}`;
+    const session: NewSession = { id, workspaceId, deploymentId: deployment.id, metadata, url, createdAt: ctx.now, expiresAt };
+    insertSession(db, session, linkTokenDigest(linkToken));
     if (ctx.idempotencyKey !== null) {
       rememberIdempotencyKey(db, workspaceId, ctx.idempotencyKey, { requestHash: fingerprint!, sessionId: id, createdAt: ctx.now });
     }
