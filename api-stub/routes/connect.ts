@@ -1,6 +1,8 @@
 import { Router, type RequestHandler } from 'express';
 import { z } from 'zod';
 import { hasIdForm } from '../../lib/ids.ts';
+import { HttpError } from '../../lib/errors.ts';
+import { sessionForLinkToken } from '../store/link-tokens.ts';
 import { authenticatePublishable } from '../auth.ts';
 import { consumeRate, rateLimitError } from '../rate-limit/consume.ts';
 import type { ApiStubConfig } from '../config.ts';
@@ -26,10 +28,13 @@ export function connectBodySchema(metadataLimitBytes: number) {
       publishableKey: creation.publishableKey,
       interviewId: creation.interviewId,
       sessionId: z.string({ error: 'expected an inv_<id> session id' }).refine((v) => hasIdForm(v, 'inv'), { message: 'expected an inv_<id> session id' }).optional(),
+      // The capability from sessionUrl's fragment (`#k=`): connects that session without a publishable key.
+      sessionToken: z.string({ error: 'expected a string' }).min(1).max(256).optional(),
       metadata: creation.metadata,
     })
     .superRefine((body, ctx) => {
       if (body.sessionId !== undefined && !hasIdForm(body.interviewId, 'dpl')) ctx.addIssue({ code: 'custom', path: ['interviewId'], message: 'expected a dpl_<id> deployment id' });
+      if (body.sessionToken !== undefined && body.sessionId === undefined) ctx.addIssue({ code: 'custom', path: ['sessionId'], message: 'required with sessionToken' });
     });
 }
 
@@ -55,7 +60,15 @@ export function connectRouter(config: Readonly<ApiStubConfig>, deps: AppDeps, ro
     const body = parseBody(connectBody, req.body);
     let sessionId = body.sessionId;
     let workspaceId: string;
-    if (sessionId === undefined) {
+    if (sessionId !== undefined && body.sessionToken !== undefined) {
+      // The link's own capability stands in for the publishable key, for this one session only. An
+      // unknown session and a wrong token get the same answer.
+      const owner = sessionForLinkToken(deps.db, sessionId, body.sessionToken);
+      if (!owner) throw new HttpError('invalid_token', 'The interview link is not valid for this session. Open the link you were given again.');
+      workspaceId = owner.workspaceId;
+      const rate = consumeRate(deps.db, workspaceId, config.publishableRateCaps, deps.clock(), 'publishable');
+      if (!rate.allowed) throw rateLimitError(rate, 'publishable');
+    } else if (sessionId === undefined) {
       // The spec's body: create the session (same checks, errors and rate count as
       // POST /api/v2/sdk/sessions, metadata stored), then connect it; one call, counted once.
       const created = await createSession(deps.db, body, { config, now: deps.clock(), publicUrl: publicUrlOf(config, req), idempotencyKey: null });
@@ -64,8 +77,8 @@ export function connectRouter(config: Readonly<ApiStubConfig>, deps: AppDeps, ro
     } else {
       workspaceId = authenticatePublishable(deps.db, body.publishableKey).workspaceId;
       // The workspace's hourly and per-second caps cover connect like every API call (spec section 8).
-      const rate = consumeRate(deps.db, workspaceId, config.rateCaps, deps.clock());
-      if (!rate.allowed) throw rateLimitError(rate);
+      const rate = consumeRate(deps.db, workspaceId, config.publishableRateCaps, deps.clock(), 'publishable');
+      if (!rate.allowed) throw rateLimitError(rate, 'publishable');
     }
     const result = await connectSession(
       { db: deps.db, now: deps.clock, log: deps.log, config: config.routing, routing },

@@ -14,8 +14,24 @@ export function mintReportToken(): string {
 
 const digest = (token: string): string => createHash('sha256').update(token, 'utf8').digest('hex');
 
-export function storeReportToken(db: Database, sessionId: string, attempt: number, token: string, now: number): void {
-  stmt(db, 'INSERT INTO report_tokens (session_id, attempt, token_sha256, created_at) VALUES (?, ?, ?, ?)').run(sessionId, attempt, digest(token), now);
+export function storeReportToken(db: Database, spawn: { sessionId: string; attempt: number; route: string }, token: string, now: number): void {
+  stmt(db, 'INSERT INTO report_tokens (session_id, attempt, token_sha256, created_at, route) VALUES (?, ?, ?, ?, ?)').run(spawn.sessionId, spawn.attempt, digest(token), now, spawn.route);
+}
+
+/** A spawn that failed (the pipeline did not take the session): its token will never report. */
+export function forgetReportToken(db: Database, sessionId: string, token: string): void {
+  stmt(db, 'DELETE FROM report_tokens WHERE session_id = ? AND token_sha256 = ?').run(sessionId, digest(token));
+}
+
+/**
+ * Sessions of a workspace that hold a hosted slot now, other than `exceptSessionId`: a hosted spawn
+ * since `since`, and no outcome after it (not COMPLETED or EXPIRED, no failure reported after it).
+ * Spawns still in flight count: the token is stored before the call.
+ */
+export function countHeldHostedSessions(db: Database, workspaceId: string, since: number, exceptSessionId: string): number {
+  return Number(stmt(db, `SELECT count(DISTINCT t.session_id) AS n FROM report_tokens t JOIN sessions s ON s.id = t.session_id
+    WHERE s.workspace_id = ? AND t.route = 'hosted' AND t.created_at > ? AND t.session_id <> ?
+      AND s.status NOT IN ('COMPLETED', 'EXPIRED') AND (s.failed_at IS NULL OR s.failed_at < t.created_at)`).get(workspaceId, since, exceptSessionId)!.n);
 }
 
 /**

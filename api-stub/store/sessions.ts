@@ -40,12 +40,13 @@ export interface NewSession {
   expiresAt: number;
 }
 
-export function insertSession(db: Database, s: NewSession): void {
+/** `linkTokenSha256`: the digest of the capability in the session's URL (store/link-tokens.ts). */
+export function insertSession(db: Database, s: NewSession, linkTokenSha256: string | null = null): void {
   stmt(
     db,
-    `INSERT INTO sessions (id, workspace_id, deployment_id, status, metadata_json, url, created_at, expires_at, updated_at)
-     VALUES (?, ?, ?, 'PENDING', ?, ?, ?, ?, ?)`,
-  ).run(s.id, s.workspaceId, s.deploymentId, JSON.stringify(s.metadata), s.url, s.createdAt, s.expiresAt, s.createdAt);
+    `INSERT INTO sessions (id, workspace_id, deployment_id, status, metadata_json, url, created_at, expires_at, updated_at, link_token_sha256)
+     VALUES (?, ?, ?, 'PENDING', ?, ?, ?, ?, ?, ?)`,
+  ).run(s.id, s.workspaceId, s.deploymentId, JSON.stringify(s.metadata), s.url, s.createdAt, s.expiresAt, s.createdAt, linkTokenSha256);
 }
 
 const nullableNumber = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));

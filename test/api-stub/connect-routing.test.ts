@@ -219,6 +219,26 @@ describe('connect with the spec\'s body (no sessionId)', () => {
   });
 });
 
+describe('connect with the session link\'s own capability (sessionUrl alone)', () => {
+  it('connects with sessionToken from the link\'s fragment and no publishable key; a wrong token or an unknown session is the same 401', async () => {
+    const created = await call('POST', `${stack.url}/api/v2/sdk/sessions`, { publishableKey: A.pk, interviewId: A.dpl });
+    const url = new URL(created.body.sessionUrl as string);
+    const token = new URLSearchParams(url.hash.slice(1)).get('k')!;
+    const sessionId = created.body.sessionId as string;
+    const viaLink = (body: Record<string, unknown>) => call('POST', `${stack.url}/api/v2/sdk/connect`, { interviewId: A.dpl, ...body });
+    const other = await newSession(stack);
+    const wrong = await viaLink({ sessionId, sessionToken: 'x'.repeat(43) });
+    expect([wrong.status, wrong.body.error]).toEqual([401, 'invalid_token']);
+    expect((await viaLink({ sessionId: other, sessionToken: token })).body).toEqual(wrong.body);
+    expect((await viaLink({ sessionId: 'inv_doesnotexist', sessionToken: token })).body).toEqual(wrong.body);
+    expect((await viaLink({ sessionToken: token })).body).toMatchObject({ error: 'invalid_request', message: expect.stringMatching(/^sessionId: required with sessionToken/) });
+    const ok = await viaLink({ sessionId, sessionToken: token });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body).toMatchObject({ sessionId, route: 'hosted', room_url: expect.any(String), token: expect.any(String) });
+    expect(stack.db.prepare('SELECT status FROM sessions WHERE id = ?').get(sessionId)!.status).toBe('STARTED');
+  });
+});
+
 describe('workspace rate caps on connect', () => {
   it('counts connect against the per-second cap like every API call', async () => {
     const capped = await startRoutingStack({ env: { RATE_CAP_PER_SECOND: '2' } });

@@ -143,6 +143,28 @@ describe('property: malformed input never causes a 500 or a state change', () =>
     );
   });
 
+  it('POST /api/v2/sdk/connect with a session link capability, and worker outcome reports, with anything that does not authenticate', async () => {
+    const existing = String(stub.db.prepare('SELECT id FROM sessions LIMIT 1').get()!.id);
+    const before = snapshot();
+    const sessionId = fc.oneof(fc.constant(existing), fc.stringMatching(/^inv_[a-z0-9]{1,30}$/), fc.string(), notAString);
+    const connectBody = fc.record({ sessionId, sessionToken: fc.oneof(fc.string(), fc.stringMatching(/^[A-Za-z0-9_-]{43}$/), notAString), interviewId: fc.oneof(fc.constant(K.active), fc.string(), notAString), metadata: fc.jsonValue() }, { requiredKeys: ['sessionToken'] });
+    await fc.assert(
+      fc.asyncProperty(connectBody, async (body) => {
+        await expectClientError(await fetch(`${stub.url}/api/v2/sdk/connect`, { method: 'POST', body: JSON.stringify(body) }));
+      }),
+      { numRuns: 150 },
+    );
+    const bearer = fc.option(fc.oneof(headerValue, headerValue.map((v) => `Bearer ${v}`), fc.constant(`Bearer ${K.sk}`)));
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(fc.constant(existing), fc.string({ minLength: 1 }).map(encodeURIComponent)), bearer, fc.oneof(fc.string(), fc.jsonValue().map((v) => JSON.stringify(v) ?? 'null')), async (id, auth, body) => {
+        const headers: Record<string, string> = auth === null ? {} : { Authorization: auth };
+        await expectClientError(await fetch(`${stub.url}/api/v2/worker/sessions/${id}/outcome`, { method: 'POST', headers, body }));
+      }),
+      { numRuns: 150 },
+    );
+    expect(snapshot()).toBe(before);
+  });
+
   it('GET /api/v2/sdk/sessions/{sessionId}', async () => {
     const existing = String(stub.db.prepare('SELECT id FROM sessions LIMIT 1').get()!.id);
     const before = snapshot();
