@@ -40,7 +40,7 @@ export interface WorkerConfig {
   drainGraceSeconds: number;
   roomProvider: RoomProviderName;
   roomTokenSecret: string;
-  daily: { apiKey: string; apiUrl: string; domainId: string | null; roomTtlSeconds: number } | null;
+  daily: { apiKey: string; apiUrl: string; domainId: string | null; roomTtlSeconds: number; bridgePython: string } | null;
   backendUrl: string;
   reportTimeoutMs: number;
   reportAttempts: number;
@@ -102,6 +102,8 @@ export function loadConfig(env: Env): Readonly<WorkerConfig> {
           apiUrl: requiredUrl(env, 'DAILY_API_URL', { schemes: ['https', 'http'], default: 'https://api.daily.co/v1' }),
           domainId: optionalString(env, 'DAILY_DOMAIN_ID') ?? null,
           roomTtlSeconds: intVar(env, 'DAILY_ROOM_TTL_SECONDS', { default: 3600, min: 300, max: 7 * 86400 }),
+          // The interpreter with daily-python that runs the bot's bridge (worker/rooms/daily/bridge.py).
+          bridgePython: optionalString(env, 'DAILY_BRIDGE_PYTHON') ?? 'python3',
         }
       : null;
 

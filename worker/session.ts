@@ -2,6 +2,7 @@ import type { Logger } from '../lib/log.ts';
 import type { BotJob, Outcome, SpanRecord } from './bot/messages.ts';
 import type { RedisPool, SessionRecord } from './pool.ts';
 import type { OutcomeOutbox } from './outbox.ts';
+import { dailyBotJoinUrl } from './rooms/daily/join-url.ts';
 import type { RoomProvider } from './rooms/provider.ts';
 import type { SlotManager } from './slots.ts';
 import { parseStoredSpawn } from './spawn-request.ts';
@@ -117,7 +118,7 @@ export class SessionCoordinator {
       sessionId,
       interviewId: spawn.interviewId,
       interview: spawn.interview,
-      joinUrl: `${this.o.internalRoomBase}/rooms/${record.roomName}?token=${encodeURIComponent(botToken)}`,
+      joinUrl: this.o.rooms.name === 'daily' ? dailyBotJoinUrl(record.roomUrl, botToken) : `${this.o.internalRoomBase}/rooms/${record.roomName}?token=${encodeURIComponent(botToken)}`,
       roomProvider: this.o.rooms.name,
       botCanJoin: this.o.rooms.botCanJoin,
     };

@@ -5,7 +5,7 @@ import type { WorkerConfig } from './config.ts';
 import { Heartbeat } from './heartbeat.ts';
 import { OutcomeOutbox } from './outbox.ts';
 import { RedisPool } from './pool.ts';
-import { DailyRoomProvider } from './rooms/daily.ts';
+import { DailyRoomProvider } from './rooms/daily/rest-provider.ts';
 import { LocalRoomProvider, LocalRoomRegistry } from './rooms/local.ts';
 import { createLocalRoomServer, type LocalRoomServer } from './rooms/local-server.ts';
 import type { RoomProvider } from './rooms/provider.ts';
@@ -58,8 +58,6 @@ export async function startWorker(config: Readonly<WorkerConfig>, deps: { log: L
   } else {
     const daily = config.daily!;
     rooms = new DailyRoomProvider({ apiKey: daily.apiKey, apiUrl: daily.apiUrl, domainId: daily.domainId, log });
-    // Said at start rather than discovered per session: every interview would end failed.
-    log.warn('ROOM_PROVIDER=daily: rooms and join tokens are made, but this release\'s bot cannot join hosted rooms yet, so sessions end failed (room_transport_unsupported); set ROOM_PROVIDER=local for working interviews');
   }
   const minRoomSeconds = config.joinTimeoutSeconds + config.maxSessionSeconds;
   const roomTtlSeconds = config.daily ? Math.max(config.daily.roomTtlSeconds, minRoomSeconds + 300) : minRoomSeconds + 3600;

@@ -31,6 +31,30 @@ describe('Dockerfile.worker', () => {
     }
   });
 
+  it('installs Debian python3 and the pinned, hashed daily-python wheel the tests use, for the Daily bridge', () => {
+    const requirements = readFileSync(resolve(ROOT, 'worker/rooms/daily/requirements.txt'), 'utf8');
+    expect(requirements).toMatch(/^daily-python==\d+\.\d+\.\d+ \\\n\s+--hash=sha256:[0-9a-f]{64}$/m);
+    // The same file scripts/python-env.sh installs for the tests, with --require-hashes there too.
+    expect(readFileSync(resolve(ROOT, 'scripts/python-env.sh'), 'utf8')).toMatch(/--require-hashes -r worker\/rooms\/daily\/requirements\.txt/);
+    const pip = of('RUN').find((l) => l.includes('pip install'))!;
+    expect(pip).toMatch(/apt-get install -y --no-install-recommends python3 python3-venv/);
+    expect(pip).toMatch(/--require-hashes --only-binary=:all: -r \/tmp\/daily-requirements\.txt/);
+    expect(of('COPY')).toContain('COPY worker/rooms/daily/requirements.txt /tmp/daily-requirements.txt');
+    expect(pip).toMatch(/python -c "import daily; daily\.Daily\.init\(\)"/); // the build fails if the wheel cannot load
+    const venv = /python3 -m venv (\S+)/.exec(pip)![1]!;
+    expect(of('COPY')).toContain(`COPY --from=daily-python ${venv} ${venv}`);
+    expect(of('ENV').join(' ')).toContain(`DAILY_BRIDGE_PYTHON=${venv}/bin/python`);
+    // The final stage has Debian's interpreter that the venv links to, and no Python test files.
+    expect(of('RUN').some((l) => /apt-get install -y --no-install-recommends python3\s+&&/.test(l))).toBe(true);
+    expect(of('RUN').find((l) => l.startsWith('RUN rm -f'))).toMatch(/worker\/rooms\/daily\/test_\*\.py/);
+  });
+
+  it('takes a proxy CA for pip and npm only through build arguments with no default', () => {
+    expect(of('ARG').sort()).toEqual(['ARG PIP_CERT', 'ARG npm_config_cafile']);
+    expect(of('RUN').find((l) => l.includes('pip install'))).toContain('${PIP_CERT:+--cert "$PIP_CERT"}');
+    expect(of('RUN').find((l) => l.includes('npm ci'))).toMatch(/if \[ -z "\$\{npm_config_cafile:-\}" \]; then unset npm_config_cafile; fi/);
+  });
+
   it('has a health check command that passes against a live /healthz and fails without one', async () => {
     const check = of('HEALTHCHECK')[0]!;
     const command = JSON.parse(check.slice(check.indexOf('CMD') + 3).trim()) as string[];

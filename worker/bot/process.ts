@@ -1,9 +1,11 @@
+import { createLogger } from '../../lib/log.ts';
 import { loadConfig } from '../config.ts';
 import { createProviders } from '../providers/index.ts';
 import { createTranscriptStore } from '../transcripts/store.ts';
 import { runInterview } from './interview.ts';
 import type { BotJob, FromBot, Outcome, ToBot } from './messages.ts';
-import { joinLocalRoom } from './room-link.ts';
+import { DailyRoomJoiner } from '../rooms/daily/bot-room.ts';
+import { joinBotRoom } from './room-link.ts';
 
 /**
  * A prewarmed bot: its own process, started by the worker with the same environment. It builds
@@ -13,6 +15,8 @@ import { joinLocalRoom } from './room-link.ts';
 const config = loadConfig(process.env);
 const providers = createProviders(config);
 const store = createTranscriptStore(config);
+// Daily rooms: the bridge process starts with the bot, so a session's join does not wait for it.
+const dailyRooms = config.daily ? new DailyRoomJoiner({ python: config.daily.bridgePython }) : null;
 let stop = new AbortController();
 let busy = false;
 /** Set when a session pushed this process to hold a lot of audio: it exits after the session. */
@@ -24,12 +28,9 @@ function send(msg: FromBot): void {
 }
 
 async function run(job: BotJob): Promise<Outcome> {
-  if (!job.botCanJoin) {
-    return { status: 'failed', reason: 'room_transport_unsupported', message: `The bot cannot join ${job.roomProvider} rooms yet; use ROOM_PROVIDER=local.` };
-  }
   let room;
   try {
-    room = await joinLocalRoom(job.joinUrl, 5000);
+    room = await joinBotRoom(job, dailyRooms);
   } catch (err) {
     return { status: 'failed', reason: 'room_join_failed', message: `The bot could not join its room: ${(err as Error).message}` };
   }
@@ -88,4 +89,17 @@ for (const event of ['uncaughtException', 'unhandledRejection'] as const) {
 
 // The worker went away: nothing can receive our outcome any more.
 process.on('disconnect', () => process.exit(0));
-send({ type: 'ready' });
+// A bridge whose bot is gone would linger in its room; its input closing ends it too, this is sooner.
+process.on('exit', () => dailyRooms?.close());
+if (!dailyRooms) send({ type: 'ready' });
+else {
+  // A slot is warm only with its bridge ready; a bridge that cannot start (no Python, no SDK) makes
+  // the bot exit, so the slot never takes a session and the supervisor retries with backoff.
+  dailyRooms.prewarmed!.ready.then(
+    () => send({ type: 'ready' }),
+    (err: unknown) => {
+      createLogger({ name: 'bot' }).error('the bot cannot take sessions: its Daily bridge did not start', { slot: process.env.BOT_SLOT_ID, reason: (err as Error).message });
+      process.exit(1);
+    },
+  );
+}

@@ -1,6 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { WebSocket } from 'ws';
 import { parseControlFrame } from '../rooms/control-frame.ts';
+import type { DailyRoomJoiner } from '../rooms/daily/bot-room.ts';
+import type { BotJob } from './messages.ts';
 
 /**
  * The bot's side of a local room: a WebSocket participant like the respondent. Emits `audio`
@@ -73,4 +75,17 @@ export async function joinLocalRoom(joinUrl: string, timeoutMs: number): Promise
     ws.once('close', onClose);
   });
   return room;
+}
+
+/** Joins the job's room with its provider's transport: Daily through the bot's prewarmed bridge. */
+export async function joinBotRoom(job: BotJob, daily: DailyRoomJoiner | null): Promise<BotRoom> {
+  switch (job.roomProvider) {
+    case 'local':
+      return joinLocalRoom(job.joinUrl, 5000);
+    case 'daily':
+      if (!daily) throw new Error('this bot has no Daily bridge (ROOM_PROVIDER is not daily)');
+      return daily.join(job.joinUrl);
+    default: // a provider added to ROOM_PROVIDERS must be handled here (a type error until it is)
+      throw new Error(`no bot transport for ${(job.roomProvider satisfies never) as string} rooms`);
+  }
 }
