@@ -117,7 +117,9 @@ describe('voice-operator chart', () => {
     const release = 'ops';
     const values = valuesFile({ watchNamespace: ns, pool: { enabled: true, name: 'chart-pool', spec: poolSpec({ autoscaling: { maxReplicas: 5 }, ingress: { host: 'chart.example.com', tlsSecretName: 'tls' } }) } });
     const rendered = await helm(['template', release, CHART, '--namespace', ns, '--kube-version', NEWEST, '-f', values]);
-    expect(rendered).not.toContain('kind: ClusterRole');
+    // Only the aggregated VoiceWorkerPool roles are cluster-wide; the operator's own grants are a Role.
+    const clusterRoles = rendered.split(/^---$/m).map((d) => parse(d) as { kind?: string; metadata?: { name: string } } | null).filter((d) => d?.kind?.startsWith('ClusterRole'));
+    expect(clusterRoles.map((d) => d!.metadata!.name).sort()).toEqual([`${release}-voice-operator-voiceworkerpool-editor`, `${release}-voice-operator-voiceworkerpool-viewer`]);
     await createSecret(kube, ns, 'worker', { token: 't' });
     await kubectl(['apply', '--server-side', '-n', ns, '-f', '-'], { input: rendered });
 
@@ -166,7 +168,7 @@ describe('voice-operator chart', () => {
     const release = 'wide';
     const values = valuesFile({ secretNamespaces: [pools] });
     const rendered = await helm(['template', release, CHART, '--namespace', ns, '--kube-version', NEWEST, '-f', values]);
-    await kubectl(['apply', '--server-side', '-n', ns, '-f', '-'], { input: rendered });
+    await kubectl(['apply', '--server-side', '-f', '-'], { input: rendered }); // every object names its namespace
     const sa = `system:serviceaccount:${ns}:${release}-voice-operator`;
     const kubeconfig = kubeconfigFor(sa, ['system:serviceaccounts', `system:serviceaccounts:${ns}`]);
     const canI = (args: string[]) => kubectl(['auth', 'can-i', ...args], { kubeconfig, anyExitCode: true }).then((o) => o.trim());
