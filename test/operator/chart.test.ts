@@ -88,6 +88,16 @@ describe('voice-operator chart', () => {
     expect(operatorRole.rules!.some((r) => r.resources.includes('secrets'))).toBe(false);
   });
 
+  it('keeps the metrics port cluster-internal, and narrows it to the scrapers with a NetworkPolicy when asked', async () => {
+    const parseAll = (text: string) => text.split(/^---$/m).map((d) => parse(d) as { kind?: string; spec?: Record<string, unknown> } | null).filter(Boolean);
+    const off = parseAll(await helm(['template', 'm', CHART, '--kube-version', NEWEST]));
+    expect(off.find((d) => d!.kind === 'Service')!.spec).toMatchObject({ type: 'ClusterIP', ports: [{ name: 'metrics' }] });
+    expect(off.some((d) => d!.kind === 'NetworkPolicy' || d!.kind === 'Ingress')).toBe(false);
+    const on = parseAll(await helm(['template', 'm', CHART, '--kube-version', NEWEST, '--set', 'metrics.networkPolicy.enabled=true']));
+    const policy = on.find((d) => d!.kind === 'NetworkPolicy')!;
+    expect(policy.spec).toMatchObject({ policyTypes: ['Ingress'], ingress: [{ from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }], ports: [{ port: 'metrics', protocol: 'TCP' }] }] });
+  });
+
   it('refuses clusters older than 1.27', async () => {
     await expect(helm(['template', 'old', CHART, '--kube-version', '1.26.9'])).rejects.toThrow(/kubeVersion|incompatible/i);
   });
