@@ -11,6 +11,20 @@ echo "== lint and type check"
 eslint .
 tsc --noEmit
 
+echo "== Daily bridge: ruff, mypy (against daily-python's own type stubs), pytest (fake SDK)"
+py="$(bash scripts/python-env.sh)"
+pybin="$(dirname "$py")"
+(cd worker/rooms/daily && "$pybin/ruff" check . ../../../test/fakes/daily_module \
+  && "$pybin/ruff" format --check . ../../../test/fakes/daily_module \
+  && "$pybin/mypy" bridge.py \
+  && "$py" -m pytest -q -p no:cacheprovider)
+if [ -n "${DAILY_API_KEY:-}" ]; then
+  echo "== Daily live test (DAILY_API_KEY is set): a real room on Daily"
+  DAILY_BRIDGE_PYTHON="$py" node test/live/daily-live.ts
+else
+  echo "NOTE: the live Daily test did NOT run (DAILY_API_KEY is not set); the bot's Daily transport is tested here against a fake SDK only"
+fi
+
 if [ -x scripts/kube-binaries.sh ]; then
   echo "== Kubernetes test binaries"
   bash scripts/kube-binaries.sh
