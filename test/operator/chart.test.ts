@@ -98,6 +98,12 @@ describe('voice-operator chart', () => {
     expect(policy.spec).toMatchObject({ policyTypes: ['Ingress'], ingress: [{ from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }], ports: [{ port: 'metrics', protocol: 'TCP' }] }] });
   });
 
+  it('scrapes the workers on their metrics port with a PodMonitor when asked', async () => {
+    expect(await helm(['template', 'm', CHART, '--kube-version', NEWEST])).not.toContain('kind: PodMonitor');
+    const on = (await helm(['template', 'm', CHART, '--kube-version', NEWEST, '--set', 'workerPodMonitor.enabled=true'])).split(/^---$/m).map((d) => parse(d) as { kind?: string; spec?: unknown } | null);
+    expect(on.find((d) => d?.kind === 'PodMonitor')!.spec).toMatchObject({ namespaceSelector: { any: true }, selector: { matchLabels: { 'app.kubernetes.io/name': 'voice-worker' } }, podMetricsEndpoints: [{ port: 'metrics', path: '/metrics' }] });
+  });
+
   it('refuses clusters older than 1.27', async () => {
     await expect(helm(['template', 'old', CHART, '--kube-version', '1.26.9'])).rejects.toThrow(/kubeVersion|incompatible/i);
   });
