@@ -192,6 +192,8 @@ describe('voice-operator chart', () => {
     expect(await canI(['get', 'secrets', '-n', ns])).toBe('no');
     expect(await canI(['get', 'secrets', '-n', 'kube-system'])).toBe('no');
     expect(await canI(['patch', 'deployments', '-n', 'default'])).toBe('yes');
+    expect(await canI(['list', 'pods', '-n', 'default'])).toBe('yes');
+    expect(await canI(['get', 'pods/log', '-n', 'default'])).toBe('no');
 
     // A pool where the operator may not read Secrets: reconciled, its Secrets simply not checked.
     const elsewhere = await createNamespace(kube, 'chart-noread');
@@ -204,6 +206,16 @@ describe('voice-operator chart', () => {
       const pool = await eventually(() => kube.get<VoiceWorkerPool>(poolPath(elsewhere, 'unread')), (p) => p.status?.conditions?.some((c) => c.type === 'Degraded') === true, 'unread status');
       expect(pool.status?.conditions?.find((c) => c.type === 'Degraded')?.status).toBe('False');
       expect(await getOrUndefined(kube, childPath('Deployment', elsewhere, 'unread'))).toBeDefined();
+
+      // A Secret that does not exist there: the operator learns it from the pod the kubelet cannot start.
+      await kube.request('POST', poolPath(elsewhere), { body: { apiVersion: 'voice.service.io/v1alpha1', kind: 'VoiceWorkerPool', metadata: { name: 'lacking' }, spec: poolSpec({ secrets: { workerToken: { name: 'nowhere' } } }) } });
+      await eventually(() => getOrUndefined(kube, childPath('Deployment', elsewhere, 'lacking')), (d) => d !== undefined, 'lacking applied (its Secrets unchecked)');
+      await kube.request('POST', `/api/v1/namespaces/${elsewhere}/serviceaccounts`, { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } } });
+      await kube.request('POST', `/api/v1/namespaces/${elsewhere}/pods`, { body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'lacking-7d9f-x1', labels: { 'voice.service.io/pool': 'lacking' } }, spec: { automountServiceAccountToken: false, containers: [{ name: 'worker', image: 'voice-worker:v1.3.0' }] } } });
+      // No kubelet here: report what it would.
+      await kube.mergePatch(`/api/v1/namespaces/${elsewhere}/pods/lacking-7d9f-x1/status`, { status: { phase: 'Pending', containerStatuses: [{ name: 'worker', image: 'voice-worker:v1.3.0', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'CreateContainerConfigError', message: 'secret "nowhere" not found' } } }] } });
+      const lacking = await eventually(() => kube.get<VoiceWorkerPool>(poolPath(elsewhere, 'lacking')), (p) => p.status?.conditions?.find((c) => c.type === 'Degraded')?.status === 'True', 'lacking Degraded from the pod status');
+      expect(lacking.status?.conditions?.find((c) => c.type === 'Degraded')).toMatchObject({ reason: 'SecretNotFound', message: expect.stringContaining(`Secret ${elsewhere}/nowhere does not exist: pod lacking-7d9f-x1`) });
     } finally {
       await operator.stop();
       restricted.close();
