@@ -3,14 +3,21 @@
  * - latency from creating a pool to all its children existing (p50/p99 over pools created one by one),
  *   beside a peer: the same five children applied directly with server-side apply (the API floor);
  * - time for 100 pools created at once to converge (children exist and status observed);
- * - the operator process's memory (RSS) with 100 pools.
- * Aims: p50 under 1 s, 100 pools under 30 s.
+ * - the operator process's memory (RSS) with 100 pools;
+ * - API calls per reconcile: without informer caches (a GET per read, as before issue 11) and with them;
+ * - reconciles per minute of the idle fleet (nothing changes; only resyncs and window edges may run);
+ * - how long a standby takes to lead after the leader's API calls hang (production lease timings).
+ * Aims: p50 under 1 s, 100 pools under 30 s, an idle fleet under 1 reconcile per pool per minute.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { childPath, CHILD_RESOURCES } from '../operator/children.ts';
+import { silentLogger } from '../lib/log.ts';
+import type { OperatorConfig } from '../operator/config.ts';
+import { startOperator } from '../operator/controller.ts';
 import { KubeClient } from '../operator/kube.ts';
-import { poolPath } from '../operator/reconcile.ts';
+import { poolPath, reconcile } from '../operator/reconcile.ts';
+import { startApiProxy } from '../test/operator/api-proxy.ts';
 import type { ChildKind } from '../operator/resources/index.ts';
 import { desiredState } from '../operator/resources/index.ts';
 import { FIELD_MANAGER, MANAGED_BY, type VoiceWorkerPool } from '../operator/types.ts';
@@ -21,6 +28,14 @@ import { freePort, waitFor } from '../test/harness/ports.ts';
 import { machineLine, ms, percentile, printTable, rssMiB } from './support.ts';
 
 const SEQUENTIAL = Number(process.env.BENCH_POOLS_SEQUENTIAL ?? 40);
+const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 30);
+
+/** An in-process operator replica with the production lease timings. */
+const benchConfig = (namespace: string): OperatorConfig => ({
+  watchNamespace: namespace, leaseNamespace: namespace, leaseName: 'bench-leader', identity: `bench-${Math.random().toString(36).slice(2, 8)}`,
+  metricsHost: '127.0.0.1', metricsPort: 0, resyncMs: 300_000, workers: 4, leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2000,
+  blockedRetryMs: 30_000, apiQps: 50, apiBurst: 100,
+});
 const BURST = Number(process.env.BENCH_POOLS_BURST ?? 100);
 const KINDS: ChildKind[] = ['Deployment', 'Service', 'Ingress', 'HorizontalPodAutoscaler', 'PodDisruptionBudget'];
 
@@ -126,6 +141,53 @@ async function main(): Promise<void> {
     const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
     const reconciles = [...metrics.matchAll(/^controller_runtime_reconcile_total\{[^}]*\} (\d+)/gm)].reduce((s, m) => s + Number(m[1]), 0);
 
+    // 4. The idle fleet: reconciles over a quiet window, per minute.
+    const reconcileCount = async () => [...(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()).matchAll(/^controller_runtime_reconcile_total\{[^}]*\} (\d+)/gm)].reduce((s, m) => s + Number(m[1]), 0);
+    // First the tail of the burst drains (child events queue more passes): quiet for 3 s.
+    let last = -1;
+    await waitFor(async () => { const n = await reconcileCount(); const quiet = n === last; last = n; return quiet; }, { timeoutMs: 180_000, intervalMs: 3000, what: 'the fleet to go quiet' });
+    const idleStart = await reconcileCount();
+    await new Promise((r) => setTimeout(r, IDLE_SECONDS * 1000));
+    const idlePerMinute = ((await reconcileCount()) - idleStart) * (60 / IDLE_SECONDS);
+    const pools = SEQUENTIAL + BURST;
+
+    // 5. API calls per reconcile, without and with the caches (the same pools, each reconciled once).
+    const counted = await KubeClient.fromKubeConfig(server.adminKubeconfig);
+    let calls = 0;
+    counted.observe({ onResponse: () => calls++ });
+    const keys = burstKeys.slice(0, 20).map((n) => `${ns}/${n}`);
+    for (const key of keys) await reconcile({ kube: counted, log: silentLogger, now: () => new Date(), blockedRetryMs: 30_000 }, key);
+    const withoutCache = calls / keys.length;
+    const cached = await startOperator({ config: { ...benchConfig(ns), leaseName: 'bench-cache' }, kube: counted, log: silentLogger });
+    await waitFor(() => cached.isLeader() && cached.reconciles() >= pools, { timeoutMs: 120_000, what: 'cached operator synced' });
+    await waitFor(async () => { const n = cached.reconciles(); await new Promise((r) => setTimeout(r, 500)); return cached.reconciles() === n; }, { timeoutMs: 60_000, what: 'cached operator quiet' });
+    const [c0, r0] = [calls, cached.reconciles()];
+    for (const key of keys) await kube.mergePatch(poolPath(ns, key.split('/')[1]!), { spec: { maxSessionSeconds: 900 } });
+    await waitFor(() => cached.reconciles() - r0 >= keys.length, { timeoutMs: 60_000, what: 'cached reconciles' });
+    await new Promise((r) => setTimeout(r, 500));
+    const withCache = (calls - c0) / (cached.reconciles() - r0);
+    await cached.stop();
+    counted.close();
+
+    // 6. Takeover: the leader's API calls hang (a proxy stops forwarding); time until the standby leads.
+    const takeoverNs = 'bench-takeover';
+    await kube.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: takeoverNs } } });
+    const proxy = await startApiProxy(server.adminKubeconfig);
+    const behind = await KubeClient.fromKubeConfig(proxy.kubeconfig);
+    const hung = await startOperator({ config: benchConfig(takeoverNs), kube: behind, log: silentLogger });
+    await waitFor(() => hung.isLeader(), { timeoutMs: 30_000, what: 'proxied leader' });
+    const standby = await startOperator({ config: benchConfig(takeoverNs), kube, log: silentLogger });
+    await new Promise((r) => setTimeout(r, 1000));
+    proxy.partition();
+    const cut = performance.now();
+    await waitFor(() => standby.isLeader(), { timeoutMs: 60_000, intervalMs: 20, what: 'standby leads' });
+    const takeover = performance.now() - cut;
+    await standby.stop();
+    proxy.heal();
+    await hung.stop();
+    behind.close();
+    await proxy.close();
+
     console.log();
     printTable(['measure', 'value', 'aim'], [
       [`pool created -> 5 children exist, p50 (${SEQUENTIAL} pools, one at a time)`, ms(percentile(latencies, 50)), '< 1 s'],
@@ -136,6 +198,10 @@ async function main(): Promise<void> {
       [`${BURST} pools at once: converged (children + status)`, ms(converged), '< 30 s'],
       [`operator RSS with ${SEQUENTIAL + BURST} pools`, `${rss.toFixed(0)} MiB`, ''],
       ['reconciles done by the operator', reconciles, ''],
+      [`idle fleet of ${pools} pools: reconciles per minute`, idlePerMinute.toFixed(1), `< ${pools}`],
+      ['API calls per reconcile without caches (GET per read, before)', withoutCache.toFixed(1), ''],
+      ['API calls per reconcile with informer caches (after)', withCache.toFixed(1), ''],
+      ['standby leads after the leader hangs (lease 15 s, renew 10 s, retry 2 s)', ms(takeover), '<= lease + retry'],
     ], ['left', 'left', 'left']);
   } finally {
     for (const w of watchers) await w.stop();

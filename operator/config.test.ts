@@ -4,7 +4,7 @@ import { loadConfig } from './config.ts';
 describe('loadConfig', () => {
   it('has defaults for everything and is frozen', () => {
     const c = loadConfig({ POD_NAME: 'op-0' });
-    expect(c).toMatchObject({ leaseNamespace: 'default', leaseName: 'voice-operator-leader', metricsPort: 8080, resyncMs: 300_000, workers: 4, leaseDurationMs: 15_000 });
+    expect(c).toMatchObject({ leaseNamespace: 'default', leaseName: 'voice-operator-leader', metricsPort: 8080, resyncMs: 300_000, workers: 4, leaseDurationMs: 15_000, apiQps: 50, apiBurst: 100 });
     expect(c.identity).toMatch(/^op-0_[0-9a-f]{8}$/);
     expect(c.watchNamespace).toBeUndefined();
     expect(Object.isFrozen(c)).toBe(true);

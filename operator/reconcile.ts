@@ -6,13 +6,15 @@
  * RBAC this file needs (kept in sync with charts/voice-operator/templates/rbac.yaml):
  *   voiceworkerpools: get, list, watch; voiceworkerpools/status: patch; voiceworkerpools/finalizers: update
  *   deployments, services, ingresses, horizontalpodautoscalers, poddisruptionbudgets: get, list, watch, create, patch, delete
- *   secrets: get (only to check that referenced keys exist; values are never read into logs)
+ *   secrets: get (only to check that referenced keys exist; values are never read into logs), in the
+ *     watched namespaces only; elsewhere pods: list (to learn about a missing Secret from pod status)
  *   events: create
  */
 import type { Logger } from '../lib/log.ts';
 import { childPath, fieldOwners } from './children.ts';
 import { blockedConditions, ConditionType, findCondition, healthConditions, mergeConditions, Reason, transcriptCondition, type ConditionInput } from './conditions.ts';
 import { recordEvent } from './events.ts';
+import { podSecretProblem } from './pod-secrets.ts';
 import { isNotFound, KubeError, resourcePath, type KubeClient } from './kube.ts';
 import { endpointOf } from './resources/common.ts';
 import type { FloorDecision } from './floor.ts';
@@ -85,7 +87,8 @@ export async function reconcile(deps: ReconcileDeps, key: string): Promise<Outco
     await block(deps, pool, invalid, desired.decision);
     return { ...atNextBoundary(desired.decision.requeueAt, now), blocked: invalid.reason }; // otherwise terminal until the spec changes
   }
-  const missing = secretProblem(pool, await readSecretKeys(deps.kube, pool));
+  const secretKeys = await readSecretKeys(deps.kube, pool);
+  const missing = secretProblem(pool, secretKeys);
   if (missing) {
     await block(deps, pool, missing, desired.decision);
     return { ...atNextBoundary(desired.decision.requeueAt, now, deps.blockedRetryMs), blocked: missing.reason };
@@ -118,9 +121,17 @@ export async function reconcile(deps: ReconcileDeps, key: string): Promise<Outco
   };
   const transcripts = transcriptCondition(name, pool.spec.transcriptStore);
   const before = findCondition(pool.status?.conditions, ConditionType.TranscriptsDurable);
-  await writeStatus(deps, pool, [...healthConditions(name, rollout, desired.decision.floor), transcripts], statusFields(pool, desired.decision, rollout.ready));
+  // Secrets it may not read are learned about from the pods instead (and looked at again soon).
+  const unchecked = [...secretKeys.values()].some((keys) => keys === null);
+  const fromPods = unchecked ? await podSecretProblem(deps.kube, pool) : undefined;
+  const health = healthConditions(name, rollout, desired.decision.floor).map((c) =>
+    fromPods && c.type === ConditionType.Degraded ? { type: c.type, status: 'True' as const, reason: fromPods.reason, message: fromPods.message } : c,
+  );
+  const degradedBefore = findCondition(pool.status?.conditions, ConditionType.Degraded);
+  await writeStatus(deps, pool, [...health, transcripts], statusFields(pool, desired.decision, rollout.ready));
   if (transcripts.status === 'False' && before?.status !== 'False') await recordEvent(deps.kube, deps.log, pool, 'Warning', transcripts.reason, transcripts.message, deps.now());
-  return atNextBoundary(desired.decision.requeueAt, now);
+  if (fromPods && degradedBefore?.message !== fromPods.message) await recordEvent(deps.kube, deps.log, pool, 'Warning', fromPods.reason, fromPods.message, deps.now());
+  return atNextBoundary(desired.decision.requeueAt, now, unchecked ? deps.blockedRetryMs : undefined);
 }
 
 function statusFields(pool: VoiceWorkerPool, decision: FloorDecision, readyReplicas: number): Omit<VoiceWorkerPoolStatus, 'conditions' | 'observedGeneration'> {

@@ -48,7 +48,8 @@ export function buildDeployment(pool: VoiceWorkerPool, replicas: number | undefi
       // Surge only: a rollout never takes a serving worker away before its replacement is ready.
       strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: '25%' } },
       template: {
-        metadata: { labels: childMetadata(pool).labels },
+        // The common scrape annotations point at the management port (C2); the chart's PodMonitor does the same.
+        metadata: { labels: childMetadata(pool).labels, annotations: { 'prometheus.io/scrape': 'true', 'prometheus.io/port': String(METRICS_PORT), 'prometheus.io/path': '/metrics' } },
         spec: {
           terminationGracePeriodSeconds: spec.terminationGracePeriodSeconds,
           enableServiceLinks: false,

@@ -38,6 +38,8 @@ describe('worker pod', () => {
     for (const probe of [c.startupProbe, c.livenessProbe, c.readinessProbe]) expect(probe.httpGet.port).toBe('metrics');
     expect(c.env).toContainEqual({ name: 'METRICS_PORT', value: '9090' });
     expect(JSON.stringify(buildService(pool()))).not.toContain('9090');
+    const template = (buildDeployment(pool(), 1).spec as { template: { metadata: { annotations: Record<string, string> } } }).template;
+    expect(template.metadata.annotations).toEqual({ 'prometheus.io/scrape': 'true', 'prometheus.io/port': '9090', 'prometheus.io/path': '/metrics' });
   });
 
   it('mounts podTLS read-only and names the Service port https (C4)', () => {

@@ -88,6 +88,22 @@ describe('voice-operator chart', () => {
     expect(operatorRole.rules!.some((r) => r.resources.includes('secrets'))).toBe(false);
   });
 
+  it('keeps the metrics port cluster-internal, and narrows it to the scrapers with a NetworkPolicy when asked', async () => {
+    const parseAll = (text: string) => text.split(/^---$/m).map((d) => parse(d) as { kind?: string; spec?: Record<string, unknown> } | null).filter(Boolean);
+    const off = parseAll(await helm(['template', 'm', CHART, '--kube-version', NEWEST]));
+    expect(off.find((d) => d!.kind === 'Service')!.spec).toMatchObject({ type: 'ClusterIP', ports: [{ name: 'metrics' }] });
+    expect(off.some((d) => d!.kind === 'NetworkPolicy' || d!.kind === 'Ingress')).toBe(false);
+    const on = parseAll(await helm(['template', 'm', CHART, '--kube-version', NEWEST, '--set', 'metrics.networkPolicy.enabled=true']));
+    const policy = on.find((d) => d!.kind === 'NetworkPolicy')!;
+    expect(policy.spec).toMatchObject({ policyTypes: ['Ingress'], ingress: [{ from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }], ports: [{ port: 'metrics', protocol: 'TCP' }] }] });
+  });
+
+  it('scrapes the workers on their metrics port with a PodMonitor when asked', async () => {
+    expect(await helm(['template', 'm', CHART, '--kube-version', NEWEST])).not.toContain('kind: PodMonitor');
+    const on = (await helm(['template', 'm', CHART, '--kube-version', NEWEST, '--set', 'workerPodMonitor.enabled=true'])).split(/^---$/m).map((d) => parse(d) as { kind?: string; spec?: unknown } | null);
+    expect(on.find((d) => d?.kind === 'PodMonitor')!.spec).toMatchObject({ namespaceSelector: { any: true }, selector: { matchLabels: { 'app.kubernetes.io/name': 'voice-worker' } }, podMetricsEndpoints: [{ port: 'metrics', path: '/metrics' }] });
+  });
+
   it('refuses clusters older than 1.27', async () => {
     await expect(helm(['template', 'old', CHART, '--kube-version', '1.26.9'])).rejects.toThrow(/kubeVersion|incompatible/i);
   });
@@ -117,7 +133,9 @@ describe('voice-operator chart', () => {
     const release = 'ops';
     const values = valuesFile({ watchNamespace: ns, pool: { enabled: true, name: 'chart-pool', spec: poolSpec({ autoscaling: { maxReplicas: 5 }, ingress: { host: 'chart.example.com', tlsSecretName: 'tls' } }) } });
     const rendered = await helm(['template', release, CHART, '--namespace', ns, '--kube-version', NEWEST, '-f', values]);
-    expect(rendered).not.toContain('kind: ClusterRole');
+    // Only the aggregated VoiceWorkerPool roles are cluster-wide; the operator's own grants are a Role.
+    const clusterRoles = rendered.split(/^---$/m).map((d) => parse(d) as { kind?: string; metadata?: { name: string } } | null).filter((d) => d?.kind?.startsWith('ClusterRole'));
+    expect(clusterRoles.map((d) => d!.metadata!.name).sort()).toEqual([`${release}-voice-operator-voiceworkerpool-editor`, `${release}-voice-operator-voiceworkerpool-viewer`]);
     await createSecret(kube, ns, 'worker', { token: 't' });
     await kubectl(['apply', '--server-side', '-n', ns, '-f', '-'], { input: rendered });
 
@@ -166,7 +184,7 @@ describe('voice-operator chart', () => {
     const release = 'wide';
     const values = valuesFile({ secretNamespaces: [pools] });
     const rendered = await helm(['template', release, CHART, '--namespace', ns, '--kube-version', NEWEST, '-f', values]);
-    await kubectl(['apply', '--server-side', '-n', ns, '-f', '-'], { input: rendered });
+    await kubectl(['apply', '--server-side', '-f', '-'], { input: rendered }); // every object names its namespace
     const sa = `system:serviceaccount:${ns}:${release}-voice-operator`;
     const kubeconfig = kubeconfigFor(sa, ['system:serviceaccounts', `system:serviceaccounts:${ns}`]);
     const canI = (args: string[]) => kubectl(['auth', 'can-i', ...args], { kubeconfig, anyExitCode: true }).then((o) => o.trim());
@@ -174,6 +192,8 @@ describe('voice-operator chart', () => {
     expect(await canI(['get', 'secrets', '-n', ns])).toBe('no');
     expect(await canI(['get', 'secrets', '-n', 'kube-system'])).toBe('no');
     expect(await canI(['patch', 'deployments', '-n', 'default'])).toBe('yes');
+    expect(await canI(['list', 'pods', '-n', 'default'])).toBe('yes');
+    expect(await canI(['get', 'pods/log', '-n', 'default'])).toBe('no');
 
     // A pool where the operator may not read Secrets: reconciled, its Secrets simply not checked.
     const elsewhere = await createNamespace(kube, 'chart-noread');
@@ -186,6 +206,16 @@ describe('voice-operator chart', () => {
       const pool = await eventually(() => kube.get<VoiceWorkerPool>(poolPath(elsewhere, 'unread')), (p) => p.status?.conditions?.some((c) => c.type === 'Degraded') === true, 'unread status');
       expect(pool.status?.conditions?.find((c) => c.type === 'Degraded')?.status).toBe('False');
       expect(await getOrUndefined(kube, childPath('Deployment', elsewhere, 'unread'))).toBeDefined();
+
+      // A Secret that does not exist there: the operator learns it from the pod the kubelet cannot start.
+      await kube.request('POST', poolPath(elsewhere), { body: { apiVersion: 'voice.service.io/v1alpha1', kind: 'VoiceWorkerPool', metadata: { name: 'lacking' }, spec: poolSpec({ secrets: { workerToken: { name: 'nowhere' } } }) } });
+      await eventually(() => getOrUndefined(kube, childPath('Deployment', elsewhere, 'lacking')), (d) => d !== undefined, 'lacking applied (its Secrets unchecked)');
+      await kube.request('POST', `/api/v1/namespaces/${elsewhere}/serviceaccounts`, { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } } });
+      await kube.request('POST', `/api/v1/namespaces/${elsewhere}/pods`, { body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'lacking-7d9f-x1', labels: { 'voice.service.io/pool': 'lacking' } }, spec: { automountServiceAccountToken: false, containers: [{ name: 'worker', image: 'voice-worker:v1.3.0' }] } } });
+      // No kubelet here: report what it would.
+      await kube.mergePatch(`/api/v1/namespaces/${elsewhere}/pods/lacking-7d9f-x1/status`, { status: { phase: 'Pending', containerStatuses: [{ name: 'worker', image: 'voice-worker:v1.3.0', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'CreateContainerConfigError', message: 'secret "nowhere" not found' } } }] } });
+      const lacking = await eventually(() => kube.get<VoiceWorkerPool>(poolPath(elsewhere, 'lacking')), (p) => p.status?.conditions?.find((c) => c.type === 'Degraded')?.status === 'True', 'lacking Degraded from the pod status');
+      expect(lacking.status?.conditions?.find((c) => c.type === 'Degraded')).toMatchObject({ reason: 'SecretNotFound', message: expect.stringContaining(`Secret ${elsewhere}/nowhere does not exist: pod lacking-7d9f-x1`) });
     } finally {
       await operator.stop();
       restricted.close();

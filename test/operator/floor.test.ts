@@ -62,6 +62,20 @@ describe('replica floor and pre-scaling', () => {
     expect(await versions()).toEqual(first);
   });
 
+  it('requeues a blocked pool at its next window edge, so the window still applies when it unblocks', async () => {
+    const ns = await createNamespace(kube, 'blocked');
+    await createSecret(kube, ns, 'worker', { token: 't' });
+    const now = new Date();
+    const start = Math.ceil(now.getTime() / 1000) * 1000 + 3_600_000;
+    await createPool(kube, ns, 'stuck', poolSpec({
+      ingress: { host: 'stuck.example.com', tlsSecretName: 'tls', annotations: { 'not a valid key!': 'x' } },
+      preScaling: { leadSeconds: 60, windows: [{ name: 'launch', start: iso(start), end: iso(start + 3_600_000), replicas: 5 }] },
+    }));
+    const deps = { kube, log: silentLogger, now: () => now, blockedRetryMs: 1000 };
+    const outcome = await reconcile(deps, `${ns}/stuck`);
+    expect(outcome).toEqual({ result: 'requeue', afterMs: start - 60_000 - now.getTime(), blocked: 'ApplyFailed' });
+  });
+
   it('returns done for a pool that no longer exists', async () => {
     const deps = { kube, log: silentLogger, now: () => new Date(), blockedRetryMs: 1000 };
     expect(await reconcile(deps, 'default/never-created')).toEqual({ result: 'done' });

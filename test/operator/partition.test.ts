@@ -54,4 +54,27 @@ describe('leader election under a partition', () => {
       await proxy.close();
     }
   });
+
+  it('a leader that stops releases the lease only after its workers stopped: no write follows the release', async () => {
+    const ns = await createNamespace(kube, 'release');
+    await createSecret(kube, ns, 'worker', { token: 'shared-worker-token' });
+    const proxy = await startApiProxy(kubeInfo().adminKubeconfig);
+    const behind = await KubeClient.fromKubeConfig(proxy.kubeconfig);
+    const leader = await runOperator(behind, ns, { workers: 8 });
+    try {
+      await eventually(async () => leader.isLeader(), (x) => x, 'the proxied operator leads');
+      // Busy workers at the moment of stopping.
+      await Promise.all(Array.from({ length: 12 }, (_, i) => createPool(kube, ns, `busy-${i}`, poolSpec())));
+      await eventually(async () => proxy.forwarded.filter((r) => r.method === 'PATCH').length, (n) => n > 0, 'reconciles under way');
+      await leader.stop();
+      const release = proxy.forwarded.findLastIndex((r) => r.method === 'PUT' && r.path.includes('/leases/'));
+      expect(release).toBeGreaterThanOrEqual(0);
+      const after = proxy.forwarded.slice(release + 1).filter((r) => r.method !== 'GET');
+      expect(after, JSON.stringify(after)).toEqual([]);
+    } finally {
+      await leader.stop();
+      behind.close();
+      await proxy.close();
+    }
+  });
 });

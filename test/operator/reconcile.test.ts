@@ -264,6 +264,16 @@ describe('reconcile against a real API server', () => {
     expect(operator.reconciles() - before).toBeLessThan(10);
   });
 
+  it('ignores changes only of a child\'s status (an HPA reporting its metrics)', async () => {
+    const hpaStatus = childPath('HorizontalPodAutoscaler', ns, 'defaults') + '/status';
+    await eventually(() => pool('defaults'), (p) => p.status?.observedGeneration === 1, 'defaults settled');
+    const before = operator.reconciles();
+    for (let i = 1; i <= 5; i++) await kube.mergePatch(hpaStatus, { status: { currentReplicas: 3, desiredReplicas: 3 + i, lastScaleTime: iso(Date.now()) } });
+    // A measurement window: each of those events would have queued a reconcile.
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(operator.reconciles() - before).toBeLessThanOrEqual(1);
+  });
+
   it('serves metrics and probes', async () => {
     const metrics = await (await fetch(`http://127.0.0.1:${operator.port}/metrics`)).text();
     expect(metrics).toMatch(/controller_runtime_reconcile_total\{controller="voiceworkerpool",result="success"\} [1-9]/);

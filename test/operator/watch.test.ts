@@ -55,11 +55,13 @@ describe.concurrent('informer', () => {
   it('resumes a watch the server ended from the last resourceVersion, without relisting', async () => {
     const ns = await createNamespace(kube, 'resume');
     const r = recorder();
-    const informer = new Informer({ kube, resource: 'configmaps', path: `/api/v1/namespaces/${ns}/configmaps`, watchTimeoutSeconds: 1, ...r });
+    // Secrets (served from the watch cache): the 410 test's compaction of etcd, running beside this
+    // one, could otherwise expire a ConfigMap resumption and force a legitimate relist.
+    const informer = new Informer({ kube, resource: 'secrets', path: `/api/v1/namespaces/${ns}/secrets`, watchTimeoutSeconds: 1, ...r });
     informer.start();
     try {
       await eventually(async () => r.lifecycle, (l) => l.filter((e) => e === 'watch-ended').length >= 2, 'two server-side watch endings', 15_000);
-      await configMap(ns, 'later');
+      await secret(ns, 'later');
       await eventually(async () => r.seen, (s) => s.includes('ADDED later'), 'event after resumption');
       expect(r.lifecycle.filter((e) => e === 'listed')).toHaveLength(1);
       expect(informer.items().map((i) => i.metadata.name)).toEqual(['later']);
