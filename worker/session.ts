@@ -108,7 +108,8 @@ export class SessionCoordinator {
       sessionId,
       interviewId: spawn.interviewId,
       interview: spawn.interview,
-      joinUrl: `${this.o.internalRoomBase}/rooms/${record.roomName}?token=${encodeURIComponent(botToken)}`,
+      // Local rooms are joined over this pod's loopback; other providers at the room's own address.
+      joinUrl: `${this.o.rooms.name === 'local' ? `${this.o.internalRoomBase}/rooms/${record.roomName}` : record.roomUrl}?token=${encodeURIComponent(botToken)}`,
       roomProvider: this.o.rooms.name,
       botCanJoin: this.o.rooms.botCanJoin,
     };

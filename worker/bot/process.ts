@@ -3,7 +3,8 @@ import { createProviders } from '../providers/index.ts';
 import { createTranscriptStore } from '../transcripts/store.ts';
 import { runInterview } from './interview.ts';
 import type { BotJob, FromBot, Outcome, ToBot } from './messages.ts';
-import { joinLocalRoom } from './room-link.ts';
+import { ATTR_ROOM_CONNECT_MS, ATTR_ROOM_PROVIDER, ATTR_SESSION_ID, SPAN_ROOM_CONNECT } from '../telemetry/names.ts';
+import { joinBotRoom, prewarmRoomClient, type BotRoom } from './room-link.ts';
 
 /**
  * A prewarmed bot: its own process, started by the worker with the same environment. It builds
@@ -24,13 +25,19 @@ async function run(job: BotJob): Promise<Outcome> {
   if (!job.botCanJoin) {
     return { status: 'failed', reason: 'room_transport_unsupported', message: `The bot cannot join ${job.roomProvider} rooms yet; use ROOM_PROVIDER=local.` };
   }
-  let room;
+  let room: BotRoom;
+  const startMs = Date.now();
   try {
-    room = await joinLocalRoom(job.joinUrl, 5000);
+    // A WebRTC connect (ICE, DTLS) takes longer than a WebSocket upgrade, and more under load.
+    const joined = await joinBotRoom(job, job.roomProvider === 'local' ? 5000 : 15_000);
+    room = joined.room;
+    const attributes = { [ATTR_SESSION_ID]: job.sessionId, [ATTR_ROOM_PROVIDER]: job.roomProvider, [ATTR_ROOM_CONNECT_MS]: Math.round(joined.connectMs) };
+    send({ type: 'span', sessionId: job.sessionId, span: { name: SPAN_ROOM_CONNECT, startMs, endMs: Date.now(), attributes } });
   } catch (err) {
+    send({ type: 'span', sessionId: job.sessionId, span: { name: SPAN_ROOM_CONNECT, startMs, endMs: Date.now(), attributes: { [ATTR_SESSION_ID]: job.sessionId, [ATTR_ROOM_PROVIDER]: job.roomProvider }, error: (err as Error).message } });
     return { status: 'failed', reason: 'room_join_failed', message: `The bot could not join its room: ${(err as Error).message}` };
   }
-  return runInterview(job, {
+  const outcome = await runInterview(job, {
     room,
     providers,
     store,
@@ -43,6 +50,9 @@ async function run(job: BotJob): Promise<Outcome> {
     emitSpan: (span) => send({ type: 'span', sessionId: job.sessionId, span }),
     emitLatency: (provider, operation, seconds) => send({ type: 'latency', provider, operation, seconds }),
   });
+  // The closing words play out before the worker hears the outcome and deletes the room.
+  await room.whenClosed();
+  return outcome;
 }
 
 process.on('message', (msg: ToBot) => {
@@ -69,4 +79,6 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => {
 
 // The worker went away: nothing can receive our outcome any more.
 process.on('disconnect', () => process.exit(0));
+// Prewarm: the room client (for LiveKit, its native WebRTC library) loads before the first session.
+await prewarmRoomClient(config.roomProvider);
 send({ type: 'ready' });

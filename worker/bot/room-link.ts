@@ -1,15 +1,21 @@
 import { EventEmitter } from 'node:events';
 import { WebSocket } from 'ws';
+import type { RoomProviderName } from '../config.ts';
+import type { BotJob } from './messages.ts';
 
 /**
- * The bot's side of a local room: a WebSocket participant like the respondent. Emits `audio`
- * (PCM buffers from the respondent), `joined`, `left`, `hangup` and `closed`.
+ * The bot's side of a room, whatever the transport: emits `audio` (PCM16 mono from the respondent at
+ * the listening rate, 16 kHz), `joined`, `left`, `hangup` and `closed`; takes the bot's audio at
+ * 24 kHz and the local-room control messages. The local room is a WebSocket participant like the
+ * respondent; LiveKit rooms are in worker/rooms/livekit/.
  */
 export interface BotRoom extends EventEmitter {
   readonly respondentPresent: boolean;
   sendControl(msg: Record<string, unknown>): void;
   sendAudio(pcm: Buffer): void;
   close(): void;
+  /** Settles once close() has let queued audio and messages out and left the room. */
+  whenClosed(): Promise<void>;
 }
 
 class LocalBotRoom extends EventEmitter implements BotRoom {
@@ -51,6 +57,10 @@ class LocalBotRoom extends EventEmitter implements BotRoom {
   close(): void {
     this.ws.close(1000);
   }
+
+  whenClosed(): Promise<void> {
+    return Promise.resolve();
+  }
 }
 
 /**
@@ -75,4 +85,26 @@ export async function joinLocalRoom(joinUrl: string, timeoutMs: number): Promise
     ws.once('close', onClose);
   });
   return room;
+}
+
+/** Loads the room client of the provider ahead of the first session (the bot's prewarm). */
+export async function prewarmRoomClient(provider: RoomProviderName): Promise<void> {
+  if (provider === 'livekit') await import('../rooms/livekit/bot-room.ts');
+}
+
+/**
+ * Joins the job's room with the provider's client. `joinUrl` carries the bot's token as `?token=`:
+ * the internal WebSocket address for local rooms, LIVEKIT_URL for LiveKit (the room is in the token).
+ */
+export async function joinBotRoom(job: BotJob, timeoutMs: number): Promise<{ room: BotRoom; connectMs: number }> {
+  const started = performance.now();
+  if (job.roomProvider === 'livekit') {
+    const url = new URL(job.joinUrl);
+    const token = url.searchParams.get('token') ?? '';
+    url.search = '';
+    const { joinLiveKitRoom } = await import('../rooms/livekit/bot-room.ts');
+    return joinLiveKitRoom(url.toString().replace(/\/$/, ''), token, timeoutMs);
+  }
+  const room = await joinLocalRoom(job.joinUrl, timeoutMs);
+  return { room, connectMs: performance.now() - started };
 }
