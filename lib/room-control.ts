@@ -5,7 +5,7 @@
  */
 export const CONTROL_TOPIC = 'voice.control';
 
-export function encodeControl(msg: Record<string, unknown>): Uint8Array {
+export function encodeControl(msg: Record<string, unknown>): Uint8Array<ArrayBuffer> {
   return new TextEncoder().encode(JSON.stringify(msg));
 }
 

@@ -31,11 +31,14 @@ export const LIVEKIT_OUTPUT_SAMPLE_RATE = 24_000;
 export const LIVEKIT_INPUT_SAMPLE_RATE = 16_000;
 /** The longest a closing room waits for queued words to play out. */
 const DRAIN_LIMIT_MS = 15_000;
+const HANGUP_GRACE_MS = 1500;
+const LINGER_MS = 300;
 
 type Item = { kind: 'audio'; pcm: Buffer } | { kind: 'control'; msg: Record<string, unknown> };
 
 class LiveKitBotRoom extends EventEmitter implements BotRoom {
   respondentPresent = false;
+  private hungUp = false;
   private readonly queue: Item[] = [];
   private pumping: Promise<void> | null = null;
   private audioSincePlayout = false;
@@ -51,12 +54,18 @@ class LiveKitBotRoom extends EventEmitter implements BotRoom {
     room.on(RoomEvent.ParticipantDisconnected, (p) => {
       if (roleOf(p.identity) !== 'respondent') return;
       this.respondentPresent = false;
-      this.emit('left');
+      // A hang-up is a data message followed by leaving; they travel on different channels, so
+      // the leave may arrive first. A short grace lets the hang-up name the end.
+      setTimeout(() => {
+        if (!this.hungUp) this.emit('left');
+      }, HANGUP_GRACE_MS);
     });
     room.on(RoomEvent.TrackSubscribed, (track, _publication, p) => this.onTrack(track, p));
     room.on(RoomEvent.DataReceived, (payload, p, _kind, topic) => {
       if (topic !== CONTROL_TOPIC || !p || roleOf(p.identity) !== 'respondent') return;
-      if (decodeControl(payload)?.type === 'hangup') this.emit('hangup');
+      if (decodeControl(payload)?.type !== 'hangup' || this.hungUp) return;
+      this.hungUp = true;
+      this.emit('hangup');
     });
     room.on(RoomEvent.Disconnected, () => {
       if (!this.closing) this.emit('closed');
@@ -145,6 +154,9 @@ class LiveKitBotRoom extends EventEmitter implements BotRoom {
     await Promise.race([this.pumping ?? Promise.resolve(), new Promise((r) => (timer = setTimeout(r, DRAIN_LIMIT_MS)))]);
     clearTimeout(timer);
     this.queue.length = 0;
+    // publishData resolves once the message is handed to the data channel, not delivered; leaving at
+    // once can drop the last message (`ended`), and the respondent would see a lost room instead.
+    await new Promise((r) => setTimeout(r, LINGER_MS));
     await this.room.disconnect().catch(() => undefined);
     await this.source.close().catch(() => undefined);
     this.emit('closed');
