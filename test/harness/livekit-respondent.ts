@@ -22,11 +22,18 @@ export interface LiveKitRespondentOptions {
   onListening?: (turn: number) => 'answer' | 'hangup' | 'silent';
   reactionMs?: number;
   timeoutMs?: number;
+  /** `state <state>` and `caption <speaker>: <text>` lines, as room-client.ts gives them. */
+  onEvent?: (line: string) => void;
 }
 
 export interface LiveKitRespondentResult {
   connectMs: number;
+  /** performance.now() when joined, and when the room ended for us. */
+  joinedAt: number;
+  endedAt: number;
   messages: Array<Record<string, unknown>>;
+  states: Array<{ state: string; at: number }>;
+  captions: Array<{ speaker: string; text: string; final: boolean; at: number }>;
   ended: string | null;
   /** Milliseconds of bot audio heard above HEARD_DBFS. */
   heardMs: number;
@@ -39,7 +46,7 @@ export interface LiveKitRespondentResult {
 export async function runLiveKitRespondent(options: LiveKitRespondentOptions): Promise<LiveKitRespondentResult> {
   const room = new Room();
   const source = new AudioSource(RATE, 1, 100);
-  const result: LiveKitRespondentResult = { connectMs: 0, messages: [], ended: null, heardMs: 0, botUtterances: [], answers: [], disconnectedBy: 'server' };
+  const result: LiveKitRespondentResult = { connectMs: 0, joinedAt: 0, endedAt: 0, messages: [], states: [], captions: [], ended: null, heardMs: 0, botUtterances: [], answers: [], disconnectedBy: 'server' };
   // In an object: set from event handlers, read by the microphone loop.
   const mouth: { speaking: { pcm: Buffer; offset: number; startAt: number } | null } = { speaking: null };
   let turn = 0;
@@ -50,6 +57,7 @@ export async function runLiveKitRespondent(options: LiveKitRespondentOptions): P
     finish = (by) => {
       if (stopped) return;
       stopped = true;
+      result.endedAt = performance.now();
       result.disconnectedBy = by;
       resolve();
     };
@@ -77,6 +85,15 @@ export async function runLiveKitRespondent(options: LiveKitRespondentOptions): P
     const msg = decodeControl(payload);
     if (!msg) return;
     result.messages.push(msg);
+    const at = performance.now();
+    if (msg.type === 'state') {
+      result.states.push({ state: String(msg.state), at });
+      options.onEvent?.(`state ${String(msg.state)}`);
+    }
+    if (msg.type === 'caption') {
+      result.captions.push({ speaker: String(msg.speaker), text: String(msg.text), final: msg.final === true, at });
+      if (msg.final === true) options.onEvent?.(`caption ${String(msg.speaker)}: ${String(msg.text)}`);
+    }
     if (msg.type === 'audio_end') awaitingAudio = true;
     if (msg.type === 'ended') {
       result.ended = String(msg.reason);
@@ -96,7 +113,8 @@ export async function runLiveKitRespondent(options: LiveKitRespondentOptions): P
 
   const started = performance.now();
   await room.connect(options.url, options.token, { autoSubscribe: true, dynacast: false });
-  result.connectMs = performance.now() - started;
+  result.joinedAt = performance.now();
+  result.connectMs = result.joinedAt - started;
   const track = LocalAudioTrack.createAudioTrack('microphone', source);
   await room.localParticipant!.publishTrack(track, new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }));
   for (const p of room.remoteParticipants.values()) for (const pub of p.trackPublications.values()) if (pub.track) listenTo(pub.track);
