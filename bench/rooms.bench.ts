@@ -5,11 +5,12 @@ import { LiveKitRoomProvider } from '../worker/rooms/livekit/provider.ts';
 import { startLiveKitServer, type LiveKitServer } from '../test/harness/livekit-server.ts';
 import { answerClips, runNodeInterview, turnLatencies } from '../test/harness/node-interview.ts';
 import { startSystem } from '../test/harness/system.ts';
+import { pageFirstAudio } from './page-first-audio.ts';
 import { machineLine, median, ms, percentile, printTable, rssMiB } from './support.ts';
 
 /**
  * Local rooms and LiveKit rooms side by side, one run, local stand-in providers: connect -> first
- * bot audio at a Node respondent, end of speech -> next bot audio, memory of a live bot process
+ * bot audio at a Node respondent and at the respondent page in Chromium, end of speech -> next bot audio, memory of a live bot process
  * (the worker side), and for LiveKit the one-way audio latency of its media path both ways (two
  * rtc-node participants in one process, one clock: a tone burst sent, its first loud frame heard).
  * Local rooms carry PCM over the worker's WebSocket: no jitter buffer, one TCP hop, so their
@@ -42,6 +43,7 @@ async function untilCapacity<T>(run: () => Promise<T>, timeoutMs = 30_000): Prom
 
 interface RoomsResult {
   firstAudio: number[];
+  pageFirstAudio: number[];
   turns: number[];
   liveBotMiB: number[];
   idleBotMiB: number[];
@@ -49,7 +51,7 @@ interface RoomsResult {
 
 async function measureRooms(rooms: 'local' | 'livekit'): Promise<RoomsResult> {
   const system = await startSystem({ providers: 'fake', vadSilenceMs: VAD_SILENCE_MS, rooms });
-  const out: RoomsResult = { firstAudio: [], turns: [], liveBotMiB: [], idleBotMiB: [] };
+  const out: RoomsResult = { firstAudio: [], pageFirstAudio: [], turns: [], liveBotMiB: [], idleBotMiB: [] };
   try {
     const clips = answerClips(['A friend told me about you.', 'Make the setup faster.']);
     const workerPid = system.hosted.process.proc.pid!;
@@ -71,6 +73,7 @@ async function measureRooms(rooms: 'local' | 'livekit'): Promise<RoomsResult> {
       out.firstAudio.push(first ? first.firstAudio - run.connectStarted : NaN);
       out.turns.push(...turnLatencies(run.room));
     }
+    out.pageFirstAudio = await untilCapacity(() => pageFirstAudio(system, 2));
   } finally {
     await system.stop();
   }
@@ -148,6 +151,7 @@ async function main(): Promise<void> {
     ['measure', 'local median', 'local p90', 'LiveKit median', 'LiveKit p90', 'LiveKit adds (median)'],
     [
       row('connect -> first bot audio (Node respondent)', local.firstAudio, livekit.firstAudio),
+      row('connect -> first bot audio (page, Chromium)', local.pageFirstAudio, livekit.pageFirstAudio),
       row('end of speech -> next bot audio', local.turns, livekit.turns),
       [...row('live bot process RSS (worker side)', local.liveBotMiB, livekit.liveBotMiB, mib).slice(0, 5), mib(median(livekit.liveBotMiB) - median(local.liveBotMiB))],
       [...row('idle bot / worker children RSS', local.idleBotMiB, livekit.idleBotMiB, mib).slice(0, 5), mib(median(livekit.idleBotMiB) - median(local.idleBotMiB))],
