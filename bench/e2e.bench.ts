@@ -1,11 +1,9 @@
 import OpenAI, { toFile } from 'openai';
-import { launchChromium } from '../test/harness/browser.ts';
-import { startHostPage } from '../test/harness/host-page.ts';
 import { answerClips, runNodeInterview, turnLatencies } from '../test/harness/node-interview.ts';
-import { waitFor } from '../test/harness/ports.ts';
-import { spokenTrack, SPEECH_RATE } from '../test/harness/speech.ts';
+import { SPEECH_RATE } from '../test/harness/speech.ts';
 import { wavFromPcm16 } from '../lib/pcm.ts';
-import { INTERVIEW, startSystem, type System } from '../test/harness/system.ts';
+import { INTERVIEW, startSystem } from '../test/harness/system.ts';
+import { pageFirstAudio } from './page-first-audio.ts';
 import { machineLine, median, ms, percentile, printTable, timeIt } from './support.ts';
 
 /**
@@ -50,38 +48,6 @@ async function directProviderLatency(baseURL: string, answer: Buffer): Promise<{
     );
   }
   return { ttsFirstByte: median(tts), stt: median(stt), llm: median(llm) };
-}
-
-/**
- * The same measure at the respondent page in headless Chromium: from the page's connect call to the
- * first bot audio it queued for playback (its own performance.now() marks), over `runs` interviews.
- */
-async function pageFirstAudio(system: System, runs: number): Promise<number[]> {
-  const track = spokenTrack(['A friend told me about you.', 'Make the setup faster.'], { leadMs: 5000, gapMs: 2500 });
-  const host = await startHostPage(system.apiBase, system.keys.publishable);
-  const browser = await launchChromium({ fakeAudioFile: track.file, trustSpki: system.workerSpkiHashes });
-  const out: number[] = [];
-  try {
-    for (let i = 0; i < runs; i++) {
-      const page = await browser.context.newPage();
-      await page.goto(host.url);
-      await page.waitForFunction(() => (window as unknown as { hostReady?: boolean }).hostReady === true);
-      await page.evaluate((id) => (window as unknown as { startInterview(i: string, m: object): Promise<string> }).startInterview(id, { bench: 'page' }), system.interviewId);
-      const frame = page.frameLocator('iframe');
-      await frame.locator('#start').click();
-      type Mark = { name: string; at: number };
-      const marks = async (): Promise<Mark[]> => frame.locator('body').evaluate(() => (window as unknown as { __serviceTimeline: Mark[] }).__serviceTimeline);
-      await waitFor(async () => (await marks()).some((m) => m.name === 'bot:first_audio'), { timeoutMs: 30_000, what: 'the first bot audio at the page' });
-      const timeline = await marks();
-      out.push(timeline.find((m) => m.name === 'bot:first_audio')!.at - timeline.find((m) => m.name === 'connect:start')!.at);
-      await page.evaluate(() => (window as unknown as { mounted: { hangup(): void } }).mounted.hangup());
-      await page.close();
-    }
-  } finally {
-    await browser.close();
-    await host.close();
-  }
-  return out;
 }
 
 async function main(): Promise<void> {

@@ -1,4 +1,5 @@
-import { mkdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { runNodeInterview, turnLatencies, type InterviewStep } from '../test/harness/node-interview.ts';
@@ -11,6 +12,8 @@ import { startSystem, type System } from '../test/harness/system.ts';
  * their keys are in the environment, else the local OpenAI-compatible stand-in), an OTLP receiver and a webhook
  * receiver verifying each event with the server SDK. A respondent in Node speaks espeak-ng answers.
  * DEMO_ROUTE=self_hosted sets the workspace's self-host endpoint first, to run on the other worker.
+ * Interviews run in LiveKit rooms (a livekit-server started here) when its binary is available,
+ * else in the workers' own WebSocket rooms; DEMO_ROOMS=local|livekit chooses.
  */
 const root = resolve(import.meta.dirname, '..');
 const outDir = join(root, '.demo');
@@ -18,12 +21,24 @@ const t0 = performance.now();
 const clock = (at = performance.now()): string => `${((at - t0) / 1000).toFixed(3).padStart(7)} s`;
 const line = (text: string, at?: number): void => console.log(`[${clock(at)}] ${text}`);
 
+/** LiveKit rooms when the server binary is there (demo.sh builds it on first run), else local rooms; DEMO_ROOMS=local|livekit decides. */
+function demoRooms(): { kind: 'local' | 'livekit'; why: string } {
+  const asked = process.env.DEMO_ROOMS;
+  if (asked === 'local') return { kind: 'local', why: 'rooms: the workers\' own WebSocket rooms (DEMO_ROOMS=local)' };
+  const binary = execFileSync('bash', [join(root, 'scripts/livekit-server.sh'), '--bin-path'], { encoding: 'utf8' }).trim();
+  if (existsSync(binary)) return { kind: 'livekit', why: `rooms: LiveKit (livekit-server on loopback from ${binary}; the bot and the respondent join over WebRTC; DEMO_ROOMS=local for the workers' own rooms)` };
+  if (asked === 'livekit') throw new Error(`DEMO_ROOMS=livekit but ${binary} is missing: run "bash scripts/livekit-server.sh" (needs Go)`);
+  return { kind: 'local', why: 'rooms: the workers\' own WebSocket rooms (livekit-server could not be built here; "bash scripts/livekit-server.sh" says why)' };
+}
+
 async function main(): Promise<void> {
   const route = process.env.DEMO_ROUTE === 'self_hosted' ? 'self_hosted' : 'hosted';
   console.log(`voice interview demo: ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}`);
   mkdirSync(outDir, { recursive: true });
-  const system: System = await startSystem({ logDir: join(outDir, 'logs'), transcriptRoot: outDir, logLevel: 'info' });
+  const rooms = demoRooms();
+  const system: System = await startSystem({ logDir: join(outDir, 'logs'), transcriptRoot: outDir, logLevel: 'info', rooms: rooms.kind });
   try {
+    line(rooms.why);
     line(
       system.providers.kind === 'real'
         ? 'model providers: real ones, from the environment (OPENAI_API_KEY, or LLM_/STT_/TTS_API_KEY with their base URLs)'
@@ -55,7 +70,7 @@ async function main(): Promise<void> {
     line(`session ${session.status} at ${session.completedAt}; transcript at ${session.response?.transcriptKey}`);
     line(`summary: ${session.response?.summary}`);
 
-    const names = ['session.start', 'llm.turn', 'tts.first_byte'];
+    const names = ['session.start', 'room.connect', 'llm.turn', 'tts.first_byte'];
     // Spans arrive in batches: wait for one tts.first_byte per bot line and an llm.turn per answer plus the summary.
     const count = (name: string): number => system.otlp.spans.filter((s) => s.name === name && s.attributes['session.id'] === run.sessionId).length;
     await system.otlp.waitFor(

@@ -30,6 +30,9 @@ if [ -x scripts/kube-binaries.sh ]; then
   bash scripts/kube-binaries.sh
 fi
 
+echo "== LiveKit server (the rooms of the ROOM_PROVIDER=livekit tests)"
+bash scripts/livekit-server.sh
+
 echo "== tests"
 mkdir -p test-artifacts
 status=0

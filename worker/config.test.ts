@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, loadConfig, ROOM_PROVIDERS } from './config.ts';
 
 const minimal = { WORKER_TOKEN: 'a-long-enough-worker-token', BACKEND_URL: 'https://app.example.com', OPENAI_API_KEY: 'sk-test', ROOM_PROVIDER: 'local' };
 
@@ -51,7 +51,12 @@ describe('loadConfig', () => {
     ['BACKEND_URL', { BACKEND_URL: 'ftp://x' }, /https or http/],
     ['PORT', { PORT: '70000' }, /expected an integer from 0 to 65535, got 70000/],
     ['WARM_POOL_SIZE', { WARM_POOL_SIZE: 'two' }, /expected an integer, got "two"/],
-    ['ROOM_PROVIDER', { ROOM_PROVIDER: 'zoom' }, /"daily" or "local"/],
+    ['ROOM_PROVIDER', { ROOM_PROVIDER: 'zoom' }, /one of "daily", "livekit", "local", got "zoom"/],
+    ['LIVEKIT_URL', { ROOM_PROVIDER: 'livekit' }, /required \(a URL with scheme ws or wss\)/],
+    ['LIVEKIT_URL', { ROOM_PROVIDER: 'livekit', LIVEKIT_URL: 'https://lk.example.com' }, /ws or wss/],
+    ['LIVEKIT_API_KEY', { ROOM_PROVIDER: 'livekit', LIVEKIT_URL: 'wss://lk.example.com' }, /required/],
+    ['LIVEKIT_API_SECRET', { ROOM_PROVIDER: 'livekit', LIVEKIT_URL: 'wss://lk.example.com', LIVEKIT_API_KEY: 'APIkey' }, /required/],
+    ['LIVEKIT_API_SECRET', { ROOM_PROVIDER: 'livekit', LIVEKIT_URL: 'wss://lk.example.com', LIVEKIT_API_KEY: 'APIkey', LIVEKIT_API_SECRET: 'short' }, /at least 32/],
     ['REDIS_URL', { REDIS_URL: 'http://x' }, /redis or rediss/],
     ['TRANSCRIPT_STORE', { TRANSCRIPT_STORE: 'gs://bucket' }, /file:\/\/<folder> or s3:\/\//],
     ['TLS_KEY_FILE', { TLS_CERT_FILE: '/x.crt' }, /together/],
@@ -62,6 +67,16 @@ describe('loadConfig', () => {
     expect(err.variable).toBe(variable);
     expect(err.message).toMatch(message);
     expect(err.message.startsWith(variable)).toBe(true);
+  });
+
+  it('reads the LiveKit settings only for ROOM_PROVIDER=livekit', () => {
+    const secret = 'a-livekit-secret-of-32-characters-or-more';
+    const c = loadConfig({ ...minimal, ROOM_PROVIDER: 'livekit', LIVEKIT_URL: 'wss://lk.example.com/', LIVEKIT_API_KEY: 'APIkey', LIVEKIT_API_SECRET: secret });
+    expect(c.roomProvider).toBe('livekit');
+    expect(c.livekit).toEqual({ url: 'wss://lk.example.com', apiKey: 'APIkey', apiSecret: secret });
+    expect(c.daily).toBeNull();
+    expect(loadConfig(minimal).livekit).toBeNull();
+    expect(ROOM_PROVIDERS).toEqual(['daily', 'livekit', 'local']);
   });
 
   it('never echoes a secret in its errors', () => {

@@ -11,7 +11,15 @@ export { ConfigError };
  * `loadConfig(env)` is pure; main.ts turns a ConfigError into one clear line and exit code 1.
  * Every variable and its default is documented in docs/worker.md.
  */
-export type RoomProviderName = 'daily' | 'local';
+export const ROOM_PROVIDERS = ['daily', 'livekit', 'local'] as const;
+export type RoomProviderName = (typeof ROOM_PROVIDERS)[number];
+
+export interface LiveKitSettings {
+  /** ws(s):// address of the LiveKit server: the spawn answer's room_url, and where the bot joins. */
+  url: string;
+  apiKey: string;
+  apiSecret: string;
+}
 
 export interface ProviderEndpoint {
   baseURL: string;
@@ -41,6 +49,7 @@ export interface WorkerConfig {
   roomProvider: RoomProviderName;
   roomTokenSecret: string;
   daily: { apiKey: string; apiUrl: string; domainId: string | null; roomTtlSeconds: number; bridgePython: string } | null;
+  livekit: LiveKitSettings | null;
   backendUrl: string;
   reportTimeoutMs: number;
   reportAttempts: number;
@@ -80,6 +89,15 @@ function transcriptStore(env: Env): string {
   throw new ConfigError('TRANSCRIPT_STORE', `must be file://<folder> or s3://<bucket>[/<prefix>], got "${raw}"`);
 }
 
+function liveKitSettings(env: Env): LiveKitSettings {
+  const url = requiredUrl(env, 'LIVEKIT_URL', { schemes: ['ws', 'wss'] });
+  const apiKey = requiredString(env, 'LIVEKIT_API_KEY', { hint: 'the LiveKit server API key (ROOM_PROVIDER=livekit)' });
+  const apiSecret = requiredString(env, 'LIVEKIT_API_SECRET', { hint: 'the secret of LIVEKIT_API_KEY (ROOM_PROVIDER=livekit)' });
+  // livekit-server itself refuses secrets shorter than 32 characters; say so here, not at join time.
+  if (apiSecret.length < 32) throw new ConfigError('LIVEKIT_API_SECRET', 'must be at least 32 characters long (livekit-server refuses shorter secrets)');
+  return { url, apiKey, apiSecret };
+}
+
 export function loadConfig(env: Env): Readonly<WorkerConfig> {
   const port = intVar(env, 'PORT', { default: 7860, min: 0, max: 65535 });
   const certFile = optionalString(env, 'TLS_CERT_FILE');
@@ -92,8 +110,8 @@ export function loadConfig(env: Env): Readonly<WorkerConfig> {
   if (workerToken.length < 16) throw new ConfigError('WORKER_TOKEN', 'must be at least 16 characters long');
 
   const roomProvider = (optionalString(env, 'ROOM_PROVIDER') ?? 'daily') as RoomProviderName;
-  if (roomProvider !== 'daily' && roomProvider !== 'local') {
-    throw new ConfigError('ROOM_PROVIDER', `must be "daily" or "local", got "${String(roomProvider)}"`);
+  if (!ROOM_PROVIDERS.includes(roomProvider)) {
+    throw new ConfigError('ROOM_PROVIDER', `must be one of ${ROOM_PROVIDERS.map((p) => `"${p}"`).join(', ')}, got "${String(roomProvider)}"`);
   }
   const daily =
     roomProvider === 'daily'
@@ -106,6 +124,7 @@ export function loadConfig(env: Env): Readonly<WorkerConfig> {
           bridgePython: optionalString(env, 'DAILY_BRIDGE_PYTHON') ?? 'python3',
         }
       : null;
+  const livekit = roomProvider === 'livekit' ? liveKitSettings(env) : null;
 
   const heartbeatIntervalMs = intVar(env, 'HEARTBEAT_INTERVAL_MS', { default: 2000, min: 100, max: 60_000 });
   const heartbeatTtlMs = intVar(env, 'HEARTBEAT_TTL_MS', { default: heartbeatIntervalMs * 3, min: 200, max: 300_000 });
@@ -134,6 +153,7 @@ export function loadConfig(env: Env): Readonly<WorkerConfig> {
     // Derived from the shared WORKER_TOKEN by default, so every replica signs and checks the same way.
     roomTokenSecret: optionalString(env, 'ROOM_TOKEN_SECRET') ?? createHmac('sha256', workerToken).update('local-room-tokens').digest('base64url'),
     daily,
+    livekit,
     backendUrl: requiredUrl(env, 'BACKEND_URL', { schemes: ['https', 'http'] }),
     reportTimeoutMs: intVar(env, 'REPORT_TIMEOUT_MS', { default: 8000, min: 100, max: 60_000 }),
     reportAttempts: intVar(env, 'REPORT_ATTEMPTS', { default: 5, min: 1, max: 20 }),

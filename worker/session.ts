@@ -118,7 +118,14 @@ export class SessionCoordinator {
       sessionId,
       interviewId: spawn.interviewId,
       interview: spawn.interview,
-      joinUrl: this.o.rooms.name === 'daily' ? dailyBotJoinUrl(record.roomUrl, botToken) : `${this.o.internalRoomBase}/rooms/${record.roomName}?token=${encodeURIComponent(botToken)}`,
+      // Local rooms are joined over this pod's loopback, Daily rooms through the bot's bridge, LiveKit
+      // rooms at the room's own address.
+      joinUrl:
+        this.o.rooms.name === 'local'
+          ? `${this.o.internalRoomBase}/rooms/${record.roomName}?token=${encodeURIComponent(botToken)}`
+          : this.o.rooms.name === 'daily'
+            ? dailyBotJoinUrl(record.roomUrl, botToken)
+            : `${record.roomUrl}?token=${encodeURIComponent(botToken)}`,
       roomProvider: this.o.rooms.name,
       botCanJoin: this.o.rooms.botCanJoin,
     };

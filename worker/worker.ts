@@ -6,6 +6,7 @@ import { Heartbeat } from './heartbeat.ts';
 import { OutcomeOutbox } from './outbox.ts';
 import { RedisPool } from './pool.ts';
 import { DailyRoomProvider } from './rooms/daily/rest-provider.ts';
+import { LiveKitRoomProvider } from './rooms/livekit/provider.ts';
 import { LocalRoomProvider, LocalRoomRegistry } from './rooms/local.ts';
 import { createLocalRoomServer, type LocalRoomServer } from './rooms/local-server.ts';
 import type { RoomProvider } from './rooms/provider.ts';
@@ -55,6 +56,8 @@ export async function startWorker(config: Readonly<WorkerConfig>, deps: { log: L
     const registry = new LocalRoomRegistry();
     rooms = new LocalRoomProvider({ publicUrl: config.publicUrl, secret: config.roomTokenSecret, registry });
     localServer = createLocalRoomServer({ registry, secret: config.roomTokenSecret, log });
+  } else if (config.roomProvider === 'livekit') {
+    rooms = new LiveKitRoomProvider(config.livekit!);
   } else {
     const daily = config.daily!;
     rooms = new DailyRoomProvider({ apiKey: daily.apiKey, apiUrl: daily.apiUrl, domainId: daily.domainId, log });

@@ -16,6 +16,7 @@ const ENTRIES: ReadonlyMap<string, string> = new Map([
   ['main.js', join(here, 'client', 'main.ts')],
   ['capture-worklet.js', join(here, 'client', 'capture-worklet.ts')],
   ['daily-room.js', join(here, 'client', 'daily-room.ts')],
+  ['livekit-room.js', join(here, 'client', 'livekit-room.ts')],
   ['browser.js', join(root, 'sdk', 'browser', 'index.ts')],
 ]);
 

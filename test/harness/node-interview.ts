@@ -1,3 +1,5 @@
+import { roomKind } from '../../api-stub/respondent/client/room.ts';
+import { runLiveKitRespondent, type LiveKitRespondentResult } from './livekit-respondent.ts';
 import { runRespondent, type RoomTimeline } from './room-client.ts';
 import { SPEECH_RATE, spokenTrack } from './speech.ts';
 import type { System } from './system.ts';
@@ -61,17 +63,16 @@ export async function runNodeInterview(system: System, options: { answers?: Buff
   step('connect', `route ${answer.route}, room ${answer.room_url}, spawn answered in ${connectMs.toFixed(0)} ms`);
   await status(created.sessionId, 'the pipeline was spawned');
 
-  const room = await runRespondent({
-    roomUrl: answer.room_url,
-    token: answer.token,
-    answers: options.answers ?? answerClips(DEFAULT_ANSWERS),
-    ca: system.ca.certPem,
-    timeoutMs: 120_000,
-    onEvent: (line) => {
-      if (line.startsWith('caption ')) step('caption', line.slice('caption '.length));
-      else if (line.startsWith('state ')) step('state', line.slice('state '.length));
-    },
-  });
+  const answers = options.answers ?? answerClips(DEFAULT_ANSWERS);
+  const onEvent = (line: string): void => {
+    if (line.startsWith('caption ')) step('caption', line.slice('caption '.length));
+    else if (line.startsWith('state ')) step('state', line.slice('state '.length));
+  };
+  // The same choice as the respondent page (room.ts): a LiveKit token carries `video` grants.
+  const room =
+    roomKind(answer.room_url, answer.token) === 'livekit'
+      ? liveKitTimeline(await runLiveKitRespondent({ url: answer.room_url, token: answer.token, answers, reactionMs: 300, timeoutMs: 120_000, onEvent }))
+      : await runRespondent({ roomUrl: answer.room_url, token: answer.token, answers, ca: system.ca.certPem, timeoutMs: 120_000, onEvent });
   step('ended', `the room ended: ${room.endReason ?? `closed ${room.closeCode}`}`, room.ended ?? performance.now());
   return { sessionId: created.sessionId, sessionUrl: created.sessionUrl, route: String(answer.route), roomUrl: answer.room_url, connectStarted, connectMs, room, steps };
 }
@@ -79,4 +80,20 @@ export async function runNodeInterview(system: System, options: { answers?: Buff
 /** Per-turn latency: from the end of each answer to the first audio of the bot's next utterance. */
 export function turnLatencies(room: RoomTimeline): number[] {
   return room.answers.map((a) => room.botUtterances.find((u) => u.firstAudio > a.finished)).map((u, i) => (u ? u.firstAudio - room.answers[i]!.finished : NaN));
+}
+
+/** A LiveKit respondent's record in the local room client's shape, for the demo and the bench. */
+function liveKitTimeline(r: LiveKitRespondentResult): RoomTimeline {
+  return {
+    opened: r.joinedAt - r.connectMs,
+    ready: r.joinedAt,
+    ended: r.endedAt,
+    endReason: r.ended,
+    closeCode: null,
+    outputSampleRate: 24_000,
+    botUtterances: r.botUtterances,
+    answers: r.answers,
+    states: r.states,
+    captions: r.captions,
+  };
 }

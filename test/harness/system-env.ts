@@ -70,6 +70,8 @@ export interface WorkerEnvInput {
   logLevel: string;
   /** PATH and HOME of the parent, so the child finds the same tools. */
   base: NodeJS.ProcessEnv;
+  /** The room settings (ROOM_PROVIDER and its variables); local rooms when absent. */
+  rooms?: Record<string, string>;
 }
 
 export function workerEnv(i: WorkerEnvInput): NodeJS.ProcessEnv {
@@ -91,6 +93,7 @@ export function workerEnv(i: WorkerEnvInput): NodeJS.ProcessEnv {
     REDIS_KEY_PREFIX: i.redisKeyPrefix,
     BACKEND_URL: i.backendUrl,
     ROOM_PROVIDER: 'local',
+    ...i.rooms,
     ...providers,
     WARM_POOL_SIZE: '1',
     HEARTBEAT_INTERVAL_MS: '500',

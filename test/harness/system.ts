@@ -8,6 +8,7 @@ import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts'
 import { startOtlpReceiver, type OtlpReceiver } from '../fakes/otlp-receiver.ts';
 import { createCertificateAuthority, type CertificateAuthority } from './pki.ts';
 import { apiStubEnv, DEMO_KEYS, demoSeed, INTERVIEW_ID, realProviders, workerEnv, type ProviderSetting } from './system-env.ts';
+import { startLiveKitServer, type LiveKitServer } from './livekit-server.ts';
 import { freePort, waitFor } from './ports.ts';
 import { startServiceProcess, type ServiceProcess } from './processes.ts';
 import { startRedis, type RedisServer } from './redis.ts';
@@ -51,10 +52,15 @@ export interface SystemOptions {
   /** Keep transcripts here (not deleted on stop); default: a temp dir removed on stop. */
   transcriptRoot?: string;
   logLevel?: string;
+  /** Where interviews happen: the workers' own WebSocket rooms, or a livekit-server started here. */
+  rooms?: 'local' | 'livekit';
 }
 
 export interface System {
   apiBase: string;
+  rooms: 'local' | 'livekit';
+  /** The LiveKit server both workers use, with rooms: 'livekit'. */
+  livekit: LiveKitServer | null;
   keys: typeof DEMO_KEYS;
   interviewId: string;
   ca: CertificateAuthority;
@@ -113,6 +119,13 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
       redisUrl = redis.url;
     }
 
+    let livekit: LiveKitServer | null = null;
+    if (options.rooms === 'livekit') {
+      const server = await startLiveKitServer();
+      started.push(() => server.stop());
+      livekit = server;
+    }
+
     const ca = createCertificateAuthority('voice-demo-ca');
     started.push(() => rmSync(ca.dir, { recursive: true, force: true }));
     const hostedCert = ca.issueServer('hosted-worker', ['127.0.0.1', 'localhost']);
@@ -157,7 +170,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     const transcriptDirs = { hosted: join(transcriptRoot, 'transcripts-hosted'), selfHosted: join(transcriptRoot, 'transcripts-self-hosted') };
 
     const providerSetting: ProviderSetting = providers.kind === 'fake' ? { kind: 'fake', url: providers.fake.url } : { kind: 'real', env: realEnv! };
-    const common = { redisUrl, backendUrl: apiBase, providers: providerSetting, otlpUrl: otlp.url, vadSilenceMs: options.vadSilenceMs ?? 600, logLevel, base: process.env };
+    const common = { redisUrl, backendUrl: apiBase, providers: providerSetting, otlpUrl: otlp.url, vadSilenceMs: options.vadSilenceMs ?? 600, logLevel, base: process.env, rooms: livekit?.env };
 
     const startWorker = async (name: 'hosted' | 'self-hosted', port: number, token: string, cert: { certFile: string; keyFile: string }, transcripts: string): Promise<WorkerHandle> => {
       const env = workerEnv({ ...common, name, port, metricsPort: metricsPorts[name], token, cert, transcriptDir: transcripts, redisKeyPrefix: `${name}-${randomBytes(4).toString('hex')}` });
@@ -217,6 +230,8 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
 
     return {
       apiBase,
+      rooms: livekit ? 'livekit' : 'local',
+      livekit,
       keys: DEMO_KEYS,
       interviewId: INTERVIEW_ID,
       ca,

@@ -1,5 +1,6 @@
 import type { Attributes } from '@opentelemetry/api';
 import { z } from 'zod';
+import type { RoomProviderName } from '../config.ts';
 import type { InterviewDefinition, InterviewQuestion } from '../../lib/interview.ts';
 
 /**
@@ -12,9 +13,9 @@ export interface BotJob {
   sessionId: string;
   interviewId: string;
   interview: InterviewDefinition;
-  /** Where the bot joins: the room's internal address with the bot's token. */
+  /** Where the bot joins, with its token as `?token=`: a local room's internal address, or LIVEKIT_URL. */
   joinUrl: string;
-  roomProvider: 'daily' | 'local';
+  roomProvider: RoomProviderName;
   botCanJoin: boolean;
 }
 

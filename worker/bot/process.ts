@@ -5,7 +5,8 @@ import { createTranscriptStore } from '../transcripts/store.ts';
 import { runInterview } from './interview.ts';
 import type { BotJob, FromBot, Outcome, ToBot } from './messages.ts';
 import { DailyRoomJoiner } from '../rooms/daily/bot-room.ts';
-import { joinBotRoom } from './room-link.ts';
+import { ATTR_ROOM_CONNECT_MS, ATTR_ROOM_PROVIDER, ATTR_SESSION_ID, SPAN_ROOM_CONNECT } from '../telemetry/names.ts';
+import { joinBotRoom, prewarmRoomClient, type BotRoom } from './room-link.ts';
 
 /**
  * A prewarmed bot: its own process, started by the worker with the same environment. It builds
@@ -28,13 +29,19 @@ function send(msg: FromBot): void {
 }
 
 async function run(job: BotJob): Promise<Outcome> {
-  let room;
+  let room: BotRoom;
+  const startMs = Date.now();
   try {
-    room = await joinBotRoom(job, dailyRooms);
+    // A WebRTC connect (ICE, DTLS) takes longer than a WebSocket upgrade, and more under load.
+    const joined = await joinBotRoom(job, dailyRooms, job.roomProvider === 'local' ? 5000 : 15_000);
+    room = joined.room;
+    const attributes = { [ATTR_SESSION_ID]: job.sessionId, [ATTR_ROOM_PROVIDER]: job.roomProvider, [ATTR_ROOM_CONNECT_MS]: Math.round(joined.connectMs) };
+    send({ type: 'span', sessionId: job.sessionId, span: { name: SPAN_ROOM_CONNECT, startMs, endMs: Date.now(), attributes } });
   } catch (err) {
+    send({ type: 'span', sessionId: job.sessionId, span: { name: SPAN_ROOM_CONNECT, startMs, endMs: Date.now(), attributes: { [ATTR_SESSION_ID]: job.sessionId, [ATTR_ROOM_PROVIDER]: job.roomProvider }, error: (err as Error).message } });
     return { status: 'failed', reason: 'room_join_failed', message: `The bot could not join its room: ${(err as Error).message}` };
   }
-  return runInterview(job, {
+  const outcome = await runInterview(job, {
     room,
     providers,
     store,
@@ -50,6 +57,9 @@ async function run(job: BotJob): Promise<Outcome> {
     emitSpan: (span) => send({ type: 'span', sessionId: job.sessionId, span }),
     emitLatency: (provider, operation, seconds) => send({ type: 'latency', provider, operation, seconds }),
   });
+  // The closing words play out before the worker hears the outcome and deletes the room.
+  await room.whenClosed();
+  return outcome;
 }
 
 process.on('message', (msg: ToBot) => {
@@ -91,6 +101,8 @@ for (const event of ['uncaughtException', 'unhandledRejection'] as const) {
 process.on('disconnect', () => process.exit(0));
 // A bridge whose bot is gone would linger in its room; its input closing ends it too, this is sooner.
 process.on('exit', () => dailyRooms?.close());
+// Prewarm: the room client (for LiveKit, its native WebRTC library) loads before the first session.
+await prewarmRoomClient(config.roomProvider);
 if (!dailyRooms) send({ type: 'ready' });
 else {
   // A slot is warm only with its bridge ready; a bridge that cannot start (no Python, no SDK) makes

@@ -2,17 +2,22 @@ import { EventEmitter } from 'node:events';
 import { WebSocket } from 'ws';
 import { parseControlFrame } from '../rooms/control-frame.ts';
 import type { DailyRoomJoiner } from '../rooms/daily/bot-room.ts';
+import type { RoomProviderName } from '../config.ts';
 import type { BotJob } from './messages.ts';
 
 /**
- * The bot's side of a local room: a WebSocket participant like the respondent. Emits `audio`
- * (PCM buffers from the respondent), `joined`, `left`, `hangup` and `closed`.
+ * The bot's side of a room, whatever the transport: emits `audio` (PCM16 mono from the respondent at
+ * the listening rate, 16 kHz), `joined`, `left`, `hangup` and `closed`; takes the bot's audio at
+ * 24 kHz and the local-room control messages. The local room is a WebSocket participant like the
+ * respondent; LiveKit rooms are in worker/rooms/livekit/.
  */
 export interface BotRoom extends EventEmitter {
   readonly respondentPresent: boolean;
   sendControl(msg: Record<string, unknown>): void;
   sendAudio(pcm: Buffer): void;
   close(): void;
+  /** Settles once close() has let queued audio and messages out and left the room. */
+  whenClosed(): Promise<void>;
 }
 
 class LocalBotRoom extends EventEmitter implements BotRoom {
@@ -51,6 +56,10 @@ class LocalBotRoom extends EventEmitter implements BotRoom {
   close(): void {
     this.ws.close(1000);
   }
+
+  whenClosed(): Promise<void> {
+    return Promise.resolve();
+  }
 }
 
 /**
@@ -77,14 +86,32 @@ export async function joinLocalRoom(joinUrl: string, timeoutMs: number): Promise
   return room;
 }
 
-/** Joins the job's room with its provider's transport: Daily through the bot's prewarmed bridge. */
-export async function joinBotRoom(job: BotJob, daily: DailyRoomJoiner | null): Promise<BotRoom> {
+/** Loads the room client of the provider ahead of the first session (the bot's prewarm). */
+export async function prewarmRoomClient(provider: RoomProviderName): Promise<void> {
+  if (provider === 'livekit') await import('../rooms/livekit/bot-room.ts');
+}
+
+/**
+ * Joins the job's room with its provider's transport. `joinUrl` carries the bot's token: as
+ * `?token=` for local rooms (the internal WebSocket address) and LiveKit (LIVEKIT_URL; the room is
+ * in the token), as `?t=` for Daily, whose rooms the bot joins through its prewarmed bridge.
+ */
+export async function joinBotRoom(job: BotJob, daily: DailyRoomJoiner | null, timeoutMs: number): Promise<{ room: BotRoom; connectMs: number }> {
+  const started = performance.now();
+  const joined = (room: BotRoom) => ({ room, connectMs: performance.now() - started });
   switch (job.roomProvider) {
     case 'local':
-      return joinLocalRoom(job.joinUrl, 5000);
+      return joined(await joinLocalRoom(job.joinUrl, timeoutMs));
     case 'daily':
       if (!daily) throw new Error('this bot has no Daily bridge (ROOM_PROVIDER is not daily)');
-      return daily.join(job.joinUrl);
+      return joined(await daily.join(job.joinUrl));
+    case 'livekit': {
+      const url = new URL(job.joinUrl);
+      const token = url.searchParams.get('token') ?? '';
+      url.search = '';
+      const { joinLiveKitRoom } = await import('../rooms/livekit/bot-room.ts');
+      return joinLiveKitRoom(url.toString().replace(/\/$/, ''), token, timeoutMs);
+    }
     default: // a provider added to ROOM_PROVIDERS must be handled here (a type error until it is)
       throw new Error(`no bot transport for ${(job.roomProvider satisfies never) as string} rooms`);
   }

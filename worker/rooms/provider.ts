@@ -1,10 +1,12 @@
+import type { RoomProviderName } from '../config.ts';
+
 /**
  * A video room provider: rooms are prepared ahead (kept with their warm slot in the pool) and join
  * tokens are minted locally, so the spawn's hot path never waits on the provider.
  */
 export interface PreparedRoom {
   name: string;
-  /** What the respondent joins: https:// for a hosted provider, ws(s):// for local rooms. */
+  /** What the respondent joins: https:// for Daily, ws(s):// for local rooms and the LiveKit server. */
   url: string;
   /** Unix seconds when the provider closes the room (and ejects everyone). */
   exp: number;
@@ -22,7 +24,7 @@ export interface TokenRequest {
 }
 
 export interface RoomProvider {
-  readonly name: 'daily' | 'local';
+  readonly name: RoomProviderName;
   /** One-time set-up before the first room (e.g. learn the provider's domain id). */
   init(): Promise<void>;
   createRoom(options: { ttlSeconds: number }): Promise<PreparedRoom>;

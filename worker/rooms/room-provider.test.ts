@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../lib/log.ts';
 import { startFakeDaily, type FakeDaily } from '../../test/fakes/daily-api.ts';
+import { startLiveKitServer, type LiveKitServer } from '../../test/harness/livekit-server.ts';
 import { DailyRoomProvider } from './daily/rest-provider.ts';
+import { LiveKitRoomProvider } from './livekit/provider.ts';
 import { LocalRoomProvider, LocalRoomRegistry } from './local.ts';
 import type { RoomProvider } from './provider.ts';
 import { verifyJwt } from './tokens.ts';
@@ -17,13 +19,16 @@ interface Subject {
   verify(token: string): string;
   exists(name: string): boolean;
   settle(): Promise<void>;
+  /** The room server's own check of a join token, when it has one: the HTTP status it answers. */
+  accepts?(token: string): Promise<number>;
 }
 
 let fake: FakeDaily;
+let livekit: LiveKitServer;
 const subjects: Record<string, () => Subject> = {};
 
 beforeAll(async () => {
-  fake = await startFakeDaily();
+  [fake, livekit] = await Promise.all([startFakeDaily(), startLiveKitServer()]);
   const daily = new DailyRoomProvider({ apiKey: fake.apiKey, apiUrl: fake.url, domainId: null, log: silentLogger, deletesPerSecond: 50 });
   await daily.init();
   subjects.daily = () => ({
@@ -49,20 +54,42 @@ beforeAll(async () => {
     exists: (name) => registry.get(name) !== undefined,
     settle: async () => undefined,
   });
+  // A real livekit-server: the room list is the server's, and tokens are checked by its own
+  // /rtc/validate (what a joining client's token goes through).
+  const lk = new LiveKitRoomProvider({ url: livekit.url, apiKey: livekit.apiKey, apiSecret: livekit.apiSecret });
+  await lk.init();
+  const httpBase = livekit.url.replace(/^ws/, 'http');
+  const liveRooms = new Set<string>();
+  subjects.livekit = () => ({
+    provider: lk,
+    scheme: /^ws:\/\/127\.0\.0\.1:\d+$/,
+    verify: (token) => {
+      const result = verifyJwt(token, livekit.apiSecret, Math.floor(Date.now() / 1000));
+      if (!result.ok) throw new Error(result.reason);
+      return String((result.claims.video as { room?: string }).room);
+    },
+    exists: (name) => liveRooms.has(name),
+    settle: async () => {
+      liveRooms.clear();
+      for (const r of await lk.api.listRooms()) liveRooms.add(r.name);
+    },
+    accepts: async (token) => (await fetch(`${httpBase}/rtc/validate?access_token=${encodeURIComponent(token)}`)).status,
+  });
 });
 
 afterAll(async () => {
   (subjects.daily?.().provider as DailyRoomProvider | undefined)?.close();
-  await fake.close();
+  await Promise.all([fake?.close(), livekit?.stop()]);
 });
 
-describe.each(['daily', 'local'])('RoomProvider contract: %s', (name) => {
+describe.each(['daily', 'livekit', 'local'])('RoomProvider contract: %s', (name) => {
   it('creates distinct rooms ahead, with an expiry', async () => {
     const s = subjects[name]!();
     const [a, b] = await Promise.all([s.provider.createRoom({ ttlSeconds: 600 }), s.provider.createRoom({ ttlSeconds: 600 })]);
     expect(a.name).not.toBe(b.name);
     expect(a.url).toMatch(s.scheme);
     expect(a.exp - Math.floor(Date.now() / 1000)).toBeGreaterThanOrEqual(595);
+    await s.settle();
     expect(s.exists(a.name)).toBe(true);
   });
 
@@ -77,6 +104,13 @@ describe.each(['daily', 'local'])('RoomProvider contract: %s', (name) => {
     const bot = s.provider.mintToken({ ...request, role: 'bot' });
     expect(bot).not.toBe(token);
     expect(s.verify(bot)).toBe(room.name);
+    if (s.accepts) {
+      expect(await s.accepts(token)).toBe(200);
+      expect(await s.accepts(bot)).toBe(200);
+      // A token signed with another secret, or for a time already past, is refused by the server.
+      expect(await s.accepts(`${token.slice(0, -4)}AAAA`)).toBe(401);
+      expect(await s.accepts(s.provider.mintToken({ ...request, issuedAt: now - 600, expiresAt: now - 60 }))).toBe(401);
+    }
   });
 
   it('deletes rooms, and deleting twice or an unknown room is not an error', async () => {

@@ -5,12 +5,15 @@
 export const SPAN_SESSION_START = 'session.start';
 export const SPAN_LLM_TURN = 'llm.turn';
 export const SPAN_TTS_FIRST_BYTE = 'tts.first_byte';
+/** The bot joining its room (after spawn answered, so not part of session.start's time). */
+export const SPAN_ROOM_CONNECT = 'room.connect';
 
 export const ATTR_SESSION_ID = 'session.id';
 export const ATTR_INTERVIEW_ID = 'interview.id';
 export const ATTR_PROVIDER = 'provider.name';
 export const ATTR_MODEL = 'provider.model';
 export const ATTR_ROOM_PROVIDER = 'room.provider';
+export const ATTR_ROOM_CONNECT_MS = 'room.connect_ms';
 export const ATTR_SLOT_ID = 'worker.slot.id';
 export const ATTR_POD = 'worker.pod';
 export const ATTR_SPAWN_OUTCOME = 'spawn.outcome';

@@ -2,7 +2,7 @@ import { readConfig } from './config.ts';
 import { connect, isRoomError } from './connect.ts';
 import { createHostBridge } from './host-bridge.ts';
 import { joinLocalRoom } from './local-room.ts';
-import type { JoinInput, Room, RoomError, RoomEvents } from './room.ts';
+import { roomKind, type JoinInput, type Room, type RoomError, type RoomEvents } from './room.ts';
 import { createView } from './view.ts';
 
 /**
@@ -110,14 +110,14 @@ async function begin(): Promise<void> {
 
   const input: JoinInput = { roomUrl: answer.room_url, token: answer.token, microphone: mic, events: roomEvents };
   try {
-    const scheme = new URL(answer.room_url).protocol;
-    if (scheme === 'ws:' || scheme === 'wss:') {
+    const kind = roomKind(answer.room_url, answer.token);
+    if (kind === 'local') {
       room = await joinLocalRoom(input);
-    } else if (scheme === 'https:') {
-      // The hosted provider's client is large: load it only for sessions that need it.
-      const url = new URL('daily-room.js', import.meta.url).toString();
-      const module = (await import(url)) as { joinDailyRoom(input: JoinInput): Promise<Room> };
-      room = await module.joinDailyRoom(input);
+    } else if (kind === 'daily' || kind === 'livekit') {
+      // WebRTC room clients are large: each is loaded only for sessions that need it.
+      const url = new URL(`${kind}-room.js`, import.meta.url).toString();
+      const module = (await import(url)) as Record<string, (input: JoinInput) => Promise<Room>>;
+      room = await module[kind === 'daily' ? 'joinDailyRoom' : 'joinLiveKitRoom']!(input);
     } else {
       return fail({ code: 'room_unsupported', message: 'The interview room has an address this page cannot open.', retryable: false });
     }

@@ -10,6 +10,8 @@ import { parseDailyJoinUrl } from './join-url.ts';
  * JSON as docs/local-room-protocol.md, and the respondent's page sends `{type: 'hangup'}` back.
  */
 export const DAILY_JOIN_TIMEOUT_MS = 20_000;
+/** How long whenClosed() waits for the bridge to play its queue out and leave. */
+const DAILY_LEAVE_LIMIT_MS = 30_000;
 
 export class DailyBotRoom extends EventEmitter implements BotRoom {
   private readonly present = new Set<string>();
@@ -73,6 +75,18 @@ export class DailyBotRoom extends EventEmitter implements BotRoom {
     // Queued audio and the final `ended` go out first; the bridge then leaves and exits.
     this.bridge.leave();
     this.release();
+  }
+
+  /** Settles when the bridge has left the room (its queue played out), or after a bound. */
+  whenClosed(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, DAILY_LEAVE_LIMIT_MS);
+      this.once('closed', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 }
 

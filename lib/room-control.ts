@@ -1,0 +1,21 @@
+/**
+ * Control messages in a LiveKit room: the local-room vocabulary (docs/local-room-protocol.md:
+ * state, caption, audio_end, ended from the bot; hangup from the respondent), as UTF-8 JSON in
+ * reliable data packets on one topic, so other data in the room is never mistaken for them.
+ */
+export const CONTROL_TOPIC = 'voice.control';
+
+export function encodeControl(msg: Record<string, unknown>): Uint8Array<ArrayBuffer> {
+  return new TextEncoder().encode(JSON.stringify(msg));
+}
+
+/** A message with a string `type`, or null for anything else. */
+export function decodeControl(payload: Uint8Array): ({ type: string } & Record<string, unknown>) | null {
+  try {
+    const msg = JSON.parse(new TextDecoder().decode(payload)) as unknown;
+    if (msg && typeof msg === 'object' && !Array.isArray(msg) && typeof (msg as { type?: unknown }).type === 'string') return msg as { type: string } & Record<string, unknown>;
+  } catch {
+    // Not ours.
+  }
+  return null;
+}

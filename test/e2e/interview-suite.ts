@@ -1,0 +1,232 @@
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FrameLocator, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { launchChromium, type Chromium } from '../harness/browser.ts';
+import { startHostPage, type HostPage } from '../harness/host-page.ts';
+import { waitFor } from '../harness/ports.ts';
+import { spokenTrack } from '../harness/speech.ts';
+import { INTERVIEW, startSystem, type System } from '../harness/system.ts';
+
+/**
+ * One interview as a respondent meets it, through every part: a customer's page (another origin)
+ * uses the browser SDK; the respondent page runs in its iframe in headless Chromium, whose fake
+ * microphone plays answers spoken by espeak-ng; the api-stub routes the spawn to a worker over
+ * HTTPS; the bot asks the deployment's questions in a wss local room; the session completes; a
+ * signed interview.completed arrives and verifies; spans reach the OTLP receiver. Then the same
+ * with the workspace's self-host endpoint set, and again after clearing it. Defined once, run over
+ * each kind of room (interview.test.ts: the workers' local rooms; livekit-interview.test.ts: LiveKit).
+ */
+export function interviewSuite(rooms: 'local' | 'livekit'): void {
+  const ARTIFACTS = join(process.cwd(), 'test-artifacts', rooms === 'local' ? 'e2e' : 'e2e-livekit');
+  const DEADLINE_MS = 60_000;
+
+  type HostEvent = { type: string; sessionId: string; reason?: string; code?: string; message?: string };
+  type Mark = { name: string; at: number };
+
+  let system: System;
+  let host: HostPage;
+  let browser: Chromium;
+
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    system = await startSystem({ redisUrl: inject('redisUrl'), providers: 'fake', logDir: join(ARTIFACTS, 'logs'), vadSilenceMs: 500, rooms });
+    // The microphone starts when the respondent presses Start. Five seconds of silence first let the
+    // interviewer greet and ask (and the page show "Your turn") before the first answer; pauses after
+    // each answer let the bot hear the turn end. Chromium loops the file.
+    const track = spokenTrack(['A friend told me about you.', 'Make the setup faster.'], { leadMs: 5000, gapMs: 2500 });
+    host = await startHostPage(system.apiBase, system.keys.publishable);
+    browser = await launchChromium({ fakeAudioFile: track.file, trustSpki: system.workerSpkiHashes });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await host?.close();
+    await system?.stop();
+  });
+
+  const hostEvents = (page: Page): Promise<HostEvent[]> => page.evaluate(() => (window as unknown as { serviceEvents: HostEvent[] }).serviceEvents);
+  const waitEvent = async (page: Page, type: string, timeoutMs = DEADLINE_MS): Promise<void> => {
+    await waitFor(
+      async () => {
+        const events = await hostEvents(page);
+        const failure = events.find((e) => e.type === 'service:error' || e.type === 'service:failed');
+        if (failure && type !== failure.type) throw new Error(`the page reported ${failure.type}: ${failure.code ?? failure.reason} ${failure.message ?? ''}`);
+        return events.some((e) => e.type === type);
+      },
+      { timeoutMs, intervalMs: 100, what: `${type} at the host page` },
+    );
+  };
+
+  interface Run {
+    sessionId: string;
+    events: HostEvent[];
+    timeline: Mark[];
+    captions: string[];
+  }
+
+  /** Opens the customer's page in a new tab and starts an interview there with the browser SDK. */
+  async function openInterview(metadata: object): Promise<{ page: Page; sessionId: string; frame: FrameLocator }> {
+    const page = await browser.context.newPage();
+    await page.goto(host.url);
+    await page.waitForFunction(() => (window as unknown as { hostReady?: boolean }).hostReady === true);
+    const sessionId = await page.evaluate(([id, meta]) => (window as unknown as { startInterview(i: string, m: object): Promise<string> }).startInterview(id, meta), [system.interviewId, metadata] as const);
+    return { page, sessionId, frame: page.frameLocator('iframe') };
+  }
+
+  /** Opens the host page, starts an interview with the SDK, and lets the respondent answer to the end. */
+  async function interview(label: string, screenshots: boolean): Promise<Run> {
+    const { page, sessionId, frame } = await openInterview({ plan: 'pro', label: 'e2e' });
+    try {
+      await waitEvent(page, 'service:ready');
+      await expect.poll(() => frame.locator('#start').isVisible()).toBe(true);
+      if (screenshots) await page.screenshot({ path: join(ARTIFACTS, `${label}-1-ready.png`) });
+      await frame.locator('#start').click();
+      await waitEvent(page, 'service:speaking');
+      if (screenshots) await page.screenshot({ path: join(ARTIFACTS, `${label}-2-speaking.png`) });
+      if (screenshots) {
+        // The page shows "Your turn" once the question has played out, while the microphone is still silent.
+        await expect.poll(() => frame.locator('#interview').getAttribute('data-state'), { timeout: 20_000, interval: 50 }).toBe('listening');
+        // Let the orb's colour transition finish, so the picture shows the state's own colour (green).
+        await expect.poll(() => frame.locator('.orb').evaluate((el) => getComputedStyle(el).backgroundColor), { interval: 50 }).toBe('rgb(19, 115, 51)');
+        await page.screenshot({ path: join(ARTIFACTS, `${label}-3-listening.png`) });
+      }
+      await waitEvent(page, 'service:listening');
+      await waitEvent(page, 'service:completed');
+      await expect.poll(() => frame.locator('#interview').getAttribute('data-state')).toBe('finished');
+      if (screenshots) await page.screenshot({ path: join(ARTIFACTS, `${label}-4-finished.png`) });
+      const timeline = await frame.locator('body').evaluate(() => (window as unknown as { __serviceTimeline: Mark[] }).__serviceTimeline);
+      const captions = await frame.locator('#captions li .text').allTextContents();
+      return { sessionId, events: await hostEvents(page), timeline, captions };
+    } finally {
+      await page.close();
+    }
+  }
+
+  async function expectCompleted(run: Run, route: 'hosted' | 'self_hosted'): Promise<void> {
+    // The page's own record of the connect answer names the route the service chose.
+    expect(run.timeline.map((m) => m.name)).toContain(`connect:done:${route}`);
+    const types = run.events.map((e) => e.type);
+    expect(types.slice(0, 3)).toEqual(['service:ready', 'service:connecting', 'service:started']);
+    expect(types).toContain('service:speaking');
+    expect(types).toContain('service:listening');
+    expect(types.at(-1)).toBe('service:completed');
+    expect(run.events.every((e) => e.sessionId === run.sessionId)).toBe(true);
+    // The bot asked the deployment's questions, and the page heard its audio.
+    for (const q of INTERVIEW.questions) expect(run.captions).toContain(q.text);
+    const heard = run.captions.map((c) => /^answer \d+ \((\d+(?:\.\d+)?) s of audio\)$/.exec(c)).filter((m) => m !== null);
+    expect(heard.length).toBeGreaterThanOrEqual(INTERVIEW.questions.length);
+    // The stand-in transcribes the duration it received at 16 kHz: an answer (under 2 s of speech plus
+    // the end-of-turn silence) must not come out three times too long, as 48 kHz sent as 16 kHz would.
+    for (const m of heard) {
+      expect(Number(m[1])).toBeGreaterThan(0.4);
+      expect(Number(m[1])).toBeLessThan(4.5);
+    }
+    expect(run.timeline.some((m) => m.name === 'bot:first_audio')).toBe(true);
+    // The page declares the end only after the closing words ("Thanks, that is all.", about a second
+    // of speech) have played, rather than cutting them off when the room ends.
+    const lastBotAudio = run.timeline.filter((m) => m.name === 'bot:first_audio').at(-1)!;
+    const ended = run.timeline.find((m) => m.name === 'ended:completed')!;
+    expect(ended.at - lastBotAudio.at).toBeGreaterThan(600);
+
+    // The page may say "finished" a moment before the worker's report lands (it follows the bot
+    // leaving the room): poll with a deadline.
+    await expect.poll(async () => (await system.retrieve(run.sessionId)).status, { timeout: 15_000, interval: 100 }).toBe('COMPLETED');
+    const session = await system.retrieve(run.sessionId);
+    expect(session.metadata).toEqual({ plan: 'pro', label: 'e2e' });
+    expect(session.clickedAt).not.toBeNull();
+    expect(session.response?.summary).toBeTruthy();
+    const transcriptKey = session.response!.transcriptKey;
+    const transcriptDir = route === 'hosted' ? system.transcriptDirs.hosted : system.transcriptDirs.selfHosted;
+    expect(transcriptKey.startsWith('file://')).toBe(true);
+    const transcriptPath = fileURLToPath(transcriptKey);
+    expect(transcriptPath.startsWith(transcriptDir)).toBe(true);
+    expect(existsSync(transcriptPath)).toBe(true);
+    const transcript = JSON.parse(readFileSync(transcriptPath, 'utf8')) as { sessionId: string; turns: Array<{ speaker: string; text: string }> };
+    expect(transcript.sessionId).toBe(run.sessionId);
+    expect(transcript.turns.filter((t) => t.speaker === 'respondent').length).toBeGreaterThanOrEqual(INTERVIEW.questions.length);
+
+    const webhook = await system.webhooks.waitFor('interview.completed', run.sessionId);
+    expect(webhook.event.data).toMatchObject({ sessionId: run.sessionId, interviewId: system.interviewId, metadata: { plan: 'pro', label: 'e2e' } });
+    expect(system.webhooks.rejected).toEqual([]);
+
+    const service = route === 'hosted' ? 'voice-worker-hosted' : 'voice-worker-self-hosted';
+    await system.otlp.waitFor(
+      (spans) => ['session.start', 'room.connect', 'llm.turn', 'tts.first_byte'].every((name) => spans.some((s) => s.name === name && s.attributes['session.id'] === run.sessionId && s.resource['service.name'] === service)),
+      15_000,
+      `session.start, room.connect, llm.turn and tts.first_byte of ${run.sessionId} from ${service}`,
+    );
+    // The bot joined a room of the kind under test, and said how long its connect took.
+    const connect = system.otlp.spans.find((s) => s.name === 'room.connect' && s.attributes['session.id'] === run.sessionId)!;
+    expect(connect.attributes['room.provider']).toBe(rooms);
+    expect(Number(connect.attributes['room.connect_ms'])).toBeGreaterThanOrEqual(0);
+  }
+
+  describe(`one interview through every part, in ${rooms} rooms`, () => {
+    it('runs on the hosted pipeline: page, SDK events, COMPLETED, signed webhook, transcript, spans', async () => {
+      const run = await interview('hosted', true);
+      await expectCompleted(run, 'hosted');
+    }, 120_000);
+
+    it('the host page hangs up through the SDK: the page leaves the room, the bot reports it, interview.failed arrives signed', async () => {
+      const { page, sessionId, frame } = await openInterview({ plan: 'pro' });
+      try {
+        await frame.locator('#start').click();
+        await waitEvent(page, 'service:speaking');
+        await page.evaluate(() => (window as unknown as { mounted: { hangup(): void } }).mounted.hangup());
+        await waitEvent(page, 'service:completed');
+        expect((await hostEvents(page)).at(-1)).toMatchObject({ type: 'service:completed', reason: 'hangup', sessionId });
+        await expect.poll(() => frame.locator('#state-detail').textContent()).toContain('You left the interview');
+
+        const failed = await system.webhooks.waitFor('interview.failed', sessionId);
+        expect(failed.event.data).toMatchObject({ sessionId, reason: 'respondent_hangup' });
+        const session = await system.retrieve(sessionId);
+        expect(session.status).toBe('STARTED');
+        expect(session.response).toBeNull();
+      } finally {
+        await page.close();
+      }
+    }, 60_000);
+
+    it('offers Try again when the interviewer fails, and the retry runs a fresh interviewer to COMPLETED', async () => {
+      if (system.providers.kind !== 'fake') throw new Error('this test injects a provider failure and needs the stand-in providers');
+      // Text-to-speech answers 500 twice: the greeting fails even after the worker's one retry.
+      system.providers.fake.failNext('tts', { status: 500, count: 2 });
+      const { page, sessionId, frame } = await openInterview({ plan: 'pro' });
+      try {
+        await frame.locator('#start').click();
+        await waitEvent(page, 'service:failed');
+        await expect.poll(() => frame.locator('#interview').getAttribute('data-state')).toBe('failed');
+        await expect.poll(() => frame.locator('#retry').isVisible()).toBe(true);
+        await page.screenshot({ path: join(ARTIFACTS, 'retry-1-failed.png') });
+        const failed = await system.webhooks.waitFor('interview.failed', sessionId);
+        expect((await system.retrieve(sessionId)).status).toBe('STARTED');
+
+        const before = (await hostEvents(page)).length;
+        await frame.locator('#retry').click();
+        await waitFor(async () => (await hostEvents(page)).slice(before).some((e) => e.type === 'service:completed'), { timeoutMs: DEADLINE_MS, intervalMs: 100, what: 'service:completed after Try again' });
+        const after = (await hostEvents(page)).slice(before).map((e) => e.type);
+        expect(after).not.toContain('service:error');
+        expect(after).toContain('service:started');
+        await expect.poll(async () => (await system.retrieve(sessionId)).status, { timeout: 15_000, interval: 100 }).toBe('COMPLETED');
+        const session = await system.retrieve(sessionId);
+        expect(session.response?.summary).toBeTruthy();
+        const completed = await system.webhooks.waitFor('interview.completed', sessionId);
+        expect(completed.event.created).toBeGreaterThanOrEqual(failed.event.created);
+      } finally {
+        await page.close();
+      }
+    }, 120_000);
+
+    it('routes to the self-hosted worker when the endpoint is set, and back to the hosted pipeline when it is cleared', async () => {
+      await system.setSelfHost();
+      const selfHosted = await interview('self-hosted', false);
+      await expectCompleted(selfHosted, 'self_hosted');
+
+      await system.clearSelfHost();
+      const back = await interview('cleared', false);
+      await expectCompleted(back, 'hosted');
+    }, 180_000);
+  });
+}

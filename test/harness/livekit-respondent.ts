@@ -1,0 +1,148 @@
+import { AudioFrame, AudioSource, AudioStream, LocalAudioTrack, Room, RoomEvent, TrackKind, TrackPublishOptions, TrackSource, type RemoteTrack } from '@livekit/rtc-node';
+import { levelDbfs } from '../../worker/bot/audio.ts';
+import { CONTROL_TOPIC, decodeControl, encodeControl } from '../../lib/room-control.ts';
+
+/**
+ * A respondent in Node for LiveKit rooms (@livekit/rtc-node), behaving like the respondent page:
+ * a microphone track fed in real time (20 ms frames of 16 kHz speech or silence), the bot's voice
+ * heard from its track, control messages as data. At each `listening` it speaks the next answer
+ * (or hangs up / stays silent). Records the messages and a timeline (performance.now() ms).
+ */
+const RATE = 16_000;
+const FRAME_SAMPLES = RATE / 50;
+/** Received bot audio above this level counts as speech (WebRTC delivers silence between utterances). */
+const HEARD_DBFS = -50;
+
+export interface LiveKitRespondentOptions {
+  url: string;
+  token: string;
+  /** PCM16 16 kHz per answer; past the list the last one is said again. */
+  answers: Buffer[];
+  /** Called at each `listening` (1-based turn). */
+  onListening?: (turn: number) => 'answer' | 'hangup' | 'silent';
+  reactionMs?: number;
+  timeoutMs?: number;
+  /** `state <state>` and `caption <speaker>: <text>` lines, as room-client.ts gives them. */
+  onEvent?: (line: string) => void;
+}
+
+export interface LiveKitRespondentResult {
+  connectMs: number;
+  /** performance.now() when joined, and when the room ended for us. */
+  joinedAt: number;
+  endedAt: number;
+  messages: Array<Record<string, unknown>>;
+  states: Array<{ state: string; at: number }>;
+  captions: Array<{ speaker: string; text: string; final: boolean; at: number }>;
+  ended: string | null;
+  /** Milliseconds of bot audio heard above HEARD_DBFS. */
+  heardMs: number;
+  /** Each bot utterance: when its first audible frame arrived (performance.now()). */
+  botUtterances: Array<{ firstAudio: number; bytes: number }>;
+  answers: Array<{ started: number; finished: number }>;
+  disconnectedBy: 'ended' | 'server' | 'hangup' | 'timeout';
+}
+
+export async function runLiveKitRespondent(options: LiveKitRespondentOptions): Promise<LiveKitRespondentResult> {
+  const room = new Room();
+  const source = new AudioSource(RATE, 1, 100);
+  const result: LiveKitRespondentResult = { connectMs: 0, joinedAt: 0, endedAt: 0, messages: [], states: [], captions: [], ended: null, heardMs: 0, botUtterances: [], answers: [], disconnectedBy: 'server' };
+  // In an object: set from event handlers, read by the microphone loop.
+  const mouth: { speaking: { pcm: Buffer; offset: number; startAt: number } | null } = { speaking: null };
+  let turn = 0;
+  let awaitingAudio = true;
+  let stopped = false;
+  let finish: (by: LiveKitRespondentResult['disconnectedBy']) => void = () => undefined;
+  const done = new Promise<void>((resolve) => {
+    finish = (by) => {
+      if (stopped) return;
+      stopped = true;
+      result.endedAt = performance.now();
+      result.disconnectedBy = by;
+      resolve();
+    };
+  });
+
+  const listenTo = (track: RemoteTrack): void => {
+    if (track.kind !== TrackKind.KIND_AUDIO) return;
+    void (async () => {
+      for await (const frame of new AudioStream(track, { sampleRate: 24_000, numChannels: 1 })) {
+        const pcm = Buffer.from(frame.data.buffer, frame.data.byteOffset, frame.data.byteLength);
+        if (levelDbfs(pcm) < HEARD_DBFS) continue;
+        if (awaitingAudio) {
+          awaitingAudio = false;
+          result.botUtterances.push({ firstAudio: performance.now(), bytes: 0 });
+        }
+        result.botUtterances[result.botUtterances.length - 1]!.bytes += pcm.length;
+        result.heardMs += (frame.samplesPerChannel / frame.sampleRate) * 1000;
+      }
+    })().catch(() => undefined);
+  };
+  room.on(RoomEvent.TrackSubscribed, (track) => listenTo(track));
+  room.on(RoomEvent.Disconnected, () => finish('server'));
+  room.on(RoomEvent.DataReceived, (payload, _p, _kind, topic) => {
+    if (topic !== CONTROL_TOPIC) return;
+    const msg = decodeControl(payload);
+    if (!msg) return;
+    result.messages.push(msg);
+    const at = performance.now();
+    if (msg.type === 'state') {
+      result.states.push({ state: String(msg.state), at });
+      options.onEvent?.(`state ${String(msg.state)}`);
+    }
+    if (msg.type === 'caption') {
+      result.captions.push({ speaker: String(msg.speaker), text: String(msg.text), final: msg.final === true, at });
+      if (msg.final === true) options.onEvent?.(`caption ${String(msg.speaker)}: ${String(msg.text)}`);
+    }
+    if (msg.type === 'audio_end') awaitingAudio = true;
+    if (msg.type === 'ended') {
+      result.ended = String(msg.reason);
+      finish('ended');
+    }
+    if (msg.type === 'state' && msg.state === 'listening') {
+      turn++;
+      const action = options.onListening?.(turn) ?? 'answer';
+      if (action === 'hangup') {
+        void room.localParticipant?.publishData(encodeControl({ type: 'hangup' }), { reliable: true, topic: CONTROL_TOPIC }).then(() => finish('hangup'));
+      } else if (action === 'answer' && options.answers.length > 0) {
+        const pcm = options.answers[Math.min(turn - 1, options.answers.length - 1)]!;
+        mouth.speaking = { pcm, offset: 0, startAt: performance.now() + (options.reactionMs ?? 200) };
+      }
+    }
+  });
+
+  const started = performance.now();
+  await room.connect(options.url, options.token, { autoSubscribe: true, dynacast: false });
+  result.joinedAt = performance.now();
+  result.connectMs = result.joinedAt - started;
+  const track = LocalAudioTrack.createAudioTrack('microphone', source);
+  await room.localParticipant!.publishTrack(track, new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }));
+  for (const p of room.remoteParticipants.values()) for (const pub of p.trackPublications.values()) if (pub.track) listenTo(pub.track);
+
+  // The microphone: speech when answering, silence otherwise; captureFrame paces it in real time.
+  const mic = (async () => {
+    while (!stopped) {
+      const frame = AudioFrame.create(RATE, 1, FRAME_SAMPLES);
+      const speaking = mouth.speaking;
+      if (speaking && performance.now() >= speaking.startAt) {
+        if (speaking.offset === 0) result.answers.push({ started: performance.now(), finished: performance.now() });
+        const chunk = speaking.pcm.subarray(speaking.offset, speaking.offset + FRAME_SAMPLES * 2);
+        Buffer.from(frame.data.buffer, frame.data.byteOffset, frame.data.byteLength).set(chunk);
+        speaking.offset += chunk.length;
+        if (speaking.offset >= speaking.pcm.length) {
+          result.answers[result.answers.length - 1]!.finished = performance.now();
+          mouth.speaking = null;
+        }
+      }
+      await source.captureFrame(frame);
+    }
+  })().catch(() => undefined);
+
+  const timer = setTimeout(() => finish('timeout'), options.timeoutMs ?? 120_000);
+  await done;
+  clearTimeout(timer);
+  await mic;
+  await room.disconnect().catch(() => undefined);
+  await source.close().catch(() => undefined);
+  return result;
+}

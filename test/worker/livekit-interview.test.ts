@@ -1,0 +1,113 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { LiveKitServerApi } from '../../worker/rooms/livekit/server-api.ts';
+import { hasEspeak, speechPcm, tonePcm } from '../fakes/audio.ts';
+import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
+import { startOtlpReceiver, type OtlpReceiver } from '../fakes/otlp-receiver.ts';
+import { runLiveKitRespondent } from '../harness/livekit-respondent.ts';
+import { startLiveKitServer, type LiveKitServer } from '../harness/livekit-server.ts';
+import { waitFor } from '../harness/ports.ts';
+import { baseEnv, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, type FakeBackend, type WorkerProcess } from './harness.ts';
+
+/**
+ * Whole interviews through a real livekit-server (ROOM_PROVIDER=livekit): the worker's bot joins
+ * with @livekit/rtc-node, a Node respondent with the same client speaks espeak-ng answers over
+ * WebRTC and hears the bot; captions, states and the end travel as data messages.
+ */
+let livekit: LiveKitServer;
+let openai: FakeOpenAI;
+let otlp: OtlpReceiver;
+let backend: FakeBackend;
+let worker: WorkerProcess;
+
+const say = (text: string): Buffer => Buffer.concat([hasEspeak() ? speechPcm(text, 16_000) : tonePcm(800, 16_000)]);
+
+beforeAll(async () => {
+  [livekit, openai, otlp, backend] = await Promise.all([startLiveKitServer(), startFakeOpenAI(), startOtlpReceiver(), startFakeBackend()]);
+  worker = await startWorkerProcess(
+    baseEnv({
+      redisUrl: inject('redisUrl'),
+      backendUrl: backend.url,
+      llmUrl: openai.url,
+      REDIS_KEY_PREFIX: `livekit-${Date.now()}`,
+      WARM_POOL_SIZE: '1',
+      IDLE_TIMEOUT_SECONDS: '15',
+      VAD_SILENCE_MS: '500',
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+      ...livekit.env,
+    }),
+  );
+  await worker.waitReady();
+  await waitIdleSlots(worker, 1);
+});
+
+afterAll(async () => {
+  if (process.env.DEBUG_WORKER) console.log(worker?.logs.join(''), livekit?.output());
+  await worker?.stop();
+  await Promise.all([openai?.close(), otlp?.close(), backend?.close(), livekit?.stop()]);
+});
+
+describe('interviews in LiveKit rooms', () => {
+  it('runs a whole interview through the server: audio both ways, captions, transcript, report, spans', async () => {
+    openai.scriptLlm('FOLLOW_UP: What did you like most?', 'NEXT', 'The respondent liked the onboarding.');
+    openai.scriptTranscripts('I heard about you from a friend.', 'The onboarding was smooth.', 'Fast support.');
+    const body = spawnBody({}, 2);
+    const spawned = await worker.spawnSession(body);
+    expect(spawned.status).toBe(200);
+    // room_url is the LiveKit server itself; the room travels in the token.
+    expect(spawned.body.room_url).toBe(livekit.url);
+    const claims = JSON.parse(Buffer.from(String(spawned.body.token).split('.')[1]!, 'base64url').toString()) as { sub: string; video: { room: string } };
+    expect(claims.sub).toBe(`respondent:${String(body.sessionId)}`);
+    const api = new LiveKitServerApi({ url: livekit.url, keys: livekit });
+    expect((await api.listRooms([claims.video.room])).map((r) => r.name)).toEqual([claims.video.room]);
+
+    const result = await runLiveKitRespondent({
+      url: String(spawned.body.room_url),
+      token: String(spawned.body.token),
+      answers: [say('I heard about you from a friend'), say('it was smooth'), say('fast support')],
+      timeoutMs: 90_000,
+    });
+
+    expect(result.disconnectedBy).toBe('ended');
+    expect(result.ended).toBe('completed');
+    const botCaptions = result.messages.filter((m) => m.type === 'caption' && m.speaker === 'bot').map((m) => m.text);
+    expect(botCaptions).toEqual(['Hi.', 'Question 1?', 'What did you like most?', 'Question 2?', 'Thanks, bye.']);
+    expect(result.messages.filter((m) => m.type === 'audio_end')).toHaveLength(5);
+    // The bot's voice was heard over WebRTC: five utterances with audible sound.
+    expect(result.botUtterances.length).toBeGreaterThanOrEqual(4);
+    expect(result.heardMs).toBeGreaterThan(500);
+    const respondentCaptions = result.messages.filter((m) => m.type === 'caption' && m.speaker === 'respondent').map((m) => m.text);
+    expect(respondentCaptions).toEqual(['I heard about you from a friend.', 'The onboarding was smooth.', 'Fast support.']);
+    // The respondent's speech crossed the server: three turns reached speech-to-text, each real audio.
+    const stt = openai.requests.filter((r) => r.endpoint === 'stt');
+    expect(stt).toHaveLength(3);
+    for (const r of stt) expect(r.audioSeconds).toBeGreaterThan(0.3);
+
+    const report = await backend.waitForReport(String(body.sessionId), 15_000);
+    expect(report.body.status).toBe('completed');
+    const transcript = JSON.parse(readFileSync(fileURLToPath(report.body.response!.transcriptKey), 'utf8')) as { turns: Array<{ speaker: string; text: string }> };
+    expect(transcript.turns.filter((t) => t.speaker === 'respondent').map((t) => t.text)).toEqual(respondentCaptions);
+
+    const mine = () => otlp.spans.filter((s) => s.attributes['session.id'] === body.sessionId);
+    await otlp.waitFor(() => mine().some((s) => s.name === 'room.connect') && mine().some((s) => s.name === 'session.start'), 10_000, 'the session spans');
+    const connect = mine().find((s) => s.name === 'room.connect')!;
+    expect(connect.attributes['room.provider']).toBe('livekit');
+    expect(Number(connect.attributes['room.connect_ms'])).toBeGreaterThan(0);
+    expect(mine().find((s) => s.name === 'session.start')!.attributes['room.provider']).toBe('livekit');
+    // After the session the worker deletes the room on the server.
+    await waitFor(async () => (await api.listRooms([claims.video.room])).length === 0, { timeoutMs: 10_000, what: 'the room to be deleted' });
+  }, 120_000);
+
+  it('ends the session as a hang-up when the respondent hangs up through a data message', async () => {
+    await waitIdleSlots(worker, 1);
+    const body = spawnBody({}, 2);
+    const spawned = await worker.spawnSession(body);
+    expect(spawned.status).toBe(200);
+    const result = await runLiveKitRespondent({ url: String(spawned.body.room_url), token: String(spawned.body.token), answers: [], onListening: () => 'hangup', timeoutMs: 60_000 });
+    expect(result.disconnectedBy).toBe('hangup');
+    const report = await backend.waitForReport(String(body.sessionId), 15_000);
+    expect(report.body).toMatchObject({ status: 'failed', reason: 'respondent_hangup' });
+  }, 90_000);
+});
