@@ -267,6 +267,9 @@ describe('reconcile against a real API server', () => {
   it('ignores changes only of a child\'s status (an HPA reporting its metrics)', async () => {
     const hpaStatus = childPath('HorizontalPodAutoscaler', ns, 'defaults') + '/status';
     await eventually(() => pool('defaults'), (p) => p.status?.observedGeneration === 1, 'defaults settled');
+    // Let the earlier tests' passes drain: no reconcile for half a second.
+    let last = -1;
+    await eventually(async () => { const n = operator.reconciles(); const quiet = n === last; last = n; await new Promise((r) => setTimeout(r, 500)); return quiet; }, (quiet) => quiet, 'the operator quiet');
     const before = operator.reconciles();
     for (let i = 1; i <= 5; i++) await kube.mergePatch(hpaStatus, { status: { currentReplicas: 3, desiredReplicas: 3 + i, lastScaleTime: iso(Date.now()) } });
     // A measurement window: each of those events would have queued a reconcile.
