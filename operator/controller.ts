@@ -143,6 +143,7 @@ export async function startOperator(o: StartOptions): Promise<RunningOperator> {
       log,
       now: o.now ?? (() => new Date()),
       blockedRetryMs: config.blockedRetryMs,
+      sentEvents: new Map(),
       cache: {
         pool: (ns, n) => pools.get(`${ns}/${n}`) as unknown as VoiceWorkerPool | undefined,
         child: (kind, ns, n) => childInformers.get(kind)?.get(`${ns}/${n}`) as unknown as KubeObject | undefined,

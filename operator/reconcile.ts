@@ -12,14 +12,13 @@
  */
 import type { Logger } from '../lib/log.ts';
 import { childPath, fieldOwners } from './children.ts';
-import { blockedConditions, ConditionType, findCondition, healthConditions, mergeConditions, Reason, transcriptCondition, type ConditionInput } from './conditions.ts';
-import { recordEvent } from './events.ts';
-import { podSecretProblem } from './pod-secrets.ts';
-import { isNotFound, KubeError, resourcePath, type KubeClient } from './kube.ts';
-import { endpointOf } from './resources/common.ts';
+import { blockedConditions, ConditionType, findCondition, healthConditions, Reason, transcriptCondition } from './conditions.ts';
 import type { FloorDecision } from './floor.ts';
+import { isNotFound, KubeError, resourcePath, type KubeClient } from './kube.ts';
+import { podSecretProblem } from './pod-secrets.ts';
 import { desiredState, type ChildKind } from './resources/index.ts';
-import { FIELD_MANAGER, GROUP, INITIAL_REPLICAS_MANAGER, PLURAL, VERSION, type KubeObject, type VoiceWorkerPool, type VoiceWorkerPoolStatus } from './types.ts';
+import { statusFields, warn, writeStatus } from './status.ts';
+import { FIELD_MANAGER, GROUP, INITIAL_REPLICAS_MANAGER, PLURAL, VERSION, type KubeObject, type VoiceWorkerPool } from './types.ts';
 import { secretProblem, secretRefs, specProblem, type Problem } from './validate.ts';
 
 /** `blocked` names why a pool cannot be satisfied (a terminal error: counted as one, not retried). */
@@ -33,6 +32,8 @@ export interface ReconcileDeps {
   blockedRetryMs: number;
   /** The informers' caches: reads come from here instead of a GET per reconcile (absent: GETs). */
   cache?: ReconcileCache;
+  /** Warning Events already sent (pool uid/reason to message), so a stale cache does not repeat them. */
+  sentEvents?: Map<string, string>;
 }
 
 export interface ReconcileCache {
@@ -129,19 +130,12 @@ export async function reconcile(deps: ReconcileDeps, key: string): Promise<Outco
   );
   const degradedBefore = findCondition(pool.status?.conditions, ConditionType.Degraded);
   await writeStatus(deps, pool, [...health, transcripts], statusFields(pool, desired.decision, rollout.ready));
-  if (transcripts.status === 'False' && before?.status !== 'False') await recordEvent(deps.kube, deps.log, pool, 'Warning', transcripts.reason, transcripts.message, deps.now());
-  if (fromPods && degradedBefore?.message !== fromPods.message) await recordEvent(deps.kube, deps.log, pool, 'Warning', fromPods.reason, fromPods.message, deps.now());
+  // Causes that cleared may warn again if they come back.
+  const still = new Set([transcripts.status === 'False' ? transcripts.reason : '', fromPods?.reason ?? '']);
+  for (const key of [...(deps.sentEvents?.keys() ?? [])]) if (key.startsWith(`${pool.metadata.uid}/`) && !still.has(key.slice(pool.metadata.uid.length + 1))) deps.sentEvents?.delete(key);
+  if (transcripts.status === 'False' && before?.status !== 'False') await warn(deps, pool, transcripts.reason, transcripts.message);
+  if (fromPods && degradedBefore?.message !== fromPods.message) await warn(deps, pool, fromPods.reason, fromPods.message);
   return atNextBoundary(desired.decision.requeueAt, now, unchecked ? deps.blockedRetryMs : undefined);
-}
-
-function statusFields(pool: VoiceWorkerPool, decision: FloorDecision, readyReplicas: number): Omit<VoiceWorkerPoolStatus, 'conditions' | 'observedGeneration'> {
-  return {
-    readyReplicas,
-    desiredFloor: decision.floor,
-    endpoint: endpointOf(pool),
-    ...(decision.windows.length ? { activeWindow: decision.windows.join(',') } : {}),
-    ...(decision.requeueAt ? { nextBoundary: decision.requeueAt.toISOString().replace(/\.\d{3}Z$/, 'Z') } : {}),
-  };
 }
 
 /**
@@ -218,27 +212,5 @@ async function block(deps: ReconcileDeps, pool: VoiceWorkerPool, problem: Proble
   deps.log.warn('pool cannot be satisfied', { pool: `${pool.metadata.namespace}/${pool.metadata.name}`, reason: problem.reason, message: problem.message });
   const conditions = [...blockedConditions(problem.reason, problem.message), transcriptCondition(pool.metadata.name, pool.spec.transcriptStore)];
   await writeStatus(deps, pool, conditions, statusFields(pool, decision, pool.status?.readyReplicas ?? 0));
-  if (changed) await recordEvent(deps.kube, deps.log, pool, 'Warning', problem.reason, problem.message, deps.now());
-}
-
-/** Patches status only when something in it changed, so a status write never triggers a loop. */
-async function writeStatus(deps: ReconcileDeps, pool: VoiceWorkerPool, conditions: ConditionInput[], fields: Omit<VoiceWorkerPoolStatus, 'conditions' | 'observedGeneration'>): Promise<void> {
-  const generation = pool.metadata.generation ?? 0;
-  const status: VoiceWorkerPoolStatus = {
-    observedGeneration: generation,
-    ...fields,
-    conditions: mergeConditions(pool.status?.conditions, conditions, generation, deps.now()),
-  };
-  const old = pool.status ?? {};
-  if (JSON.stringify(normalize(old)) === JSON.stringify(normalize(status))) return;
-  // null removes a window that has ended, or a boundary no longer ahead (merge patch semantics).
-  await deps.kube.mergePatch(poolPath(pool.metadata.namespace, pool.metadata.name, 'status'), { status: { activeWindow: null, nextBoundary: null, ...status } });
-}
-
-function normalize(s: VoiceWorkerPoolStatus): unknown {
-  // A fixed key order: the API server does not keep ours.
-  return [
-    s.observedGeneration, s.readyReplicas, s.desiredFloor, s.endpoint, s.activeWindow ?? null, s.nextBoundary ?? null,
-    (s.conditions ?? []).map((c) => [c.type, c.status, c.reason, c.message, c.observedGeneration]).sort(),
-  ];
+  if (changed) await warn(deps, pool, problem.reason, problem.message);
 }
