@@ -10,6 +10,7 @@ import { selfHostRouter } from './routes/self-host.ts';
 import { workerOutcomeRouter } from './routes/worker-outcome.ts';
 import { deliveriesRouter } from './routes/deliveries.ts';
 import { standaloneRoutingDeps } from './routing-deps.ts';
+import { translateClientErrors } from './client-errors.ts';
 
 /**
  * The api-stub as a function of its config and dependencies. Only main.ts listens; tests start
@@ -31,6 +32,7 @@ export function createApp(config: Readonly<ApiStubConfig>, deps: AppDeps): Expre
   app.use(deliveriesRouter(config, deps));
 
   app.use(notFound);
+  app.use(translateClientErrors);
   app.use(errorHandler(deps.log));
   return app;
 }

@@ -21,14 +21,18 @@ export interface ApiStubConfig {
   /** Path of the seed JSON applied (upserted) at start, or null. */
   seedPath: string | null;
   /**
-   * Base of respondent page addresses: sessionUrl = `${publicUrl}/s/${sessionId}?from=sdk`.
+   * Base of respondent page addresses: sessionUrl = `${publicUrl}/s/${sessionId}?from=sdk#k=<capability>`.
    * Null when PUBLIC_URL is unset: then `http://127.0.0.1:<the port the request arrived on>`,
    * which stays right when PORT=0 lets the OS pick the port.
    */
   publicUrl: string | null;
   /** Life of a session link before expiresAt (capped by the deployment's own expiresAt). */
   sessionTtlSeconds: number;
+  /** Caps of calls made with a secret key (retrieval, settings, delivery log). */
   rateCaps: RateCapConfig;
+  /** Caps of calls made with a publishable key (creation, connect): a budget of its own. */
+  publishableRateCaps: RateCapConfig;
+
   /** How long an Idempotency-Key on session creation is remembered. */
   idempotencyTtlSeconds: number;
   /** Largest accepted JSON body, in bytes. */
@@ -44,6 +48,8 @@ export { ConfigError, type Env };
 export function loadConfig(env: Env): Readonly<ApiStubConfig> {
   const port = intVar(env, 'PORT', { default: 8080, min: 0, max: 65535 });
   const host = optionalString(env, 'HOST') ?? '127.0.0.1';
+  const hourly = intVar(env, 'RATE_CAP_HOURLY', { default: 10_000, min: 1, max: 1_000_000_000 });
+  const perSecond = intVar(env, 'RATE_CAP_PER_SECOND', { default: 100, min: 1, max: 1_000_000_000 });
   const config: ApiStubConfig = {
     port,
     host,
@@ -51,10 +57,12 @@ export function loadConfig(env: Env): Readonly<ApiStubConfig> {
     seedPath: optionalString(env, 'API_STUB_SEED') ?? null,
     publicUrl: urlVar(env, 'PUBLIC_URL', { schemes: ['http', 'https'], allowQuery: false }) ?? null,
     sessionTtlSeconds: intVar(env, 'SESSION_TTL_SECONDS', { default: 86_400, min: 1, max: 365 * 86_400 }),
-    rateCaps: Object.freeze({
-      hourly: intVar(env, 'RATE_CAP_HOURLY', { default: 10_000, min: 1, max: 1_000_000_000 }),
-      perSecond: intVar(env, 'RATE_CAP_PER_SECOND', { default: 100, min: 1, max: 1_000_000_000 }),
+    rateCaps: Object.freeze({ hourly, perSecond }),
+    publishableRateCaps: Object.freeze({
+      hourly: intVar(env, 'RATE_CAP_HOURLY_PUBLISHABLE', { default: hourly, min: 1, max: 1_000_000_000 }),
+      perSecond: intVar(env, 'RATE_CAP_PER_SECOND_PUBLISHABLE', { default: perSecond, min: 1, max: 1_000_000_000 }),
     }),
+
     idempotencyTtlSeconds: intVar(env, 'IDEMPOTENCY_TTL_SECONDS', { default: 86_400, min: 60, max: 30 * 86_400 }),
     bodyLimitBytes: intVar(env, 'BODY_LIMIT_BYTES', { default: 64 * 1024, min: 1024, max: 10 * 1024 * 1024 }),
     metadataLimitBytes: intVar(env, 'METADATA_LIMIT_BYTES', { default: 16 * 1024, min: 2, max: 10 * 1024 * 1024 }),

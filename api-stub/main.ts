@@ -9,6 +9,8 @@ import { assertKeyForSelfHost, loadKeyProvider } from './crypto/key-provider.ts'
 import { createRuntime } from './runtime.ts';
 import { countSelfHostWorkspaces } from './self-host/settings-store.ts';
 import { selfHostSeedHooks } from './self-host/seed-hook.ts';
+import { installClientErrorHandler } from '../lib/http.ts';
+import { countPlaintextEndpointSecrets, sealStoredEndpointSecrets } from './webhooks/endpoint-secrets.ts';
 
 /**
  * The only file that listens: read config, open and migrate the database, apply the seed,
@@ -28,10 +30,18 @@ async function main(): Promise<void> {
   }
   // Stored tokens without a key would fail every spawn: refuse to start instead.
   assertKeyForSelfHost(keys, countSelfHostWorkspaces(db));
+  // Webhook signing secrets stored in clear (older rows) are sealed now; without a key they stay so.
+  if (keys.provider) {
+    const sealed = await sealStoredEndpointSecrets(db, keys.provider);
+    if (sealed > 0) log.info('webhook signing secrets sealed at rest', { endpoints: sealed });
+  } else if (countPlaintextEndpointSecrets(db) > 0) {
+    log.warn('webhook signing secrets are stored unencrypted: set PIPELINE_KEK (base64 of 32 bytes) to seal them at rest');
+  }
   const runtime = createRuntime(config, { db, clock: systemClock, log, keys: keys.provider });
   const app = createApp(config, { db, clock: systemClock, log, routing: runtime.routing });
   runtime.start();
   const server = createServer(app);
+  installClientErrorHandler(server);
   server.listen(config.port, config.host, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;

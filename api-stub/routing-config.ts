@@ -1,6 +1,7 @@
 import { ConfigError, intVar, optionalString, urlVar, type Env } from '../lib/env.ts';
 import { parseAllowHosts } from './outbound/egress-guard.ts';
 import { parseRetrySchedule } from './webhooks/retry-policy.ts';
+import { STARTED_SESSION_GRACE_DEFAULT_SECONDS } from './sessions/expiry-rule.ts';
 
 /**
  * Settings of connect routing, outcome reports, expiry and webhook delivery (issue 3), read once
@@ -20,6 +21,10 @@ export interface RoutingConfig {
   spawnTimeoutMs: number;
   /** Spawns in flight at once per workspace; more answer 429 with Retry-After. */
   spawnMaxInFlightPerWorkspace: number;
+  /** Hosted sessions a workspace may hold at once on the shared hosted capacity; connect answers 429 past it. */
+  hostedSessionsPerWorkspace: number;
+  /** How long a hosted spawn counts as held without an outcome: the worker's join timeout plus its longest session. */
+  hostedSessionHoldSeconds: number;
   /** Per-attempt webhook timeout (spec: 8 s). */
   webhookTimeoutMs: number;
   /** Delays between attempts for endpoints that opted in to retries. */
@@ -28,6 +33,8 @@ export interface RoutingConfig {
   webhookPollIntervalMs: number;
   /** How often the expiry sweeper runs. */
   sweepIntervalMs: number;
+  /** How long past expiresAt an interview that started may still complete (contract C5). */
+  startedSessionGraceSeconds: number;
 }
 
 export const SPAWN_TIMEOUT_DEFAULT_MS = 10_000;
@@ -54,9 +61,13 @@ export function loadRoutingConfig(env: Env): Readonly<RoutingConfig> {
     pipelineExtraCaFile: optionalString(env, 'PIPELINE_EXTRA_CA_FILE') ?? null,
     spawnTimeoutMs: intVar(env, 'SPAWN_TIMEOUT_MS', { default: SPAWN_TIMEOUT_DEFAULT_MS, min: 100, max: 60_000 }),
     spawnMaxInFlightPerWorkspace: intVar(env, 'SPAWN_MAX_IN_FLIGHT_PER_WORKSPACE', { default: 8, min: 1, max: 10_000 }),
+    hostedSessionsPerWorkspace: intVar(env, 'HOSTED_SESSIONS_PER_WORKSPACE', { default: 20, min: 1, max: 1_000_000 }),
+    // Default: the worker's 30 s join timeout (C6) plus its 30 min longest session (MAX_SESSION_SECONDS).
+    hostedSessionHoldSeconds: intVar(env, 'HOSTED_SESSION_HOLD_SECONDS', { default: 30 + 1800, min: 1, max: 86_400 }),
     webhookTimeoutMs: intVar(env, 'WEBHOOK_TIMEOUT_MS', { default: WEBHOOK_TIMEOUT_DEFAULT_MS, min: 50, max: 60_000 }),
     webhookRetrySchedule: parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
     webhookPollIntervalMs: intVar(env, 'WEBHOOK_POLL_INTERVAL_MS', { default: 1_000, min: 10, max: 60_000 }),
     sweepIntervalMs: intVar(env, 'SWEEP_INTERVAL_MS', { default: 30_000, min: 10, max: 3_600_000 }),
+    startedSessionGraceSeconds: intVar(env, 'STARTED_SESSION_GRACE_SECONDS', { default: STARTED_SESSION_GRACE_DEFAULT_SECONDS, min: 0, max: 30 * 86_400 }),
   });
 }

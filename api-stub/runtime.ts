@@ -28,10 +28,10 @@ export function createRuntime(config: Readonly<ApiStubConfig>, deps: { db: Datab
   const ca = loadTrustedCas(r.pipelineExtraCaFile);
   const policy = { allowHosts: r.egressAllowHosts };
   const dispatcher = createDispatcher({
-    db: deps.db, clock: deps.clock, log: deps.log.child({ part: 'webhooks' }), policy, ...(ca ? { ca } : {}),
+    db: deps.db, clock: deps.clock, log: deps.log.child({ part: 'webhooks' }), policy, keys: deps.keys, ...(ca ? { ca } : {}),
     timeoutMs: r.webhookTimeoutMs, retrySchedule: r.webhookRetrySchedule, pollIntervalMs: r.webhookPollIntervalMs,
   });
-  const sweeper = createSweeper({ db: deps.db, clock: deps.clock, log: deps.log.child({ part: 'sweeper' }), intervalMs: r.sweepIntervalMs, onExpired: () => dispatcher.wake() });
+  const sweeper = createSweeper({ db: deps.db, clock: deps.clock, log: deps.log.child({ part: 'sweeper' }), intervalMs: r.sweepIntervalMs, startedGraceMs: r.startedSessionGraceSeconds * 1000, onExpired: () => dispatcher.wake() });
   const routing: RoutingDeps = {
     keys: deps.keys, policy, ...(ca ? { ca } : {}),
     limiter: createSpawnLimiter(r.spawnMaxInFlightPerWorkspace),

@@ -98,6 +98,8 @@ export interface SeedHooks {
    * Runs inside the seed transaction. Without it, selfHost entries are reported back unapplied.
    */
   applySelfHost?: (db: Database, workspaceId: string, settings: SelfHostSeed, now: number) => void;
+  /** The sealed signing secrets of an endpoint (sealed before the transaction); absent: stored as a plain list. */
+  sealedWebhookSecrets?: (workspaceId: string, url: string) => string | undefined;
 }
 
 export interface SeedSummary {
@@ -125,7 +127,7 @@ export function applySeed(db: Database, seed: Seed, now: number, hooks: SeedHook
         summary.deployments++;
       }
       for (const endpoint of ws.webhookEndpoints) {
-        const stored = upsertWebhookEndpoint(db, ws.id, endpoint, now);
+        const stored = upsertWebhookEndpoint(db, ws.id, { ...endpoint, sealedSecrets: hooks.sealedWebhookSecrets?.(ws.id, endpoint.url) }, now);
         setEndpointRetries(db, stored.id, endpoint.retries);
         summary.webhookEndpoints++;
       }

@@ -26,7 +26,8 @@ const KINDS: ChildKind[] = ['Deployment', 'Service', 'Ingress', 'HorizontalPodAu
 
 const spec = {
   image: { repository: 'registry.example.com/voice-worker' },
-  secrets: { workerToken: { name: 'worker' } },
+  secrets: { workerToken: { name: 'worker' }, openaiApiKey: { name: 'worker', key: 'token' } },
+  roomProvider: 'local',
   redis: { url: 'redis://redis:6379' },
   backendUrl: 'https://app.service.example',
   autoscaling: { maxReplicas: 20 },
@@ -80,7 +81,7 @@ async function main(): Promise<void> {
       env: { ...process.env, KUBECONFIG: server.adminKubeconfig, POD_NAMESPACE: ns, LOG_LEVEL: 'warn', METRICS_HOST: '127.0.0.1', METRICS_PORT: String(metricsPort), LEASE_DURATION_SECONDS: '15' },
       stdio: ['ignore', 'inherit', 'inherit'],
     });
-    await waitFor(async () => (await fetch(`http://127.0.0.1:${metricsPort}/readyz`)).ok && (await fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text())).includes('voice_operator_leader 1'), { timeoutMs: 30_000, what: 'operator leading' });
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${metricsPort}/readyz`)).ok && (await fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text())).includes('leader_election_master_status{name="voice-operator-leader"} 1'), { timeoutMs: 30_000, what: 'operator leading' });
 
     // 1. One pool at a time: create -> all five children exist.
     const latencies: number[] = [];

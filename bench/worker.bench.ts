@@ -7,8 +7,10 @@ import { silentLogger } from '../lib/log.ts';
 import { BotProcess } from '../worker/bot/supervisor.ts';
 import { loadConfig } from '../worker/config.ts';
 import { RedisPool } from '../worker/pool.ts';
+import { DailyBridge } from '../worker/rooms/daily/bridge-process.ts';
 import { startWorker } from '../worker/worker.ts';
 import { silencePcm, tonePcm } from '../test/fakes/audio.ts';
+import { dailyPython } from '../test/fakes/daily-python.ts';
 import { startFakeOpenAI } from '../test/fakes/openai-compatible.ts';
 import { freePort } from '../test/harness/ports.ts';
 import { startRedis } from '../test/harness/redis.ts';
@@ -34,7 +36,7 @@ const backend = await startFakeBackend();
 // ---- 1. spawn latency --------------------------------------------------------------------------
 const port = await freePort();
 const prefix = `bench-${Date.now()}`;
-const env = { WORKER_TOKEN, REDIS_URL: redisServer.url, BACKEND_URL: backend.url, OPENAI_API_KEY: 'sk-bench', ROOM_PROVIDER: 'local', WARM_POOL_SIZE: '0', PORT: String(port), REDIS_KEY_PREFIX: prefix, POD_NAME: 'bench-pod', HOST: '127.0.0.1' };
+const env = { WORKER_TOKEN, REDIS_URL: redisServer.url, BACKEND_URL: backend.url, OPENAI_API_KEY: 'sk-bench', ROOM_PROVIDER: 'local', WARM_POOL_SIZE: '0', PORT: String(port), METRICS_PORT: '0', REDIS_KEY_PREFIX: prefix, POD_NAME: 'bench-pod', HOST: '127.0.0.1' };
 const worker = await startWorker(loadConfig(env), { log: silentLogger, env: {} });
 const pool = new RedisPool({ url: redisServer.url, keyPrefix: prefix, commandTimeoutMs: 1000 });
 while (!worker.ready()) await new Promise((r) => setTimeout(r, 20));
@@ -114,11 +116,15 @@ await new Promise((r) => setTimeout(r, 500));
 const botRss = bots.map((b) => rssMiB(b.pid!));
 const bare = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)']);
 const bareTsx = spawn(process.execPath, ['--import', 'tsx', '-e', 'setInterval(() => {}, 1000)']);
+// A Daily bot's slot also holds its prewarmed bridge (real daily-python, not in a call).
+const dailyBridge = new DailyBridge({ python: dailyPython() });
+await dailyBridge.ready;
 await new Promise((r) => setTimeout(r, 1500));
 console.log('\n3. memory per idle slot (RSS, MiB)');
-printTable(['process', 'RSS'], [['prewarmed bot (avg of 3)', fmt(botRss.reduce((a, b) => a + b, 0) / botRss.length)], ['peer: bare node', fmt(rssMiB(bare.pid!))], ['peer: node + tsx loader', fmt(rssMiB(bareTsx.pid!))]]);
+printTable(['process', 'RSS'], [['prewarmed bot (avg of 3)', fmt(botRss.reduce((a, b) => a + b, 0) / botRss.length)], ['+ its Daily bridge (ROOM_PROVIDER=daily)', fmt(rssMiB(dailyBridge.pid!))], ['peer: bare node', fmt(rssMiB(bare.pid!))], ['peer: node + tsx loader', fmt(rssMiB(bareTsx.pid!))]]);
 bare.kill();
 bareTsx.kill();
+dailyBridge.kill();
 await Promise.all(bots.map((b) => b.stop()));
 
 // ---- 4. pipeline latency per turn --------------------------------------------------------------

@@ -1,3 +1,5 @@
+import type { Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import { HttpError, type ErrorCode } from './errors.ts';
 import type { Logger } from './log.ts';
@@ -39,6 +41,11 @@ export function jsonBody(options: JsonBodyOptions): RequestHandler {
       if (e.type === 'request.aborted' || e.type === 'stream.not.readable') {
         return next(new HttpError('invalid_request', 'The request body could not be read.'));
       }
+      // A body that its Content-Encoding does not decode (gzip that is not gzip, say): the
+      // decompressor's error carries a 4xx status and no type. Still the client's mistake.
+      if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
+        return next(new HttpError('invalid_request', 'The request body could not be decoded with its Content-Encoding.'));
+      }
       return next(err);
     });
   };
@@ -63,4 +70,34 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
     log.error('unhandled error', { method: req.method, path: req.path, err });
     res.status(500).json({ error: 'internal_error', message: 'An internal error occurred. Retry with exponential backoff.' });
   };
+}
+
+interface ClientError extends Error {
+  code?: string;
+}
+
+/** The raw answer to a request Node's parser rejected, in the `{error, message}` shape. */
+export function clientErrorResponse(err: ClientError): string {
+  const [status, reason, message] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'The request headers are too large.']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'The request was not received in time.']
+        : [400, 'Bad Request', 'The request is not valid HTTP/1.1.'];
+  const body = JSON.stringify({ error: 'invalid_request', message });
+  return `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
+}
+
+/**
+ * Node answers a request it cannot parse (bad request line, oversized headers) with a bare 400 or
+ * 431. This gives those answers our JSON shape, where the socket can still take one.
+ */
+export function installClientErrorHandler(server: Server): void {
+  server.on('clientError', (err: ClientError, socket: Duplex) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    socket.end(clientErrorResponse(err));
+  });
 }

@@ -31,3 +31,17 @@ export function fieldOwners(managedFields: Array<{ manager?: string; fieldsV1?: 
   }
   return owners;
 }
+
+/**
+ * What of a child may call for a reconcile: everything but its status and bookkeeping, plus, for
+ * the Deployment only, the rollout counts that Ready and Progressing are computed from.
+ */
+export function childFingerprint(kind: ChildKind, child: { metadata: Record<string, unknown>; [k: string]: unknown }): string {
+  const { labels, annotations, ownerReferences, deletionTimestamp, generation } = child.metadata;
+  const rest = Object.fromEntries(Object.entries(child).filter(([k]) => k !== 'metadata' && k !== 'status'));
+  const status = child.status as Record<string, unknown> | undefined;
+  const rollout = kind === 'Deployment' && status
+    ? [status.observedGeneration, status.replicas, status.updatedReplicas, status.readyReplicas, status.availableReplicas]
+    : null;
+  return JSON.stringify([labels, annotations, ownerReferences, deletionTimestamp, generation, rest, rollout]);
+}

@@ -4,12 +4,13 @@
  */
 import type { Condition } from './types.ts';
 
-export const ConditionType = { Ready: 'Ready', Progressing: 'Progressing', Degraded: 'Degraded' } as const;
+export const ConditionType = { Ready: 'Ready', Progressing: 'Progressing', Degraded: 'Degraded', TranscriptsDurable: 'TranscriptsDurable' } as const;
 
 export const Reason = {
   /** Ready */
   ReplicasReady: 'ReplicasReady',
   ReplicasNotReady: 'ReplicasNotReady',
+  ScaledToZero: 'ScaledToZero',
   /** Progressing */
   RollingOut: 'RollingOut',
   RolloutComplete: 'RolloutComplete',
@@ -19,6 +20,9 @@ export const Reason = {
   SecretKeyNotFound: 'SecretKeyNotFound',
   InvalidSpec: 'InvalidSpec',
   ApplyFailed: 'ApplyFailed',
+  /** TranscriptsDurable */
+  ObjectStore: 'ObjectStore',
+  EphemeralTranscriptStore: 'EphemeralTranscriptStore',
   /** Any of the three when the spec cannot be satisfied */
   Blocked: 'Blocked',
 } as const;
@@ -38,18 +42,59 @@ export function findCondition(conditions: Condition[] | undefined, type: string)
   return conditions?.find((c) => c.type === type);
 }
 
-/** What the three conditions say for a pool whose children were applied. */
-export function healthConditions(name: string, ready: number, wanted: number, updated: number): ConditionInput[] {
-  const allReady = wanted > 0 && ready >= wanted && updated >= wanted;
-  return [
-    allReady
-      ? { type: ConditionType.Ready, status: 'True', reason: Reason.ReplicasReady, message: `${ready}/${wanted} workers of ${name} are ready` }
-      : { type: ConditionType.Ready, status: 'False', reason: Reason.ReplicasNotReady, message: `${ready}/${wanted} workers of ${name} are ready` },
-    allReady
-      ? { type: ConditionType.Progressing, status: 'False', reason: Reason.RolloutComplete, message: `Deployment ${name} has ${updated} updated workers` }
-      : { type: ConditionType.Progressing, status: 'True', reason: Reason.RollingOut, message: `Deployment ${name} is rolling out: ${updated}/${wanted} updated, ${ready} ready` },
-    { type: ConditionType.Degraded, status: 'False', reason: Reason.AsExpected, message: `All children of ${name} are applied` },
-  ];
+/** What the Deployment reports, as `kubectl rollout status` reads it. */
+export interface RolloutState {
+  generation: number;
+  observedGeneration: number;
+  /** spec.replicas (what the Deployment wants now, the HPA's count included). */
+  replicas: number;
+  statusReplicas: number;
+  updated: number;
+  available: number;
+  ready: number;
+}
+
+/** The rollout is done when the controller saw the latest spec and every pod is updated and available. */
+export function rolloutComplete(d: RolloutState): boolean {
+  return d.observedGeneration >= d.generation && d.updated === d.replicas && d.statusReplicas === d.updated && d.available === d.updated;
+}
+
+/**
+ * What the conditions say for a pool whose children were applied. Ready compares available workers
+ * with the floor (so an HPA scale-up above the floor does not flip it), a pool scaled to zero is
+ * Ready with its own reason, and Progressing follows the rollout.
+ */
+export function healthConditions(name: string, d: RolloutState, floor: number): ConditionInput[] {
+  const complete = rolloutComplete(d);
+  const ready: ConditionInput =
+    floor === 0 && d.replicas === 0
+      ? { type: ConditionType.Ready, status: 'True', reason: Reason.ScaledToZero, message: `${name} is scaled to zero workers` }
+      : floor > 0 && d.available >= floor
+        ? { type: ConditionType.Ready, status: 'True', reason: Reason.ReplicasReady, message: `${d.available}/${floor} workers of ${name} are available` }
+        : { type: ConditionType.Ready, status: 'False', reason: Reason.ReplicasNotReady, message: `${d.available}/${Math.max(floor, 1)} workers of ${name} are available` };
+  const progressing: ConditionInput = complete
+    ? { type: ConditionType.Progressing, status: 'False', reason: Reason.RolloutComplete, message: `Deployment ${name} has ${d.updated} updated workers` }
+    : {
+        type: ConditionType.Progressing,
+        status: 'True',
+        reason: Reason.RollingOut,
+        message: d.observedGeneration < d.generation
+          ? `Deployment ${name}: waiting for the Deployment controller to observe generation ${d.generation}`
+          : `Deployment ${name} is rolling out: ${d.updated}/${d.replicas} updated, ${d.available} available`,
+      };
+  return [ready, progressing, { type: ConditionType.Degraded, status: 'False', reason: Reason.AsExpected, message: `All children of ${name} are applied` }];
+}
+
+/** Transcripts on an emptyDir vanish with the pod: say so, as a condition that stays visible. */
+export function transcriptCondition(name: string, store: string | undefined): ConditionInput {
+  return store?.startsWith('s3://')
+    ? { type: ConditionType.TranscriptsDurable, status: 'True', reason: Reason.ObjectStore, message: `Transcripts of ${name} go to ${store}` }
+    : {
+        type: ConditionType.TranscriptsDurable,
+        status: 'False',
+        reason: Reason.EphemeralTranscriptStore,
+        message: `Transcripts of ${name} are written to the pod's emptyDir and are lost with the pod; set spec.transcriptStore to s3://<bucket>[/<prefix>]`,
+      };
 }
 
 /** What the three conditions say when the spec cannot be satisfied (reason and message name the cause). */

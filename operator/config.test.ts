@@ -14,5 +14,6 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ METRICS_PORT: 'eighty' })).toThrow(/METRICS_PORT/);
     expect(() => loadConfig({ WORKERS: '0' })).toThrow(/WORKERS/);
     expect(() => loadConfig({ LEASE_DURATION_SECONDS: '5', RENEW_DEADLINE_SECONDS: '10' })).toThrow(/^RENEW_DEADLINE_SECONDS: must be below LEASE_DURATION_SECONDS \(5\)$/);
+    expect(() => loadConfig({ RENEW_DEADLINE_SECONDS: '2', RETRY_PERIOD_SECONDS: '2' })).toThrow(/^RETRY_PERIOD_SECONDS: must be below RENEW_DEADLINE_SECONDS \(2\)$/);
   });
 });

@@ -18,6 +18,9 @@ export interface OperatorConfig {
   renewDeadlineMs: number;
   retryPeriodMs: number;
   blockedRetryMs: number;
+  /** Client-side rate limit of API requests (watches excepted), controller-runtime's defaults. */
+  apiQps: number;
+  apiBurst: number;
 }
 
 /** A positive duration in seconds (decimals allowed), returned in milliseconds. */
@@ -40,9 +43,15 @@ export function loadConfig(env: Env = process.env): Readonly<OperatorConfig> {
     renewDeadlineMs: millis(env, 'RENEW_DEADLINE_SECONDS', 10),
     retryPeriodMs: millis(env, 'RETRY_PERIOD_SECONDS', 2),
     blockedRetryMs: millis(env, 'BLOCKED_RETRY_SECONDS', 30),
+    apiQps: numberVar(env, 'KUBE_API_QPS', { default: 20, above: 0 }),
+    apiBurst: intVar(env, 'KUBE_API_BURST', { default: 30, min: 1, max: 10_000 }),
   };
   if (config.renewDeadlineMs >= config.leaseDurationMs) {
     throw new ConfigError('RENEW_DEADLINE_SECONDS', `must be below LEASE_DURATION_SECONDS (${config.leaseDurationMs / 1000})`);
+  }
+  // client-go's rule: a renewal must fit several retries, or the leader steps down on one slow call.
+  if (config.retryPeriodMs >= config.renewDeadlineMs) {
+    throw new ConfigError('RETRY_PERIOD_SECONDS', `must be below RENEW_DEADLINE_SECONDS (${config.renewDeadlineMs / 1000})`);
   }
   return Object.freeze(config);
 }

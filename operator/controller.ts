@@ -6,14 +6,16 @@
 import type { Logger } from '../lib/log.ts';
 import { CHILD_RESOURCES, controllingPool } from './children.ts';
 import type { OperatorConfig } from './config.ts';
+import { clampDelay } from './delay.ts';
 import { resourcePath, type KubeClient } from './kube.ts';
 import { LeaderElector } from './leader.ts';
 import { CONTROLLER, createMetrics, type Metrics } from './metrics.ts';
 import { WorkQueue } from './queue.ts';
-import { reconcile, type ReconcileDeps } from './reconcile.ts';
+import { reconcile, type Outcome, type ReconcileDeps } from './reconcile.ts';
 import type { ChildKind } from './resources/index.ts';
+import { childFingerprint } from './children.ts';
 import { startProbeServer } from './server.ts';
-import { GROUP, MANAGED_BY, PLURAL, VERSION } from './types.ts';
+import { GROUP, MANAGED_BY, PLURAL, VERSION, type KubeObject, type VoiceWorkerPool } from './types.ts';
 import { Informer, type KubeItem } from './watch.ts';
 
 export interface RunningOperator {
@@ -41,6 +43,14 @@ const collection = (ns: string | undefined, r: { group: string; version: string;
 export async function startOperator(o: StartOptions): Promise<RunningOperator> {
   const { config, kube, log } = o;
   const metrics = createMetrics();
+  const leaseLabel = { name: config.leaseName };
+  metrics.leaderStatus.set(leaseLabel, 0);
+  metrics.maxConcurrent.set({ controller: CONTROLLER }, config.workers);
+  const host = kube.server.host;
+  const unobserve = kube.observe({
+    onResponse: (method, code) => metrics.restRequests.inc({ code: code === 0 ? '<error>' : String(code), method, host }),
+    onWarning: (warning, method, path) => log.warn('the API server warned', { warning, method, path }),
+  });
   let reconcileCount = 0;
   let session: { stop(): Promise<void>; synced(): boolean } | undefined;
   /** The stop of the last session that lost the lease, so a shutdown can wait for it. */
@@ -56,20 +66,32 @@ export async function startOperator(o: StartOptions): Promise<RunningOperator> {
     retryPeriodMs: config.retryPeriodMs,
     log,
     onStartedLeading: () => {
-      metrics.leader.set(1);
+      metrics.leaderStatus.set(leaseLabel, 1);
       session = startLeading();
     },
+    // Stops the watches and the workers and aborts their in-flight API calls (the partitioned
+    // leader must write nothing after its deadline); the elector releases the lease only after.
     onStoppedLeading: () => {
-      metrics.leader.set(0);
+      metrics.leaderStatus.set(leaseLabel, 0);
       const s = session;
       session = undefined;
       if (s) ending = ending.then(() => s.stop());
+      return ending;
     },
   });
 
   function startLeading() {
-    const queue = new WorkQueue();
-    const deps: ReconcileDeps = { kube, log, now: o.now ?? (() => new Date()), blockedRetryMs: config.blockedRetryMs };
+    const name = { name: CONTROLLER };
+    const queue = new WorkQueue({
+      observer: {
+        added: () => metrics.queueAdds.inc(name),
+        retried: () => metrics.retries.inc(name),
+        waited: (seconds) => metrics.queueLatency.observe(name, seconds),
+      },
+    });
+    // Every API call of this leadership term goes through a client that is cut off when it ends.
+    const term = new AbortController();
+    const scoped = kube.scoped(term.signal);
     const generations = new Map<string, number | undefined>();
     const lifecycle = (resource: string) => (event: string, detail?: string) => {
       metrics.watchEvents.inc({ resource, event });
@@ -77,7 +99,7 @@ export async function startOperator(o: StartOptions): Promise<RunningOperator> {
       else log.debug(`watch ${event}`, { resource, detail });
     };
     const pools = new Informer({
-      kube,
+      kube: scoped,
       resource: PLURAL,
       path: collection(config.watchNamespace, { group: GROUP, version: VERSION, plural: PLURAL }),
       ...(o.watchTimeoutSeconds ? { watchTimeoutSeconds: o.watchTimeoutSeconds } : {}),
@@ -92,57 +114,95 @@ export async function startOperator(o: StartOptions): Promise<RunningOperator> {
         queue.add(key);
       },
     });
+    /** The last fingerprint of each child; a change only of status (an HPA's metrics) is ignored. */
+    const fingerprints = new Map<string, string>();
     const children = (Object.keys(CHILD_RESOURCES) as ChildKind[]).map(
       (kind) =>
         new Informer({
-          kube,
+          kube: scoped,
           resource: CHILD_RESOURCES[kind].plural,
           path: collection(config.watchNamespace, CHILD_RESOURCES[kind]),
           labelSelector: `app.kubernetes.io/managed-by=${MANAGED_BY}`,
           ...(o.watchTimeoutSeconds ? { watchTimeoutSeconds: o.watchTimeoutSeconds } : {}),
           onLifecycle: lifecycle(CHILD_RESOURCES[kind].plural),
-          onEvent: (_type, child) => {
+          onEvent: (type, child) => {
+            const key = `${kind}/${child.metadata.namespace ?? ''}/${child.metadata.name}`;
+            const print = childFingerprint(kind, child);
+            if (type === 'DELETED') fingerprints.delete(key);
+            else if (type === 'MODIFIED' && fingerprints.get(key) === print) return;
+            else fingerprints.set(key, print);
             const owner = controllingPool(child as Parameters<typeof controllingPool>[0]);
             if (owner) queue.add(owner);
           },
         }),
     );
     const informers = [pools, ...children];
+    const childInformers = new Map((Object.keys(CHILD_RESOURCES) as ChildKind[]).map((kind, i) => [kind, children[i]!]));
+    const deps: ReconcileDeps = {
+      kube: scoped,
+      log,
+      now: o.now ?? (() => new Date()),
+      blockedRetryMs: config.blockedRetryMs,
+      cache: {
+        pool: (ns, n) => pools.get(`${ns}/${n}`) as unknown as VoiceWorkerPool | undefined,
+        child: (kind, ns, n) => childInformers.get(kind)?.get(`${ns}/${n}`) as unknown as KubeObject | undefined,
+      },
+    };
     for (const informer of informers) informer.start();
 
     const resync = setInterval(() => {
       for (const pool of pools.items()) queue.add(`${pool.metadata.namespace}/${pool.metadata.name}`);
-    }, config.resyncMs);
+    }, clampDelay(config.resyncMs));
     resync.unref();
 
+    const controller = { controller: CONTROLLER };
     const worker = async () => {
       for (;;) {
         const key = await queue.get();
         if (key === undefined) return;
-        metrics.queueDepth.set({ name: CONTROLLER }, queue.depth);
-        const end = metrics.reconcileTime.startTimer({ controller: CONTROLLER });
-        let outcome;
+        metrics.queueDepth.set(name, queue.depth);
+        metrics.activeWorkers.inc(controller);
+        const endReconcile = metrics.reconcileTime.startTimer(controller);
+        const endWork = metrics.workDuration.startTimer(name);
+        let outcome: Outcome;
         try {
           outcome = await reconcile(deps, key);
         } catch (err) {
-          outcome = { result: 'error' as const, error: err as Error };
+          outcome = { result: 'error', error: err as Error };
         }
-        end();
+        endReconcile();
+        endWork();
+        metrics.activeWorkers.dec(controller);
         reconcileCount++;
+        if (term.signal.aborted) {
+          queue.done(key); // the term ended under this reconcile: its result no longer counts
+          return;
+        }
         if (outcome.result === 'error') {
-          metrics.reconcileTotal.inc({ controller: CONTROLLER, result: 'error' });
-          metrics.reconcileErrors.inc({ controller: CONTROLLER });
+          metrics.reconcileTotal.inc({ ...controller, result: 'error' });
+          metrics.reconcileErrors.inc(controller);
           const delay = queue.addRateLimited(key);
           log.warn('reconcile failed; retrying', { pool: key, retryInMs: delay, error: outcome.error });
         } else {
           queue.forget(key);
-          metrics.reconcileTotal.inc({ controller: CONTROLLER, result: outcome.result === 'requeue' ? 'requeue_after' : 'success' });
+          // A blocked pool is an error no retry fixes (controller-runtime's TerminalError): counted as one.
+          if (outcome.blocked) {
+            metrics.reconcileTotal.inc({ ...controller, result: 'error' });
+            metrics.reconcileErrors.inc(controller);
+            metrics.terminalErrors.inc(controller);
+          } else metrics.reconcileTotal.inc({ ...controller, result: outcome.result === 'requeue' ? 'requeue_after' : 'success' });
           if (outcome.result === 'requeue') queue.addAfter(key, outcome.afterMs);
         }
         queue.done(key);
-        metrics.queueDepth.set({ name: CONTROLLER }, queue.depth);
+        metrics.queueDepth.set(name, queue.depth);
       }
     };
+    const unfinished = setInterval(() => {
+      const running = queue.inFlightSeconds();
+      metrics.unfinishedWork.set(name, running.reduce((a, b) => a + b, 0));
+      metrics.longestRunning.set(name, Math.max(0, ...running));
+    }, 1000);
+    unfinished.unref();
     const workers = Array.from({ length: config.workers }, worker);
     log.info('controller started', { namespace: config.watchNamespace ?? '(all)', workers: config.workers });
 
@@ -150,6 +210,8 @@ export async function startOperator(o: StartOptions): Promise<RunningOperator> {
       synced: () => informers.every((i) => i.synced),
       stop: async () => {
         clearInterval(resync);
+        clearInterval(unfinished);
+        term.abort();
         queue.shutdown();
         await Promise.all(informers.map((i) => i.stop()));
         await Promise.all(workers);
@@ -158,7 +220,7 @@ export async function startOperator(o: StartOptions): Promise<RunningOperator> {
   }
 
   const server = await startProbeServer(config.metricsHost, config.metricsPort, metrics.registry, () => {
-    const talking = Date.now() - elector.lastContact < config.leaseDurationMs * 2;
+    const talking = performance.now() - elector.lastContact < config.leaseDurationMs * 2;
     if (!talking) return { ok: false, why: 'no answer from the API server lately' };
     if (elector.isLeader && !session?.synced()) return { ok: false, why: 'leading, caches not synced yet' };
     return { ok: true, why: elector.isLeader ? 'leading' : 'standby' };
@@ -176,6 +238,7 @@ export async function startOperator(o: StartOptions): Promise<RunningOperator> {
       await session?.stop();
       await ending;
       await server.close();
+      unobserve();
     },
   };
 }

@@ -2,7 +2,8 @@
  * The replica floor: how many workers must run now, from the sizing inputs and the scheduled
  * pre-scaling windows. Pure: the clock is passed in.
  */
-import type { PreScalingWindow, VoiceWorkerPoolSpec } from './types.ts';
+import { occurrences, parseCron } from './cron.ts';
+import type { PreScalingSchedule, PreScalingWindow, VoiceWorkerPoolSpec } from './types.ts';
 
 export const DEFAULT_LEAD_SECONDS = 300;
 
@@ -29,6 +30,32 @@ export function nextBoundary(windows: PreScalingWindow[], leadSeconds: number, n
   return instants.length === 0 ? undefined : new Date(Math.min(...instants));
 }
 
+const iso = (t: number) => new Date(t).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/**
+ * The occurrences of recurring schedules that matter at `now`, as windows: those running (lead
+ * included) and the next one of each schedule. A schedule that does not parse is left out here and
+ * reported by validate.ts.
+ */
+export function scheduleWindows(schedules: PreScalingSchedule[], leadSeconds: number, now: Date): PreScalingWindow[] {
+  const t = now.getTime();
+  const out: PreScalingWindow[] = [];
+  for (const s of schedules) {
+    let cron;
+    try {
+      cron = parseCron(s.cron);
+      const durationMs = s.durationMinutes * 60_000;
+      for (const start of occurrences(cron, s.timeZone, t - durationMs + 1)) {
+        out.push({ name: s.name ?? s.cron, start: iso(start), end: iso(start + durationMs), replicas: s.replicas });
+        if (start - leadSeconds * 1000 > t) break; // the next one: later ones change nothing sooner
+      }
+    } catch {
+      continue;
+    }
+  }
+  return out;
+}
+
 export interface FloorDecision {
   /** The HPA minimum with autoscaling on; the Deployment's replicas with it off. */
   floor: number;
@@ -41,11 +68,13 @@ export interface FloorDecision {
 }
 
 export function decideFloor(spec: VoiceWorkerPoolSpec, now: Date): FloorDecision {
-  const autoscaling = spec.autoscaling?.enabled ? spec.autoscaling : undefined;
-  const base = autoscaling ? autoscaling.minReplicas : spec.replicas;
+  // An explicit autoscaling object brings its own minimum; without one `replicas` is the base (and
+  // the default HPA's minimum).
+  const base = spec.autoscaling?.enabled ? spec.autoscaling.minReplicas : spec.replicas;
   const fromSizing = sizingFloor(spec.sizing);
   const lead = spec.preScaling?.leadSeconds ?? DEFAULT_LEAD_SECONDS;
-  const windows = spec.preScaling?.windows ?? [];
+  // One-off windows that ended are ignored (neither active nor a boundary ahead).
+  const windows = [...(spec.preScaling?.windows ?? []), ...scheduleWindows(spec.preScaling?.schedules ?? [], lead, now)];
   const active = activeWindows(windows, lead, now);
   const fromWindows = Math.max(0, ...active.map((w) => w.replicas));
   const floor = Math.max(base, fromSizing, fromWindows);

@@ -6,6 +6,25 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { Agent, request, type AgentOptions, type RequestOptions } from 'node:https';
 import { createInterface } from 'node:readline';
+import { TokenBucket } from './rate-limit.ts';
+
+/** Observes every API call: metrics count them, the operator logs the server's warnings. */
+export interface RequestObserver {
+  onResponse?(method: string, code: number, path: string): void;
+  onWarning?(warning: string, method: string, path: string): void;
+}
+
+export interface ClientOptions {
+  /** Client-side rate limit of requests (watches excepted); none when absent. */
+  qps?: number;
+  burst?: number;
+}
+
+/** `Warning: 299 - "text"` headers (RFC 7234 format, as the API server sends them) to their text. */
+export function warningTexts(header: string | string[] | undefined): string[] {
+  const values = header === undefined ? [] : Array.isArray(header) ? header : [header];
+  return values.flatMap((v) => [...v.matchAll(/\d{3} \S+ "((?:[^"\\]|\\.)*)"/g)].map((m) => m[1]!.replace(/\\(.)/g, '$1')));
+}
 
 export class KubeError extends Error {
   readonly status: number;
@@ -44,6 +63,8 @@ export interface RequestInit {
   contentType?: string;
   query?: Record<string, string | number | boolean | undefined>;
   timeoutMs?: number;
+  /** Aborting it destroys the request (and refuses it if already aborted). */
+  signal?: AbortSignal;
 }
 
 export interface WatchLine {
@@ -66,6 +87,10 @@ export class KubeClient {
   private refresher: NodeJS.Timeout | undefined;
   private readonly agent: Agent;
   private readonly watchAgent: Agent;
+  private readonly observers = new Set<RequestObserver>();
+  private limiter: TokenBucket | undefined;
+  /** Set on a scoped view: every request and watch of that view ends when it aborts. */
+  private scope: AbortSignal | undefined;
 
   private constructor(server: URL, tls: RequestOptions) {
     this.server = server;
@@ -76,7 +101,7 @@ export class KubeClient {
   }
 
   /** From a kubeconfig file, or the in-cluster service account when `file` is undefined and none is set. */
-  static async fromKubeConfig(file?: string): Promise<KubeClient> {
+  static async fromKubeConfig(file?: string, options: ClientOptions = {}): Promise<KubeClient> {
     const kc = new KubeConfig();
     if (file) kc.loadFromFile(file);
     else kc.loadFromDefault();
@@ -90,6 +115,7 @@ export class KubeClient {
     const opts: RequestOptions = {};
     await kc.applyToHTTPSOptions(opts);
     const client = new KubeClient(new URL(cluster.server), opts);
+    if (options.qps !== undefined) client.limiter = new TokenBucket({ qps: options.qps, burst: options.burst ?? Math.ceil(options.qps * 1.5) });
     client.refresher = setInterval(() => {
       const fresh: RequestOptions = {};
       kc.applyToHTTPSOptions(fresh).then(
@@ -101,6 +127,23 @@ export class KubeClient {
     return client;
   }
 
+  /**
+   * A view of this client (same connections, credentials, limiter and observers) whose requests
+   * and watches are all cut off when `signal` aborts: a leader's term ends, and nothing it started
+   * may still reach the API server afterwards.
+   */
+  scoped(signal: AbortSignal): KubeClient {
+    const view = Object.create(this) as KubeClient;
+    view.scope = signal;
+    return view;
+  }
+
+  /** Adds an observer; returns its removal. */
+  observe(observer: RequestObserver): () => void {
+    this.observers.add(observer);
+    return () => this.observers.delete(observer);
+  }
+
   close(): void {
     clearInterval(this.refresher);
     this.agent.destroy();
@@ -108,6 +151,11 @@ export class KubeClient {
   }
 
   async request<T = Record<string, unknown>>(method: string, path: string, init: RequestInit = {}): Promise<T> {
+    const signal = init.signal ?? this.scope;
+    const refuse = () => new Error(`${method} ${path}: aborted (the caller stopped, e.g. this replica no longer leads)`);
+    if (signal?.aborted) throw refuse();
+    if (this.limiter) await this.limiter.take();
+    if (signal?.aborted) throw refuse();
     const payload = init.body === undefined ? undefined : Buffer.from(JSON.stringify(init.body));
     const headers: Record<string, string | number> = { ...this.authHeaders, accept: 'application/json' };
     if (payload) Object.assign(headers, { 'content-type': init.contentType ?? 'application/json', 'content-length': payload.length });
@@ -115,6 +163,10 @@ export class KubeClient {
       const req = request(
         { ...this.target(withQuery(path, init.query)), method, headers, agent: this.agent, timeout: init.timeoutMs ?? 30_000 },
         (res) => {
+          for (const o of this.observers) {
+            o.onResponse?.(method, res.statusCode ?? 0, path);
+            if (o.onWarning) for (const w of warningTexts(res.headers.warning)) o.onWarning(w, method, path);
+          }
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
           res.on('error', reject);
@@ -132,8 +184,14 @@ export class KubeClient {
           });
         },
       );
+      const onAbort = () => req.destroy(refuse());
+      signal?.addEventListener('abort', onAbort, { once: true });
+      req.on('close', () => signal?.removeEventListener('abort', onAbort));
       req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer within ${init.timeoutMs ?? 30_000} ms`)));
-      req.on('error', reject);
+      req.on('error', (err) => {
+        for (const o of this.observers) o.onResponse?.(method, 0, path); // no answer: the metric's code "<error>"
+        reject(err);
+      });
       req.end(payload);
     });
   }
@@ -142,9 +200,12 @@ export class KubeClient {
     return this.request<T>('GET', path);
   }
 
-  /** Server-side apply: always the apply-patch content type, one field manager, force. */
-  apply<T = Record<string, unknown>>(path: string, object: unknown, fieldManager: string): Promise<T> {
-    return this.request<T>('PATCH', path, { body: object, contentType: 'application/apply-patch+yaml', query: { fieldManager, force: true } });
+  /**
+   * Server-side apply: always the apply-patch content type, one field manager, force, and strict
+   * field validation (an unknown or duplicate field is an error, not silently dropped).
+   */
+  apply<T = Record<string, unknown>>(path: string, object: unknown, fieldManager: string, options: { timeoutMs?: number } = {}): Promise<T> {
+    return this.request<T>('PATCH', path, { body: object, contentType: 'application/apply-patch+yaml', query: { fieldManager, force: true, fieldValidation: 'Strict' }, ...options });
   }
 
   mergePatch<T = Record<string, unknown>>(path: string, patch: unknown): Promise<T> {
@@ -156,6 +217,7 @@ export class KubeClient {
    * byte arrives for `idleMs` (bookmarks keep a healthy quiet watch alive well below that).
    */
   watch(path: string, query: RequestInit['query'], onLine: (line: WatchLine) => void, options: { signal: AbortSignal; idleMs: number }): Promise<void> {
+    if (this.scope) options = { ...options, signal: AbortSignal.any([options.signal, this.scope]) };
     return new Promise<void>((resolve, reject) => {
       if (options.signal.aborted) return resolve();
       const headers = { ...this.authHeaders, accept: 'application/json' };

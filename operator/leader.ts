@@ -3,6 +3,11 @@
  * the lease every retry period; another candidate takes over only when the record has not changed
  * for a whole lease duration by its own clock (so clocks need not agree). Updates use the
  * resourceVersion, so two candidates can never both win the same round.
+ *
+ * Hardened like client-go: every lease call is bounded by what is left of the renew deadline; a
+ * timer steps the leader down when the deadline passes even if a call hangs; durations use the
+ * monotonic clock; on loss the controller's work is stopped (and its API calls aborted) before
+ * anything else, and a stopping leader releases the lease only after its workers stopped.
  */
 import type { Logger } from '../lib/log.ts';
 import { isConflict, isNotFound, type KubeClient, resourcePath } from './kube.ts';
@@ -17,7 +22,8 @@ export interface LeaderOptions {
   renewDeadlineMs: number;
   retryPeriodMs: number;
   onStartedLeading: () => void;
-  onStoppedLeading: () => void;
+  /** Resolves once the leader's work has stopped. */
+  onStoppedLeading: () => Promise<void> | void;
   log: Logger;
 }
 
@@ -34,8 +40,10 @@ export class LeaderElector {
   private observed = '';
   private observedAt = 0;
   private lastRenew = 0;
-  /** Last time the API server answered this elector (readiness uses it). */
+  /** Monotonic time (performance.now()) the API server last answered this elector (readiness uses it). */
   lastContact = 0;
+  private deadline: NodeJS.Timeout | undefined;
+  private stopping: Promise<void> = Promise.resolve();
   private readonly controller = new AbortController();
   private running: Promise<void> | undefined;
   private readonly o: LeaderOptions;
@@ -60,6 +68,7 @@ export class LeaderElector {
     await this.running;
     if (this.leading) {
       this.setLeading(false);
+      await this.stopping; // release only once the workers stopped: no write after the standby leads
       try {
         const lease = await this.o.kube.get<Lease>(this.path);
         if (lease.spec.holderIdentity === this.o.identity) {
@@ -73,11 +82,28 @@ export class LeaderElector {
   }
 
   private setLeading(value: boolean): void {
+    if (!value) clearTimeout(this.deadline);
     if (value === this.leading) return;
     this.leading = value;
     this.o.log.info(value ? 'became the leader' : 'stopped leading', { lease: `${this.o.namespace}/${this.o.name}`, identity: this.o.identity });
     if (value) this.o.onStartedLeading();
-    else this.o.onStoppedLeading();
+    else this.stopping = this.stopping.then(() => this.o.onStoppedLeading()).catch((err: unknown) => this.o.log.warn('stopping the leader\'s work failed', { error: err }));
+  }
+
+  /** After a renewal: step down when the next one has not succeeded within the renew deadline. */
+  private armDeadline(): void {
+    clearTimeout(this.deadline);
+    this.deadline = setTimeout(() => {
+      this.o.log.warn('lease not renewed within the renew deadline; stepping down', { lease: `${this.o.namespace}/${this.o.name}`, renewDeadlineMs: this.o.renewDeadlineMs });
+      this.setLeading(false);
+    }, this.o.renewDeadlineMs);
+    this.deadline.unref();
+  }
+
+  /** How long the next lease call may take: what is left of the renew deadline while leading. */
+  private callBudgetMs(): number {
+    if (!this.leading) return this.o.renewDeadlineMs;
+    return Math.max(1, this.o.renewDeadlineMs - (performance.now() - this.lastRenew));
   }
 
   private async loop(): Promise<void> {
@@ -87,7 +113,7 @@ export class LeaderElector {
       } catch (err) {
         this.o.log.warn('lease round failed', { error: err });
       }
-      if (this.leading && Date.now() - this.lastRenew > this.o.renewDeadlineMs) this.setLeading(false);
+      if (this.leading && performance.now() - this.lastRenew > this.o.renewDeadlineMs) this.setLeading(false);
       await sleep(this.o.retryPeriodMs * (this.leading ? 1 : 1 + Math.random() * 0.2), this.controller.signal);
     }
   }
@@ -97,11 +123,11 @@ export class LeaderElector {
     const desired = { holderIdentity: this.o.identity, leaseDurationSeconds: Math.ceil(this.o.leaseDurationMs / 1000), renewTime: microTime(now) };
     let lease: Lease;
     try {
-      lease = await this.o.kube.get<Lease>(this.path);
-      this.lastContact = Date.now();
+      lease = await this.o.kube.request<Lease>('GET', this.path, { timeoutMs: this.callBudgetMs() });
+      this.lastContact = performance.now();
     } catch (err) {
       if (!isNotFound(err)) throw err;
-      this.lastContact = Date.now();
+      this.lastContact = performance.now();
       await this.write('POST', resourcePath({ group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespace: this.o.namespace }), {
         apiVersion: 'coordination.k8s.io/v1',
         kind: 'Lease',
@@ -113,12 +139,12 @@ export class LeaderElector {
     const record = `${lease.spec.holderIdentity ?? ''}@${lease.spec.renewTime ?? ''}`;
     if (record !== this.observed) {
       this.observed = record;
-      this.observedAt = Date.now();
+      this.observedAt = performance.now();
     }
     const holder = lease.spec.holderIdentity ?? '';
     const mine = holder === this.o.identity;
     const duration = (lease.spec.leaseDurationSeconds ?? 15) * 1000;
-    if (!mine && holder !== '' && Date.now() - this.observedAt < duration) {
+    if (!mine && holder !== '' && performance.now() - this.observedAt < duration) {
       this.setLeading(false);
       return;
     }
@@ -130,11 +156,12 @@ export class LeaderElector {
 
   private async write(method: 'POST' | 'PUT', path: string, body: Lease | Record<string, unknown>): Promise<void> {
     try {
-      const saved = await this.o.kube.request<Lease>(method, path, { body });
-      this.lastContact = Date.now();
-      this.lastRenew = Date.now();
+      const saved = await this.o.kube.request<Lease>(method, path, { body, timeoutMs: this.callBudgetMs() });
+      this.lastContact = performance.now();
+      this.lastRenew = performance.now();
       this.observed = `${saved.spec.holderIdentity ?? ''}@${saved.spec.renewTime ?? ''}`;
-      this.observedAt = Date.now();
+      this.observedAt = performance.now();
+      this.armDeadline();
       this.setLeading(true);
     } catch (err) {
       // Someone else wrote first: not an error, just not us this round.

@@ -11,7 +11,7 @@ const log = createLogger({ name: 'voice-operator' });
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const kube = await KubeClient.fromKubeConfig(config.kubeconfig);
+  const kube = await KubeClient.fromKubeConfig(config.kubeconfig, { qps: config.apiQps, burst: config.apiBurst });
   const operator = await startOperator({ config, kube, log });
   log.info('operator started', { identity: config.identity, metricsPort: operator.port, apiServer: kube.server.origin });
   let stopping = false;

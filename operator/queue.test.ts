@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { clampDelay, MAX_TIMER_MS } from './delay.ts';
 import { WorkQueue } from './queue.ts';
 
 describe('WorkQueue', () => {
@@ -47,5 +48,23 @@ describe('WorkQueue', () => {
     const waiting = q.get();
     q.shutdown();
     expect(await waiting).toBeUndefined();
+  });
+});
+
+describe('delays beyond what a Node timer holds', () => {
+  it('do not fire at once: a window 30 days out waits (clamped to the longest timer)', async () => {
+    const q = new WorkQueue();
+    q.addAfter('far', 30 * 86_400_000);
+    const got = await Promise.race([q.get(), new Promise<string>((r) => setTimeout(() => r('nothing yet'), 200))]);
+    expect(got).toBe('nothing yet');
+    q.shutdown();
+  });
+
+  it('clampDelay keeps every delay finite and within 2^31-1 ms', () => {
+    expect(clampDelay(30 * 86_400_000)).toBe(MAX_TIMER_MS);
+    expect(clampDelay(-5)).toBe(0);
+    expect(clampDelay(Number.NaN)).toBe(0);
+    expect(clampDelay(Number.POSITIVE_INFINITY)).toBe(MAX_TIMER_MS);
+    expect(clampDelay(1500)).toBe(1500);
   });
 });

@@ -3,9 +3,20 @@
  * added, is never processed by two workers at once (re-added while in flight, it runs again after),
  * and failures retry with per-key exponential backoff.
  */
+import { clampDelay } from './delay.ts';
+
+/** What the workqueue_* metrics count. */
+export interface QueueObserver {
+  added(): void;
+  retried(): void;
+  /** Seconds a key waited between being added and handed to a worker. */
+  waited(seconds: number): void;
+}
+
 export interface QueueOptions {
   baseDelayMs?: number;
   maxDelayMs?: number;
+  observer?: QueueObserver;
 }
 
 export class WorkQueue {
@@ -16,6 +27,9 @@ export class WorkQueue {
   private readonly timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
   private readonly failures = new Map<string, number>();
   private readonly waiters: Array<(key: string | undefined) => void> = [];
+  private readonly addedAt = new Map<string, number>();
+  private readonly startedAt = new Map<string, number>();
+  private readonly observer: QueueObserver | undefined;
   private closed = false;
   private readonly base: number;
   private readonly max: number;
@@ -23,6 +37,22 @@ export class WorkQueue {
   constructor(opts: QueueOptions = {}) {
     this.base = opts.baseDelayMs ?? 100;
     this.max = opts.maxDelayMs ?? 300_000;
+    this.observer = opts.observer;
+  }
+
+  /** Seconds each key in flight has been processed so far (for the unfinished-work gauges). */
+  inFlightSeconds(now = performance.now()): number[] {
+    return [...this.startedAt.values()].map((t) => (now - t) / 1000);
+  }
+
+  private hand(key: string): string {
+    const now = performance.now();
+    const added = this.addedAt.get(key);
+    this.addedAt.delete(key);
+    if (added !== undefined) this.observer?.waited((now - added) / 1000);
+    this.active.add(key);
+    this.startedAt.set(key, now);
+    return key;
   }
 
   /** Keys waiting (not in flight, not delayed). */
@@ -38,17 +68,20 @@ export class WorkQueue {
     }
     if (this.queued.has(key)) return;
     this.queued.add(key);
+    this.observer?.added();
+    this.addedAt.set(key, performance.now());
     const waiter = this.waiters.shift();
     if (waiter) {
       this.queued.delete(key);
-      this.active.add(key);
-      waiter(key);
+      waiter(this.hand(key));
     } else this.ready.push(key);
   }
 
   /** Adds the key after `ms`; an earlier pending delay for the same key wins. */
   addAfter(key: string, ms: number): void {
     if (this.closed) return;
+    // A boundary weeks away is re-checked after the longest timer Node can hold, never after 1 ms.
+    ms = clampDelay(ms);
     if (ms <= 0) return this.add(key);
     const at = Date.now() + ms;
     const pending = this.timers.get(key);
@@ -66,6 +99,7 @@ export class WorkQueue {
   addRateLimited(key: string): number {
     const n = this.failures.get(key) ?? 0;
     this.failures.set(key, n + 1);
+    this.observer?.retried();
     const delay = Math.min(this.max, this.base * 2 ** n);
     this.addAfter(key, delay);
     return delay;
@@ -82,8 +116,7 @@ export class WorkQueue {
     const key = this.ready.shift();
     if (key !== undefined) {
       this.queued.delete(key);
-      this.active.add(key);
-      return Promise.resolve(key);
+      return Promise.resolve(this.hand(key));
     }
     return new Promise((resolve) => this.waiters.push(resolve));
   }
@@ -91,6 +124,7 @@ export class WorkQueue {
   /** Processing of `key` finished; if it was added meanwhile, it goes back in line. */
   done(key: string): void {
     this.active.delete(key);
+    this.startedAt.delete(key);
     if (this.dirty.delete(key)) this.add(key);
   }
 

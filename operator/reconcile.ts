@@ -11,15 +11,17 @@
  */
 import type { Logger } from '../lib/log.ts';
 import { childPath, fieldOwners } from './children.ts';
-import { blockedConditions, ConditionType, findCondition, healthConditions, mergeConditions, Reason, type ConditionInput } from './conditions.ts';
+import { blockedConditions, ConditionType, findCondition, healthConditions, mergeConditions, Reason, transcriptCondition, type ConditionInput } from './conditions.ts';
 import { recordEvent } from './events.ts';
 import { isNotFound, KubeError, resourcePath, type KubeClient } from './kube.ts';
 import { endpointOf } from './resources/common.ts';
+import type { FloorDecision } from './floor.ts';
 import { desiredState, type ChildKind } from './resources/index.ts';
 import { FIELD_MANAGER, GROUP, INITIAL_REPLICAS_MANAGER, PLURAL, VERSION, type KubeObject, type VoiceWorkerPool, type VoiceWorkerPoolStatus } from './types.ts';
 import { secretProblem, secretRefs, specProblem, type Problem } from './validate.ts';
 
-export type Outcome = { result: 'done' } | { result: 'requeue'; afterMs: number } | { result: 'error'; error: Error };
+/** `blocked` names why a pool cannot be satisfied (a terminal error: counted as one, not retried). */
+export type Outcome = { result: 'done'; blocked?: string } | { result: 'requeue'; afterMs: number; blocked?: string } | { result: 'error'; error: Error };
 
 export interface ReconcileDeps {
   kube: KubeClient;
@@ -27,66 +29,117 @@ export interface ReconcileDeps {
   now: () => Date;
   /** How soon a pool blocked by a missing Secret is looked at again (Secrets are not watched). */
   blockedRetryMs: number;
+  /** The informers' caches: reads come from here instead of a GET per reconcile (absent: GETs). */
+  cache?: ReconcileCache;
+}
+
+export interface ReconcileCache {
+  /** The pool as the informer last saw it; undefined when it is not there (deleted). */
+  pool(namespace: string, name: string): VoiceWorkerPool | undefined;
+  /** A child of the operator as its informer last saw it. */
+  child(kind: ChildKind, namespace: string, name: string): KubeObject | undefined;
 }
 
 export const poolPath = (namespace: string, name?: string, subresource?: string): string =>
   resourcePath({ group: GROUP, version: VERSION, plural: PLURAL, namespace, ...(name ? { name } : {}), ...(subresource ? { subresource } : {}) });
 
 interface DeploymentState {
-  metadata: { managedFields?: Array<{ manager?: string; fieldsV1?: Record<string, unknown> }> };
+  metadata: { generation?: number; managedFields?: Array<{ manager?: string; fieldsV1?: Record<string, unknown> }> };
   spec?: { replicas?: number };
-  status?: { readyReplicas?: number; updatedReplicas?: number; replicas?: number };
+  status?: { observedGeneration?: number; readyReplicas?: number; updatedReplicas?: number; replicas?: number; availableReplicas?: number };
+}
+
+/** Requeue at the next window boundary (start - lead, or end) if one is ahead; else done. */
+function atNextBoundary(at: Date | undefined, now: Date, cap?: number): { result: 'done' } | { result: 'requeue'; afterMs: number } {
+  if (!at) return cap === undefined ? { result: 'done' } : { result: 'requeue', afterMs: cap };
+  const ms = Math.max(1000, at.getTime() - now.getTime());
+  return { result: 'requeue', afterMs: cap === undefined ? ms : Math.min(ms, cap) };
+}
+
+async function readPool(deps: ReconcileDeps, namespace: string, name: string): Promise<VoiceWorkerPool | undefined> {
+  if (deps.cache) return deps.cache.pool(namespace, name);
+  try {
+    return await deps.kube.get<VoiceWorkerPool>(poolPath(namespace, name));
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
 }
 
 export async function reconcile(deps: ReconcileDeps, key: string): Promise<Outcome> {
   const [namespace, name] = key.split('/') as [string, string];
-  let pool: VoiceWorkerPool;
+  let pool: VoiceWorkerPool | undefined;
   try {
-    pool = await deps.kube.get<VoiceWorkerPool>(poolPath(namespace, name));
+    pool = await readPool(deps, namespace, name);
   } catch (err) {
-    if (isNotFound(err)) return { result: 'done' }; // deleted: owner references let the garbage collector remove the children
     return { result: 'error', error: err as Error };
   }
-  if (pool.metadata.deletionTimestamp) return { result: 'done' };
+  // Deleted: owner references let the garbage collector remove the children.
+  if (!pool || pool.metadata.deletionTimestamp) return { result: 'done' };
   const now = deps.now();
   const desired = desiredState(pool, now);
 
   const invalid = specProblem(pool, desired.decision);
+  // Blocked pools still come back at the next window edge: a window ending may unblock them.
   if (invalid) {
-    await block(deps, pool, invalid, desired.decision.floor);
-    return { result: 'done' }; // terminal until the spec changes (a new generation triggers a reconcile)
+    await block(deps, pool, invalid, desired.decision);
+    return { ...atNextBoundary(desired.decision.requeueAt, now), blocked: invalid.reason }; // otherwise terminal until the spec changes
   }
   const missing = secretProblem(pool, await readSecretKeys(deps.kube, pool));
   if (missing) {
-    await block(deps, pool, missing, desired.decision.floor);
-    return { result: 'requeue', afterMs: deps.blockedRetryMs };
+    await block(deps, pool, missing, desired.decision);
+    return { ...atNextBoundary(desired.decision.requeueAt, now, deps.blockedRetryMs), blocked: missing.reason };
   }
 
   let deployment: DeploymentState;
   try {
-    deployment = await applyDeployment(deps.kube, pool, desired.apply[0]!, desired.autoscaled, desired.decision.floor);
+    deployment = await applyDeployment(deps, pool, desired.apply[0]!, desired.autoscaled, desired.decision.floor);
     await Promise.all(desired.apply.slice(1).map((child) => deps.kube.apply(childPath(child.kind as ChildKind, namespace, name), child, FIELD_MANAGER)));
-    await Promise.all(desired.absent.map((kind) => deleteIfOwned(deps.kube, kind, pool)));
+    await Promise.all(desired.absent.map((kind) => deleteIfOwned(deps, kind, pool)));
   } catch (err) {
     const error = err as Error;
-    // The API server refusing a child (400/422) is a spec no retry fixes; anything else is retried.
-    if (err instanceof KubeError && (err.status === 422 || err.status === 400)) {
-      await block(deps, pool, { reason: Reason.ApplyFailed, message: `VoiceWorkerPool ${name}: a child was rejected: ${error.message}` }, desired.decision.floor);
-      return { result: 'done' };
+    // The API server refusing a child is a spec no retry fixes; anything else is retried.
+    if (rejectedChild(err)) {
+      await block(deps, pool, { reason: Reason.ApplyFailed, message: `VoiceWorkerPool ${name}: a child was rejected: ${error.message}` }, desired.decision);
+      return { ...atNextBoundary(desired.decision.requeueAt, now), blocked: Reason.ApplyFailed };
     }
     return { result: 'error', error };
   }
 
-  const wanted = deployment.spec?.replicas ?? desired.decision.floor;
-  const conditions = healthConditions(name, deployment.status?.readyReplicas ?? 0, wanted, deployment.status?.updatedReplicas ?? 0);
-  await writeStatus(deps, pool, conditions, {
-    readyReplicas: deployment.status?.readyReplicas ?? 0,
-    desiredFloor: desired.decision.floor,
+  const st = deployment.status ?? {};
+  const rollout = {
+    generation: deployment.metadata.generation ?? 0,
+    observedGeneration: st.observedGeneration ?? 0,
+    replicas: deployment.spec?.replicas ?? desired.decision.floor,
+    statusReplicas: st.replicas ?? 0,
+    updated: st.updatedReplicas ?? 0,
+    available: st.availableReplicas ?? 0,
+    ready: st.readyReplicas ?? 0,
+  };
+  const transcripts = transcriptCondition(name, pool.spec.transcriptStore);
+  const before = findCondition(pool.status?.conditions, ConditionType.TranscriptsDurable);
+  await writeStatus(deps, pool, [...healthConditions(name, rollout, desired.decision.floor), transcripts], statusFields(pool, desired.decision, rollout.ready));
+  if (transcripts.status === 'False' && before?.status !== 'False') await recordEvent(deps.kube, deps.log, pool, 'Warning', transcripts.reason, transcripts.message, deps.now());
+  return atNextBoundary(desired.decision.requeueAt, now);
+}
+
+function statusFields(pool: VoiceWorkerPool, decision: FloorDecision, readyReplicas: number): Omit<VoiceWorkerPoolStatus, 'conditions' | 'observedGeneration'> {
+  return {
+    readyReplicas,
+    desiredFloor: decision.floor,
     endpoint: endpointOf(pool),
-    ...(desired.decision.windows.length ? { activeWindow: desired.decision.windows.join(',') } : {}),
-  });
-  const at = desired.decision.requeueAt;
-  return at ? { result: 'requeue', afterMs: Math.max(1000, at.getTime() - now.getTime()) } : { result: 'done' };
+    ...(decision.windows.length ? { activeWindow: decision.windows.join(',') } : {}),
+    ...(decision.requeueAt ? { nextBoundary: decision.requeueAt.toISOString().replace(/\.\d{3}Z$/, 'Z') } : {}),
+  };
+}
+
+/**
+ * 400/422, and the 500 that server-side apply answers for a field the schema does not declare
+ * ("failed to create typed patch object ... field not declared in schema"): retrying cannot help.
+ */
+function rejectedChild(err: unknown): boolean {
+  if (!(err instanceof KubeError)) return false;
+  return err.status === 400 || err.status === 422 || (err.status === 500 && err.message.includes('failed to create typed patch object'));
 }
 
 /**
@@ -94,12 +147,16 @@ export async function reconcile(deps: ReconcileDeps, key: string): Promise<Outco
  * gets the floor once, under a separate manager that never applies again, so dropping the field
  * from the operator's apply does not reset it to 1.
  */
-async function applyDeployment(kube: KubeClient, pool: VoiceWorkerPool, deployment: KubeObject, autoscaled: boolean, floor: number): Promise<DeploymentState> {
+async function applyDeployment(deps: ReconcileDeps, pool: VoiceWorkerPool, deployment: KubeObject, autoscaled: boolean, floor: number): Promise<DeploymentState> {
+  const { kube } = deps;
   const path = childPath('Deployment', pool.metadata.namespace, pool.metadata.name);
   const handover = (replicas: number) =>
     kube.apply<DeploymentState>(path, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: pool.metadata.name, namespace: pool.metadata.namespace }, spec: { replicas } }, INITIAL_REPLICAS_MANAGER);
   if (autoscaled) {
-    const existing = await kube.get<DeploymentState>(path).catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+    // The cache answers when it has the Deployment; a miss is confirmed with a GET, because handing
+    // the floor over again to an existing Deployment would undo the HPA's count.
+    const cached = deps.cache?.child('Deployment', pool.metadata.namespace, pool.metadata.name) as DeploymentState | undefined;
+    const existing = cached ?? (await kube.get<DeploymentState>(path).catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err))));
     if (existing && fieldOwners(existing.metadata.managedFields, ['spec', 'replicas']).every((m) => m === FIELD_MANAGER)) {
       await handover(Math.max(floor, existing.spec?.replicas ?? floor));
     }
@@ -109,10 +166,13 @@ async function applyDeployment(kube: KubeClient, pool: VoiceWorkerPool, deployme
   return kube.apply<DeploymentState>(path, deployment, FIELD_MANAGER);
 }
 
-async function deleteIfOwned(kube: KubeClient, kind: ChildKind, pool: VoiceWorkerPool): Promise<void> {
+async function deleteIfOwned(deps: ReconcileDeps, kind: ChildKind, pool: VoiceWorkerPool): Promise<void> {
+  const { kube } = deps;
   const path = childPath(kind, pool.metadata.namespace, pool.metadata.name);
   try {
-    const child = await kube.get<KubeObject>(path);
+    // With caches, a child the informer never saw is not there (or not the operator's: no label).
+    const child = deps.cache ? deps.cache.child(kind, pool.metadata.namespace, pool.metadata.name) : await kube.get<KubeObject>(path);
+    if (!child) return;
     if (!child.metadata.ownerReferences?.some((o) => o.uid === pool.metadata.uid)) return; // someone else's object of the same name
     await kube.request('DELETE', path);
   } catch (err) {
@@ -120,16 +180,20 @@ async function deleteIfOwned(kube: KubeClient, kind: ChildKind, pool: VoiceWorke
   }
 }
 
-/** Secret name to its data keys (undefined when the Secret does not exist). */
-async function readSecretKeys(kube: KubeClient, pool: VoiceWorkerPool): Promise<Map<string, string[] | undefined>> {
+/**
+ * Secret name to its data keys (undefined when the Secret does not exist, null when the operator
+ * may not read Secrets there: its RBAC is scoped to the watched namespaces, see docs/operator.md).
+ */
+async function readSecretKeys(kube: KubeClient, pool: VoiceWorkerPool): Promise<Map<string, string[] | undefined | null>> {
   const names = [...new Set(secretRefs(pool).map((r) => r.ref.name))];
   const entries = await Promise.all(
-    names.map(async (secret): Promise<[string, string[] | undefined]> => {
+    names.map(async (secret): Promise<[string, string[] | undefined | null]> => {
       try {
         const s = await kube.get<{ data?: Record<string, string> }>(resourcePath({ group: '', version: 'v1', plural: 'secrets', namespace: pool.metadata.namespace, name: secret }));
         return [secret, Object.keys(s.data ?? {})];
       } catch (err) {
         if (isNotFound(err)) return [secret, undefined];
+        if (err instanceof KubeError && err.status === 403) return [secret, null];
         throw err;
       }
     }),
@@ -137,11 +201,12 @@ async function readSecretKeys(kube: KubeClient, pool: VoiceWorkerPool): Promise<
   return new Map(entries);
 }
 
-async function block(deps: ReconcileDeps, pool: VoiceWorkerPool, problem: Problem, floor: number): Promise<void> {
+async function block(deps: ReconcileDeps, pool: VoiceWorkerPool, problem: Problem, decision: FloorDecision): Promise<void> {
   const before = findCondition(pool.status?.conditions, ConditionType.Degraded);
   const changed = !(before?.status === 'True' && before.reason === problem.reason && before.message === problem.message);
   deps.log.warn('pool cannot be satisfied', { pool: `${pool.metadata.namespace}/${pool.metadata.name}`, reason: problem.reason, message: problem.message });
-  await writeStatus(deps, pool, blockedConditions(problem.reason, problem.message), { readyReplicas: pool.status?.readyReplicas ?? 0, desiredFloor: floor, endpoint: endpointOf(pool) });
+  const conditions = [...blockedConditions(problem.reason, problem.message), transcriptCondition(pool.metadata.name, pool.spec.transcriptStore)];
+  await writeStatus(deps, pool, conditions, statusFields(pool, decision, pool.status?.readyReplicas ?? 0));
   if (changed) await recordEvent(deps.kube, deps.log, pool, 'Warning', problem.reason, problem.message, deps.now());
 }
 
@@ -155,14 +220,14 @@ async function writeStatus(deps: ReconcileDeps, pool: VoiceWorkerPool, condition
   };
   const old = pool.status ?? {};
   if (JSON.stringify(normalize(old)) === JSON.stringify(normalize(status))) return;
-  // activeWindow: null removes a window that has ended (merge patch semantics).
-  await deps.kube.mergePatch(poolPath(pool.metadata.namespace, pool.metadata.name, 'status'), { status: { activeWindow: null, ...status } });
+  // null removes a window that has ended, or a boundary no longer ahead (merge patch semantics).
+  await deps.kube.mergePatch(poolPath(pool.metadata.namespace, pool.metadata.name, 'status'), { status: { activeWindow: null, nextBoundary: null, ...status } });
 }
 
 function normalize(s: VoiceWorkerPoolStatus): unknown {
   // A fixed key order: the API server does not keep ours.
   return [
-    s.observedGeneration, s.readyReplicas, s.desiredFloor, s.endpoint, s.activeWindow ?? null,
+    s.observedGeneration, s.readyReplicas, s.desiredFloor, s.endpoint, s.activeWindow ?? null, s.nextBoundary ?? null,
     (s.conditions ?? []).map((c) => [c.type, c.status, c.reason, c.message, c.observedGeneration]).sort(),
   ];
 }

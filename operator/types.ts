@@ -12,6 +12,8 @@ export const FIELD_MANAGER = 'voice-operator';
 /** Sets the Deployment's first replica count when an HPA owns it afterwards (never re-applied). */
 export const INITIAL_REPLICAS_MANAGER = 'voice-operator-initial-replicas';
 export const WORKER_PORT = 7860;
+/** The worker's plain-HTTP management port (metrics and probes), never exposed by the Service (C2). */
+export const METRICS_PORT = 9090;
 export const SERVICE_PORT = 443;
 export const POOL_LABEL = `${GROUP}/pool`;
 export const MANAGED_BY = 'voice-operator';
@@ -28,6 +30,15 @@ export interface PreScalingWindow {
   replicas: number;
 }
 
+/** A recurring pre-scaling window: from each cron start (wall time in `timeZone`) for `durationMinutes`. */
+export interface PreScalingSchedule {
+  name?: string;
+  cron: string;
+  timeZone: string;
+  durationMinutes: number;
+  replicas: number;
+}
+
 export interface VoiceWorkerPoolSpec {
   image: { repository: string; tag: string; pullPolicy?: string; pullSecrets?: string[] };
   replicas: number;
@@ -36,13 +47,17 @@ export interface VoiceWorkerPoolSpec {
     minReplicas: number;
     maxReplicas: number;
     targetCPUUtilizationPercentage: number;
+    /** Scale on busy sessions per pod through the custom metrics API (needs an adapter, see docs/operator.md). */
+    targetBusySessionsPerPod?: number;
     scaleDown: { stabilizationWindowSeconds: number; maxPercentPerMinute: number };
   };
   sizing?: { p95ConcurrentSessions: number; headroomPercent: number; sessionsPerReplica: number };
-  preScaling?: { leadSeconds: number; windows: PreScalingWindow[] };
+  preScaling?: { leadSeconds: number; windows: PreScalingWindow[]; schedules?: PreScalingSchedule[] };
   resources: {
     requests: { cpu: string | number; memory: string };
     limits: { cpu: string | number; memory: string };
+    /** Accelerators per worker, e.g. 1 GPU for ~10 sessions (requests = limits, as Kubernetes wants). */
+    gpu?: { count: number; resourceName: string };
   };
   ingress?: { host: string; tlsSecretName: string; className?: string; annotations?: Record<string, string> };
   secrets: {
@@ -55,20 +70,35 @@ export interface VoiceWorkerPoolSpec {
   };
   redis: { url?: string; urlSecret?: SecretKeyRef };
   backendUrl: string;
-  roomProvider: string;
+  roomProvider: 'daily' | 'livekit' | 'local';
+  /** The public address of the workers (PUBLIC_URL); defaults to the endpoint (ingress host or Service). */
+  publicUrl?: string;
+  /** LiveKit rooms (roomProvider livekit): the URL respondents and bots connect to, credentials from a Secret. */
+  livekit?: { url: string; secretName: string; apiKeyKey: string; apiSecretKey: string };
+  /** TLS in the pod (C4): a kubernetes.io/tls Secret mounted at /etc/voice-worker/tls. */
+  podTLS?: { secretName: string };
+  placement?: Placement;
   models?: {
     llm?: { baseUrl?: string; model?: string };
     stt?: { baseUrl?: string; model?: string };
     tts?: { baseUrl?: string; model?: string; voice?: string };
   };
   telemetry?: { otlpEndpoint?: string; serviceName: string };
-  warmPoolSize: number;
   maxSessionSeconds?: number;
   /** Where transcripts go (file://<folder> or s3://<bucket>[/<prefix>]); the worker's default otherwise. */
   transcriptStore?: string;
   /** More worker environment (e.g. S3 credentials); names the operator sets are refused. */
   extraEnv?: Array<{ name: string; value?: string; valueFrom?: { secretKeyRef: SecretKeyRef } }>;
   terminationGracePeriodSeconds: number;
+}
+
+/** Pod placement passed through to the worker pods unchanged (the API server validates the shapes). */
+export interface Placement {
+  nodeSelector?: Record<string, string>;
+  tolerations?: unknown[];
+  affinity?: Record<string, unknown>;
+  topologySpreadConstraints?: unknown[];
+  priorityClassName?: string;
 }
 
 export interface Condition {
@@ -86,6 +116,8 @@ export interface VoiceWorkerPoolStatus {
   desiredFloor?: number;
   endpoint?: string;
   activeWindow?: string;
+  /** The next instant a window or schedule raises or lowers the floor (RFC 3339). */
+  nextBoundary?: string;
   conditions?: Condition[];
 }
 

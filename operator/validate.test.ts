@@ -36,3 +36,20 @@ describe('validate', () => {
     expect(problem?.message).toContain('the replica floor 12 (sizing 12) exceeds spec.autoscaling.maxReplicas 3');
   });
 });
+
+describe('Secrets the operator may not read', () => {
+  it('are not checked (null), while the readable ones still are', () => {
+    expect(secretProblem(pool, new Map<string, string[] | undefined | null>([['w', null], ['prov', null], ['redis', null]]))).toBeUndefined();
+    expect(secretProblem(pool, new Map<string, string[] | undefined | null>([['w', null], ['prov', ['other']], ['redis', null]]))?.reason).toBe('SecretKeyNotFound');
+  });
+});
+
+describe('schedules', () => {
+  it('refuse an unknown time zone or a bad cron, naming the schedule', () => {
+    const withSchedule = (cron: string, timeZone: string) => ({ ...pool, spec: { ...pool.spec, autoscaling: undefined, preScaling: { leadSeconds: 0, windows: [], schedules: [{ cron, timeZone, durationMinutes: 60, replicas: 2 }] } } }) as unknown as VoiceWorkerPool;
+    const tz = withSchedule('0 9 * * *', 'Mars/Olympus');
+    expect(specProblem(tz, decideFloor(tz.spec, new Date()))?.message).toBe('VoiceWorkerPool p: spec.preScaling.schedules[0]: unknown time zone "Mars/Olympus"');
+    const cron = withSchedule('0 9 * * MON', 'UTC');
+    expect(specProblem(cron, decideFloor(cron.spec, new Date()))?.message).toContain('spec.preScaling.schedules[0]: cron day of week "MON"');
+  });
+});

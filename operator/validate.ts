@@ -3,8 +3,9 @@
  * Secrets a pool refers to. Pure: the Secrets are looked up by the caller.
  */
 import { Reason } from './conditions.ts';
+import { parseCron, wallClock } from './cron.ts';
 import type { FloorDecision } from './floor.ts';
-import { managedEnv } from './resources/deployment.ts';
+import { RESERVED_ENV } from './resources/env.ts';
 import type { SecretKeyRef, VoiceWorkerPool } from './types.ts';
 
 export interface Problem {
@@ -17,6 +18,15 @@ export function secretRefs(pool: VoiceWorkerPool): Array<{ field: string; ref: S
   const refs: Array<{ field: string; ref: SecretKeyRef }> = [];
   for (const [field, ref] of Object.entries(pool.spec.secrets)) if (ref) refs.push({ field: `spec.secrets.${field}`, ref });
   if (pool.spec.redis.urlSecret) refs.push({ field: 'spec.redis.urlSecret', ref: pool.spec.redis.urlSecret });
+  const { livekit, podTLS } = pool.spec;
+  if (pool.spec.roomProvider === 'livekit' && livekit) {
+    refs.push({ field: 'spec.livekit.apiKeyKey', ref: { name: livekit.secretName, key: livekit.apiKeyKey } });
+    refs.push({ field: 'spec.livekit.apiSecretKey', ref: { name: livekit.secretName, key: livekit.apiSecretKey } });
+  }
+  if (podTLS) {
+    refs.push({ field: 'spec.podTLS.secretName', ref: { name: podTLS.secretName, key: 'tls.crt' } });
+    refs.push({ field: 'spec.podTLS.secretName', ref: { name: podTLS.secretName, key: 'tls.key' } });
+  }
   (pool.spec.extraEnv ?? []).forEach((e, i) => {
     if (e.valueFrom) refs.push({ field: `spec.extraEnv[${i}].valueFrom.secretKeyRef`, ref: e.valueFrom.secretKeyRef });
   });
@@ -24,7 +34,15 @@ export function secretRefs(pool: VoiceWorkerPool): Array<{ field: string; ref: S
 }
 
 export function specProblem(pool: VoiceWorkerPool, decision: FloorDecision): Problem | undefined {
-  const managed = new Set(managedEnv(pool).map((e) => e.name));
+  for (const [i, s] of (pool.spec.preScaling?.schedules ?? []).entries()) {
+    try {
+      parseCron(s.cron);
+      wallClock(0, s.timeZone);
+    } catch (err) {
+      return { reason: Reason.InvalidSpec, message: `VoiceWorkerPool ${pool.metadata.name}: spec.preScaling.schedules[${i}]: ${err instanceof RangeError ? `unknown time zone "${s.timeZone}"` : (err as Error).message}` };
+    }
+  }
+  const managed = new Set<string>(RESERVED_ENV);
   const clash = (pool.spec.extraEnv ?? []).find((e) => managed.has(e.name));
   if (clash) {
     return { reason: Reason.InvalidSpec, message: `VoiceWorkerPool ${pool.metadata.name}: spec.extraEnv sets ${clash.name}, which the operator sets from the pool's fields; use those fields instead` };
@@ -40,10 +58,14 @@ export function specProblem(pool: VoiceWorkerPool, decision: FloorDecision): Pro
   return undefined;
 }
 
-/** `secrets` maps a Secret name to its data keys, or undefined when the Secret does not exist. */
-export function secretProblem(pool: VoiceWorkerPool, secrets: Map<string, string[] | undefined>): Problem | undefined {
+/**
+ * `secrets` maps a Secret name to its data keys, undefined when the Secret does not exist, or null
+ * when the operator may not read it (not checked; a missing one shows in the pods' status).
+ */
+export function secretProblem(pool: VoiceWorkerPool, secrets: Map<string, string[] | undefined | null>): Problem | undefined {
   for (const { field, ref } of secretRefs(pool)) {
     const keys = secrets.get(ref.name);
+    if (keys === null) continue;
     if (keys === undefined) {
       return { reason: Reason.SecretNotFound, message: `Secret ${pool.metadata.namespace}/${ref.name} named by ${field} does not exist; create it or fix ${field}.name` };
     }

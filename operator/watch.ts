@@ -4,6 +4,7 @@
  * with exponential backoff and tries again. It relists on a timer too, so nothing is missed for long.
  * Each lifecycle step is named so logs and metrics can say which one happened.
  */
+import { clampDelay } from './delay.ts';
 import { isGone, KubeError, type KubeClient, type WatchLine } from './kube.ts';
 
 export type WatchLifecycle = 'listed' | 'watch-started' | 'watch-ended' | 'gone' | 'error';
@@ -151,7 +152,7 @@ export class Informer {
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, ms);
+    const timer = setTimeout(done, clampDelay(ms));
     function done() {
       clearTimeout(timer);
       signal?.removeEventListener('abort', done);

@@ -11,6 +11,11 @@ command -v espeak-ng >/dev/null 2>&1 || need_debs+=(espeak-ng)
 command -v sox >/dev/null 2>&1 || need_debs+=(sox)
 # Throwaway certificate authorities for the TLS tests and the demo (test/harness/pki.ts).
 command -v openssl >/dev/null 2>&1 || need_debs+=(openssl)
+# Python for the Daily bridge (worker/rooms/daily/bridge.py) and its checks; the venv is made below.
+# Checked with the interpreter scripts/python-env.sh will use (Debian's when present).
+py_for_venv="$(command -v /usr/bin/python3 || command -v python3 || true)"
+[ -n "$py_for_venv" ] || need_debs+=(python3)
+{ [ -n "$py_for_venv" ] && "$py_for_venv" -c 'import venv, ensurepip' >/dev/null 2>&1; } || need_debs+=(python3-venv)
 if [ "${#need_debs[@]}" -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "bootstrap: missing ${need_debs[*]}; run as root or install them with apt-get" >&2
@@ -27,6 +32,10 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   echo "bootstrap: installing npm dependencies (npm ci)"
   npm ci --no-audit --no-fund --loglevel=error
 fi
+
+# The Daily bridge's virtual environment (pinned daily-python, pytest, ruff, mypy), cached outside the
+# repository by the requirements' hash; the worker finds it through DAILY_BRIDGE_PYTHON.
+bash scripts/python-env.sh >/dev/null
 
 # The project targets Node 24: the `node` devDependency puts it first on PATH inside npm scripts.
 node_version="$(node_modules/.bin/node --version)"

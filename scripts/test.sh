@@ -12,6 +12,20 @@ echo "== lint and type check"
 eslint .
 tsc --noEmit
 
+echo "== Daily bridge: ruff, mypy (against daily-python's own type stubs), pytest (fake SDK)"
+py="$(bash scripts/python-env.sh)"
+pybin="$(dirname "$py")"
+(cd worker/rooms/daily && "$pybin/ruff" check . ../../../test/fakes/daily_module \
+  && "$pybin/ruff" format --check . ../../../test/fakes/daily_module \
+  && "$pybin/mypy" bridge.py \
+  && "$py" -m pytest -q -p no:cacheprovider)
+if [ -n "${DAILY_API_KEY:-}" ]; then
+  echo "== Daily live test (DAILY_API_KEY is set): a real room on Daily"
+  DAILY_BRIDGE_PYTHON="$py" node test/live/daily-live.ts
+else
+  echo "NOTE: the live Daily test did NOT run (DAILY_API_KEY is not set); the bot's Daily transport is tested here against a fake SDK only"
+fi
+
 # The cluster project (test/cluster) runs a real single-node Kubernetes: it needs root.
 if [ "$(id -u)" -ne 0 ]; then
   echo "test: the cluster tests (test/cluster, docs/cluster.md) need root for containerd, bridges and iptables; run npm test as root" >&2

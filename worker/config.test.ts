@@ -17,6 +17,9 @@ describe('loadConfig', () => {
   it('applies the documented defaults and freezes the result', () => {
     const c = loadConfig(minimal);
     expect(c.port).toBe(7860);
+    expect(c.metricsPort).toBe(9090);
+    expect(c.joinTimeoutSeconds).toBe(30);
+    expect(c.outcomeReportDeadlineSeconds).toBe(21_600);
     expect(c.warmPoolSize).toBe(2);
     expect(c.llm).toEqual({ baseURL: 'https://api.openai.com/v1', apiKey: 'sk-test', model: 'gpt-4o-mini' });
     expect(c.tts.voice).toBe('alloy');

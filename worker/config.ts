@@ -21,6 +21,8 @@ export interface ProviderEndpoint {
 
 export interface WorkerConfig {
   port: number;
+  /** The management port: /metrics, /healthz, /readyz over plain HTTP (contract C2). */
+  metricsPort: number;
   host: string;
   podName: string;
   publicUrl: string;
@@ -38,10 +40,16 @@ export interface WorkerConfig {
   drainGraceSeconds: number;
   roomProvider: RoomProviderName;
   roomTokenSecret: string;
-  daily: { apiKey: string; apiUrl: string; domainId: string | null; roomTtlSeconds: number } | null;
+  daily: { apiKey: string; apiUrl: string; domainId: string | null; roomTtlSeconds: number; bridgePython: string } | null;
   backendUrl: string;
   reportTimeoutMs: number;
   reportAttempts: number;
+  /** How long an unacknowledged outcome report is kept and retried (contract C5). */
+  outcomeReportDeadlineSeconds: number;
+  /** The cap of the outbox's retry backoff. */
+  outcomeRetryMaxSeconds: number;
+  /** How often each replica looks for due reports in the shared outbox. */
+  outcomeOutboxPollMs: number;
   llm: ProviderEndpoint;
   stt: ProviderEndpoint;
   tts: ProviderEndpoint & { voice: string };
@@ -94,6 +102,8 @@ export function loadConfig(env: Env): Readonly<WorkerConfig> {
           apiUrl: requiredUrl(env, 'DAILY_API_URL', { schemes: ['https', 'http'], default: 'https://api.daily.co/v1' }),
           domainId: optionalString(env, 'DAILY_DOMAIN_ID') ?? null,
           roomTtlSeconds: intVar(env, 'DAILY_ROOM_TTL_SECONDS', { default: 3600, min: 300, max: 7 * 86400 }),
+          // The interpreter with daily-python that runs the bot's bridge (worker/rooms/daily/bridge.py).
+          bridgePython: optionalString(env, 'DAILY_BRIDGE_PYTHON') ?? 'python3',
         }
       : null;
 
@@ -104,6 +114,7 @@ export function loadConfig(env: Env): Readonly<WorkerConfig> {
 
   const config: WorkerConfig = {
     port,
+    metricsPort: intVar(env, 'METRICS_PORT', { default: 9090, min: 0, max: 65535 }),
     host: optionalString(env, 'HOST') ?? '0.0.0.0',
     podName: optionalString(env, 'POD_NAME') ?? `${hostname()}-${process.pid}`,
     publicUrl: requiredUrl(env, 'PUBLIC_URL', { schemes: ['http', 'https'], default: `${tls ? 'https' : 'http'}://127.0.0.1:${port}` }),
@@ -126,6 +137,9 @@ export function loadConfig(env: Env): Readonly<WorkerConfig> {
     backendUrl: requiredUrl(env, 'BACKEND_URL', { schemes: ['https', 'http'] }),
     reportTimeoutMs: intVar(env, 'REPORT_TIMEOUT_MS', { default: 8000, min: 100, max: 60_000 }),
     reportAttempts: intVar(env, 'REPORT_ATTEMPTS', { default: 5, min: 1, max: 20 }),
+    outcomeReportDeadlineSeconds: intVar(env, 'OUTCOME_REPORT_DEADLINE_SECONDS', { default: 21_600, min: 10, max: 7 * 86_400 }),
+    outcomeRetryMaxSeconds: intVar(env, 'OUTCOME_RETRY_MAX_SECONDS', { default: 60, min: 1, max: 3600 }),
+    outcomeOutboxPollMs: intVar(env, 'OUTCOME_OUTBOX_POLL_MS', { default: 2000, min: 100, max: 60_000 }),
     llm: { baseURL: requiredUrl(env, 'LLM_BASE_URL', { schemes: ['https', 'http'], default: 'https://api.openai.com/v1' }), apiKey: providerKey(env, 'LLM_API_KEY'), model: optionalString(env, 'LLM_MODEL') ?? 'gpt-4o-mini' },
     stt: { baseURL: requiredUrl(env, 'STT_BASE_URL', { schemes: ['https', 'http'], default: 'https://api.openai.com/v1' }), apiKey: providerKey(env, 'STT_API_KEY'), model: optionalString(env, 'STT_MODEL') ?? 'whisper-1' },
     tts: {
@@ -140,7 +154,8 @@ export function loadConfig(env: Env): Readonly<WorkerConfig> {
     s3: { endpoint: optionalString(env, 'S3_ENDPOINT') ?? null, region: optionalString(env, 'S3_REGION') ?? optionalString(env, 'AWS_REGION') ?? 'us-east-1', forcePathStyle: boolVar(env, 'S3_FORCE_PATH_STYLE', { default: false }) },
     maxSessionSeconds,
     idleTimeoutSeconds: intVar(env, 'IDLE_TIMEOUT_SECONDS', { default: 30, min: 1, max: 3600 }),
-    joinTimeoutSeconds: intVar(env, 'JOIN_TIMEOUT_SECONDS', { default: 120, min: 1, max: 3600 }),
+    // Contract C6: an unjoined claimed slot is freed quickly, so nobody holds warm slots by connecting alone.
+    joinTimeoutSeconds: intVar(env, 'JOIN_TIMEOUT_SECONDS', { default: 30, min: 1, max: 3600 }),
     vad: {
       thresholdDbfs: intVar(env, 'VAD_THRESHOLD_DBFS', { default: -45, min: -90, max: 0 }),
       silenceMs: intVar(env, 'VAD_SILENCE_MS', { default: 700, min: 100, max: 10_000 }),

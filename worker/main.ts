@@ -10,6 +10,16 @@ import { startWorker } from './worker.ts';
  */
 const log = createLogger({ name: 'worker' });
 
+// Every handler of outside bytes validates and catches at its own boundary; reaching these means
+// a bug. Say so and end on purpose (the pod restarts, the reaper fails the sessions over) rather
+// than keep running in an unknown state.
+for (const event of ['uncaughtException', 'unhandledRejection'] as const) {
+  process.on(event, (err: unknown) => {
+    log.error(`${event}: exiting so that the process restarts`, { err });
+    process.exit(70);
+  });
+}
+
 let config;
 try {
   config = loadConfig(process.env);

@@ -108,3 +108,13 @@ if redis.call('HGET', KEYS[1], 'state') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'state', ARGV[2])
 return 1
 `;
+
+/**
+ * KEYS: session hash. ARGV: field, value pairs. Writes only into a record that exists: after a
+ * Redis wipe an outcome write must not create a session key without a TTL (the outbox keeps the report).
+ */
+export const UPDATE_EXISTING = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+`;

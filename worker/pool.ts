@@ -1,5 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
-import { CLAIM, REAP, REGISTER_IDLE, TRANSITION, WITHDRAW } from './pool-scripts.ts';
+import { z } from 'zod';
+import { CLAIM, REAP, REGISTER_IDLE, TRANSITION, UPDATE_EXISTING, WITHDRAW } from './pool-scripts.ts';
 
 /**
  * Session state and the warm pool in Redis, shared by every replica. Commands fail fast when
@@ -25,6 +26,24 @@ export interface SessionRecord {
   spanId: string;
   outcome?: string;
 }
+
+/** A session hash as read from Redis: checked, so a damaged or foreign record reads as absent. */
+const SessionHash = z.object({
+  sessionId: z.string().min(1),
+  interviewId: z.string(),
+  slot: z.string(),
+  pod: z.string(),
+  roomName: z.string(),
+  roomUrl: z.string(),
+  roomExp: z.coerce.number().finite(),
+  claimedAt: z.coerce.number().finite(),
+  attempt: z.coerce.number().int().default(1),
+  state: z.enum(['assigned', 'running', 'completed', 'failed']),
+  spawn: z.string(),
+  traceId: z.string().default(''),
+  spanId: z.string().default(''),
+  outcome: z.string().optional(),
+});
 
 export interface ClaimInput {
   sessionId: string;
@@ -54,6 +73,7 @@ type ScriptRedis = Redis & {
   withdrawSlots(...args: Array<string | number>): Promise<string[]>;
   reapPod(...args: Array<string | number>): Promise<string[]>;
   transition(...args: Array<string | number>): Promise<number>;
+  updateExisting(...args: Array<string | number>): Promise<number>;
 };
 
 export function redisOptions(commandTimeoutMs: number): RedisOptions {
@@ -87,6 +107,7 @@ export class RedisPool {
     this.redis.defineCommand('withdrawSlots', { numberOfKeys: 1, lua: WITHDRAW });
     this.redis.defineCommand('reapPod', { numberOfKeys: 2, lua: REAP });
     this.redis.defineCommand('transition', { numberOfKeys: 1, lua: TRANSITION });
+    this.redis.defineCommand('updateExisting', { numberOfKeys: 1, lua: UPDATE_EXISTING });
   }
 
   get ready(): boolean {
@@ -156,9 +177,8 @@ export class RedisPool {
   }
 
   async session(sessionId: string): Promise<SessionRecord | null> {
-    const h = await this.redis.hgetall(this.key('session', sessionId));
-    if (!h.sessionId) return null;
-    return { ...(h as unknown as SessionRecord), roomExp: Number(h.roomExp), claimedAt: Number(h.claimedAt), attempt: Number(h.attempt ?? 1) };
+    const parsed = SessionHash.safeParse(await this.redis.hgetall(this.key('session', sessionId)));
+    return parsed.success ? parsed.data : null;
   }
 
   /** The session a slot is busy with, if Redis says it is busy. */
@@ -172,11 +192,11 @@ export class RedisPool {
   }
 
   async finish(sessionId: string, state: 'completed' | 'failed', outcomeJson: string, reported: boolean): Promise<void> {
-    await this.redis.hset(this.key('session', sessionId), 'state', state, 'outcome', outcomeJson, 'reported', reported ? '1' : '0');
+    await this.redis.updateExisting(this.key('session', sessionId), 'state', state, 'outcome', outcomeJson, 'reported', reported ? '1' : '0');
   }
 
   async markReported(sessionId: string): Promise<void> {
-    await this.redis.hset(this.key('session', sessionId), 'reported', '1');
+    await this.redis.updateExisting(this.key('session', sessionId), 'reported', '1');
   }
 
   async close(): Promise<void> {

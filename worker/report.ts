@@ -4,11 +4,13 @@ import type { WorkerMetrics } from './telemetry/metrics.ts';
 
 /**
  * The outcome report to the service: POST {BACKEND_URL}/api/v2/worker/sessions/{id}/outcome with
- * the shared bearer token (docs/contracts.md). Retried with backoff on connection failures,
- * timeouts, 408, 429 and 5xx; the service treats a repeated report as a no-op.
+ * the session's report token (contract C1; the worker token when the spawn carried none). The
+ * service treats a repeated report as a no-op. Durable retries live in outbox.ts; `reportOutcome`
+ * is the in-process fallback for when Redis cannot even take the report.
  */
 export interface ReportOptions {
   backendUrl: string;
+  /** The worker token: the bearer of reports whose spawn carried no reportToken. */
   token: string;
   timeoutMs: number;
   attempts: number;
@@ -18,33 +20,50 @@ export interface ReportOptions {
   backoffMs?: number;
 }
 
-/** `serviceAttempt` is the spawn body's `attempt`, echoed so the service can tell a late report apart. */
-export async function reportOutcome(sessionId: string, outcome: Outcome, options: ReportOptions, serviceAttempt?: number): Promise<boolean> {
-  const url = `${options.backendUrl}/api/v2/worker/sessions/${encodeURIComponent(sessionId)}/outcome`;
-  const body = JSON.stringify(serviceAttempt === undefined ? outcome : { ...outcome, attempt: serviceAttempt });
+export interface OutcomeReport {
+  sessionId: string;
+  outcome: Outcome;
+  /** The spawn body's `attempt`, echoed so the service can tell a late report apart. */
+  attempt?: number;
+  /** The spawn's reportToken; null: report with the worker token. */
+  reportToken: string | null;
+}
+
+/** One delivery try: `ok`, `retry` (the service may take it later) or `refused` (it never will). */
+export type DeliveryResult = 'ok' | 'retry' | 'refused';
+
+export async function deliverOnce(report: OutcomeReport, options: Pick<ReportOptions, 'backendUrl' | 'token' | 'timeoutMs' | 'log'>): Promise<DeliveryResult> {
+  const url = `${options.backendUrl}/api/v2/worker/sessions/${encodeURIComponent(report.sessionId)}/outcome`;
+  const body = JSON.stringify(report.attempt === undefined ? report.outcome : { ...report.outcome, attempt: report.attempt });
+  try {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${report.reportToken ?? options.token}`, 'content-type': 'application/json' },
+      body,
+      signal: AbortSignal.timeout(options.timeoutMs),
+    });
+    await res.arrayBuffer().catch(() => undefined);
+    if (res.ok) return 'ok';
+    options.log.warn('outcome report refused', { sessionId: report.sessionId, status: res.status });
+    return res.status === 408 || res.status === 429 || res.status >= 500 ? 'retry' : 'refused';
+  } catch (err) {
+    options.log.warn('outcome report failed', { sessionId: report.sessionId, err });
+    return 'retry';
+  }
+}
+
+/** Reports with a few in-process retries; true once the service took it. */
+export async function reportOutcome(report: OutcomeReport, options: ReportOptions): Promise<boolean> {
   for (let attempt = 1; attempt <= options.attempts; attempt++) {
-    let retry = true;
-    try {
-      const res = await fetch(url, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${options.token}`, 'content-type': 'application/json' },
-        body,
-        signal: AbortSignal.timeout(options.timeoutMs),
-      });
-      await res.arrayBuffer().catch(() => undefined);
-      if (res.ok) {
-        options.metrics?.reports.inc({ result: 'ok' });
-        return true;
-      }
-      retry = res.status === 408 || res.status === 429 || res.status >= 500;
-      options.log.warn('outcome report refused', { sessionId, status: res.status, attempt });
-    } catch (err) {
-      options.log.warn('outcome report failed', { sessionId, attempt, err });
+    const result = await deliverOnce(report, options);
+    if (result === 'ok') {
+      options.metrics?.reports.inc({ result: 'ok' });
+      return true;
     }
-    if (!retry) break;
+    if (result === 'refused') break;
     if (attempt < options.attempts) await new Promise((r) => setTimeout(r, (options.backoffMs ?? 500) * 2 ** (attempt - 1)));
   }
   options.metrics?.reports.inc({ result: 'failed' });
-  options.log.error('giving up on an outcome report; it stays in the session record', { sessionId });
+  options.log.error('giving up on an outcome report that Redis could not keep', { sessionId: report.sessionId });
   return false;
 }

@@ -3,22 +3,19 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import express, { type RequestHandler } from 'express';
 import { HttpError } from '../lib/errors.ts';
-import { errorHandler, jsonBody, notFound } from '../lib/http.ts';
+import { errorHandler, installClientErrorHandler, jsonBody, notFound } from '../lib/http.ts';
 import type { Logger } from '../lib/log.ts';
 import type { LocalRoomServer } from './rooms/local-server.ts';
-import type { WorkerMetrics } from './telemetry/metrics.ts';
 
 /**
- * The HTTP edge: probes, metrics, the spawn route, and WebSocket upgrades for local rooms, all on
- * one port, over TLS when TLS_CERT_FILE/TLS_KEY_FILE are set. Probes ask callbacks and answer
- * 200 or 503; nothing here knows about Redis or bots.
+ * The public HTTP edge (PORT): the spawn route and WebSocket upgrades for local rooms, over TLS
+ * when TLS_CERT_FILE/TLS_KEY_FILE are set. Probes and metrics are on the management port
+ * (management.ts); here they are 404. Nothing here knows about Redis or bots.
  */
 export interface EdgeOptions {
   log: Logger;
-  metrics: WorkerMetrics;
   tls: { certFile: string; keyFile: string } | null;
   bodyLimitBytes: number;
-  ready: () => boolean;
   auth: RequestHandler;
   spawn: RequestHandler;
   rooms: LocalRoomServer | null;
@@ -29,19 +26,6 @@ export function createEdge(options: EdgeOptions): Server {
   app.disable('x-powered-by');
   app.set('etag', false);
 
-  app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
-  app.get('/readyz', (_req, res) => {
-    if (options.ready()) return void res.json({ status: 'ready' });
-    res.status(503).json({ error: 'unavailable', message: 'The worker is not taking spawns (draining, or its session store is unreachable).' });
-  });
-  app.get('/metrics', async (_req, res, next) => {
-    try {
-      res.setHeader('content-type', options.metrics.registry.contentType);
-      res.send(await options.metrics.registry.metrics());
-    } catch (err) {
-      next(err);
-    }
-  });
   // Auth before the body parser: an unauthenticated caller never gets its body read.
   app.post('/', options.auth, jsonBody({ limit: `${options.bodyLimitBytes}b`, tooLargeCode: 'payload_too_large' }), options.spawn);
   app.all('/', (req, _res, next) => next(new HttpError('method_not_allowed', `${req.method} / is not supported; spawn with POST /.`)));
@@ -51,10 +35,23 @@ export function createEdge(options: EdgeOptions): Server {
   const server = options.tls
     ? createHttpsServer({ cert: readFileSync(options.tls.certFile), key: readFileSync(options.tls.keyFile) }, app)
     : createHttpServer(app);
+  installClientErrorHandler(server);
+  // Bytes from anyone, before any token check: nothing in here may throw past this handler.
   server.on('upgrade', (req, socket, head) => {
-    if (options.rooms?.handleUpgrade(req, socket, head)) return;
-    socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    socket.on('error', () => undefined); // a reset socket is not our failure
+    try {
+      if (options.rooms?.handleUpgrade(req, socket, head)) return;
+      socket.end(rawJsonResponse(404, 'Not Found', { error: 'not_found', message: 'No WebSocket endpoint at this path.' }));
+    } catch (err) {
+      options.log.warn('WebSocket upgrade failed', { err });
+      socket.destroy();
+    }
   });
   server.keepAliveTimeout = 65_000;
   return server;
+}
+
+function rawJsonResponse(status: number, reason: string, body: { error: string; message: string }): string {
+  const text = JSON.stringify(body);
+  return `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`;
 }

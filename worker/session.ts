@@ -1,15 +1,21 @@
 import type { Logger } from '../lib/log.ts';
-import type { BotJob, InterviewDefinition, Outcome, SpanRecord } from './bot/messages.ts';
+import type { BotJob, Outcome, SpanRecord } from './bot/messages.ts';
 import type { RedisPool, SessionRecord } from './pool.ts';
-import { reportOutcome, type ReportOptions } from './report.ts';
+import type { OutcomeOutbox } from './outbox.ts';
+import { dailyBotJoinUrl } from './rooms/daily/join-url.ts';
 import type { RoomProvider } from './rooms/provider.ts';
 import type { SlotManager } from './slots.ts';
+import { parseStoredSpawn } from './spawn-request.ts';
 import { ATTR_POD, ATTR_SLOT_ID } from './telemetry/names.ts';
 import type { WorkerMetrics } from './telemetry/metrics.ts';
 import { recordSpan, remoteParent } from './telemetry/tracing.ts';
 
 const attemptKey = (sessionId: string, attempt: number): string => `${sessionId}#${attempt}`;
-const serviceAttemptOf = (record: SessionRecord): number | undefined => (JSON.parse(record.spawn) as { attempt?: number }).attempt;
+/** What the report needs from the spawn: the service's attempt and this session's report token (C1). */
+function reportFields(record: SessionRecord | null | undefined): { attempt?: number; reportToken: string | null } {
+  const spawn = record ? parseStoredSpawn(record.spawn) : null;
+  return { ...(spawn?.attempt === undefined ? {} : { attempt: spawn.attempt }), reportToken: spawn?.reportToken ?? null };
+}
 
 /**
  * Sessions on this pod, from assignment to report. A claim made by any replica lands in this
@@ -25,7 +31,7 @@ export interface SessionCoordinatorOptions {
   internalRoomBase: string;
   joinTimeoutSeconds: number;
   maxSessionSeconds: number;
-  report: Omit<ReportOptions, 'log' | 'metrics'>;
+  outbox: OutcomeOutbox;
   metrics: WorkerMetrics;
   log: Logger;
 }
@@ -96,7 +102,11 @@ export class SessionCoordinator {
 
   private start(sessionId: string, record: SessionRecord): void {
     this.live.set(sessionId, { record });
-    const spawn = JSON.parse(record.spawn) as { interviewId: string; interview: InterviewDefinition };
+    const spawn = parseStoredSpawn(record.spawn);
+    if (!spawn) {
+      void this.finish(sessionId, { status: 'failed', reason: 'invalid_record', message: 'The session record in Redis could not be read.' });
+      return;
+    }
     const botToken = this.o.rooms.mintToken({
       room: { name: record.roomName, url: record.roomUrl, exp: record.roomExp },
       role: 'bot',
@@ -108,7 +118,7 @@ export class SessionCoordinator {
       sessionId,
       interviewId: spawn.interviewId,
       interview: spawn.interview,
-      joinUrl: `${this.o.internalRoomBase}/rooms/${record.roomName}?token=${encodeURIComponent(botToken)}`,
+      joinUrl: this.o.rooms.name === 'daily' ? dailyBotJoinUrl(record.roomUrl, botToken) : `${this.o.internalRoomBase}/rooms/${record.roomName}?token=${encodeURIComponent(botToken)}`,
       roomProvider: this.o.rooms.name,
       botCanJoin: this.o.rooms.botCanJoin,
     };
@@ -150,30 +160,29 @@ export class SessionCoordinator {
       if (slot && slot.bot.state === 'idle') void this.o.slots.release(slot);
     }
     this.o.slots.updateGauge();
-    const task = this.record(sessionId, outcome, live ? serviceAttemptOf(live.record) : undefined);
+    const task = this.record(sessionId, outcome, live?.record);
     this.pendingReports.add(task);
     await task.finally(() => this.pendingReports.delete(task));
   }
 
   /**
-   * Stores the outcome (retrying through a Redis outage), then reports it. Stored first, so that a
-   * respondent retrying at once after a failure already gets a fresh bot; the report carries the
-   * service's attempt, so the service ignores it if it arrives after the retry began.
+   * Stores the outcome in the session record (retrying through a short Redis outage), then hands
+   * the report to the durable outbox. Stored first, so that a respondent retrying at once after a
+   * failure already gets a fresh bot; the report carries the service's attempt, so the service
+   * ignores it if it arrives after the retry began.
    */
-  private async record(sessionId: string, outcome: Outcome, serviceAttempt: number | undefined): Promise<void> {
+  private async record(sessionId: string, outcome: Outcome, record: SessionRecord | undefined): Promise<void> {
+    const finishedAt = Date.now();
     const state = outcome.status === 'completed' ? 'completed' : 'failed';
-    let stored = false;
-    for (let attempt = 0; attempt < 60 && !stored; attempt++) {
+    for (let attempt = 0; attempt < 20; attempt++) {
       try {
         await this.o.pool.finish(sessionId, state, JSON.stringify(outcome), false);
-        stored = true;
+        break;
       } catch {
         await new Promise((r) => setTimeout(r, 500));
       }
     }
-    if (!stored) this.o.log.error('could not store a session outcome in Redis', { sessionId });
-    const reported = await reportOutcome(sessionId, outcome, { ...this.o.report, log: this.o.log, metrics: this.o.metrics }, serviceAttempt);
-    if (reported && stored) await this.o.pool.markReported(sessionId).catch(() => undefined);
+    await this.o.outbox.submit({ sessionId, outcome, ...reportFields(record) }, finishedAt);
   }
 
   /** Resolves when no session runs on this pod and every report is done, or at the deadline. */
@@ -189,12 +198,12 @@ export class SessionCoordinator {
     await Promise.allSettled([...this.pendingReports]);
   }
 
-  /** Reports sessions that a reaper found on a dead pod. */
+  /** Reports sessions that a reaper found on a dead pod (or a dead incarnation of this one). */
   async reportLost(sessionIds: string[], outcome: Outcome): Promise<void> {
     await Promise.all(sessionIds.map(async (sessionId) => {
       this.o.metrics.sessionOutcomes.inc({ status: 'failed', reason: 'worker_lost' });
-      const reported = await reportOutcome(sessionId, outcome, { ...this.o.report, log: this.o.log, metrics: this.o.metrics });
-      if (reported) await this.o.pool.markReported(sessionId).catch(() => undefined);
+      const record = await this.o.pool.session(sessionId).catch(() => null);
+      await this.o.outbox.submit({ sessionId, outcome, ...reportFields(record) });
     }));
   }
 }

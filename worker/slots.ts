@@ -52,11 +52,13 @@ export class SlotManager extends EventEmitter {
       const id = `${this.options.pod}/${i}`;
       const slot: Slot = { id, bot: new BotProcess(id, this.options.env), room: null, preparing: false, reclaimed: false };
       slot.bot.on('ready', () => void this.release(slot));
+      slot.bot.on('invalid', (problem: string) => this.options.log.warn('ignored an invalid message from a bot', { slot: id, problem }));
       for (const event of ['finished', 'span', 'latency']) slot.bot.on(event, (...args: unknown[]) => this.emit(event, ...args));
-      slot.bot.on('exit', (code: number | null, signal: string | null) => {
+      slot.bot.on('exit', (code: number | null, signal: string | null, recycled: boolean) => {
         if (!this.draining) {
-          this.options.metrics.botRestarts.inc({ reason: signal ?? `exit_${code}` });
-          this.options.log.warn('bot process exited; starting a new one', { slot: id, code, signal });
+          this.options.metrics.botRestarts.inc({ reason: recycled ? 'recycled' : (signal ?? `exit_${code}`) });
+          if (recycled) this.options.log.info('bot process recycled after a session that held a lot of audio', { slot: id });
+          else this.options.log.warn('bot process exited; starting a new one', { slot: id, code, signal });
         }
       });
       this.slots.set(id, slot);

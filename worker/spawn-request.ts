@@ -13,6 +13,8 @@ export const SpawnRequest = z.object({
   metadata: z.record(z.string(), z.unknown()).optional().default({}),
   interview: InterviewSchema,
   expiresAt: z.iso.datetime({ offset: true }).optional(),
+  // Contract C1: the credential of this session's outcome report (absent from older services).
+  reportToken: z.string().regex(/^[A-Za-z0-9_.~+/=-]{16,512}$/, 'must be a token of 16 to 512 URL-safe characters').optional(),
 });
 
 export type SpawnRequest = z.infer<typeof SpawnRequest>;
@@ -23,4 +25,28 @@ export function describeProblem(error: z.ZodError): string {
   if (!issue) return 'The spawn body is invalid.';
   const path = issue.path.join('.') || 'body';
   return `${path}: ${issue.message}`;
+}
+
+/**
+ * The spawn as kept in the session record in Redis, read back when the session starts and when
+ * its outcome is reported. Read from Redis, so checked again: a record written by an older
+ * release, or damaged, is refused rather than trusted.
+ */
+export const StoredSpawn = z.object({
+  interviewId: z.string(),
+  attempt: z.number().int().optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+  interview: InterviewSchema,
+  expiresAt: z.string().nullable().optional(),
+  reportToken: z.string().optional(),
+});
+export type StoredSpawn = z.infer<typeof StoredSpawn>;
+
+export function parseStoredSpawn(json: string): StoredSpawn | null {
+  try {
+    const parsed = StoredSpawn.safeParse(JSON.parse(json));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
 }

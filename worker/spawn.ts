@@ -68,7 +68,7 @@ export function spawnHandler(deps: SpawnDeps): RequestHandler {
         claim = await deps.pool.claim({
           sessionId: body.sessionId,
           interviewId: body.interviewId,
-          spawnJson: JSON.stringify({ interviewId: body.interviewId, attempt: body.attempt, metadata: body.metadata, interview: body.interview, expiresAt: body.expiresAt ?? null }),
+          spawnJson: JSON.stringify({ interviewId: body.interviewId, attempt: body.attempt, metadata: body.metadata, interview: body.interview, expiresAt: body.expiresAt ?? null, reportToken: body.reportToken }),
           nowSeconds: Math.floor(Date.now() / 1000),
           recordTtlSeconds: deps.recordTtlSeconds,
           minRoomSeconds: deps.joinTimeoutSeconds + deps.maxSessionSeconds,

@@ -1,12 +1,15 @@
+import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../lib/log.ts';
 import type { WorkerConfig } from './config.ts';
 import { Heartbeat } from './heartbeat.ts';
+import { OutcomeOutbox } from './outbox.ts';
 import { RedisPool } from './pool.ts';
-import { DailyRoomProvider } from './rooms/daily.ts';
+import { DailyRoomProvider } from './rooms/daily/rest-provider.ts';
 import { LocalRoomProvider, LocalRoomRegistry } from './rooms/local.ts';
 import { createLocalRoomServer, type LocalRoomServer } from './rooms/local-server.ts';
 import type { RoomProvider } from './rooms/provider.ts';
+import { createManagementServer } from './management.ts';
 import { createEdge } from './server.ts';
 import { SessionCoordinator } from './session.ts';
 import { SlotManager } from './slots.ts';
@@ -19,6 +22,10 @@ import { createMetrics, type WorkerMetrics } from './telemetry/metrics.ts';
  */
 export interface RunningWorker {
   port: number;
+  /** The management port: /metrics, /healthz, /readyz. */
+  metricsPort: number;
+  /** This process's identity in Redis: POD_NAME plus a random incarnation id. */
+  instance: string;
   metrics: WorkerMetrics;
   ready(): boolean;
   /** Readiness false at once, idle slots leave the pool, live sessions get the grace period. */
@@ -29,7 +36,19 @@ export interface RunningWorker {
 export async function startWorker(config: Readonly<WorkerConfig>, deps: { log: Logger; env: NodeJS.ProcessEnv }): Promise<RunningWorker> {
   const { log } = deps;
   const metrics = createMetrics();
-  const pool = new RedisPool({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, commandTimeoutMs: config.spawnBudgetMs, pod: config.podName });
+  // A container restarted under the same POD_NAME is a new incarnation: the dead one's slots and
+  // sessions must look dead to the reaper (and be reported failed), not look like ours.
+  const instance = `${config.podName}~${randomBytes(4).toString('hex')}`;
+  const pool = new RedisPool({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, commandTimeoutMs: config.spawnBudgetMs, pod: instance });
+  const outbox = new OutcomeOutbox({
+    pool,
+    report: { backendUrl: config.backendUrl, token: config.workerToken, timeoutMs: config.reportTimeoutMs, attempts: config.reportAttempts },
+    deadlineSeconds: config.outcomeReportDeadlineSeconds,
+    maxBackoffMs: config.outcomeRetryMaxSeconds * 1000,
+    intervalMs: config.outcomeOutboxPollMs,
+    metrics,
+    log,
+  });
   let localServer: LocalRoomServer | null = null;
   let rooms: RoomProvider;
   if (config.roomProvider === 'local') {
@@ -39,18 +58,16 @@ export async function startWorker(config: Readonly<WorkerConfig>, deps: { log: L
   } else {
     const daily = config.daily!;
     rooms = new DailyRoomProvider({ apiKey: daily.apiKey, apiUrl: daily.apiUrl, domainId: daily.domainId, log });
-    // Said at start rather than discovered per session: every interview would end failed.
-    log.warn('ROOM_PROVIDER=daily: rooms and join tokens are made, but this release\'s bot cannot join hosted rooms yet, so sessions end failed (room_transport_unsupported); set ROOM_PROVIDER=local for working interviews');
   }
   const minRoomSeconds = config.joinTimeoutSeconds + config.maxSessionSeconds;
   const roomTtlSeconds = config.daily ? Math.max(config.daily.roomTtlSeconds, minRoomSeconds + 300) : minRoomSeconds + 3600;
 
   let draining = false;
   let roomsReady = false;
-  const slots = new SlotManager({ pod: config.podName, size: config.warmPoolSize, env: deps.env, pool, rooms, roomTtlSeconds, minRoomSeconds, metrics, log });
+  const slots = new SlotManager({ pod: instance, size: config.warmPoolSize, env: deps.env, pool, rooms, roomTtlSeconds, minRoomSeconds, metrics, log });
   const edgeRef: { port: number } = { port: config.port };
   const sessions = new SessionCoordinator({
-    pod: config.podName,
+    pod: instance,
     pool,
     slots,
     rooms,
@@ -59,19 +76,17 @@ export async function startWorker(config: Readonly<WorkerConfig>, deps: { log: L
     },
     joinTimeoutSeconds: config.joinTimeoutSeconds,
     maxSessionSeconds: config.maxSessionSeconds,
-    report: { backendUrl: config.backendUrl, token: config.workerToken, timeoutMs: config.reportTimeoutMs, attempts: config.reportAttempts },
+    outbox,
     metrics,
     log,
   });
-  const heartbeat = new Heartbeat({ pod: config.podName, intervalMs: config.heartbeatIntervalMs, ttlMs: config.heartbeatTtlMs, pool, slots, sessions, log });
+  const heartbeat = new Heartbeat({ pod: instance, intervalMs: config.heartbeatIntervalMs, ttlMs: config.heartbeatTtlMs, pool, slots, sessions, log });
   const ready = () => !draining && roomsReady && heartbeat.healthy;
 
   const server = createEdge({
     log,
-    metrics,
     tls: config.tls,
     bodyLimitBytes: config.spawnBodyLimitBytes,
-    ready,
     auth: bearerAuth(config.workerToken, () => metrics.spawns.inc({ outcome: 'unauthorized' })),
     spawn: spawnHandler({
       pod: config.podName,
@@ -88,11 +103,14 @@ export async function startWorker(config: Readonly<WorkerConfig>, deps: { log: L
     }),
     rooms: localServer,
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => resolve());
-  });
-  edgeRef.port = (server.address() as AddressInfo).port;
+  const management = createManagementServer({ log, metrics, ready });
+  const listen = (s: typeof server, port: number) =>
+    new Promise<number>((resolve, reject) => {
+      s.once('error', reject);
+      s.listen(port, config.host, () => resolve((s.address() as AddressInfo).port));
+    });
+  edgeRef.port = await listen(server, config.port);
+  const metricsPort = await listen(management, config.metricsPort);
 
   // The room provider may be unreachable at start; keep trying, and stay not-ready meanwhile.
   const initRooms = async () => {
@@ -111,13 +129,16 @@ export async function startWorker(config: Readonly<WorkerConfig>, deps: { log: L
   void initRooms();
   heartbeat.start();
   sessions.startInbox();
-  log.info('worker listening', { port: edgeRef.port, pod: config.podName, tls: Boolean(config.tls), roomProvider: rooms.name, warmPoolSize: config.warmPoolSize });
+  outbox.start();
+  log.info('worker listening', { port: edgeRef.port, metricsPort, pod: config.podName, instance, tls: Boolean(config.tls), roomProvider: rooms.name, warmPoolSize: config.warmPoolSize });
 
   let drained: Promise<void> | null = null;
   return {
     get port() {
       return edgeRef.port;
     },
+    metricsPort,
+    instance,
     metrics,
     ready,
     drain() {
@@ -138,12 +159,13 @@ export async function startWorker(config: Readonly<WorkerConfig>, deps: { log: L
     async close() {
       draining = true;
       await sessions.stopInbox();
+      await outbox.stop();
       await heartbeat.stop(true);
       await slots.stop();
       localServer?.closeAll();
       if (rooms instanceof DailyRoomProvider) rooms.close();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const s of [server, management]) s.closeAllConnections();
+      await Promise.all([server, management].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
       await pool.close();
     },
   };

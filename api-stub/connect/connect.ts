@@ -10,6 +10,7 @@ import type { RoutingDeps } from '../routing-deps.ts';
 import { getSelfHost, openToken } from '../self-host/settings-store.ts';
 import { getDeployment } from '../store/deployments.ts';
 import { getSession, markClicked, markStarted, type SessionRecord } from '../store/sessions.ts';
+import { countHeldHostedSessions, forgetReportToken, mintReportToken, storeReportToken } from '../store/report-tokens.ts';
 import { callSpawn, spawnFailure, type Route, type SpawnAnswer, type SpawnTarget } from './spawn-call.ts';
 
 /**
@@ -104,14 +105,32 @@ export async function connectSession(ctx: ConnectContext, req: ConnectRequest): 
     // After a reported failure this connect is the respondent retrying: a new attempt, which the
     // worker serves on a fresh bot and which may complete, or fail with its own interview.failed.
     const attempt = nextAttempt(ctx.db, session.id);
-    const answer = await callSpawn(target, {
-      sessionId: session.id,
-      attempt,
-      interviewId: session.deploymentId,
-      metadata: session.metadata,
-      interview: deployment.interview,
-      expiresAt: isoSeconds(session.expiresAt),
-    }, { signal, policy: ctx.routing.policy, ...(ctx.routing.ca ? { ca: ctx.routing.ca } : {}) });
+    if (target.route === 'hosted') {
+      // The shared hosted capacity: one workspace may hold only so many sessions at once.
+      const held = countHeldHostedSessions(ctx.db, req.workspaceId, ctx.now() - ctx.config.hostedSessionHoldSeconds * 1000, session.id);
+      if (held >= ctx.config.hostedSessionsPerWorkspace) {
+        throw new HttpError('rate_limit_exceeded', `This workspace already holds ${held} voice sessions on the hosted pipeline, its limit at once. Retry when one ends, or self-host a worker.`, { 'Retry-After': '30' });
+      }
+    }
+    // Stored before the call (and with no await since the count above, so concurrent connects see it):
+    // the worker may report (a failure, say) before its answer reaches us.
+    const reportToken = mintReportToken();
+    storeReportToken(ctx.db, { sessionId: session.id, attempt, route: target.route }, reportToken, ctx.now());
+    let answer: SpawnAnswer;
+    try {
+      answer = await callSpawn(target, {
+        sessionId: session.id,
+        attempt,
+        reportToken,
+        interviewId: session.deploymentId,
+        metadata: session.metadata,
+        interview: deployment.interview,
+        expiresAt: isoSeconds(session.expiresAt),
+      }, { signal, policy: ctx.routing.policy, ...(ctx.routing.ca ? { ca: ctx.routing.ca } : {}) });
+    } catch (err) {
+      forgetReportToken(ctx.db, session.id, reportToken);
+      throw err;
+    }
     const moved = transaction(ctx.db, () => {
       const result = markStarted(ctx.db, session.id, ctx.now());
       if (result.kind === 'refused') return result.reason;

@@ -13,6 +13,8 @@ export interface SpawnBody {
   sessionId: string;
   /** 0 for the first connect; one more for each connect after a reported failure (a retry). */
   attempt: number;
+  /** This spawn's report credential: the worker's outcome report bears it (docs/contracts.md, C1). */
+  reportToken: string;
   interviewId: string;
   metadata: Record<string, unknown>;
   interview: InterviewDefinition;

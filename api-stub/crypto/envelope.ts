@@ -2,9 +2,10 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { KeyProvider } from './key-provider.ts';
 
 /**
- * Envelope encryption of a workspace secret (the pipeline token): a fresh random 32-byte data key per
- * secret encrypts the plaintext with AES-256-GCM; the provider wraps the data key. The workspace id is
- * associated data on both layers, so a ciphertext copied into another workspace's row fails to open.
+ * Envelope encryption of a workspace secret (the pipeline token, a webhook endpoint's signing
+ * secrets): a fresh random 32-byte data key per secret encrypts the plaintext with AES-256-GCM; the
+ * provider wraps the data key. `<purpose>:<workspace id>` is associated data on both layers, so a
+ * ciphertext copied into another workspace's row, or into another kind of column, fails to open.
  *
  * Stored as one string: `penv1:` + base64url(JSON {v, kind, kid, wk, iv, ct, tag}).
  */
@@ -28,14 +29,17 @@ export class SecretDecryptError extends Error {
   }
 }
 
-function context(workspaceId: string): Buffer {
-  return Buffer.from(`pipelineToken:${workspaceId}`, 'utf8');
+/** What a sealed secret is; part of its associated data. */
+export type SecretPurpose = 'pipelineToken' | 'webhookSecrets';
+
+function context(workspaceId: string, purpose: SecretPurpose): Buffer {
+  return Buffer.from(`${purpose}:${workspaceId}`, 'utf8');
 }
 
-export async function sealSecret(plaintext: string, workspaceId: string, provider: KeyProvider): Promise<string> {
+export async function sealSecret(plaintext: string, workspaceId: string, provider: KeyProvider, purpose: SecretPurpose = 'pipelineToken'): Promise<string> {
   const dataKey = randomBytes(32);
   const iv = randomBytes(12);
-  const aad = context(workspaceId);
+  const aad = context(workspaceId, purpose);
   try {
     const cipher = createCipheriv(ALGORITHM, dataKey, iv);
     cipher.setAAD(aad);
@@ -68,12 +72,12 @@ function parse(serialized: string): SealedV1 {
   return v as SealedV1;
 }
 
-export async function openSecret(serialized: string, workspaceId: string, provider: KeyProvider): Promise<string> {
+export async function openSecret(serialized: string, workspaceId: string, provider: KeyProvider, purpose: SecretPurpose = 'pipelineToken'): Promise<string> {
   const sealed = parse(serialized);
   if (sealed.kind !== provider.kind || sealed.kid !== provider.keyId) {
     throw new SecretDecryptError(`it was sealed with key ${sealed.kind}/${sealed.kid}, the configured key is ${provider.kind}/${provider.keyId}`);
   }
-  const aad = context(workspaceId);
+  const aad = context(workspaceId, purpose);
   let dataKey: Buffer;
   try {
     dataKey = await provider.unwrap(Buffer.from(sealed.wk, 'base64'), aad);

@@ -1,5 +1,5 @@
 import { DatabaseSync } from 'node:sqlite';
-import { readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 
@@ -55,6 +55,7 @@ export function migrate(db: Database, migrations: readonly Migration[] = readMig
 
 /** Opens (creating if needed) and migrates the database at `path`. */
 export function openDatabase(path: string, migrations?: readonly Migration[]): Database {
+  if (path !== ':memory:') restrictFile(path);
   const db = new DatabaseSync(path);
   // WAL lets readers run beside the writer; NORMAL sync is durable across process crashes
   // (a power cut may lose the last commits, which a stand-in service accepts for speed).
@@ -67,8 +68,21 @@ export function openDatabase(path: string, migrations?: readonly Migration[]): D
   db.exec('PRAGMA synchronous = NORMAL');
   db.exec('PRAGMA foreign_keys = ON');
   db.exec('PRAGMA busy_timeout = 5000');
+  // Deleted and overwritten content (a secret sealed in place, say) is zeroed, not left in free space.
+  db.exec('PRAGMA secure_delete = ON');
   migrate(db, migrations);
+  // SQLite creates -wal and -shm with the main file's mode; files left by an older version are fixed here.
+  if (path !== ':memory:') for (const suffix of ['-wal', '-shm']) if (existsSync(path + suffix)) chmodSync(path + suffix, 0o600);
   return db;
+}
+
+/**
+ * The file holds hashed keys, sealed secrets and respondents' metadata: readable by its owner only.
+ * Created 0600 before SQLite opens it (whatever the umask), and an existing file is narrowed to 0600.
+ */
+function restrictFile(path: string): void {
+  closeSync(openSync(path, 'a', 0o600));
+  chmodSync(path, 0o600);
 }
 
 const depth = new WeakMap<Database, number>();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { embeddedIPv4, forbiddenReason } from './address-policy.ts';
+import { embeddedIPv4, embeddedIPv4s, forbiddenReason } from './address-policy.ts';
 
 describe('forbiddenReason', () => {
   it.each([
@@ -27,5 +27,27 @@ describe('forbiddenReason', () => {
     expect(embeddedIPv4('64:ff9b::102:304')).toBe('1.2.3.4');
     expect(embeddedIPv4('2001:db8::1')).toBeNull();
     expect(embeddedIPv4('::1')).toBeNull();
+  });
+
+  // Issue 9: IPv6 forms that carry a private IPv4 address.
+  it.each([
+    ['::ffff:0:127.0.0.1', 'loopback'], ['::ffff:0:10.0.0.1', 'private'], ['::ffff:0:a9fe:a9fe', 'link-local'],
+    ['64:ff9b:1::a00:1', 'local-use NAT64'], ['64:ff9b:1:ffff::8.8.8.8', 'local-use NAT64'],
+    ['2002:7f00:1::1', 'loopback'], ['2002:a00:1::', 'private'], ['2002:c0a8:101:1::1', 'private'], ['2002:a9fe:a9fe::1', 'link-local'],
+    // Teredo: server 10.0.0.1; or a public server with client 192.168.1.1 (stored inverted: 3f57:fefe).
+    ['2001:0:a00:1::1', 'private'], ['2001:0:808:808:0:0:3f57:fefe', 'private'], ['2001::7f00:1:0:0:ffff:fffe', 'loopback'],
+  ])('refuses %s (%s)', (address, why) => {
+    expect(forbiddenReason(address)).toMatch(new RegExp(why));
+  });
+
+  it.each(['2002:808:808::1', '2001:0:808:808:0:0:f7f7:f7f7', '64:ff9b::808:808', '::ffff:0:8.8.8.8'])('allows %s, whose embedded IPv4 is public', (address) => {
+    expect(forbiddenReason(address)).toBeNull();
+  });
+
+  it('extracts both Teredo addresses, the client\'s un-inverted', () => {
+    expect(embeddedIPv4s('2001:0:808:808:0:0:3f57:fefe')).toEqual(['8.8.8.8', '192.168.1.1']);
+    expect(embeddedIPv4s('2002:c0a8:101::')).toEqual(['192.168.1.1']);
+    expect(embeddedIPv4s('::ffff:0:1.2.3.4')).toEqual(['1.2.3.4']);
+    expect(embeddedIPv4s('2001:4860:4860::8888')).toEqual([]);
   });
 });

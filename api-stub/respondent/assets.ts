@@ -11,12 +11,13 @@ import { fileURLToPath } from 'node:url';
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
 
-const ENTRIES: Record<string, string> = {
-  'main.js': join(here, 'client', 'main.ts'),
-  'capture-worklet.js': join(here, 'client', 'capture-worklet.ts'),
-  'daily-room.js': join(here, 'client', 'daily-room.ts'),
-  'browser.js': join(root, 'sdk', 'browser', 'index.ts'),
-};
+// A Map, not an object literal: a name such as `constructor` or `__proto__` must not find a prototype member.
+const ENTRIES: ReadonlyMap<string, string> = new Map([
+  ['main.js', join(here, 'client', 'main.ts')],
+  ['capture-worklet.js', join(here, 'client', 'capture-worklet.ts')],
+  ['daily-room.js', join(here, 'client', 'daily-room.ts')],
+  ['browser.js', join(root, 'sdk', 'browser', 'index.ts')],
+]);
 
 export interface Asset {
   body: Buffer;
@@ -50,7 +51,7 @@ export function getAsset(name: string): Promise<Asset> | null {
   if (name === 'page.css') {
     return (cache.get(name) ?? cache.set(name, readFile(join(here, 'page.css')).then((body) => ({ body, contentType: 'text/css; charset=utf-8' }))).get(name))!;
   }
-  const entry = ENTRIES[name];
+  const entry = ENTRIES.get(name);
   if (!entry) return null;
   let pending = cache.get(name);
   if (!pending) {

@@ -1,23 +1,42 @@
 import { Router, type RequestHandler } from 'express';
 import { z } from 'zod';
 import { hasIdForm } from '../../lib/ids.ts';
+import { HttpError } from '../../lib/errors.ts';
+import { sessionForLinkToken } from '../store/link-tokens.ts';
 import { authenticatePublishable } from '../auth.ts';
 import { consumeRate, rateLimitError } from '../rate-limit/consume.ts';
 import type { ApiStubConfig } from '../config.ts';
 import { connectSession } from '../connect/connect.ts';
 import type { AppDeps } from '../deps.ts';
 import type { RoutingDeps } from '../routing-deps.ts';
+import { createSessionBodySchema } from '../sessions/schemas.ts';
+import { createSession } from '../sessions/create.ts';
+import { publicUrlOf } from './sessions.ts';
 import { apiJsonBody, parseBody } from '../validation.ts';
 
 export const CONNECT_PATH = '/api/v2/sdk/connect';
 
-/** The connect body (docs/connect.md). `metadata` is accepted as the spec lists it; the spawn carries the session's own. */
-export const connectBody = z.strictObject({
-  publishableKey: z.string().max(256),
-  interviewId: z.string().refine((v) => hasIdForm(v, 'dpl'), { message: 'expected a dpl_<id> deployment id' }),
-  sessionId: z.string().refine((v) => hasIdForm(v, 'inv'), { message: 'expected an inv_<id> session id' }),
-  metadata: z.record(z.string(), z.unknown()).optional(),
-});
+/**
+ * The connect body (docs/connect.md): the spec's `{interviewId, publishableKey, metadata}`, plus an
+ * optional `sessionId`. Without it, connect creates the session first, with the creation body's
+ * rules (the same schema for `interviewId` and `metadata`); with it, `interviewId` must be a dpl_ id.
+ */
+export function connectBodySchema(metadataLimitBytes: number) {
+  const creation = createSessionBodySchema(metadataLimitBytes).shape;
+  return z
+    .strictObject({
+      publishableKey: creation.publishableKey,
+      interviewId: creation.interviewId,
+      sessionId: z.string({ error: 'expected an inv_<id> session id' }).refine((v) => hasIdForm(v, 'inv'), { message: 'expected an inv_<id> session id' }).optional(),
+      // The capability from sessionUrl's fragment (`#k=`): connects that session without a publishable key.
+      sessionToken: z.string({ error: 'expected a string' }).min(1).max(256).optional(),
+      metadata: creation.metadata,
+    })
+    .superRefine((body, ctx) => {
+      if (body.sessionId !== undefined && !hasIdForm(body.interviewId, 'dpl')) ctx.addIssue({ code: 'custom', path: ['interviewId'], message: 'expected a dpl_<id> deployment id' });
+      if (body.sessionToken !== undefined && body.sessionId === undefined) ctx.addIssue({ code: 'custom', path: ['sessionId'], message: 'required with sessionToken' });
+    });
+}
 
 /** The respondent page and client SDK call this from browsers: CORS on this path. */
 const cors: RequestHandler = (req, res, next) => {
@@ -35,16 +54,35 @@ const cors: RequestHandler = (req, res, next) => {
 
 export function connectRouter(config: Readonly<ApiStubConfig>, deps: AppDeps, routing: RoutingDeps): Router {
   const router = Router();
+  const connectBody = connectBodySchema(config.metadataLimitBytes);
   router.options(CONNECT_PATH, cors);
   router.post(CONNECT_PATH, cors, apiJsonBody(config), async (req, res) => {
     const body = parseBody(connectBody, req.body);
-    const { workspaceId } = authenticatePublishable(deps.db, body.publishableKey);
-    // The workspace's hourly and per-second caps cover connect like every API call (spec section 8).
-    const rate = consumeRate(deps.db, workspaceId, config.rateCaps, deps.clock());
-    if (!rate.allowed) throw rateLimitError(rate);
+    let sessionId = body.sessionId;
+    let workspaceId: string;
+    if (sessionId !== undefined && body.sessionToken !== undefined) {
+      // The link's own capability stands in for the publishable key, for this one session only. An
+      // unknown session and a wrong token get the same answer.
+      const owner = sessionForLinkToken(deps.db, sessionId, body.sessionToken);
+      if (!owner) throw new HttpError('invalid_token', 'The interview link is not valid for this session. Open the link you were given again.');
+      workspaceId = owner.workspaceId;
+      const rate = consumeRate(deps.db, workspaceId, config.publishableRateCaps, deps.clock(), 'publishable');
+      if (!rate.allowed) throw rateLimitError(rate, 'publishable');
+    } else if (sessionId === undefined) {
+      // The spec's body: create the session (same checks, errors and rate count as
+      // POST /api/v2/sdk/sessions, metadata stored), then connect it; one call, counted once.
+      const created = await createSession(deps.db, body, { config, now: deps.clock(), publicUrl: publicUrlOf(config, req), idempotencyKey: null });
+      sessionId = created.session.id;
+      workspaceId = created.session.workspaceId;
+    } else {
+      workspaceId = authenticatePublishable(deps.db, body.publishableKey).workspaceId;
+      // The workspace's hourly and per-second caps cover connect like every API call (spec section 8).
+      const rate = consumeRate(deps.db, workspaceId, config.publishableRateCaps, deps.clock(), 'publishable');
+      if (!rate.allowed) throw rateLimitError(rate, 'publishable');
+    }
     const result = await connectSession(
       { db: deps.db, now: deps.clock, log: deps.log, config: config.routing, routing },
-      { workspaceId, interviewId: body.interviewId, sessionId: body.sessionId },
+      { workspaceId, interviewId: body.interviewId, sessionId },
     );
     res.setHeader('Cache-Control', 'no-store');
     res.status(200).json({ room_url: result.room_url, token: result.token, sessionId: result.sessionId, route: result.route });

@@ -7,7 +7,7 @@ import { authenticateSecret } from '../auth.ts';
 import { countCall, rateLimitError } from '../rate-limit/consume.ts';
 import { inGroupCommit } from '../db/database.ts';
 import { createSession } from '../sessions/create.ts';
-import { createSessionBody, IDEMPOTENCY_KEY } from '../sessions/schemas.ts';
+import { createSessionBodySchema, IDEMPOTENCY_KEY } from '../sessions/schemas.ts';
 import { createdView, retrievedView } from '../sessions/view.ts';
 import { getSession } from '../store/sessions.ts';
 import { createSentMarker } from '../sessions/sent-marker.ts';
@@ -36,7 +36,8 @@ function idempotencyKeyOf(req: Request): string | null {
   return value;
 }
 
-function publicUrlOf(config: Pick<ApiStubConfig, 'publicUrl'>, req: Request): string {
+/** Base of the sessionUrl: PUBLIC_URL, or this server's loopback address and the port the request came in on. */
+export function publicUrlOf(config: Pick<ApiStubConfig, 'publicUrl'>, req: Request): string {
   return config.publicUrl ?? `http://127.0.0.1:${req.socket.localPort}`;
 }
 
@@ -57,6 +58,7 @@ export function sessionsRouter(config: Readonly<ApiStubConfig>, deps: AppDeps): 
   const router = Router();
   router.use(SESSIONS_PATH, requestId);
   const json = apiJsonBody(config);
+  const createSessionBody = createSessionBodySchema(config.metadataLimitBytes);
   const sent = createSentMarker(deps.db, deps.clock, deps.log);
 
   router.options(SESSIONS_PATH, createCors);

@@ -9,10 +9,11 @@ import { getSession, insertSession, type NewSession, type SessionRecord } from '
 import { findIdempotencyKey, rememberIdempotencyKey, requestFingerprint } from '../store/idempotency.ts';
 import { countCall, rateLimitError } from '../rate-limit/consume.ts';
 import { authenticatePublishable } from '../auth.ts';
+import { LINK_TOKEN_PARAM, linkTokenDigest, mintLinkToken } from '../store/link-tokens.ts';
 import type { CreateSessionBody } from './schemas.ts';
 
 export interface CreateContext {
-  config: Pick<ApiStubConfig, 'sessionTtlSeconds' | 'rateCaps' | 'idempotencyTtlSeconds' | 'metadataLimitBytes'>;
+  config: Pick<ApiStubConfig, 'sessionTtlSeconds' | 'publishableRateCaps' | 'idempotencyTtlSeconds'>;
   now: number;
   /** Respondent page base, without a trailing slash. */
   publicUrl: string;
@@ -33,11 +34,8 @@ export interface CreateOutcome {
  * group commit runs synchronously (async only so that every failure is a rejection).
  */
 export async function createSession(db: Database, body: CreateSessionBody, ctx: CreateContext): Promise<CreateOutcome> {
+  // Depth and size of metadata were bounded by the body's schema (sessions/schemas.ts).
   const metadata = body.metadata ?? {};
-  const metadataBytes = Buffer.byteLength(JSON.stringify(metadata));
-  if (metadataBytes > ctx.config.metadataLimitBytes) {
-    throw new HttpError('invalid_request', `metadata: larger than ${ctx.config.metadataLimitBytes} bytes when serialized (${metadataBytes}).`);
-  }
   const { workspaceId } = authenticatePublishable(db, body.publishableKey);
 
   const fingerprint = ctx.idempotencyKey === null ? null : requestFingerprint({ interviewId: body.interviewId, metadata });
@@ -58,8 +56,9 @@ export async function createSession(db: Database, body: CreateSessionBody, ctx: 
   // this event-loop turn (group commit). Refusals after the count are returned, not thrown, so
   // that the count is committed with them. The caller answers once the promise resolves.
   const result = inGroupCommit(db, (): HttpError | CreateOutcome => {
-    const rate = countCall(db, workspaceId, ctx.config.rateCaps, ctx.now);
-    if (!rate.allowed) return rateLimitError(rate);
+    // A publishable-key call: its own budget, apart from the secret-key calls (rate-limit/consume.ts).
+    const rate = countCall(db, workspaceId, ctx.config.publishableRateCaps, ctx.now, 'publishable');
+    if (!rate.allowed) return rateLimitError(rate, 'publishable');
     const deployment = hasIdForm(body.interviewId, 'dpl') ? getDeploymentGate(db, body.interviewId) : null;
     if (!deployment) return new HttpError('interview_not_found', `interviewId: no deployment ${JSON.stringify(body.interviewId.slice(0, 64))} exists.`);
     if (deployment.workspaceId !== workspaceId) {
@@ -75,8 +74,11 @@ export async function createSession(db: Database, body: CreateSessionBody, ctx: 
     const ttlEnd = Math.floor((ctx.now + ctx.config.sessionTtlSeconds * 1000) / 1000) * 1000;
     const expiresAt = deployment.expiresAt === null ? ttlEnd : Math.min(ttlEnd, Math.floor(deployment.expiresAt / 1000) * 1000);
     const id = newId('inv');
-    const session: NewSession = { id, workspaceId, deploymentId: deployment.id, metadata, url: `${ctx.publicUrl}/s/${id}?from=sdk`, createdAt: ctx.now, expiresAt };
-    insertSession(db, session);
+    // The link carries its own capability in the fragment, so it works alone (docs/respondent-page.md).
+    const linkToken = mintLinkToken();
+    const url = `${ctx.publicUrl}/s/${id}?from=sdk#${LINK_TOKEN_PARAM}=${linkToken}`;
+    const session: NewSession = { id, workspaceId, deploymentId: deployment.id, metadata, url, createdAt: ctx.now, expiresAt };
+    insertSession(db, session, linkTokenDigest(linkToken));
     if (ctx.idempotencyKey !== null) {
       rememberIdempotencyKey(db, workspaceId, ctx.idempotencyKey, { requestHash: fingerprint!, sessionId: id, createdAt: ctx.now });
     }

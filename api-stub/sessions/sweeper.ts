@@ -1,13 +1,14 @@
 import type { Logger } from '../../lib/log.ts';
 import type { Clock } from '../../lib/time.ts';
 import { transaction, type Database } from '../db/database.ts';
-import { listExpirableSessionIds, markExpired } from '../store/sessions.ts';
+import { getSession, listExpirableSessionIds, markExpired } from '../store/sessions.ts';
+import { isExpiryDue, STARTED_SESSION_GRACE_DEFAULT_SECONDS } from './expiry-rule.ts';
 import { expiredEvent } from '../webhooks/events.ts';
 import { enqueueEvent } from '../webhooks/outbox-store.ts';
 
 /**
- * The expiry sweeper: every interval, sessions past expiresAt that are neither COMPLETED nor EXPIRED
- * become EXPIRED, each in its own write transaction together with its session.expired event. The
+ * The expiry sweeper: every interval, sessions whose expiry is due (sessions/expiry-rule.ts: not
+ * started and past expiresAt, or STARTED and past expiresAt + STARTED_SESSION_GRACE_SECONDS) become EXPIRED, each in its own write transaction together with its session.expired event. The
  * state machine re-checks the status inside that transaction (BEGIN IMMEDIATE serializes writers),
  * and the outbox accepts one event of a type per session, so two sweepers fire the webhook once.
  */
@@ -18,17 +19,32 @@ export interface Sweeper {
   sweep(): number;
 }
 
-export function createSweeper(options: { db: Database; clock: Clock; log: Logger; intervalMs: number; onExpired?: () => void; batch?: number }): Sweeper {
+export interface SweeperOptions {
+  db: Database;
+  clock: Clock;
+  log: Logger;
+  intervalMs: number;
+  /** How long past expiresAt a STARTED session may still complete (default 24 h). */
+  startedGraceMs?: number;
+  onExpired?: () => void;
+  batch?: number;
+}
+
+export function createSweeper(options: SweeperOptions): Sweeper {
   let timer: NodeJS.Timeout | undefined;
+  const graceMs = options.startedGraceMs ?? STARTED_SESSION_GRACE_DEFAULT_SECONDS * 1000;
   const sweep = (): number => {
     const { db, clock } = options;
     let expired = 0;
     for (;;) {
-      const ids = listExpirableSessionIds(db, clock(), options.batch ?? 100);
+      const ids = listExpirableSessionIds(db, clock(), options.batch ?? 100, graceMs);
       let movedThisRound = 0;
       for (const id of ids) {
         const moved = transaction(db, () => {
           const now = clock();
+          // Re-checked inside the write transaction: a completed report may have landed meanwhile.
+          const current = getSession(db, id);
+          if (!current || !isExpiryDue(current.status, current.expiresAt, now, graceMs)) return false;
           const result = markExpired(db, id, now);
           if (result.kind !== 'moved') return false;
           const s = result.session;

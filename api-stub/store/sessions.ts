@@ -40,12 +40,13 @@ export interface NewSession {
   expiresAt: number;
 }
 
-export function insertSession(db: Database, s: NewSession): void {
+/** `linkTokenSha256`: the digest of the capability in the session's URL (store/link-tokens.ts). */
+export function insertSession(db: Database, s: NewSession, linkTokenSha256: string | null = null): void {
   stmt(
     db,
-    `INSERT INTO sessions (id, workspace_id, deployment_id, status, metadata_json, url, created_at, expires_at, updated_at)
-     VALUES (?, ?, ?, 'PENDING', ?, ?, ?, ?, ?)`,
-  ).run(s.id, s.workspaceId, s.deploymentId, JSON.stringify(s.metadata), s.url, s.createdAt, s.expiresAt, s.createdAt);
+    `INSERT INTO sessions (id, workspace_id, deployment_id, status, metadata_json, url, created_at, expires_at, updated_at, link_token_sha256)
+     VALUES (?, ?, ?, 'PENDING', ?, ?, ?, ?, ?, ?)`,
+  ).run(s.id, s.workspaceId, s.deploymentId, JSON.stringify(s.metadata), s.url, s.createdAt, s.expiresAt, s.createdAt, linkTokenSha256);
 }
 
 const nullableNumber = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
@@ -180,9 +181,14 @@ export const markCompleted = (db: Database, sessionId: string, response: { trans
 /** expiresAt passed. Idempotent. */
 export const markExpired = (db: Database, sessionId: string, now: number): EventResult => applySessionEvent(db, sessionId, 'expired', now);
 
-/** Ids of sessions not yet terminal whose expiresAt is at or before `now` (for the expiry sweeper). */
-export function listExpirableSessionIds(db: Database, now: number, limit = 100): string[] {
-  return stmt(db, `SELECT id FROM sessions WHERE status NOT IN ('COMPLETED', 'EXPIRED') AND expires_at <= ? ORDER BY expires_at LIMIT ?`)
-    .all(now, limit)
+/**
+ * Ids of sessions whose expiry is due (for the expiry sweeper; the rule is sessions/expiry-rule.ts):
+ * not started and past expiresAt, or STARTED and past expiresAt + the grace.
+ */
+export function listExpirableSessionIds(db: Database, now: number, limit = 100, startedGraceMs = 0): string[] {
+  return stmt(db, `SELECT id FROM sessions
+    WHERE (status IN ('PENDING', 'SENT', 'CLICKED') AND expires_at <= :now) OR (status = 'STARTED' AND expires_at <= :startedBefore)
+    ORDER BY expires_at LIMIT :limit`)
+    .all({ now, startedBefore: now - startedGraceMs, limit })
     .map((r) => String(r.id));
 }

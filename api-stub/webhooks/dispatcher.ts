@@ -7,6 +7,8 @@ import { attemptDelivery, type AttemptResult } from './deliver.ts';
 import { recordDelivery, type DeliveryOutcome } from './delivery-log.ts';
 import { claimDue, settle, type ClaimedDelivery, type Settlement } from './outbox-store.ts';
 import { isRetryable, retryDelay } from './retry-policy.ts';
+import { openEndpointSecrets } from './endpoint-secrets.ts';
+import type { KeyProvider } from '../crypto/key-provider.ts';
 
 /**
  * The outbox dispatcher: a loop beside the HTTP server that claims due outbox rows (with a lease),
@@ -21,6 +23,8 @@ export interface DispatcherOptions {
   log: Logger;
   policy: EgressPolicy;
   ca?: string[];
+  /** Opens the endpoints' sealed signing secrets; null when no key is configured. */
+  keys?: KeyProvider | null;
   /** Per-attempt timeout (spec: 8 s). */
   timeoutMs: number;
   retrySchedule: readonly number[];
@@ -64,11 +68,21 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const attempt = async (claim: ClaimedDelivery): Promise<void> => {
     const { db, clock, log } = options;
     let result: AttemptResult;
-    if (!claim.endpoint || claim.endpoint.secrets.length === 0) {
+    let secrets: string[] = [];
+    let secretsError: string | null = null;
+    if (claim.endpoint) {
+      try {
+        secrets = await openEndpointSecrets(claim.endpoint.storedSecrets, claim.workspaceId, options.keys ?? null);
+      } catch (err) {
+        secretsError = 'the endpoint\'s signing secrets cannot be decrypted';
+        log.error('webhook signing secrets cannot be decrypted', { endpointId: claim.endpointId, reason: err instanceof Error ? err.message : 'unknown' });
+      }
+    }
+    if (!claim.endpoint || secrets.length === 0) {
       result = { ok: false, statusCode: null, durationMs: 0, failure: 'invalid_url', responseBody: null,
-        error: claim.endpoint ? 'the endpoint has no signing secret' : 'the endpoint was removed' };
+        error: !claim.endpoint ? 'the endpoint was removed' : secretsError ?? 'the endpoint has no signing secret' };
     } else {
-      result = await attemptDelivery({ url: claim.endpoint.url, rawBody: claim.payload, secrets: claim.endpoint.secrets, nowMs: clock(),
+      result = await attemptDelivery({ url: claim.endpoint.url, rawBody: claim.payload, secrets, nowMs: clock(),
         timeoutMs: options.timeoutMs, policy: options.policy, ...(options.ca ? { ca: options.ca } : {}) });
     }
     const now = clock();

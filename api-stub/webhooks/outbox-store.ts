@@ -31,7 +31,8 @@ export interface ClaimedDelivery {
   payload: string;
   endpointId: string;
   /** The endpoint as it is now (url and secrets are read at send time, so rotation applies at once). */
-  endpoint: { url: string; secrets: string[]; retriesEnabled: boolean } | null;
+  /** `storedSecrets` is the column as stored: sealed (opened by the dispatcher) or a legacy plain list. */
+  endpoint: { url: string; storedSecrets: string; retriesEnabled: boolean } | null;
   /** Number of this attempt, from 1. */
   attempt: number;
 }
@@ -54,7 +55,7 @@ export function claimDue(db: Database, owner: string, nowMs: number, leaseMs: nu
       workspaceId: String(event.workspace_id),
       payload: String(event.payload),
       endpointId: String(row.endpoint_id),
-      endpoint: ep ? { url: String(ep.url), secrets: JSON.parse(String(ep.secrets_json)) as string[], retriesEnabled: Number(ep.retries_enabled) === 1 } : null,
+      endpoint: ep ? { url: String(ep.url), storedSecrets: String(ep.secrets_json), retriesEnabled: Number(ep.retries_enabled) === 1 } : null,
       attempt: Number(row.attempts) + 1,
     };
   }).sort((a, b) => a.outboxId - b.outboxId);

@@ -25,8 +25,17 @@ export function childMetadata(pool: VoiceWorkerPool, annotations?: Record<string
   };
 }
 
-/** The address the service's connect routing calls: the ingress host, or the in-cluster Service. */
+/** The pool's explicit public address, if it has one. */
+export const publicUrlOf = (pool: VoiceWorkerPool): string | undefined => pool.spec.publicUrl?.replace(/\/+$/, '');
+
+/**
+ * The address the service's connect routing calls: the ingress host (TLS terminates there), else
+ * the pool's public URL, else the in-cluster Service, whose port 443 speaks plain HTTP unless the
+ * pod serves TLS itself (spec.podTLS). An address that answers, never an https:// that would not.
+ */
 export function endpointOf(pool: VoiceWorkerPool): string {
   if (pool.spec.ingress) return `https://${pool.spec.ingress.host}/`;
-  return `https://${pool.metadata.name}.${pool.metadata.namespace}.svc:443/`;
+  const explicit = publicUrlOf(pool);
+  if (explicit) return `${explicit}/`;
+  return `${pool.spec.podTLS ? 'https' : 'http'}://${pool.metadata.name}.${pool.metadata.namespace}.svc:443/`;
 }

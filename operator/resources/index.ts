@@ -2,7 +2,7 @@
 import { decideFloor, type FloorDecision } from '../floor.ts';
 import type { KubeObject, VoiceWorkerPool } from '../types.ts';
 import { buildDeployment } from './deployment.ts';
-import { buildHpa } from './hpa.ts';
+import { buildHpa, effectiveAutoscaling } from './hpa.ts';
 import { buildIngress } from './ingress.ts';
 import { buildPdb } from './pdb.ts';
 import { buildService } from './service.ts';
@@ -20,7 +20,7 @@ export interface DesiredState {
 
 export function desiredState(pool: VoiceWorkerPool, now: Date): DesiredState {
   const decision = decideFloor(pool.spec, now);
-  const autoscaled = pool.spec.autoscaling?.enabled === true;
+  const autoscaled = effectiveAutoscaling(pool.spec) !== undefined;
   const hpa = buildHpa(pool, decision.floor);
   const ingress = buildIngress(pool);
   const apply = [buildDeployment(pool, autoscaled ? undefined : decision.floor), buildService(pool), buildPdb(pool)];

@@ -21,7 +21,6 @@ function pool(spec: Partial<VoiceWorkerPool['spec']> = {}): VoiceWorkerPool {
       redis: { url: 'redis://r:6379' },
       backendUrl: 'https://app.example',
       roomProvider: 'daily',
-      warmPoolSize: 2,
       terminationGracePeriodSeconds: 1800,
       ...spec,
     },
@@ -43,8 +42,9 @@ describe('builders', () => {
 
   it('leave replicas out of the Deployment when an HPA owns them', () => {
     expect((desiredState(pool({ autoscaling }), now).apply[0]!.spec as { replicas?: number }).replicas).toBeUndefined();
-    expect((desiredState(pool({ replicas: 5 }), now).apply[0]!.spec as { replicas?: number }).replicas).toBe(5);
-    expect(desiredState(pool(), now).absent).toEqual(['Ingress', 'HorizontalPodAutoscaler']);
+    const off = { ...autoscaling, enabled: false };
+    expect((desiredState(pool({ replicas: 5, autoscaling: off }), now).apply[0]!.spec as { replicas?: number }).replicas).toBe(5);
+    expect(desiredState(pool({ autoscaling: off }), now).absent).toEqual(['Ingress', 'HorizontalPodAutoscaler']);
   });
 
   it('take every provider key from a Secret and never put a value inline', () => {
@@ -77,7 +77,7 @@ describe('builders', () => {
   });
 
   it('map Service 443 to the worker port, Ingress TLS to the host, PDB one at a time', () => {
-    expect(buildService(pool()).spec).toMatchObject({ ports: [{ port: 443, targetPort: 'http' }] });
+    expect(buildService(pool()).spec).toMatchObject({ ports: [{ name: 'http', port: 443, targetPort: 'http', appProtocol: 'http' }] });
     expect(buildIngress(pool())).toBeUndefined();
     const ingress = buildIngress(pool({ ingress: { host: 'v.example.com', tlsSecretName: 'tls', className: 'nginx' } }))!;
     expect(ingress.spec).toMatchObject({ ingressClassName: 'nginx', tls: [{ hosts: ['v.example.com'], secretName: 'tls' }] });
@@ -85,7 +85,7 @@ describe('builders', () => {
   });
 
   it('set the HPA minimum to the floor, never below 1 and never above its maximum', () => {
-    expect(buildHpa(pool(), 4)).toBeUndefined();
+    expect(buildHpa(pool({ autoscaling: { ...autoscaling, enabled: false } }), 4)).toBeUndefined();
     expect(buildHpa(pool({ autoscaling }), 7)!.spec).toMatchObject({ minReplicas: 7, maxReplicas: 10, behavior: { scaleDown: { stabilizationWindowSeconds: 300 } } });
     expect(buildHpa(pool({ autoscaling }), 0)!.spec).toMatchObject({ minReplicas: 1 });
     expect(buildHpa(pool({ autoscaling: { ...autoscaling, enabled: false } }), 3)).toBeUndefined();
@@ -93,6 +93,9 @@ describe('builders', () => {
 
   it('give the endpoint of the ingress host, or of the in-cluster Service', () => {
     expect(endpointOf(pool({ ingress: { host: 'v.example.com', tlsSecretName: 't' } }))).toBe('https://v.example.com/');
-    expect(endpointOf(pool())).toBe('https://p.ns.svc:443/');
+    // The Service's 443 speaks plain HTTP unless the pod serves TLS: the endpoint says which.
+    expect(endpointOf(pool())).toBe('http://p.ns.svc:443/');
+    expect(endpointOf(pool({ podTLS: { secretName: 'pod-tls' } }))).toBe('https://p.ns.svc:443/');
+    expect(endpointOf(pool({ publicUrl: 'https://voice.internal.example/' }))).toBe('https://voice.internal.example/');
   });
 });

@@ -27,6 +27,8 @@ exec 9>"$cache/.lock"; flock 9
 # The registries here are reached through a TLS-intercepting proxy: RUN steps see the host's CA bundle
 # (mounted over the image's), and the node base points npm and pip at that bundle.
 ca_mount=(-v /etc/ssl/certs/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:ro)
+# Dockerfile.worker's optional build arguments for such a CA (a stage without them ignores them).
+ca_args=(--build-arg PIP_CERT=/etc/ssl/certs/ca-certificates.crt --build-arg npm_config_cafile=/etc/ssl/certs/ca-certificates.crt)
 # Bump when a base image recipe below changes (the pause source is hashed too).
 RECIPE_VERSION=1
 recipe="$( (echo "$RECIPE_VERSION"; cat "$here/pause/main.go") | sha256sum | cut -c1-12)"
@@ -97,7 +99,7 @@ build_ours() { # <name> <Dockerfile>
   if ! has "$tag"; then
     local start=$SECONDS
     step "building $1 from $2 (working tree)"
-    (cd "$repo" && bud --layers "${ca_mount[@]}" -t "$tag" -f "$2" . >/dev/null)
+    (cd "$repo" && bud --layers "${ca_mount[@]}" "${ca_args[@]}" -t "$tag" -f "$2" . >/dev/null)
     step "$1 built in $((SECONDS - start)) s"
   fi
   echo "$tag"

@@ -19,6 +19,20 @@ export interface CreateSessionInput {
   metadata?: Record<string, unknown>;
 }
 
+/** `POST /api/v2/sdk/connect`: the spec's body; `sessionId` connects an existing session instead of creating one. */
+export interface ConnectInput {
+  interviewId: string;
+  metadata?: Record<string, unknown>;
+  sessionId?: string;
+}
+
+/** The room to join: `room_url` and `token`, for the session connect created or was given. */
+export interface ConnectedRoom {
+  sessionId: string;
+  room_url: string;
+  token: string;
+}
+
 /** Session (created), declared once for the service and both SDKs. */
 export type { CreatedSession };
 
@@ -48,6 +62,8 @@ function scriptOrigin(): string | null {
 
 export interface ServiceClient {
   createSession(input: CreateSessionInput): Promise<CreatedSession>;
+  /** Connects a voice session (creating it when no sessionId is given), for pages that run their own room client. */
+  connect(input: ConnectInput): Promise<ConnectedRoom>;
   /** Mounts a created session's page into `container` (an element or a CSS selector). */
   mount(container: Element | string, session: CreatedSession | string, options?: MountOptions): MountedSession;
   /** createSession then mount, in one call. */
@@ -65,11 +81,12 @@ export function createServiceClient(options: ClientOptions): ServiceClient {
   if (!/^https?:\/\//.test(baseUrl)) throw new TypeError('createServiceClient: baseUrl must be an http(s) URL');
   const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
 
-  const createSession = async (input: CreateSessionInput): Promise<CreatedSession> => {
-    const res = await doFetch(`${baseUrl}/api/v2/sdk/sessions`, {
+  /** POSTs with the publishable key; a non-2xx answer becomes a ServiceError. */
+  const postJson = async (path: string, fields: Record<string, unknown>): Promise<{ res: Response; body: Record<string, unknown> | null }> => {
+    const res = await doFetch(`${baseUrl}${path}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ publishableKey: options.publishableKey, interviewId: input.interviewId, ...(input.metadata ? { metadata: input.metadata } : {}) }),
+      body: JSON.stringify({ publishableKey: options.publishableKey, ...fields }),
     });
     const body = (await res.json().catch(() => null)) as Record<string, unknown> | null;
     if (!res.ok) {
@@ -77,6 +94,21 @@ export function createServiceClient(options: ClientOptions): ServiceClient {
       const message = typeof body?.message === 'string' ? body.message : `The service answered ${res.status}.`;
       throw new ServiceError(res.status, code, message);
     }
+    return { res, body };
+  };
+
+  const connect = async (input: ConnectInput): Promise<ConnectedRoom> => {
+    const { res, body } = await postJson('/api/v2/sdk/connect', {
+      interviewId: input.interviewId, ...(input.sessionId ? { sessionId: input.sessionId } : {}), ...(input.metadata ? { metadata: input.metadata } : {}),
+    });
+    if (!body || typeof body.sessionId !== 'string' || typeof body.room_url !== 'string' || typeof body.token !== 'string') {
+      throw new ServiceError(res.status, 'internal_error', 'The service answered without a sessionId, room_url and token.');
+    }
+    return { sessionId: body.sessionId, room_url: body.room_url, token: body.token };
+  };
+
+  const createSession = async (input: CreateSessionInput): Promise<CreatedSession> => {
+    const { res, body } = await postJson('/api/v2/sdk/sessions', { interviewId: input.interviewId, ...(input.metadata ? { metadata: input.metadata } : {}) });
     if (!body || typeof body.sessionId !== 'string' || typeof body.sessionUrl !== 'string') {
       throw new ServiceError(res.status, 'internal_error', 'The service answered without a sessionId and sessionUrl.');
     }
@@ -92,6 +124,7 @@ export function createServiceClient(options: ClientOptions): ServiceClient {
 
   return {
     createSession,
+    connect,
     mount,
     start: async (container, input, mountOptions) => mount(container, await createSession(input), mountOptions),
   };

@@ -32,8 +32,11 @@ export function mountSession(container: Element, sessionUrl: string, publishable
   const pageOrigin = url.origin;
   const sessionId = url.pathname.split('/').filter(Boolean).pop() ?? '';
   url.searchParams.set(PARENT_ORIGIN_PARAM, window.location.origin);
-  // The page needs the publishable key for its connect call; a fragment never leaves the browser.
-  url.hash = new URLSearchParams({ pk: publishableKey }).toString();
+  // The page connects with the link's own capability (`#k=`, kept as it is) or, for older links, the
+  // publishable key, added beside it; a fragment never leaves the browser.
+  const fragment = new URLSearchParams(url.hash.slice(1));
+  fragment.set('pk', publishableKey);
+  url.hash = fragment.toString();
 
   const iframe = document.createElement('iframe');
   iframe.src = url.toString();

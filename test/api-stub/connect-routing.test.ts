@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postJson } from '../../api-stub/outbound/post-json.ts';
+import { createServiceClient } from '../../sdk/browser/client.ts';
 import { startSelfHostedWorker } from '../fakes/self-hosted-worker.ts';
 import { createCertificateAuthority } from '../harness/pki.ts';
 import { A, B, call, connect, HOSTED_KEY, newSession, startRoutingStack, WORKER_TOKEN, type RoutingStack } from './routing-harness.ts';
@@ -28,9 +29,10 @@ describe('connect routing over real HTTPS', () => {
     expect(stack.hosted.requests.length).toBe(before + 1);
     expect(spawn.headers.authorization).toBe(`Bearer ${HOSTED_KEY}`);
     expect(spawn.authorized).toBe(true);
-    // Only the session (with its attempt), the interview definition and metadata travel; never a key of the service.
-    expect(Object.keys(spawn.body!).sort()).toEqual(['attempt', 'expiresAt', 'interview', 'interviewId', 'metadata', 'sessionId']);
-    expect(spawn.body).toMatchObject({ sessionId, attempt: 0, interviewId: A.dpl, metadata: { respondent: 'r-1' }, interview: { title: 'Routing test' } });
+    // Only the session (with its attempt and its own report credential), the interview definition and
+    // metadata travel; never a key of the service.
+    expect(Object.keys(spawn.body!).sort()).toEqual(['attempt', 'expiresAt', 'interview', 'interviewId', 'metadata', 'reportToken', 'sessionId']);
+    expect(spawn.body).toMatchObject({ sessionId, attempt: 0, interviewId: A.dpl, metadata: { respondent: 'r-1' }, interview: { title: 'Routing test' }, reportToken: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) });
     expect(spawn.rawBody).not.toMatch(/sk_|pk_|whsec_|hosted-key/);
     const session = await call('GET', `${stack.url}/api/v2/sdk/sessions/${sessionId}`, undefined, auth(A.sk));
     expect(session.body).toMatchObject({ status: 'STARTED', clickedAt: expect.any(String) });
@@ -157,11 +159,83 @@ describe('connect routing over real HTTPS', () => {
     expect(wrongInterview.body.error).toBe('interview_not_found');
     expect((await call('POST', `${stack.url}/api/v2/sdk/connect`, { publishableKey: A.pk, interviewId: A.dpl, sessionId: 'inv_missing' })).body.error).toBe('session_not_found');
     expect((await call('POST', `${stack.url}/api/v2/sdk/connect`, { publishableKey: 'pk_test_unknown00000000', interviewId: A.dpl, sessionId })).status).toBe(401);
-    expect((await call('POST', `${stack.url}/api/v2/sdk/connect`, { publishableKey: A.pk, interviewId: A.dpl })).body.message).toMatch(/^sessionId/);
+    expect((await call('POST', `${stack.url}/api/v2/sdk/connect`, { publishableKey: A.pk, interviewId: A.dpl, sessionId: 42 })).body.message).toMatch(/^sessionId/);
     stack.db.prepare("UPDATE sessions SET status = 'EXPIRED' WHERE id = ?").run(sessionId);
     const expired = await connect(stack, sessionId);
     expect(expired.status).toBe(409);
     expect(expired.body.error).toBe('session_not_connectable');
+  });
+});
+
+describe('connect with the spec\'s body (no sessionId)', () => {
+  const specConnect = (body: Record<string, unknown>) => call('POST', `${stack.url}/api/v2/sdk/connect`, body);
+
+  it('creates the session with its metadata, connects it, and answers its id with room_url and token', async () => {
+    const res = await specConnect({ interviewId: A.dpl, publishableKey: A.pk, metadata: { crm: 'c-7', tags: ['a'] } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toEqual({ room_url: expect.stringMatching(/^https:\/\//), token: expect.any(String), sessionId: expect.stringMatching(/^inv_/), route: 'hosted' });
+    const session = await call('GET', `${stack.url}/api/v2/sdk/sessions/${res.body.sessionId}`, undefined, auth(A.sk));
+    expect(session.body).toMatchObject({ id: res.body.sessionId, interviewId: A.dpl, status: 'STARTED', metadata: { crm: 'c-7', tags: ['a'] } });
+    // The spawn carried the stored metadata.
+    expect(stack.hosted.requests.at(-1)!.body).toMatchObject({ sessionId: res.body.sessionId, metadata: { crm: 'c-7', tags: ['a'] } });
+    // Without metadata: stored as {}.
+    const bare = await specConnect({ interviewId: A.dpl, publishableKey: A.pk });
+    expect(bare.status).toBe(200);
+    expect((await call('GET', `${stack.url}/api/v2/sdk/sessions/${bare.body.sessionId}`, undefined, auth(A.sk))).body.metadata).toEqual({});
+  });
+
+  it('the browser SDK\'s connect sends the spec\'s body and returns the room', async () => {
+    const client = createServiceClient({ publishableKey: A.pk, baseUrl: stack.url });
+    const room = await client.connect({ interviewId: A.dpl, metadata: { from: 'sdk' } });
+    expect(room).toEqual({ sessionId: expect.stringMatching(/^inv_/), room_url: expect.stringMatching(/^https:\/\//), token: expect.any(String) });
+    expect(stack.hosted.requests.at(-1)!.body).toMatchObject({ sessionId: room.sessionId, metadata: { from: 'sdk' } });
+    const again = await client.connect({ interviewId: A.dpl, sessionId: room.sessionId });
+    expect(again.room_url).toBe(room.room_url);
+    await expect(client.connect({ interviewId: 'dpl_nope' })).rejects.toMatchObject({ name: 'ServiceError', status: 404, code: 'interview_not_found' });
+  });
+
+  it('answers the same errors as session creation, and creates nothing on a refusal', async () => {
+    const count = () => Number(stack.db.prepare('SELECT count(*) AS n FROM sessions').get()!.n);
+    const before = count();
+    const cases: Array<[Record<string, unknown>, number, string]> = [
+      [{ interviewId: A.dpl }, 401, 'invalid_key'],
+      [{ interviewId: A.dpl, publishableKey: A.sk }, 401, 'invalid_key'],
+      [{ interviewId: 'dpl_nope', publishableKey: A.pk }, 404, 'interview_not_found'],
+      [{ interviewId: 'not-a-dpl', publishableKey: A.pk }, 404, 'interview_not_found'],
+      [{ interviewId: B.dpl, publishableKey: A.pk }, 403, 'cross_workspace'],
+      [{ interviewId: A.dpl, publishableKey: A.pk, metadata: [1] }, 400, 'invalid_request'],
+      [{ interviewId: A.dpl, publishableKey: A.pk, metadata: { s: 'x'.repeat(20_000) } }, 400, 'invalid_request'],
+      [{ interviewId: A.dpl, publishableKey: A.pk, extra: 1 }, 400, 'invalid_request'],
+      [{ interviewId: 'not-a-dpl', publishableKey: A.pk, sessionId: 'inv_abc' }, 400, 'invalid_request'],
+    ];
+    for (const [body, status, code] of cases) {
+      const res = await specConnect(body);
+      expect([res.status, res.body.error], JSON.stringify(body).slice(0, 80)).toEqual([status, code]);
+      expect(typeof res.body.message).toBe('string');
+    }
+    const creation = await call('POST', `${stack.url}/api/v2/sdk/sessions`, { interviewId: 'dpl_nope', publishableKey: A.pk });
+    expect(creation.body).toEqual((await specConnect({ interviewId: 'dpl_nope', publishableKey: A.pk })).body);
+    expect(count()).toBe(before);
+  });
+});
+
+describe('connect with the session link\'s own capability (sessionUrl alone)', () => {
+  it('connects with sessionToken from the link\'s fragment and no publishable key; a wrong token or an unknown session is the same 401', async () => {
+    const created = await call('POST', `${stack.url}/api/v2/sdk/sessions`, { publishableKey: A.pk, interviewId: A.dpl });
+    const url = new URL(created.body.sessionUrl as string);
+    const token = new URLSearchParams(url.hash.slice(1)).get('k')!;
+    const sessionId = created.body.sessionId as string;
+    const viaLink = (body: Record<string, unknown>) => call('POST', `${stack.url}/api/v2/sdk/connect`, { interviewId: A.dpl, ...body });
+    const other = await newSession(stack);
+    const wrong = await viaLink({ sessionId, sessionToken: 'x'.repeat(43) });
+    expect([wrong.status, wrong.body.error]).toEqual([401, 'invalid_token']);
+    expect((await viaLink({ sessionId: other, sessionToken: token })).body).toEqual(wrong.body);
+    expect((await viaLink({ sessionId: 'inv_doesnotexist', sessionToken: token })).body).toEqual(wrong.body);
+    expect((await viaLink({ sessionToken: token })).body).toMatchObject({ error: 'invalid_request', message: expect.stringMatching(/^sessionId: required with sessionToken/) });
+    const ok = await viaLink({ sessionId, sessionToken: token });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body).toMatchObject({ sessionId, route: 'hosted', room_url: expect.any(String), token: expect.any(String) });
+    expect(stack.db.prepare('SELECT status FROM sessions WHERE id = ?').get(sessionId)!.status).toBe('STARTED');
   });
 });
 

@@ -10,7 +10,7 @@ import type { SpawnServer } from '../fakes/spawn-server.ts';
 import { createCertificateAuthority, type CertificateAuthority } from '../harness/pki.ts';
 import { freePort, waitFor } from '../harness/ports.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../harness/webhook-receiver.ts';
-import { A, call, HOSTED_KEY, routingSeed, WHSEC, WORKER_TOKEN } from './routing-harness.ts';
+import { A, call, HOSTED_KEY, reportTokenOf, routingSeed, WHSEC, WORKER_TOKEN } from './routing-harness.ts';
 
 /** The real entry point (api-stub/main.ts) as a child process: startup checks and a restart with webhooks pending. */
 const TSX = join(process.cwd(), 'node_modules', '.bin', 'tsx');
@@ -81,7 +81,7 @@ describe('api-stub main process', () => {
       const id = created.body.sessionId as string;
       expect((await call('POST', `${first.url}/api/v2/sdk/connect`, { publishableKey: A.pk, interviewId: A.dpl, sessionId: id })).status).toBe(200);
       const body = status === 'completed' ? { status, response: { transcriptKey: 's3://t/1', summary: 'ok' } } : { status, reason: 'pipeline_crash' };
-      expect((await call('POST', `${first.url}/api/v2/worker/sessions/${id}/outcome`, body, { authorization: `Bearer ${HOSTED_KEY}` })).status).toBe(200);
+      expect((await call('POST', `${first.url}/api/v2/worker/sessions/${id}/outcome`, body, { authorization: `Bearer ${reportTokenOf([hosted], id)}` })).status).toBe(200);
       ids.push(id);
     }
     const log = async (url: string) => (await call('GET', `${url}/api/v2/workspace/webhook-deliveries`, undefined, { authorization: `Bearer ${A.sk}` })).body.data as Array<{ eventId: string; attempt: number; outcome: string; error: string | null }>;

@@ -4,11 +4,12 @@ import { createSweeper } from '../../api-stub/sessions/sweeper.ts';
 import { pendingCount } from '../../api-stub/webhooks/outbox-store.ts';
 import { silentLogger } from '../../lib/log.ts';
 import { constructEvent } from '../../sdk/server/webhooks.ts';
-import { A, B, call, connect, HOSTED_KEY, newSession, startRoutingStack, WHSEC, WORKER_TOKEN, type RoutingStack } from './routing-harness.ts';
+import { A, B, call, connect, HOSTED_KEY, newSession, reportTokenOf, startRoutingStack, WHSEC, WORKER_TOKEN, type RoutingStack } from './routing-harness.ts';
 
 let stack: RoutingStack;
 const outcomeUrl = (id: string) => `${stack.url}/api/v2/worker/sessions/${id}/outcome`;
-const report = (id: string, body: unknown, bearer: string | null = HOSTED_KEY) =>
+/** A worker's outcome report, by default with the reportToken of the session's latest spawn call (C1). */
+const report = (id: string, body: unknown, bearer: string | null = reportTokenOf([stack.hosted, stack.worker], id)) =>
   call('POST', outcomeUrl(id), body, bearer === null ? {} : { authorization: `Bearer ${bearer}` });
 const completed = { status: 'completed', response: { transcriptKey: 's3://transcripts/inv/1.json', summary: 'Liked onboarding; pricing unclear.' } };
 const failed = { status: 'failed', reason: 'llm_timeout', message: 'The language model did not answer within 20 s.' };
@@ -109,23 +110,102 @@ describe('outcome reports', () => {
     await settled(); // the hung attempts time out after WEBHOOK_TIMEOUT_MS and are logged
   });
 
-  it('authenticates with the token the spawn call carried, by route', async () => {
+  it('authenticates with the session\'s own report token, checked before anything says whether the session exists', async () => {
     const hosted = await started();
+    const other = await started();
+    const token = reportTokenOf([stack.hosted], hosted);
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect((await report(hosted, completed, null)).status).toBe(401);
-    expect((await report(hosted, completed, WORKER_TOKEN)).body.error).toBe('invalid_token');
+    // Neither the spawn's own bearer nor another session's report token will do.
+    for (const wrong of [HOSTED_KEY, WORKER_TOKEN, reportTokenOf([stack.hosted], other)]) {
+      expect((await report(hosted, completed, wrong)).body.error).toBe('invalid_token');
+    }
+    // Only the digest is stored.
+    expect(JSON.stringify(stack.db.prepare('SELECT * FROM report_tokens').all())).not.toContain(token);
 
-    await call('PUT', `${stack.url}/api/v2/workspace/self-host`, { pipelineEndpoint: stack.worker.url, pipelineToken: WORKER_TOKEN }, { authorization: `Bearer ${A.sk}` });
-    const selfHosted = await started();
-    expect((await report(selfHosted, completed, HOSTED_KEY)).status).toBe(401);
-    expect((await report(selfHosted, completed, WORKER_TOKEN)).body.status).toBe('COMPLETED');
-    await call('DELETE', `${stack.url}/api/v2/workspace/self-host`, undefined, { authorization: `Bearer ${A.sk}` });
-
+    // An unknown session, a never-spawned one and a wrong token all get the same 401.
     const neverStarted = await newSession(stack);
-    expect((await report(neverStarted, completed)).status).toBe(401);
-    expect((await report('inv_doesnotexist', completed)).status).toBe(404);
+    const unknown = await report('inv_doesnotexist', completed, token);
+    const notAnId = await report('not-a-session', completed, token);
+    const wrong = await report(hosted, completed, 'x'.repeat(43));
+    expect((await report(neverStarted, completed, token)).body).toEqual(wrong.body);
+    expect([unknown.status, unknown.body]).toEqual([401, wrong.body]);
+    expect([notAnId.status, notAnId.body]).toEqual([401, wrong.body]);
+
     const bad = await report(hosted, { status: 'completed', response: { summary: 'x' } });
     expect(bad).toMatchObject({ status: 400, body: { error: 'invalid_request', message: expect.stringMatching(/^response\.transcriptKey/) } });
-    expect(stack.logs.join('\n')).not.toContain(WORKER_TOKEN);
+    expect((await report(hosted, completed, token)).body.status).toBe('COMPLETED');
+    expect(stack.logs.join('\n')).not.toContain(token);
+  });
+
+  it('rotating and then clearing the workspace\'s self-host token mid-interview: the reports still land and the webhooks fire', async () => {
+    const selfHostUrl = `${stack.url}/api/v2/workspace/self-host`;
+    const sk = { authorization: `Bearer ${A.sk}` };
+    expect((await call('PUT', selfHostUrl, { pipelineEndpoint: stack.worker.url, pipelineToken: WORKER_TOKEN }, sk)).status).toBe(200);
+    const first = await started();
+    const second = await started();
+    expect(stack.db.prepare('SELECT route FROM sessions WHERE id = ?').get(first)!.route).toBe('self_hosted');
+    // Mid-interview, the operator rotates the worker token…
+    expect((await call('PUT', selfHostUrl, { pipelineEndpoint: stack.worker.url, pipelineToken: 'worker-token-rotated-0000000000' }, sk)).status).toBe(200);
+    expect((await report(first, completed)).body).toEqual({ sessionId: first, status: 'COMPLETED' });
+    // …and then clears the self-host endpoint altogether.
+    expect((await call('DELETE', selfHostUrl, undefined, sk)).status).toBe(200);
+    expect((await report(second, failed)).body).toEqual({ sessionId: second, status: 'STARTED' });
+    await expect.poll(() => eventsFor(first).length + eventsFor(second).length, { timeout: 5_000 }).toBe(2);
+    expect(eventsFor(first)[0]).toMatchObject({ type: 'interview.completed', data: { sessionId: first } });
+    expect(eventsFor(second)[0]).toMatchObject({ type: 'interview.failed', data: { sessionId: second, reason: 'llm_timeout' } });
+  });
+});
+
+describe('a session expiring mid-interview (contract C5)', () => {
+  const expiresAtOf = (id: string) => Number(stack.db.prepare('SELECT expires_at FROM sessions WHERE id = ?').get(id)!.expires_at);
+  const statusOf = (id: string) => String(stack.db.prepare('SELECT status FROM sessions WHERE id = ?').get(id)!.status);
+
+  it('a STARTED session survives expiresAt: connect is refused, the completed report lands and interview.completed fires, no session.expired', async () => {
+    const talking = await started();
+    const idle = await newSession(stack);
+    const failedThenLate = await started();
+    expect((await report(failedThenLate, failed)).status).toBe(200);
+    // One hour past expiresAt, the respondent is still talking.
+    stack.clock.now = expiresAtOf(talking) + 3_600_000;
+    try {
+      stack.runtime.sweeper.sweep();
+      expect(statusOf(idle)).toBe('EXPIRED');
+      expect(statusOf(talking)).toBe('STARTED');
+      // A new connect (a reconnect, or a retry after a failure) after expiresAt is refused.
+      for (const id of [talking, failedThenLate]) {
+        const again = await connect(stack, id);
+        expect([again.status, again.body.error]).toEqual([409, 'session_not_connectable']);
+      }
+      expect((await report(talking, completed)).body).toEqual({ sessionId: talking, status: 'COMPLETED' });
+      stack.runtime.sweeper.sweep();
+      await expect.poll(() => eventsFor(talking).map((e) => e.type), { timeout: 5_000 }).toEqual(['interview.completed']);
+      await settled();
+      expect(eventsFor(talking).map((e) => e.type)).toEqual(['interview.completed']);
+      expect(eventsFor(idle).map((e) => e.type)).toEqual(['session.expired']);
+      expect(statusOf(failedThenLate)).toBe('STARTED');
+    } finally {
+      stack.clock.now = null;
+    }
+  });
+
+  it('a STARTED session with no completed report expires at expiresAt + STARTED_SESSION_GRACE_SECONDS; a report after that is refused', async () => {
+    expect(stack.config.routing.startedSessionGraceSeconds).toBe(86_400);
+    const silent = await started();
+    stack.clock.now = expiresAtOf(silent) + 86_400_000 - 1_000;
+    try {
+      stack.runtime.sweeper.sweep();
+      expect(statusOf(silent)).toBe('STARTED');
+      stack.clock.now = expiresAtOf(silent) + 86_400_000;
+      stack.runtime.sweeper.sweep();
+      expect(statusOf(silent)).toBe('EXPIRED');
+      await expect.poll(() => eventsFor(silent).map((e) => e.type), { timeout: 5_000 }).toEqual(['session.expired']);
+      expect(eventsFor(silent)[0]!.data).toMatchObject({ lastStatus: 'STARTED' });
+      const late = await report(silent, completed);
+      expect(late).toMatchObject({ status: 409, body: { error: 'outcome_conflict', message: 'The session has expired.' } });
+    } finally {
+      stack.clock.now = null;
+    }
   });
 });
 

@@ -123,3 +123,11 @@ export async function newSession(stack: RoutingStack, who: typeof A | typeof B =
 export function connect(stack: RoutingStack, sessionId: string, who: typeof A | typeof B = A) {
   return call('POST', `${stack.url}/api/v2/sdk/connect`, { publishableKey: who.pk, interviewId: who.dpl, sessionId, metadata: {} });
 }
+
+/** The reportToken of the latest spawn call for `sessionId` at either stand-in (the worker reports with it, C1). */
+export function reportTokenOf(servers: readonly SpawnServer[], sessionId: string): string {
+  const spawns = servers.flatMap((s) => s.requests).filter((r) => r.body?.sessionId === sessionId);
+  const token = spawns.at(-1)?.body?.reportToken;
+  if (typeof token !== 'string') throw new Error(`no spawn call with a reportToken was recorded for ${sessionId}`);
+  return token;
+}

@@ -46,7 +46,7 @@ describe('the api-stub process: seed file, persistence across restarts, SIGTERM'
     await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok, { timeoutMs: 20_000, what: 'api-stub readiness' });
     const created = await post(base, { publishableKey: ws.keys.publishable[0], interviewId: ws.deployments[0].id, metadata: { order: 1 } });
     expect(created.status).toBe(201);
-    expect(created.body.sessionUrl).toBe(`http://127.0.0.1:${port}/s/${created.body.sessionId}?from=sdk`);
+    expect(created.body.sessionUrl).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/s/${created.body.sessionId}\\?from=sdk#k=[A-Za-z0-9_-]{43}$`));
     proc.child.kill('SIGTERM');
     expect(await proc.exited).toBe(0);
     expect(proc.output()).toContain('"msg":"stopped"');

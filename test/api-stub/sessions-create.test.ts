@@ -19,7 +19,8 @@ describe('POST /api/v2/sdk/sessions', () => {
     expect(res.status).toBe(201);
     expect(Object.keys(res.body).sort()).toEqual(['expiresAt', 'sessionId', 'sessionUrl']);
     expect(res.body.sessionId).toMatch(/^inv_[a-z0-9]{20}$/);
-    expect(res.body.sessionUrl).toBe(`https://respond.example.test/s/${res.body.sessionId}?from=sdk`);
+    // The link carries its own capability in the fragment (`#k=`, 32 random bytes), so it works alone.
+    expect(res.body.sessionUrl).toMatch(new RegExp(`^https://respond\\.example\\.test/s/${res.body.sessionId}\\?from=sdk#k=[A-Za-z0-9_-]{43}$`));
     expect(new URL(res.body.sessionUrl).searchParams.get('from')).toBe('sdk');
     // Default TTL: 24 h after the (test) clock.
     expect(res.body.expiresAt).toMatch(ISO_SECONDS);

@@ -11,13 +11,14 @@ import { startServiceProcess } from '../harness/processes.ts';
 import { apiStubEnv, DEMO_KEYS, demoSeed, INTERVIEW_ID } from '../harness/system-env.ts';
 import type { System, VerifiedWebhook } from '../harness/system.ts';
 import { startWebhookReceiver } from '../harness/webhook-receiver.ts';
-import { httpsEdge, relayToLoopback, type Relay } from './node-bridge.ts';
+import { relayToLoopback, type Relay } from './node-bridge.ts';
 
 /**
  * The service side on the host, for interviews on the cluster's pods: the api-stub (its own process),
  * the model providers' stand-in, an OTLP receiver and a webhook receiver that verifies every event with
  * the server SDK. Pods reach the stand-in, the receiver and the api-stub (outcome reports) through
- * relays on the node's address; the api-stub reaches the pool through an HTTPS edge (node-bridge.ts).
+ * relays on the node's address (node-bridge.ts); the api-stub calls the pool's Service over HTTPS (TLS
+ * in the pod, contract C4).
  */
 export interface HostSystem {
   /** What runNodeInterview needs of a System. */
@@ -30,12 +31,13 @@ export interface HostSystem {
   verified: VerifiedWebhook[];
   rejected: string[];
   waitForWebhook(type: string, sessionId: string, timeoutMs?: number): Promise<VerifiedWebhook>;
-  /** Settings → Server → Self-host: the pool (through the edge to `serviceUrl`) with its worker token. */
-  setSelfHost(serviceUrl: () => URL, workerToken: string): Promise<void>;
+  /** Settings → Server → Self-host: the pool's https endpoint with its worker token. */
+  setSelfHost(endpoint: string, workerToken: string): Promise<void>;
   stop(): Promise<void>;
 }
 
-export async function startHostSystem(nodeIp: string, logDir?: string): Promise<HostSystem> {
+/** `poolHost`: the pool Service's address, which the api-stub's egress guard must let it call. */
+export async function startHostSystem(nodeIp: string, poolHost: string, logDir?: string): Promise<HostSystem> {
   const stops: Array<() => Promise<void> | void> = [];
   const stopAll = async (): Promise<void> => {
     for (const stop of stops.reverse()) await Promise.resolve(stop()).catch(() => undefined);
@@ -56,12 +58,13 @@ export async function startHostSystem(nodeIp: string, logDir?: string): Promise<
     const apiBase = `http://127.0.0.1:${apiPort}`;
     const seedFile = join(dir, 'seed.json');
     writeFileSync(seedFile, JSON.stringify(demoSeed(receiver.url)));
-    const api = startServiceProcess('api-stub-cluster', 'api-stub/main.ts', apiStubEnv({
+    const env = apiStubEnv({
       port: apiPort, dbPath: join(dir, 'api-stub.sqlite'), seedPath: seedFile,
       // Not used: the workspace routes to its self-host endpoint (the pool).
       hostedPipelineUrl: 'https://127.0.0.1:9/', hostedPipelineKey: 'unused-hosted-key',
       caFile: ca.certFile, kek: randomBytes(32).toString('base64'), logLevel: 'warn', base: process.env,
-    }), logDir);
+    });
+    const api = startServiceProcess('api-stub-cluster', 'api-stub/main.ts', { ...env, EGRESS_ALLOW_HOSTS: `${env.EGRESS_ALLOW_HOSTS},${poolHost}` }, logDir);
     stops.push(() => api.stop());
     await waitFor(async () => (await fetch(`${apiBase}/readyz`).catch(() => undefined))?.ok === true, { timeoutMs: 30_000, what: `the api-stub at ${apiBase}\n${api.output().slice(-1500)}` });
 
@@ -96,13 +99,11 @@ export async function startHostSystem(nodeIp: string, logDir?: string): Promise<
         await waitFor(() => find() !== undefined, { timeoutMs, intervalMs: 100, what: `a verified ${type} webhook for ${sessionId} (rejected: ${rejected.join('; ') || 'none'})` });
         return find()!;
       },
-      async setSelfHost(serviceUrl, workerToken) {
-        const edge = await httpsEdge(ca.issueServer('pool-edge', ['127.0.0.1']), serviceUrl);
-        stops.push(() => edge.close());
+      async setSelfHost(endpoint, workerToken) {
         const res = await fetch(`${apiBase}/api/v2/workspace/self-host`, {
           method: 'PUT',
           headers: { authorization: `Bearer ${DEMO_KEYS.secret}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ pipelineEndpoint: `${edge.url}/`, pipelineToken: workerToken }),
+          body: JSON.stringify({ pipelineEndpoint: endpoint, pipelineToken: workerToken }),
         });
         if (!res.ok) throw new Error(`PUT self-host answered ${res.status}: ${await res.text()}`);
       },

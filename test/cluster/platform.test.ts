@@ -51,9 +51,12 @@ function interviewPool(svc: URL, revision: string): string {
     spec: {
       // Room for a live interview to finish while its pod drains.
       terminationGracePeriodSeconds: 120,
+      // TLS in the pod (contract C4) with the test's throwaway CA; rooms at the Service's address.
+      podTLS: { secretName: 'pool-tls' },
+      publicUrl: `https://${svc.hostname}:443`,
       models: { llm: { baseUrl: h.providersUrl }, stt: { baseUrl: h.providersUrl }, tts: { baseUrl: h.providersUrl } },
       telemetry: { otlpEndpoint: h.otlpUrl, serviceName: 'voice-worker-cluster' },
-      extraEnv: [{ name: 'PUBLIC_URL', value: svc.origin }, { name: 'VAD_SILENCE_MS', value: '600' }, { name: 'OTEL_BSP_SCHEDULE_DELAY', value: '100' }, { name: 'POOL_REVISION', value: revision }],
+      extraEnv: [{ name: 'VAD_SILENCE_MS', value: '600' }, { name: 'OTEL_BSP_SCHEDULE_DELAY', value: '100' }, { name: 'POOL_REVISION', value: revision }],
     },
   });
 }
@@ -132,17 +135,20 @@ describe('on a real single-node cluster', () => {
   }, 200_000);
 
   it('(3) the api-stub has the pool as the self-host endpoint: a Node respondent runs a whole interview through the pool Service', async () => {
-    host = await startHostSystem(cluster.nodeIp);
     const svc = await serviceUrl('local');
+    host = await startHostSystem(cluster.nodeIp, svc.hostname);
+    // The pods' serving certificate, from the throwaway CA the api-stub and the respondent trust.
+    const cert = host.ca.issueServer('pool', [svc.hostname, `local.${POOL_NAMESPACE}.svc`, `local.${POOL_NAMESPACE}.svc.cluster.local`]);
+    await k.kubectl(['create', 'secret', 'tls', 'pool-tls', '-n', POOL_NAMESPACE, `--cert=${cert.certFile}`, `--key=${cert.keyFile}`]);
     // The pool now talks to the host's stand-in providers, OTLP receiver and api-stub; local rooms are
     // served at the Service's address (one replica), which the host reaches through kube-proxy.
     await k.kubectl(['apply', '-f', '-'], interviewPool(svc, 'v1'));
     await waitPoolReady('local');
-    await host.setSelfHost(() => svc, workerToken);
+    await host.setSelfHost(`https://${svc.hostname}:443/`, workerToken);
 
     const run = await runNodeInterview(host.system, { metadata: { source: 'cluster' } });
     expect(run.route).toBe('self_hosted');
-    expect(run.roomUrl.startsWith(`ws://${svc.host}/rooms/`)).toBe(true);
+    expect(run.roomUrl).toMatch(new RegExp(`^wss://${svc.hostname.replaceAll('.', '\\.')}(:443)?/rooms/`));
     const session = await completedSession(run);
     expect(session.response?.summary).toBeTruthy();
     const webhook = await host.waitForWebhook('interview.completed', run.sessionId);
@@ -194,8 +200,8 @@ describe('on a real single-node cluster', () => {
     const active = condition(hpa!.status!.conditions, 'ScalingActive')!;
     expect(active.status).toBe('False');
     expect(active.reason).toBe('FailedGetResourceMetric');
-    const deploy = await k.getJson<{ spec: { replicas: number } }>(['deployment', 'scaled', '-n', POOL_NAMESPACE]);
-    expect(deploy.spec.replicas).toBe(2);
+    // The HPA owns the replica count: the controller raises the Deployment to the floor.
+    await waitFor(async () => (await k.getJson<{ spec: { replicas?: number } }>(['deployment', 'scaled', '-n', POOL_NAMESPACE])).spec.replicas === 2, { timeoutMs: 60_000, intervalMs: 500, what: 'the HPA controller to scale the Deployment to the floor of 2' });
   }, 120_000);
 
   it('(7) the operator leader pod is deleted: the standby takes over and reconciles a pool change made meanwhile', async () => {

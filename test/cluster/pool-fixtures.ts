@@ -59,7 +59,7 @@ export interface PoolOptions {
   name: string;
   replicas?: number;
   backendUrl: string;
-  /** Extra spec fields (autoscaling, env, ...). */
+  /** Extra spec fields (autoscaling, podTLS, env, ...). */
   spec?: Record<string, unknown>;
 }
 
@@ -82,7 +82,6 @@ export function poolManifest(cluster: ClusterInfo, o: PoolOptions): string {
       redis: { url: `redis://redis.${POOL_NAMESPACE}.svc:6379` },
       backendUrl: o.backendUrl,
       roomProvider: 'local',
-      warmPoolSize: 1,
       terminationGracePeriodSeconds: 30,
       ...o.spec,
     },

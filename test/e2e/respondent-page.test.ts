@@ -179,6 +179,53 @@ describe('browser SDK and respondent page', () => {
     await page.close();
   });
 
+  it('sessionUrl alone starts the interview: opened directly (an email link) and in a plain iframe without the SDK', async () => {
+    const created = await (await fetch(`${apiBase}/api/v2/sdk/sessions`, { method: 'POST', body: JSON.stringify({ publishableKey: PK, interviewId: 'dpl_page' }) })).json() as { sessionId: string; sessionUrl: string };
+    expect(created.sessionUrl).toMatch(/#k=[A-Za-z0-9_-]{43}$/);
+    // Opened as a link: no SDK, no publishable key anywhere.
+    const direct = await browser.context.newPage();
+    await direct.goto(created.sessionUrl);
+    await expect.poll(() => direct.locator('#interview').getAttribute('data-state')).toBe('ready');
+    const connects: Array<Record<string, unknown>> = [];
+    direct.on('request', (r) => { if (r.url().endsWith('/api/v2/sdk/connect')) connects.push(JSON.parse(r.postData() ?? '{}') as Record<string, unknown>); });
+    await direct.locator('#start').click();
+    // The hosted pipeline is down in this suite: reaching worker_unreachable proves connect accepted the link.
+    await expect.poll(() => direct.locator('#interview').getAttribute('data-state'), { timeout: 15_000 }).toBe('error');
+    expect(await direct.locator('#state-detail').textContent()).toMatch(/unreachable/i);
+    expect(connects).toHaveLength(1);
+    expect(connects[0]).not.toHaveProperty('publishableKey');
+    expect(connects[0]).toMatchObject({ sessionId: created.sessionId, sessionToken: expect.any(String) });
+    expect(getSession(db, created.sessionId)?.status).toBe('CLICKED');
+    await direct.close();
+
+    // Shown by a page of another origin in a plain iframe, without the browser SDK.
+    const plain = await browser.context.newPage();
+    await plain.goto(host.url);
+    await plain.evaluate((src) => {
+      document.body.innerHTML = '';
+      const iframe = document.createElement('iframe');
+      iframe.src = src;
+      iframe.allow = 'microphone; autoplay';
+      iframe.style.height = '600px';
+      document.body.appendChild(iframe);
+    }, created.sessionUrl);
+    const frame = plain.frameLocator('iframe');
+    await expect.poll(() => frame.locator('#interview').getAttribute('data-state'), { timeout: 15_000 }).toBe('ready');
+    await frame.locator('#start').click();
+    await expect.poll(() => frame.locator('#interview').getAttribute('data-state'), { timeout: 15_000 }).toBe('error');
+    expect(await frame.locator('#state-detail').textContent()).toMatch(/unreachable/i);
+    await plain.close();
+
+    // A link whose capability was tampered with is refused, and the page says so without Retry.
+    const tampered = await browser.context.newPage();
+    await tampered.goto(created.sessionUrl.replace(/#k=.*/, `#k=${'A'.repeat(43)}`));
+    await tampered.locator('#start').click();
+    await expect.poll(() => tampered.locator('#interview').getAttribute('data-state'), { timeout: 15_000 }).toBe('error');
+    expect(await tampered.locator('#state-detail').textContent()).toMatch(/link is not valid/);
+    expect(await tampered.locator('#retry').isVisible()).toBe(false);
+    await tampered.close();
+  });
+
   it('says how to allow a blocked microphone, offers Retry, and never calls connect', async () => {
     const denied = await launchChromium({ denyMicrophone: true });
     try {

@@ -18,6 +18,7 @@ describe('the whole system configuration', () => {
       const env = workerEnv({
         name: 'self-hosted',
         port: 7860,
+        metricsPort: 9091,
         token: 'selfhost-0123456789abcdef',
         cert: { certFile: '/tmp/c.crt', keyFile: '/tmp/c.key' },
         redisUrl: 'redis://127.0.0.1:6379',
@@ -32,6 +33,7 @@ describe('the whole system configuration', () => {
       });
       const config = loadWorkerConfig(env);
       expect(config.roomProvider).toBe('local');
+      expect(config.metricsPort).toBe(9091);
       expect(config.tls).not.toBeNull();
       expect(config.llm.baseURL).toBe(providers.kind === 'fake' ? providers.url : 'https://api.openai.com/v1');
     }

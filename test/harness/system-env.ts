@@ -55,6 +55,8 @@ export function realProviders(env: NodeJS.ProcessEnv): Record<string, string> | 
 export interface WorkerEnvInput {
   name: 'hosted' | 'self-hosted';
   port: number;
+  /** The worker's management port (METRICS_PORT): probes and metrics, plain HTTP. */
+  metricsPort: number;
   token: string;
   cert: { certFile: string; keyFile: string };
   redisUrl: string;
@@ -79,6 +81,7 @@ export function workerEnv(i: WorkerEnvInput): NodeJS.ProcessEnv {
     PATH: i.base.PATH,
     HOME: i.base.HOME,
     PORT: String(i.port),
+    METRICS_PORT: String(i.metricsPort),
     HOST: '127.0.0.1',
     POD_NAME: `${i.name}-0`,
     TLS_CERT_FILE: i.cert.certFile,

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { get as httpsGet } from 'node:https';
+import { get as httpGet } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ServiceClient, constructEvent, type Session, type WebhookEvent } from '../../sdk/server/index.ts';
@@ -31,6 +31,8 @@ export interface VerifiedWebhook {
 export interface WorkerHandle {
   name: 'hosted' | 'self-hosted';
   url: string;
+  /** The management port: /metrics, /healthz, /readyz over plain HTTP. */
+  metricsUrl: string;
   token: string;
   process: ServiceProcess;
 }
@@ -147,6 +149,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     };
 
     const [apiPort, hostedPort, selfHostedPort] = [await freePort(), await freePort(), await freePort()];
+    const metricsPorts = { hosted: await freePort(), 'self-hosted': await freePort() };
     const apiBase = `http://127.0.0.1:${apiPort}`;
     const hostedToken = `hosted-${randomBytes(16).toString('hex')}`;
     const selfHostedToken = `selfhost-${randomBytes(16).toString('hex')}`;
@@ -157,13 +160,15 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     const common = { redisUrl, backendUrl: apiBase, providers: providerSetting, otlpUrl: otlp.url, vadSilenceMs: options.vadSilenceMs ?? 600, logLevel, base: process.env };
 
     const startWorker = async (name: 'hosted' | 'self-hosted', port: number, token: string, cert: { certFile: string; keyFile: string }, transcripts: string): Promise<WorkerHandle> => {
-      const env = workerEnv({ ...common, name, port, token, cert, transcriptDir: transcripts, redisKeyPrefix: `${name}-${randomBytes(4).toString('hex')}` });
+      const env = workerEnv({ ...common, name, port, metricsPort: metricsPorts[name], token, cert, transcriptDir: transcripts, redisKeyPrefix: `${name}-${randomBytes(4).toString('hex')}` });
       const proc = startServiceProcess(`worker-${name}`, 'worker/main.ts', env, options.logDir);
       started.push(() => proc.stop());
       const url = `https://127.0.0.1:${port}`;
+      const metricsUrl = `http://127.0.0.1:${metricsPorts[name]}`;
+      // Probes are on the plain-HTTP management port (METRICS_PORT), as the kubelet sees them.
       const ready = (): Promise<boolean> =>
         new Promise((resolve) => {
-          const req = httpsGet(`${url}/readyz`, { ca: ca.certPem, timeout: 2000 }, (res) => {
+          const req = httpGet(`${metricsUrl}/readyz`, { timeout: 2000 }, (res) => {
             res.resume();
             resolve(res.statusCode === 200);
           });
@@ -171,7 +176,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
           req.on('timeout', () => req.destroy());
         });
       await untilReadyOrExit(proc, () => waitFor(ready, { timeoutMs: 45_000, what: `the ${name} worker at ${url}` }));
-      return { name, url, token, process: proc };
+      return { name, url, metricsUrl, token, process: proc };
     };
 
     const [hosted, selfHosted] = await Promise.all([

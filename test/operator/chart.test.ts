@@ -7,7 +7,10 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { createLogger } from '../../lib/log.ts';
+import { createMetrics } from '../../operator/metrics.ts';
+import { createMetrics as createWorkerMetrics } from '../../worker/telemetry/metrics.ts';
 import { childPath } from '../../operator/children.ts';
 import { KubeClient } from '../../operator/kube.ts';
 import { poolPath } from '../../operator/reconcile.ts';
@@ -52,6 +55,39 @@ describe('voice-operator chart', () => {
     expect(on).toMatch(/kind: ServiceMonitor[\s\S]*- port: metrics\n\s+path: \/metrics/);
   });
 
+  it('renders the Grafana dashboard and the PrometheusRule alerts only when asked', async () => {
+    const off = await helm(['template', 'm', CHART, '--kube-version', NEWEST]);
+    expect(off).not.toContain('kind: PrometheusRule');
+    expect(off).not.toContain('grafana_dashboard');
+    const on = await helm(['template', 'm', CHART, '--kube-version', NEWEST, '--set', 'prometheusRule.enabled=true', '--set', 'dashboard.enabled=true']);
+    const docs = on.split(/^---$/m).map((d) => parse(d) as { kind?: string; metadata?: { labels?: Record<string, string> }; data?: Record<string, string>; spec?: { groups: Array<{ rules: Array<{ alert: string; expr: string }> }> } } | null);
+    const rule = docs.find((d) => d?.kind === 'PrometheusRule')!;
+    const alerts = rule.spec!.groups.flatMap((g) => g.rules);
+    expect(alerts.map((a) => a.alert)).toEqual(['VoiceSpawnLatencyHigh', 'VoiceNoCapacity', 'VoiceOutcomeReportBacklog', 'VoiceOperatorReconcileErrors', 'VoiceOperatorNoLeader']);
+    const metricsOf = (text: string) => [...text.matchAll(/\b(worker_[a-z_]+|controller_runtime_[a-z_]+|leader_election_[a-z_]+|workqueue_[a-z_]+|rest_client_[a-z_]+)/g)].map((m) => m[1]!.replace(/_(bucket|sum|count)$/, ''));
+    const dashboard = docs.find((d) => d?.kind === 'ConfigMap' && d.metadata?.labels?.grafana_dashboard === '1')!;
+    const json = JSON.parse(dashboard.data!['voice-operator.json']!) as { panels: Array<{ targets: Array<{ expr: string }> }> };
+    expect(json.panels.length).toBeGreaterThanOrEqual(8);
+    // Every series they chart is one the worker or the operator really exports.
+    const exported = new Set([
+      ...(await createWorkerMetrics({ defaultMetrics: false }).registry.getMetricsAsJSON()).map((m) => m.name),
+      ...(await createMetrics().registry.getMetricsAsJSON()).map((m) => m.name),
+    ]);
+    for (const name of [...alerts.flatMap((a) => metricsOf(a.expr)), ...json.panels.flatMap((p) => p.targets.flatMap((t) => metricsOf(t.expr)))]) expect(exported, name).toContain(name);
+  });
+
+  it('ships VoiceWorkerPool viewer and editor ClusterRoles aggregated into view, edit and admin', async () => {
+    const docs = (await helm(['template', 'm', CHART, '--kube-version', NEWEST])).split(/^---$/m).map((d) => parse(d) as { kind?: string; metadata?: { name: string; labels?: Record<string, string> }; rules?: Array<{ resources: string[]; verbs: string[] }> } | null);
+    const viewer = docs.find((d) => d?.metadata?.name === 'm-voice-operator-voiceworkerpool-viewer')!;
+    const editor = docs.find((d) => d?.metadata?.name === 'm-voice-operator-voiceworkerpool-editor')!;
+    expect(viewer.metadata!.labels).toMatchObject({ 'rbac.authorization.k8s.io/aggregate-to-view': 'true' });
+    expect(viewer.rules![0]!.verbs).toEqual(['get', 'list', 'watch']);
+    expect(editor.metadata!.labels).toMatchObject({ 'rbac.authorization.k8s.io/aggregate-to-edit': 'true', 'rbac.authorization.k8s.io/aggregate-to-admin': 'true' });
+    expect(editor.rules![0]!.verbs).toEqual(expect.arrayContaining(['create', 'update', 'patch', 'delete']));
+    const operatorRole = docs.find((d) => d?.kind === 'ClusterRole' && d.metadata?.name === 'm-voice-operator')!;
+    expect(operatorRole.rules!.some((r) => r.resources.includes('secrets'))).toBe(false);
+  });
+
   it('refuses clusters older than 1.27', async () => {
     await expect(helm(['template', 'old', CHART, '--kube-version', '1.26.9'])).rejects.toThrow(/kubeVersion|incompatible/i);
   });
@@ -65,7 +101,8 @@ describe('voice-operator chart', () => {
       const values = valuesFile({ pool: { enabled: true, name: 'from-chart', spec: poolSpec({ autoscaling: { maxReplicas: 5 } }) }, metrics: { serviceMonitor: { enabled: false } } });
       const rendered = await helm(['template', release, CHART, '--namespace', ns, ...kubeVersion, '--include-crds', '-f', values]);
       const kinds = [...rendered.matchAll(/^kind: (\w+)$/gm)].map((m) => m[1]);
-      expect(kinds.sort()).toEqual(['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Deployment', 'Role', 'RoleBinding', 'Service', 'ServiceAccount', 'VoiceWorkerPool'].sort());
+      // The operator's ClusterRole plus the aggregated viewer and editor roles.
+      expect(kinds.sort()).toEqual(['ClusterRole', 'ClusterRole', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Deployment', 'Role', 'RoleBinding', 'Service', 'ServiceAccount', 'VoiceWorkerPool'].sort());
       const out = await kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager=helm-test', '-n', ns, '-f', '-'], { input: rendered });
       expect(out).toContain(`deployment.apps/${release}-voice-operator serverside-applied`);
       expect(out).toContain('voiceworkerpool.voice.service.io/from-chart serverside-applied');
@@ -117,6 +154,38 @@ describe('voice-operator chart', () => {
         'an Event written by the restricted identity',
       );
       expect(warnings.filter((w) => /forbidden|403/i.test(w)), warnings.join('\n')).toEqual([]);
+    } finally {
+      await operator.stop();
+      restricted.close();
+    }
+  });
+
+  it('watching every namespace, reads Secrets only where secretNamespaces allows, and reconciles without them elsewhere', async () => {
+    const ns = await createNamespace(kube, 'chart-cluster');
+    const pools = await createNamespace(kube, 'chart-pools');
+    const release = 'wide';
+    const values = valuesFile({ secretNamespaces: [pools] });
+    const rendered = await helm(['template', release, CHART, '--namespace', ns, '--kube-version', NEWEST, '-f', values]);
+    await kubectl(['apply', '--server-side', '-n', ns, '-f', '-'], { input: rendered });
+    const sa = `system:serviceaccount:${ns}:${release}-voice-operator`;
+    const kubeconfig = kubeconfigFor(sa, ['system:serviceaccounts', `system:serviceaccounts:${ns}`]);
+    const canI = (args: string[]) => kubectl(['auth', 'can-i', ...args], { kubeconfig, anyExitCode: true }).then((o) => o.trim());
+    await eventually(() => canI(['get', 'secrets', '-n', pools]), (a) => a === 'yes', 'Secret reads in secretNamespaces', 10_000);
+    expect(await canI(['get', 'secrets', '-n', ns])).toBe('no');
+    expect(await canI(['get', 'secrets', '-n', 'kube-system'])).toBe('no');
+    expect(await canI(['patch', 'deployments', '-n', 'default'])).toBe('yes');
+
+    // A pool where the operator may not read Secrets: reconciled, its Secrets simply not checked.
+    const elsewhere = await createNamespace(kube, 'chart-noread');
+    await createSecret(kube, elsewhere, 'worker', { token: 't' });
+    await kube.request('POST', poolPath(elsewhere), { body: { apiVersion: 'voice.service.io/v1alpha1', kind: 'VoiceWorkerPool', metadata: { name: 'unread' }, spec: poolSpec() } });
+    const restricted = await KubeClient.fromKubeConfig(kubeconfig);
+    // Its ClusterRole, used in one namespace so that it leaves the other tests' pools alone.
+    const operator = await runOperator(restricted, elsewhere, { leaseNamespace: ns, leaseName: 'wide-leader' });
+    try {
+      const pool = await eventually(() => kube.get<VoiceWorkerPool>(poolPath(elsewhere, 'unread')), (p) => p.status?.conditions?.some((c) => c.type === 'Degraded') === true, 'unread status');
+      expect(pool.status?.conditions?.find((c) => c.type === 'Degraded')?.status).toBe('False');
+      expect(await getOrUndefined(kube, childPath('Deployment', elsewhere, 'unread'))).toBeDefined();
     } finally {
       await operator.stop();
       restricted.close();

@@ -1,9 +1,12 @@
 /** The CRD installed with kubectl into a real API server: defaults, validation, printer columns. */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeClient } from '../../operator/kube.ts';
 import { poolPath } from '../../operator/reconcile.ts';
 import type { VoiceWorkerPool } from '../../operator/types.ts';
-import { adminClient, createNamespace, createPool, ensureCrd, kubectl, poolSpec } from './helpers.ts';
+import { REPO_ROOT } from '../harness/kube-binaries.ts';
+import { adminClient, createNamespace, createPool, ensureCrd, eventually, kubectl, poolSpec } from './helpers.ts';
 
 let kube: KubeClient;
 let ns: string;
@@ -33,15 +36,15 @@ describe('VoiceWorkerPool CRD', () => {
   });
 
   it('defaults what has a default', async () => {
-    const pool = await createPool(kube, ns, 'defaults', poolSpec({ autoscaling: { maxReplicas: 10 }, sizing: { p95ConcurrentSessions: 10 }, preScaling: {} }));
+    const pool = await createPool(kube, ns, 'defaults', poolSpec({ autoscaling: { maxReplicas: 10 }, sizing: { p95ConcurrentSessions: 5 }, preScaling: {} }));
     expect(pool.spec.image.tag).toBe('v1.3.0');
     expect(pool.spec.replicas).toBe(3);
     expect(pool.spec.resources).toEqual({ requests: { cpu: '2', memory: '4Gi' }, limits: { cpu: '4', memory: '8Gi' } });
     expect(pool.spec.autoscaling).toMatchObject({ enabled: true, minReplicas: 1, targetCPUUtilizationPercentage: 70, scaleDown: { stabilizationWindowSeconds: 300 } });
-    expect(pool.spec.sizing).toEqual({ p95ConcurrentSessions: 10, headroomPercent: 20, sessionsPerReplica: 1 });
+    expect(pool.spec.sizing).toEqual({ p95ConcurrentSessions: 5, headroomPercent: 20, sessionsPerReplica: 1 });
     expect(pool.spec.preScaling).toEqual({ leadSeconds: 300, windows: [] });
     expect(pool.spec.secrets.workerToken.key).toBe('token');
-    expect(pool.spec.warmPoolSize).toBe(2);
+    expect(pool.spec.roomProvider).toBe('local');
     expect(pool.spec.terminationGracePeriodSeconds).toBe(1800);
     expect(pool.spec.telemetry).toBeUndefined();
   });
@@ -56,7 +59,9 @@ describe('VoiceWorkerPool CRD', () => {
   it('rejects values out of range or of the wrong type', async () => {
     expect(await rejection(poolSpec({ replicas: -1 }))).toContain('spec.replicas: Invalid value: -1');
     expect(await rejection(poolSpec({ autoscaling: { maxReplicas: 5, targetCPUUtilizationPercentage: 150 } }))).toContain('spec.autoscaling.targetCPUUtilizationPercentage');
-    expect(await rejection(poolSpec({ warmPoolSize: 'many' }))).toContain('spec.warmPoolSize: Invalid value: "string"');
+    expect(await rejection(poolSpec({ maxSessionSeconds: 'long' }))).toContain('spec.maxSessionSeconds: Invalid value: "string"');
+    expect(await rejection(poolSpec({ sizing: { p95ConcurrentSessions: 10, sessionsPerReplica: 300 } }))).toContain('spec.sizing.sessionsPerReplica');
+    expect(await rejection(poolSpec({ livekit: { url: 'https://lk.example.com', secretName: 'lk' }, roomProvider: 'livekit' }))).toContain('spec.livekit.url');
     expect(await rejection(poolSpec({ ingress: { host: 'Not A Host', tlsSecretName: 'tls' } }))).toContain('spec.ingress.host');
     expect(await rejection(poolSpec({ ingress: { host: 'voice.example.com' } }))).toContain('spec.ingress.tlsSecretName: Required value');
     expect(await rejection(poolSpec({ backendUrl: 'ftp://x' }))).toContain('spec.backendUrl');
@@ -75,6 +80,33 @@ describe('VoiceWorkerPool CRD', () => {
     expect(await rejection(poolSpec({ autoscaling: { maxReplicas: 10 }, preScaling: { windows: [big] } }))).toContain("every pre-scaling window's replicas must be at most autoscaling.maxReplicas");
   });
 
+  it('refuses at admission what the operator would only find later (CEL)', async () => {
+    // ceil(10 x 1.2 / 1) = 12 workers cannot fit under maxReplicas 3; 11 x 1.2 / 4 = 3.3 needs 4.
+    expect(await rejection(poolSpec({ autoscaling: { maxReplicas: 3 }, sizing: { p95ConcurrentSessions: 10 } }))).toContain('the replica floor from sizing');
+    expect(await rejection(poolSpec({ autoscaling: { maxReplicas: 3 }, sizing: { p95ConcurrentSessions: 11, sessionsPerReplica: 4 } }))).toContain('the replica floor from sizing');
+    await createPool(kube, ns, 'fits', poolSpec({ autoscaling: { maxReplicas: 3 }, sizing: { p95ConcurrentSessions: 10, sessionsPerReplica: 4 } }));
+    expect(await rejection(poolSpec({ extraEnv: [{ name: 'WORKER_TOKEN', value: 'mine' }] }))).toContain("this name is set by the operator from the pool's fields");
+    expect(await rejection(poolSpec({ extraEnv: [{ name: 'DRAIN_GRACE_SECONDS', value: '5' }] }))).toContain("this name is set by the operator from the pool's fields");
+    expect(await rejection(poolSpec({ roomProvider: 'daily' }))).toContain('roomProvider daily needs secrets.roomApiKey');
+    expect(await rejection(poolSpec({ roomProvider: 'livekit' }))).toContain('roomProvider livekit needs livekit.url and livekit.secretName');
+    expect(await rejection(poolSpec({ secrets: { openaiApiKey: undefined } }))).toContain('the worker needs a model key');
+    const schedule = { cron: '0 9 * * 1-5', timeZone: 'Europe/Berlin', durationMinutes: 120, replicas: 8 };
+    expect(await rejection(poolSpec({ autoscaling: { maxReplicas: 5 }, preScaling: { schedules: [schedule] } }))).toContain("every pre-scaling schedule's replicas must be at most autoscaling.maxReplicas");
+    expect(await rejection(poolSpec({ preScaling: { schedules: [{ ...schedule, cron: '0 9 * *' }] } }))).toContain('spec.preScaling.schedules[0].cron');
+    const scheduled = await createPool(kube, ns, 'scheduled', poolSpec({ preScaling: { schedules: [{ ...schedule, timeZone: undefined }] } }));
+    expect(scheduled.spec.preScaling?.schedules?.[0]?.timeZone).toBe('UTC');
+    const livekit = await createPool(kube, ns, 'rooms-livekit', poolSpec({ roomProvider: 'livekit', livekit: { url: 'wss://lk.example.com', secretName: 'lk' } }));
+    expect(livekit.spec.livekit).toEqual({ url: 'wss://lk.example.com', secretName: 'lk', apiKeyKey: 'apiKey', apiSecretKey: 'apiSecret' });
+  });
+
+  it("refuses a pool name that cannot name its Service (DNS-1035, at most 63 characters)", async () => {
+    const named = async (name: string) => createPool(kube, ns, name, poolSpec()).then(() => 'accepted', (err: Error) => err.message);
+    expect(await named('9lives')).toContain("the pool's name must be a DNS-1035 label");
+    expect(await named('a.b')).toContain("the pool's name must be a DNS-1035 label");
+    expect(await named(`p${'x'.repeat(63)}`)).toContain("the pool's name must be a DNS-1035 label");
+    expect(await named(`p${'x'.repeat(62)}`)).toBe('accepted');
+  });
+
   it('shows ready replicas, floor and endpoint as printer columns', async () => {
     await createPool(kube, ns, 'printed', poolSpec());
     await kube.mergePatch(poolPath(ns, 'printed', 'status'), { status: { readyReplicas: 2, desiredFloor: 3, endpoint: 'https://voice.example.com/' } });
@@ -83,5 +115,34 @@ describe('VoiceWorkerPool CRD', () => {
     expect(table).toMatch(/printed\s+2\s+3\s+https:\/\/voice\.example\.com\/\s+\d+s/);
     const stored = await kube.get<VoiceWorkerPool>(poolPath(ns, 'printed'));
     expect(stored.status?.desiredFloor).toBe(3);
+  });
+});
+
+describe('CRD upgrade (Helm never upgrades crds/: a server-side apply does)', () => {
+  // Under a group of its own, so the old schema never reaches the other tests' pools.
+  const GROUP = 'upgrade.voice.test';
+  const retarget = (yaml: string) => yaml.replaceAll('voice.service.io', GROUP);
+  const path = (ns: string, name?: string) => `/apis/${GROUP}/v1alpha1/namespaces/${ns}/voiceworkerpools${name ? `/${name}` : ''}`;
+
+  it('keeps pools of the previous release readable and editable after applying crds/ server-side', async () => {
+    const old = retarget(readFileSync(join(REPO_ROOT, 'test/operator/fixtures/voiceworkerpools-v1.3.0.yaml'), 'utf8'));
+    await kubectl(['apply', '--server-side', '-f', '-'], { input: old });
+    const served = () => kube.get<{ resources: Array<{ name: string }> }>(`/apis/${GROUP}/v1alpha1`).then((r) => r.resources.length > 0, () => false);
+    await eventually(served, (ok) => ok, 'the old CRD served');
+    const upgradeNs = await createNamespace(kube, 'upgrade');
+    const create = (name: string, spec: Record<string, unknown>) => kube.request('POST', path(upgradeNs), { body: { apiVersion: `${GROUP}/v1alpha1`, kind: 'VoiceWorkerPool', metadata: { name }, spec } });
+    // What v1.3.0 accepted: warmPoolSize, and a daily pool with all its keys; and one that could never run (no model key).
+    await create('runs', { ...poolSpec({ roomProvider: 'daily', warmPoolSize: 3 }), secrets: { workerToken: { name: 'w' }, openaiApiKey: { name: 'm', key: 'k' }, roomApiKey: { name: 'd', key: 'k' } } });
+    await create('broken', { ...poolSpec(), roomProvider: 'daily', secrets: { workerToken: { name: 'w' } } });
+
+    const out = await kubectl(['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: retarget(readFileSync(join(REPO_ROOT, 'crds/voice.service.io_voiceworkerpools.yaml'), 'utf8')) });
+    expect(out).toMatch(/serverside-applied/);
+    const runs = await eventually(() => kube.get<VoiceWorkerPool>(path(upgradeNs, 'runs')), (p) => (p.spec as { warmPoolSize?: number }).warmPoolSize === undefined, 'warmPoolSize pruned on read');
+    expect(runs.spec.autoscaling).toBeUndefined();
+    await kube.mergePatch(path(upgradeNs, 'runs'), { spec: { replicas: 5, sizing: { p95ConcurrentSessions: 6, sessionsPerReplica: 3 } } });
+    // The old pool that could never run stays readable, takes a label (CEL ratcheting), and an edit
+    // of its spec is told what it lacks.
+    await kube.mergePatch(path(upgradeNs, 'broken'), { metadata: { labels: { team: 'voice' } } });
+    await expect(kube.mergePatch(path(upgradeNs, 'broken'), { spec: { replicas: 4 } })).rejects.toThrow(/roomProvider daily needs secrets.roomApiKey|the worker needs a model key/);
   });
 });

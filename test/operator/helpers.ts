@@ -69,14 +69,19 @@ export async function createSecret(kube: KubeClient, namespace: string, name: st
   await kube.request('POST', resourcePath({ group: '', version: 'v1', plural: 'secrets', namespace }), { body: { apiVersion: 'v1', kind: 'Secret', metadata: { name }, data: encoded } });
 }
 
-/** The smallest valid pool spec; tests spread their own fields over it. */
+/**
+ * The smallest valid pool spec; tests spread their own fields over it (`secrets` are merged). Local
+ * rooms need no provider key; the model key points at the worker Secret's token, since the operator
+ * only checks that a referenced key exists and never reads a value.
+ */
 export function poolSpec(extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     image: { repository: 'registry.example.com/voice-worker' },
-    secrets: { workerToken: { name: 'worker' } },
     redis: { url: 'redis://redis:6379' },
     backendUrl: 'https://app.service.example',
+    roomProvider: 'local',
     ...extra,
+    secrets: { workerToken: { name: 'worker' }, openaiApiKey: { name: 'worker', key: 'token' }, ...(extra.secrets as Record<string, unknown> | undefined) },
   };
 }
 
@@ -118,6 +123,8 @@ export function testConfig(namespace: string, overrides: Partial<OperatorConfig>
     renewDeadlineMs: 2000,
     retryPeriodMs: 300,
     blockedRetryMs: 1000,
+    apiQps: 20,
+    apiBurst: 30,
     ...overrides,
   };
 }

@@ -28,7 +28,7 @@ describe('leader election', () => {
       expect(standby.reconciles()).toBe(0);
       // The standby stays ready (it talks to the API server) but does not reconcile.
       expect((await fetch(`http://127.0.0.1:${standby.port}/readyz`)).status).toBe(200);
-      expect(await (await fetch(`http://127.0.0.1:${standby.port}/metrics`)).text()).toContain('voice_operator_leader 0');
+      expect(await (await fetch(`http://127.0.0.1:${standby.port}/metrics`)).text()).toContain('leader_election_master_status{name="voice-operator-leader"} 0');
 
       await leader.stop();
       await eventually(async () => standby.isLeader(), (x) => x, 'standby to take over', 10_000);

@@ -8,6 +8,7 @@ import type { RunningOperator } from '../../operator/controller.ts';
 import type { KubeClient } from '../../operator/kube.ts';
 import { poolPath } from '../../operator/reconcile.ts';
 import { FIELD_MANAGER, type KubeObject, type VoiceWorkerPool } from '../../operator/types.ts';
+import { createLogger } from '../../lib/log.ts';
 import { adminClient, createNamespace, createPool, createSecret, ensureCrd, eventually, getOrUndefined, kubectl, poolSpec, runOperator } from './helpers.ts';
 
 let kube: KubeClient;
@@ -32,9 +33,11 @@ afterAll(async () => {
 
 const get = (kind: Parameters<typeof childPath>[0], name: string) => getOrUndefined<Obj>(kube, childPath(kind, ns, name));
 const pool = (name: string) => kube.get<VoiceWorkerPool>(poolPath(ns, name));
+const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 const condition = (p: VoiceWorkerPool, type: string) => p.status?.conditions?.find((c) => c.type === type);
 
 const fullSpec = poolSpec({
+  roomProvider: 'daily',
   ingress: { host: 'voice.example.com', tlsSecretName: 'voice-tls', className: 'nginx', annotations: { 'nginx.ingress.kubernetes.io/proxy-read-timeout': '3600' } },
   autoscaling: { minReplicas: 2, maxReplicas: 20 },
   sizing: { p95ConcurrentSessions: 10, headroomPercent: 20, sessionsPerReplica: 2 },
@@ -62,9 +65,10 @@ describe('reconcile against a real API server', () => {
     }
     const container = deployment!.spec.template.spec.containers[0];
     expect(container.image).toBe('registry.example.com/voice-worker:v1.3.0');
-    expect(container.ports).toEqual([{ name: 'http', containerPort: 7860, protocol: 'TCP' }]);
-    expect(container.readinessProbe.httpGet).toMatchObject({ path: '/readyz', port: 'http' });
-    expect(container.livenessProbe.httpGet).toMatchObject({ path: '/healthz', port: 'http' });
+    expect(container.ports).toEqual([{ name: 'http', containerPort: 7860, protocol: 'TCP' }, { name: 'metrics', containerPort: 9090, protocol: 'TCP' }]);
+    expect(container.readinessProbe.httpGet).toMatchObject({ path: '/readyz', port: 'metrics' });
+    expect(container.livenessProbe.httpGet).toMatchObject({ path: '/healthz', port: 'metrics' });
+    expect(deployment!.spec.template.spec.automountServiceAccountToken).toBe(false);
     expect(container.resources).toEqual({ requests: { cpu: '2', memory: '4Gi' }, limits: { cpu: '4', memory: '8Gi' } });
     expect(container.securityContext).toMatchObject({ allowPrivilegeEscalation: false, runAsNonRoot: true, capabilities: { drop: ['ALL'] } });
     expect(container.lifecycle.preStop.exec.command).toEqual(['/bin/sh', '-c', 'sleep 10']);
@@ -78,6 +82,12 @@ describe('reconcile against a real API server', () => {
       BACKEND_URL: 'https://app.service.example',
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel:4318',
       OTEL_SERVICE_NAME: 'voice-worker',
+      PUBLIC_URL: 'https://voice.example.com',
+      REDIS_KEY_PREFIX: `voice:${ns}:main`,
+      DRAIN_GRACE_SECONDS: '1780',
+      WARM_POOL_SIZE: '2', // sizing.sessionsPerReplica
+      METRICS_PORT: '9090',
+      ROOM_PROVIDER: 'daily',
     });
     expect(JSON.stringify(container.env)).not.toContain('shared-worker-token');
     expect(deployment!.spec.template.spec.terminationGracePeriodSeconds).toBe(1800);
@@ -86,7 +96,7 @@ describe('reconcile against a real API server', () => {
     // ceil(10 x 1.2 / 2) = 6: the HPA minimum, and the new Deployment's first replica count.
     expect(hpa!.spec).toMatchObject({ minReplicas: 6, maxReplicas: 20, scaleTargetRef: { kind: 'Deployment', name: 'main' } });
     expect(hpa!.spec.metrics[0].resource).toEqual({ name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } });
-    expect(service!.spec.ports).toEqual([{ name: 'https', port: 443, targetPort: 'http', protocol: 'TCP' }]);
+    expect(service!.spec.ports).toEqual([{ name: 'http', port: 443, targetPort: 'http', protocol: 'TCP', appProtocol: 'http' }]);
     expect(ingress!.spec).toMatchObject({ ingressClassName: 'nginx', tls: [{ hosts: ['voice.example.com'], secretName: 'voice-tls' }] });
     expect(ingress!.spec.rules[0].http.paths[0].backend).toEqual({ service: { name: 'main', port: { number: 443 } } });
     expect(ingress!.metadata.annotations).toMatchObject({ 'nginx.ingress.kubernetes.io/proxy-read-timeout': '3600' });
@@ -101,11 +111,42 @@ describe('reconcile against a real API server', () => {
     expect(condition(notReady, 'Ready')).toMatchObject({ status: 'False', reason: 'ReplicasNotReady', observedGeneration: 1 });
     expect(condition(notReady, 'Progressing')).toMatchObject({ status: 'True', reason: 'RollingOut' });
     expect(condition(notReady, 'Degraded')).toMatchObject({ status: 'False', reason: 'AsExpected' });
-    // No controllers run here: play the Deployment controller and report six ready workers.
-    await kube.mergePatch(childPath('Deployment', ns, 'main', ) + '/status', { status: { replicas: 6, updatedReplicas: 6, readyReplicas: 6, availableReplicas: 6 } });
-    const ready = await eventually(() => pool('main'), (p) => condition(p, 'Ready')?.status === 'True', 'main to become Ready');
+    // No controllers run here: play the Deployment controller. Counts that look done, but from a
+    // controller that has not observed the latest generation: still rolling out.
+    const generation = (await get('Deployment', 'main'))!.metadata.generation as number;
+    const statusPath = childPath('Deployment', ns, 'main') + '/status';
+    await kube.mergePatch(statusPath, { status: { observedGeneration: generation - 1, replicas: 6, updatedReplicas: 6, readyReplicas: 6, availableReplicas: 6 } });
+    const stale = await eventually(() => pool('main'), (p) => condition(p, 'Ready')?.status === 'True', 'main Ready on available workers');
+    expect(condition(stale, 'Progressing')).toMatchObject({ status: 'True', reason: 'RollingOut', message: `Deployment main: waiting for the Deployment controller to observe generation ${generation}` });
+    await kube.mergePatch(statusPath, { status: { observedGeneration: generation } });
+    const ready = await eventually(() => pool('main'), (p) => condition(p, 'Progressing')?.status === 'False', 'rollout complete');
     expect(ready.status?.readyReplicas).toBe(6);
     expect(condition(ready, 'Progressing')).toMatchObject({ status: 'False', reason: 'RolloutComplete' });
+    expect(condition(ready, 'Ready')).toMatchObject({ status: 'True', reason: 'ReplicasReady', message: '6/6 workers of main are available' });
+  });
+
+  it('keeps Ready while the HPA scales up above the floor', async () => {
+    // The HPA asked for 9: three new pods start; the six of the floor stay available.
+    await kubectl(['-n', ns, 'scale', 'deployment/main', '--replicas=9']);
+    const generation = (await get('Deployment', 'main'))!.metadata.generation as number;
+    await kube.mergePatch(childPath('Deployment', ns, 'main') + '/status', { status: { observedGeneration: generation, replicas: 9, updatedReplicas: 9, readyReplicas: 6, availableReplicas: 6 } });
+    const p = await eventually(() => pool('main'), (x) => condition(x, 'Progressing')?.status === 'True', 'scale-up seen');
+    expect(condition(p, 'Ready')).toMatchObject({ status: 'True', reason: 'ReplicasReady' });
+    await kube.mergePatch(childPath('Deployment', ns, 'main') + '/status', { status: { readyReplicas: 9, availableReplicas: 9 } });
+    await eventually(() => pool('main'), (x) => condition(x, 'Progressing')?.status === 'False', 'scale-up done');
+  });
+
+  it('warns with a condition and an Event that transcripts on an emptyDir are lost with the pod', async () => {
+    const p = await eventually(() => pool('main'), (x) => condition(x, 'TranscriptsDurable') !== undefined, 'transcript condition');
+    expect(condition(p, 'TranscriptsDurable')).toMatchObject({ status: 'False', reason: 'EphemeralTranscriptStore' });
+    await eventually(
+      () => kube.get<{ items: Array<{ reason: string; type: string; involvedObject: { name: string } }> }>(`/api/v1/namespaces/${ns}/events`),
+      (list) => list.items.some((e) => e.involvedObject.name === 'main' && e.reason === 'EphemeralTranscriptStore' && e.type === 'Warning'),
+      'an EphemeralTranscriptStore warning',
+    );
+    await createPool(kube, ns, 'durable', poolSpec({ transcriptStore: 's3://transcripts/voice' }));
+    const durable = await eventually(() => pool('durable'), (x) => condition(x, 'TranscriptsDurable') !== undefined, 'durable status');
+    expect(condition(durable, 'TranscriptsDurable')).toMatchObject({ status: 'True', reason: 'ObjectStore' });
   });
 
   it('repairs drift: a deleted child comes back and an edited field is restored', async () => {
@@ -122,9 +163,9 @@ describe('reconcile against a real API server', () => {
   it('leaves the replica count to the HPA', async () => {
     // The HPA controller scales with an update of its own; the operator must not set it back.
     await kubectl(['-n', ns, 'scale', 'deployment/main', '--replicas=9']);
-    await kube.mergePatch(poolPath(ns, 'main'), { spec: { warmPoolSize: 3 } }); // a new generation: a full reconcile
+    await kube.mergePatch(poolPath(ns, 'main'), { spec: { maxSessionSeconds: 900 } }); // a new generation: a full reconcile
     await eventually(() => pool('main'), (p) => p.status?.observedGeneration === 2, 'generation 2 observed');
-    const d = await eventually(() => get('Deployment', 'main'), (x) => x?.spec.template.spec.containers[0].env.some((e: { name: string; value: string }) => e.name === 'WARM_POOL_SIZE' && e.value === '3'), 'new env applied');
+    const d = await eventually(() => get('Deployment', 'main'), (x) => x?.spec.template.spec.containers[0].env.some((e: { name: string; value: string }) => e.name === 'MAX_SESSION_SECONDS' && e.value === '900'), 'new env applied');
     expect(d!.spec.replicas).toBe(9);
   });
 
@@ -137,9 +178,10 @@ describe('reconcile against a real API server', () => {
   });
 
   it('turns autoscaling on: the HPA takes over the current count, which is not reset to 1', async () => {
-    await createPool(kube, ns, 'fixed', poolSpec({ replicas: 4 }));
+    await createPool(kube, ns, 'fixed', poolSpec({ replicas: 4, autoscaling: { enabled: false } }));
     await eventually(() => get('Deployment', 'fixed'), (d) => d?.spec.replicas === 4, 'fixed at 4 replicas');
-    await kube.mergePatch(poolPath(ns, 'fixed'), { spec: { autoscaling: { minReplicas: 2, maxReplicas: 10 } } });
+    expect(await get('HorizontalPodAutoscaler', 'fixed')).toBeUndefined();
+    await kube.mergePatch(poolPath(ns, 'fixed'), { spec: { autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 10 } } });
     const hpa = await eventually(() => get('HorizontalPodAutoscaler', 'fixed'), (h) => h !== undefined, 'HPA created');
     expect(hpa!.spec).toMatchObject({ minReplicas: 2, maxReplicas: 10 });
     await eventually(() => pool('fixed'), (p) => p.status?.observedGeneration === 2, 'generation 2 observed');
@@ -171,18 +213,35 @@ describe('reconcile against a real API server', () => {
     expect(await get('Deployment', 'nosecret')).toBeDefined();
   });
 
-  it('marks a floor above autoscaling.maxReplicas as an invalid spec, without crashing', async () => {
-    await createPool(kube, ns, 'toosmall', poolSpec({ autoscaling: { maxReplicas: 3 }, sizing: { p95ConcurrentSessions: 10 } }));
-    const p = await eventually(() => pool('toosmall'), (x) => condition(x, 'Degraded')?.status === 'True', 'toosmall Degraded');
-    expect(condition(p, 'Degraded')?.reason).toBe('InvalidSpec');
-    expect(condition(p, 'Degraded')?.message).toContain('the replica floor 12 (sizing 12) exceeds spec.autoscaling.maxReplicas 3');
-    expect(operator.isLeader()).toBe(true);
+  it('gives a pool without autoscaling the default HPA: 70 % CPU, replicas (3) as the floor', async () => {
+    await createPool(kube, ns, 'defaults', poolSpec());
+    const hpa = await eventually(() => get('HorizontalPodAutoscaler', 'defaults'), (h) => h !== undefined, 'default HPA');
+    expect(hpa!.spec).toMatchObject({ minReplicas: 3, maxReplicas: 10, metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } }] });
+    const d = await eventually(() => get('Deployment', 'defaults'), (x) => x?.spec.replicas === 3, 'first replica count 3');
+    expect(d!.spec.template.spec.containers[0].env).toContainEqual({ name: 'WARM_POOL_SIZE', value: '1' });
+  });
+
+  it('refuses an unknown field in a child (strict field validation), naming it', async () => {
+    // A typo in pass-through placement: without Strict the API server would drop it silently.
+    await createPool(kube, ns, 'typo', poolSpec({ placement: { affinity: { nodeAfinity: {} } } }));
+    const p = await eventually(() => pool('typo'), (x) => condition(x, 'Degraded')?.status === 'True', 'typo Degraded');
+    expect(condition(p, 'Degraded')?.reason).toBe('ApplyFailed');
+    expect(condition(p, 'Degraded')?.message).toContain('nodeAfinity');
+  });
+
+  it('passes placement through to the pods', async () => {
+    const placement = { nodeSelector: { 'voice.example.com/pool': 'yes' }, tolerations: [{ key: 'gpu', operator: 'Exists', effect: 'NoSchedule' }], priorityClassName: 'system-cluster-critical' };
+    await createPool(kube, ns, 'placed', poolSpec({ placement, resources: { gpu: { count: 1 } } }));
+    const d = await eventually(() => get('Deployment', 'placed'), (x) => x !== undefined, 'placed Deployment');
+    expect(d!.spec.template.spec).toMatchObject(placement);
+    expect(d!.spec.template.spec.containers[0].resources.limits).toMatchObject({ 'nvidia.com/gpu': '1' });
   });
 
   it('removes the Ingress when the pool no longer asks for one, and reports the in-cluster endpoint', async () => {
     await kube.mergePatch(poolPath(ns, 'main'), { spec: { ingress: null } });
     await eventually(() => get('Ingress', 'main'), (i) => i === undefined, 'Ingress removed');
-    const p = await eventually(() => pool('main'), (x) => x.status?.endpoint === `https://main.${ns}.svc:443/`, 'endpoint of the Service');
+    // The Service's 443 is plain HTTP (TLS terminates at an Ingress): the endpoint says so.
+    const p = await eventually(() => pool('main'), (x) => x.status?.endpoint === `http://main.${ns}.svc:443/`, 'endpoint of the Service');
     expect(condition(p, 'Degraded')?.status).toBe('False');
   });
 
@@ -194,15 +253,65 @@ describe('reconcile against a real API server', () => {
     expect(operator.isLeader()).toBe(true);
   });
 
+  it('requeues a window 30 days out at the longest timer, not in a tight loop, and shows the next boundary', async () => {
+    const start = Math.ceil(Date.now() / 1000) * 1000 + 30 * 86_400_000;
+    await createPool(kube, ns, 'later', poolSpec({ preScaling: { leadSeconds: 300, windows: [{ name: 'launch', start: iso(start), end: iso(start + 3_600_000), replicas: 5 }] } }));
+    const p = await eventually(() => pool('later'), (x) => x.status?.nextBoundary !== undefined, 'nextBoundary of later');
+    expect(p.status?.nextBoundary).toBe(iso(start - 300_000));
+    // A measurement window, not a wait for a result: a setTimeout overflow would reconcile every ms.
+    const before = operator.reconciles();
+    await new Promise((r) => setTimeout(r, 2000));
+    expect(operator.reconciles() - before).toBeLessThan(10);
+  });
+
   it('serves metrics and probes', async () => {
     const metrics = await (await fetch(`http://127.0.0.1:${operator.port}/metrics`)).text();
     expect(metrics).toMatch(/controller_runtime_reconcile_total\{controller="voiceworkerpool",result="success"\} [1-9]/);
     expect(metrics).toContain('controller_runtime_reconcile_time_seconds_bucket');
     expect(metrics).toContain('workqueue_depth{name="voiceworkerpool"}');
-    expect(metrics).toContain('voice_operator_leader 1');
+    expect(metrics).toMatch(/workqueue_adds_total\{name="voiceworkerpool"\} [1-9]/);
+    expect(metrics).toContain('workqueue_queue_duration_seconds_bucket');
+    expect(metrics).toContain('workqueue_work_duration_seconds_bucket');
+    expect(metrics).toContain('workqueue_longest_running_processor_seconds{name="voiceworkerpool"}');
+    expect(metrics).toContain('leader_election_master_status{name="voice-operator-leader"} 1');
+    expect(metrics).toMatch(/rest_client_requests_total\{code="200",method="PATCH",host="[^"]+"\} [1-9]/);
+    // A blocked pool (ApplyFailed above) is an error no retry fixes, and counted as one.
+    expect(metrics).toMatch(/controller_runtime_terminal_reconcile_errors_total\{controller="voiceworkerpool"\} [1-9]/);
+    expect(metrics).toMatch(/controller_runtime_reconcile_total\{controller="voiceworkerpool",result="error"\} [1-9]/);
     expect(metrics).toMatch(/voice_operator_watch_lifecycle_total\{resource="voiceworkerpools",event="listed"\} [1-9]/);
     expect(metrics).toMatch(/controller_runtime_reconcile_total\{controller="voiceworkerpool",result="requeue_after"\} [1-9]/);
     expect((await fetch(`http://127.0.0.1:${operator.port}/healthz`)).status).toBe(200);
     expect((await fetch(`http://127.0.0.1:${operator.port}/readyz`)).status).toBe(200);
+  });
+});
+
+describe('the operator\'s own API traffic', () => {
+  it('reads pools and children from its informer caches, not with a GET per reconcile, and logs API warnings', async () => {
+    const cacheNs = await createNamespace(kube, 'cache');
+    await createSecret(kube, cacheNs, 'worker', { token: 'shared-worker-token' });
+    const own = await adminClient();
+    const lines: string[] = [];
+    const op = await runOperator(own, cacheNs, {}, createLogger({ name: 'test', level: 'warn', sink: (line) => lines.push(line) }));
+    try {
+      await createPool(kube, cacheNs, 'cached', poolSpec());
+      await eventually(() => kube.get<VoiceWorkerPool>(poolPath(cacheNs, 'cached')), (p) => p.status?.observedGeneration === 1, 'cached reconciled');
+      const gets: string[] = [];
+      const stop = own.observe({ onResponse: (method, _code, path) => (method === 'GET' ? gets.push(path) : undefined) });
+      const before = op.reconciles();
+      await kube.mergePatch(poolPath(cacheNs, 'cached'), { spec: { maxSessionSeconds: 600 } });
+      await eventually(() => kube.get<VoiceWorkerPool>(poolPath(cacheNs, 'cached')), (p) => p.status?.observedGeneration === 2, 'generation 2 reconciled');
+      stop();
+      expect(op.reconciles()).toBeGreaterThan(before);
+      // Only what no informer holds: the referenced Secret (checked, not watched) and the Lease.
+      expect(gets.filter((path) => !path.includes('/secrets/') && !path.includes('/leases/'))).toEqual([]);
+
+      // The API server's warnings (here: an unknown field) reach the operator's log.
+      await own.request('POST', poolPath(cacheNs), { body: { apiVersion: 'voice.service.io/v1alpha1', kind: 'VoiceWorkerPool', metadata: { name: 'warned' }, spec: { ...poolSpec(), bogus: 1 } }, query: { fieldValidation: 'Warn' } });
+      const warned = lines.map((l) => JSON.parse(l) as { msg: string; warning?: string }).find((l) => l.msg === 'the API server warned');
+      expect(warned?.warning).toContain('unknown field "spec.bogus"');
+    } finally {
+      await op.stop();
+      own.close();
+    }
   });
 });

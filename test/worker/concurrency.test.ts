@@ -59,18 +59,18 @@ describe('many simultaneous spawns on a shared pool', () => {
     const { bodies, answers, slots } = await burst(PODS * SLOTS_PER_POD);
     expect(answers.every((a) => a.status === 200)).toBe(true);
     const victim = workers[0]!;
-    const victimPod = `pod-${victim.port}`;
-    const lost = bodies.filter((_, i) => slots[i]!.startsWith(`${victimPod}/`)).map((b) => String(b.sessionId));
+    const victimPod = `pod-${victim.port}~`; // POD_NAME plus its incarnation id
+    const lost = bodies.filter((_, i) => slots[i]!.startsWith(victimPod)).map((b) => String(b.sessionId));
     expect(lost).toHaveLength(SLOTS_PER_POD);
     await victim.stop(); // SIGKILL: no drain, no goodbye; its bots die with their parent gone
     workers = workers.slice(1);
     for (const sessionId of lost) expect((await backend.waitForReport(sessionId, 15_000)).body).toMatchObject({ status: 'failed', reason: 'worker_lost' });
-    await waitFor(async () => (await redis.sismember(`{${prefix}}:pods`, victimPod)) === 0, { timeoutMs: 10_000, what: 'the dead pod to be reaped' });
+    await waitFor(async () => (await redis.smembers(`{${prefix}}:pods`)).every((p) => !p.startsWith(victimPod)), { timeoutMs: 10_000, what: 'the dead pod to be reaped' });
 
     await Promise.all(workers.map((w) => waitIdleSlots(w, SLOTS_PER_POD, 20_000)));
     const after = await burst(10);
     const ok = after.answers.filter((a) => a.status === 200);
     expect(ok).toHaveLength((PODS - 1) * SLOTS_PER_POD);
-    expect(after.slots.filter((s) => s?.startsWith(`${victimPod}/`))).toEqual([]);
+    expect(after.slots.filter((s) => s?.startsWith(victimPod))).toEqual([]);
   }, 60_000);
 });

@@ -19,7 +19,7 @@ describe('Dockerfile.worker', () => {
   it('runs Node 24 slim as a non-root user on port 7860, labelled v1.3.0', () => {
     expect(of('FROM').every((l) => /^FROM node:24(-bookworm)?-slim\b/.test(l))).toBe(true);
     expect(of('USER').at(-1)).toBe('USER 1000:1000');
-    expect(of('EXPOSE')).toEqual(['EXPOSE 7860']);
+    expect(of('EXPOSE')).toEqual(['EXPOSE 7860 9090']);
     expect(of('LABEL').join(' ')).toMatch(/org\.opencontainers\.image\.version="v1\.3\.0"/);
     expect(of('ENTRYPOINT')).toEqual(['ENTRYPOINT ["node", "worker/main.ts"]']);
     expect(of('STOPSIGNAL')).toEqual(['STOPSIGNAL SIGTERM']);
@@ -29,6 +29,30 @@ describe('Dockerfile.worker', () => {
     for (const line of of('COPY').filter((l) => !l.includes('--from'))) {
       for (const source of line.split(/\s+/).slice(1, -1)) expect(existsSync(resolve(ROOT, source)), source).toBe(true);
     }
+  });
+
+  it('installs Debian python3 and the pinned, hashed daily-python wheel the tests use, for the Daily bridge', () => {
+    const requirements = readFileSync(resolve(ROOT, 'worker/rooms/daily/requirements.txt'), 'utf8');
+    expect(requirements).toMatch(/^daily-python==\d+\.\d+\.\d+ \\\n\s+--hash=sha256:[0-9a-f]{64}$/m);
+    // The same file scripts/python-env.sh installs for the tests, with --require-hashes there too.
+    expect(readFileSync(resolve(ROOT, 'scripts/python-env.sh'), 'utf8')).toMatch(/--require-hashes -r worker\/rooms\/daily\/requirements\.txt/);
+    const pip = of('RUN').find((l) => l.includes('pip install'))!;
+    expect(pip).toMatch(/apt-get install -y --no-install-recommends python3 python3-venv/);
+    expect(pip).toMatch(/--require-hashes --only-binary=:all: -r \/tmp\/daily-requirements\.txt/);
+    expect(of('COPY')).toContain('COPY worker/rooms/daily/requirements.txt /tmp/daily-requirements.txt');
+    expect(pip).toMatch(/python -c "import daily; daily\.Daily\.init\(\)"/); // the build fails if the wheel cannot load
+    const venv = /python3 -m venv (\S+)/.exec(pip)![1]!;
+    expect(of('COPY')).toContain(`COPY --from=daily-python ${venv} ${venv}`);
+    expect(of('ENV').join(' ')).toContain(`DAILY_BRIDGE_PYTHON=${venv}/bin/python`);
+    // The final stage has Debian's interpreter that the venv links to, and no Python test files.
+    expect(of('RUN').some((l) => /apt-get install -y --no-install-recommends python3\s+&&/.test(l))).toBe(true);
+    expect(of('RUN').find((l) => l.startsWith('RUN rm -f'))).toMatch(/worker\/rooms\/daily\/test_\*\.py/);
+  });
+
+  it('takes a proxy CA for pip and npm only through build arguments with no default', () => {
+    expect(of('ARG').sort()).toEqual(['ARG PIP_CERT', 'ARG npm_config_cafile']);
+    expect(of('RUN').find((l) => l.includes('pip install'))).toContain('${PIP_CERT:+--cert "$PIP_CERT"}');
+    expect(of('RUN').find((l) => l.includes('npm ci'))).toMatch(/if \[ -z "\$\{npm_config_cafile:-\}" \]; then unset npm_config_cafile; fi/);
   });
 
   it('has a health check command that passes against a live /healthz and fails without one', async () => {
@@ -43,7 +67,7 @@ describe('Dockerfile.worker', () => {
     const port = (server.address() as AddressInfo).port;
     // Asynchronous on purpose: the server above lives in this process and must keep answering.
     const run = (p: number) =>
-      new Promise<number>((r) => execFile(process.execPath, command.slice(1), { env: { PORT: String(p) }, timeout: 10_000 }, (err) => r(err ? Number((err as { code?: number }).code ?? 1) : 0)));
+      new Promise<number>((r) => execFile(process.execPath, command.slice(1), { env: { METRICS_PORT: String(p) }, timeout: 10_000 }, (err) => r(err ? Number((err as { code?: number }).code ?? 1) : 0)));
     expect(await run(port)).toBe(0);
     server.closeAllConnections();
     await new Promise((r) => server.close(r));

@@ -19,12 +19,16 @@ export const WORKER_TOKEN = 'test-worker-token-0123456789abcdef';
 export interface WorkerProcess {
   url: string;
   port: number;
+  /** The management port's base URL (METRICS_PORT): /metrics, /healthz, /readyz. */
+  metricsUrl: string;
   proc: ChildProcess;
   logs: string[];
   /** PIDs of this worker's bot processes. */
   botPids(): number[];
   spawnSession(body: unknown, token?: string): Promise<{ status: number; body: Record<string, unknown>; headers: Record<string, string | string[] | undefined> }>;
   metrics(): Promise<string>;
+  /** GET /healthz: the status, or 0 when the worker does not answer at all. */
+  healthz(): Promise<number>;
   ready(): Promise<boolean>;
   waitReady(timeoutMs?: number): Promise<void>;
   /** Resolves with the exit code once the process has exited. */
@@ -103,13 +107,15 @@ process.once('exit', () => {
 
 export async function startWorkerProcess(env: NodeJS.ProcessEnv, options: { tls?: boolean; caFile?: string } = {}): Promise<WorkerProcess> {
   const port = Number(env.PORT ?? (await freePort()));
+  const metricsPort = Number(env.METRICS_PORT ?? (await freePort()));
+  const metricsUrl = `http://127.0.0.1:${metricsPort}`;
   const scheme = options.tls ? 'https' : 'http';
   const url = `${scheme}://127.0.0.1:${port}`;
   // One node process with the tsx loader (as `npm run worker` ends up running), in its own process
   // group so that stop() takes its bot processes down with it, as a pod's end would.
   const proc = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
     cwd: ROOT,
-    env: { ...env, PORT: String(port), POD_NAME: env.POD_NAME ?? `pod-${port}` },
+    env: { ...env, PORT: String(port), METRICS_PORT: String(metricsPort), POD_NAME: env.POD_NAME ?? `pod-${port}` },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
@@ -121,9 +127,11 @@ export async function startWorkerProcess(env: NodeJS.ProcessEnv, options: { tls?
   const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
   const ca = options.caFile ? readFileSync(options.caFile) : undefined;
   const request = (path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}) => call(`${url}${path}`, { ...init, ca });
+  const manage = (path: string) => call(`${metricsUrl}${path}`);
   const worker: WorkerProcess = {
     url,
     port,
+    metricsUrl,
     proc,
     logs,
     exited,
@@ -140,11 +148,18 @@ export async function startWorkerProcess(env: NodeJS.ProcessEnv, options: { tls?
       return { status: res.status, body: JSON.parse(res.text) as Record<string, unknown>, headers: res.headers };
     },
     async metrics() {
-      return (await request('/metrics')).text;
+      return (await manage('/metrics')).text;
+    },
+    async healthz() {
+      try {
+        return (await manage('/healthz')).status;
+      } catch {
+        return 0;
+      }
     },
     async ready() {
       try {
-        return (await request('/readyz')).status === 200;
+        return (await manage('/readyz')).status === 200;
       } catch {
         return false;
       }
@@ -186,6 +201,12 @@ export interface FakeBackend {
   reports: Report[];
   /** Answer this status to the next `count` reports (to exercise retries). */
   failNext(status: number, count?: number): void;
+  /** From now on, accept this session's report only with `Bearer <token>` (401 otherwise), like the service (C1). */
+  requireToken(sessionId: string, token: string): void;
+  /** Stops listening (connections are refused), as a backend that is down. */
+  pause(): Promise<void>;
+  /** Listens again on the same port. */
+  resume(): Promise<void>;
   waitForReport(sessionId: string, timeoutMs: number): Promise<Report>;
   close(): Promise<void>;
 }
@@ -193,6 +214,7 @@ export interface FakeBackend {
 export async function startFakeBackend(): Promise<FakeBackend> {
   const reports: Report[] = [];
   let failures: number[] = [];
+  const tokens = new Map<string, string>();
   const server: Server = createServer((req, res) => {
     let raw = '';
     req.on('data', (c: Buffer) => (raw += c.toString()));
@@ -201,6 +223,11 @@ export async function startFakeBackend(): Promise<FakeBackend> {
       if (req.method !== 'POST' || !match) {
         res.writeHead(404, { 'content-type': 'application/json' });
         return res.end(JSON.stringify({ error: 'not_found', message: 'no route' }));
+      }
+      const required = tokens.get(decodeURIComponent(match[1]!));
+      if (required !== undefined && req.headers.authorization !== `Bearer ${required}`) {
+        res.writeHead(401, { 'content-type': 'application/json' });
+        return res.end(JSON.stringify({ error: 'invalid_token', message: 'not this session\'s report token' }));
       }
       const status = failures.shift();
       if (status) {
@@ -213,11 +240,20 @@ export async function startFakeBackend(): Promise<FakeBackend> {
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://127.0.0.1:${port}`;
   return {
     url,
     reports,
     failNext: (status, count = 1) => void (failures = [...failures, ...Array<number>(count).fill(status)]),
+    requireToken: (sessionId, token) => void tokens.set(sessionId, token),
+    async pause() {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+    async resume() {
+      await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
+    },
     async waitForReport(sessionId, timeoutMs) {
       await waitFor(() => reports.some((r) => r.sessionId === sessionId), { timeoutMs, what: `the outcome report of ${sessionId}` });
       return reports.find((r) => r.sessionId === sessionId)!;

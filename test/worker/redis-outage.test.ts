@@ -86,7 +86,9 @@ describe('Redis outage', () => {
       const res = await front.spawnSession(body); // any replica may claim any slot
       expect(res.status).toBe(200);
       // The delivery is lost, as if popped by a reader that then lost Redis.
-      expect(await client.lpop(`{${prefix}}:pod:pod-${owner.port}:inbox`)).toBe(body.sessionId);
+      // The owner's identity in Redis is its POD_NAME plus an incarnation id.
+      const ownerInstance = (await client.smembers(`{${prefix}}:pods`)).find((p) => p.startsWith(`pod-${owner.port}~`));
+      expect(await client.lpop(`{${prefix}}:pod:${ownerInstance}:inbox`)).toBe(body.sessionId);
       owner.proc.kill('SIGCONT');
       const done = await runRespondent(String(res.body.room_url), String(res.body.token)).done;
       expect(done.ended).toBe('completed');

@@ -139,11 +139,19 @@ describe('spawn after a failure', () => {
 });
 
 describe('probes', () => {
-  it('answers /healthz and /readyz', async () => {
-    expect((await call(`${worker.url}/healthz`)).status).toBe(200);
-    const ready = await call(`${worker.url}/readyz`);
+  it('answers /healthz, /readyz and /metrics on the management port only (METRICS_PORT), never on the public port', async () => {
+    expect((await call(`${worker.metricsUrl}/healthz`)).status).toBe(200);
+    const ready = await call(`${worker.metricsUrl}/readyz`);
     expect(ready.status).toBe(200);
     expect(JSON.parse(ready.text)).toEqual({ status: 'ready' });
+    expect((await call(`${worker.metricsUrl}/metrics`)).text).toMatch(/^worker_idle_slots \d+$/m);
+    for (const path of ['/healthz', '/readyz', '/metrics']) {
+      const res = await call(`${worker.url}${path}`);
+      expect(res.status, path).toBe(404);
+      expect(JSON.parse(res.text)).toMatchObject({ error: 'not_found' });
+    }
+    // The management port serves nothing else: no spawn there.
+    expect((await call(`${worker.metricsUrl}/`, { method: 'POST', headers: { authorization: `Bearer ${WORKER_TOKEN}` }, body: '{}' })).status).toBe(404);
   });
 });
 
@@ -154,7 +162,7 @@ describe('session.start spans', () => {
     const ok = otlp.spans.find((s) => s.name === 'session.start' && s.attributes['spawn.outcome'] === 'ok')!;
     expect(ok.attributes).toMatchObject({ 'room.provider': 'local', 'interview.id': 'dpl_test1' });
     expect(String(ok.attributes['session.id'])).toMatch(/^inv_/);
-    expect(String(ok.attributes['worker.slot.id'])).toMatch(/^pod-\d+\/[01]$/);
+    expect(String(ok.attributes['worker.slot.id'])).toMatch(/^pod-\d+~[0-9a-f]{8}\/[01]$/);
     expect(Number(ok.endNs - ok.startNs) / 1e6).toBeLessThan(200);
     expect(JSON.stringify(otlp.spans.map((s) => s.attributes))).not.toContain(WORKER_TOKEN);
   });

@@ -29,6 +29,8 @@ export interface InterviewDeps {
   emitLatency(provider: 'stt' | 'llm' | 'tts', operation: string, seconds: number): void;
   /** Aborted by the worker (shutdown); the reason string becomes the failure reason. */
   stop: AbortSignal;
+  /** A turn hit the utterance byte bound: the process should be recycled after this session. */
+  onUtteranceBound?: () => void;
   clock?: () => number;
 }
 
@@ -102,7 +104,7 @@ export async function runInterview(job: BotJob, deps: InterviewDeps): Promise<Ou
   const hear = async (questionId: string): Promise<string> => {
     check();
     room.sendControl({ type: 'state', state: 'listening' });
-    const pcm = await listen(room, deps.settings.listen, { signal: abort.signal, extraWaitMs: playbackMs });
+    const pcm = await listen(room, deps.settings.listen, { signal: abort.signal, extraWaitMs: playbackMs, ...(deps.onUtteranceBound ? { onBound: deps.onUtteranceBound } : {}) });
     room.sendControl({ type: 'state', state: 'thinking' });
     const t0 = now();
     const text = await providers.stt.transcribe(pcm, { sampleRate: deps.settings.listen.sampleRate, language: job.interview.language, signal: abort.signal });

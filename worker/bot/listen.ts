@@ -4,7 +4,9 @@ import { EnergyVad } from './vad.ts';
 
 /**
  * One respondent turn: collect audio until the VAD hears speech end. Bounded by the idle timeout
- * (no speech at all) and by MAX_UTTERANCE_SECONDS (speech that never pauses).
+ * (no speech at all) and by MAX_UTTERANCE_SECONDS (speech that never pauses), counted both in
+ * wall time and in bytes of audio: a respondent sending loud audio faster than real time ends the
+ * turn at MAX_UTTERANCE_SECONDS of audio, and nothing past that is kept.
  */
 export interface ListenSettings {
   sampleRate: number;
@@ -17,9 +19,23 @@ export interface ListenSettings {
 
 const PREROLL_MS = 200;
 
-export function listen(room: BotRoom, settings: ListenSettings, options: { signal: AbortSignal; extraWaitMs: number }): Promise<Buffer> {
+/** The most audio one utterance may hold: MAX_UTTERANCE_SECONDS of 16-bit mono PCM. */
+export function maxUtteranceBytes(settings: Pick<ListenSettings, 'sampleRate' | 'maxUtteranceSeconds'>): number {
+  return settings.maxUtteranceSeconds * settings.sampleRate * 2;
+}
+
+export interface ListenOptions {
+  signal: AbortSignal;
+  extraWaitMs: number;
+  /** Called when the turn was ended by the byte bound (the respondent sent too much, too fast). */
+  onBound?: () => void;
+}
+
+export function listen(room: BotRoom, settings: ListenSettings, options: ListenOptions): Promise<Buffer> {
   return new Promise<Buffer>((resolve, reject) => {
     const vad = new EnergyVad(settings);
+    const boundBytes = maxUtteranceBytes(settings);
+    let speechBytes = 0;
     const prerollBytes = Math.round((settings.sampleRate * PREROLL_MS) / 1000) * 2;
     let preroll: Buffer[] = [];
     let prerollSize = 0;
@@ -33,8 +49,15 @@ export function listen(room: BotRoom, settings: ListenSettings, options: { signa
 
     const onAudio = (pcm: Buffer) => {
       const events = vad.push(pcm);
-      if (speech) speech.push(pcm);
-      else {
+      if (speech) {
+        const left = boundBytes - speechBytes;
+        speech.push(pcm.length > left ? pcm.subarray(0, left) : pcm);
+        speechBytes += Math.min(pcm.length, left);
+        if (speechBytes >= boundBytes) {
+          options.onBound?.();
+          return finish();
+        }
+      } else {
         preroll.push(pcm);
         prerollSize += pcm.length;
         while (prerollSize - (preroll[0]?.length ?? 0) >= prerollBytes && preroll.length > 1) prerollSize -= preroll.shift()!.length;
@@ -43,6 +66,7 @@ export function listen(room: BotRoom, settings: ListenSettings, options: { signa
         if (event === 'speech_start' && !speech) {
           clearTimeout(idleTimer);
           speech = preroll;
+          speechBytes = prerollSize;
           preroll = [];
           maxTimer = setTimeout(() => finish(), settings.maxUtteranceSeconds * 1000);
         } else if (event === 'speech_end' && speech) {

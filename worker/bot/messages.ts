@@ -1,4 +1,5 @@
 import type { Attributes } from '@opentelemetry/api';
+import { z } from 'zod';
 import type { InterviewDefinition, InterviewQuestion } from '../../lib/interview.ts';
 
 /**
@@ -35,4 +36,21 @@ export type FromBot =
   | { type: 'ready' }
   | { type: 'span'; sessionId: string; span: SpanRecord }
   | { type: 'latency'; provider: 'stt' | 'llm' | 'tts'; operation: string; seconds: number }
-  | { type: 'finished'; sessionId: string; outcome: Outcome };
+  /** `recycle`: the bot exits after this session (it held a bounded but large amount of audio). */
+  | { type: 'finished'; sessionId: string; outcome: Outcome; recycle?: boolean };
+
+const text = (max: number) => z.string().max(max);
+const OutcomeSchema = z.union([
+  z.object({ status: z.literal('completed'), response: z.object({ transcriptKey: text(1024), summary: text(100_000) }) }),
+  z.object({ status: z.literal('failed'), reason: text(128), message: text(2000) }),
+]);
+const AttributeValue = z.union([z.string(), z.number(), z.boolean(), z.array(z.union([z.string(), z.number(), z.boolean()]))]);
+const SpanSchema = z.object({ name: text(128), startMs: z.number(), endMs: z.number(), attributes: z.record(z.string(), AttributeValue), error: text(2000).optional() });
+
+/** A bot's message, checked by the worker: a bot is our code, but a broken one must not take the worker down. */
+export const FromBotSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('ready') }),
+  z.object({ type: z.literal('span'), sessionId: text(128), span: SpanSchema }),
+  z.object({ type: z.literal('latency'), provider: z.enum(['stt', 'llm', 'tts']), operation: text(64), seconds: z.number().nonnegative() }),
+  z.object({ type: z.literal('finished'), sessionId: text(128), outcome: OutcomeSchema, recycle: z.boolean().optional() }),
+]);

@@ -1,9 +1,11 @@
+import { createLogger } from '../../lib/log.ts';
 import { loadConfig } from '../config.ts';
 import { createProviders } from '../providers/index.ts';
 import { createTranscriptStore } from '../transcripts/store.ts';
 import { runInterview } from './interview.ts';
 import type { BotJob, FromBot, Outcome, ToBot } from './messages.ts';
-import { joinLocalRoom } from './room-link.ts';
+import { DailyRoomJoiner } from '../rooms/daily/bot-room.ts';
+import { joinBotRoom } from './room-link.ts';
 
 /**
  * A prewarmed bot: its own process, started by the worker with the same environment. It builds
@@ -13,20 +15,22 @@ import { joinLocalRoom } from './room-link.ts';
 const config = loadConfig(process.env);
 const providers = createProviders(config);
 const store = createTranscriptStore(config);
+// Daily rooms: the bridge process starts with the bot, so a session's join does not wait for it.
+const dailyRooms = config.daily ? new DailyRoomJoiner({ python: config.daily.bridgePython }) : null;
 let stop = new AbortController();
 let busy = false;
+/** Set when a session pushed this process to hold a lot of audio: it exits after the session. */
+let recycle = false;
+const RECYCLE_RSS_BYTES = 512 * 1024 * 1024;
 
 function send(msg: FromBot): void {
   process.send?.(msg);
 }
 
 async function run(job: BotJob): Promise<Outcome> {
-  if (!job.botCanJoin) {
-    return { status: 'failed', reason: 'room_transport_unsupported', message: `The bot cannot join ${job.roomProvider} rooms yet; use ROOM_PROVIDER=local.` };
-  }
   let room;
   try {
-    room = await joinLocalRoom(job.joinUrl, 5000);
+    room = await joinBotRoom(job, dailyRooms);
   } catch (err) {
     return { status: 'failed', reason: 'room_join_failed', message: `The bot could not join its room: ${(err as Error).message}` };
   }
@@ -39,6 +43,9 @@ async function run(job: BotJob): Promise<Outcome> {
       joinTimeoutSeconds: config.joinTimeoutSeconds,
       maxSessionSeconds: config.maxSessionSeconds,
       listen: { sampleRate: 16_000, ...config.vad, idleTimeoutSeconds: config.idleTimeoutSeconds },
+    },
+    onUtteranceBound: () => {
+      recycle = true;
     },
     emitSpan: (span) => send({ type: 'span', sessionId: job.sessionId, span }),
     emitLatency: (provider, operation, seconds) => send({ type: 'latency', provider, operation, seconds }),
@@ -54,7 +61,12 @@ process.on('message', (msg: ToBot) => {
       .catch((err: unknown): Outcome => ({ status: 'failed', reason: 'bot_error', message: `The bot failed: ${(err as Error).message}` }))
       .then((outcome) => {
         busy = false;
-        send({ type: 'finished', sessionId: msg.job.sessionId, outcome });
+        // A flood of audio leaves the heap large even once it is garbage; a fresh process returns
+        // that memory to the machine. The worker starts the next bot (BotProcess restarts it).
+        const exiting = recycle || process.memoryUsage().rss > RECYCLE_RSS_BYTES;
+        const finished: FromBot = { type: 'finished', sessionId: msg.job.sessionId, outcome, ...(exiting ? { recycle: true } : {}) };
+        if (exiting) process.send?.(finished, () => process.exit(0));
+        else send(finished);
       });
   } else if (msg.type === 'stop') {
     stop.abort(msg.reason);
@@ -67,6 +79,27 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => {
   if (!busy) process.exit(0);
 });
 
+// A bug reached the top: end this process (the worker reports the session failed, starts a new bot).
+for (const event of ['uncaughtException', 'unhandledRejection'] as const) {
+  process.on(event, (err: unknown) => {
+    process.stderr.write(`bot: ${event}: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(70);
+  });
+}
+
 // The worker went away: nothing can receive our outcome any more.
 process.on('disconnect', () => process.exit(0));
-send({ type: 'ready' });
+// A bridge whose bot is gone would linger in its room; its input closing ends it too, this is sooner.
+process.on('exit', () => dailyRooms?.close());
+if (!dailyRooms) send({ type: 'ready' });
+else {
+  // A slot is warm only with its bridge ready; a bridge that cannot start (no Python, no SDK) makes
+  // the bot exit, so the slot never takes a session and the supervisor retries with backoff.
+  dailyRooms.prewarmed!.ready.then(
+    () => send({ type: 'ready' }),
+    (err: unknown) => {
+      createLogger({ name: 'bot' }).error('the bot cannot take sessions: its Daily bridge did not start', { slot: process.env.BOT_SLOT_ID, reason: (err as Error).message });
+      process.exit(1);
+    },
+  );
+}

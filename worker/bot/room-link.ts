@@ -1,5 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { WebSocket } from 'ws';
+import { parseControlFrame } from '../rooms/control-frame.ts';
+import type { DailyRoomJoiner } from '../rooms/daily/bot-room.ts';
+import type { BotJob } from './messages.ts';
 
 /**
  * The bot's side of a local room: a WebSocket participant like the respondent. Emits `audio`
@@ -22,12 +25,9 @@ class LocalBotRoom extends EventEmitter implements BotRoom {
     this.ws = ws;
     ws.on('message', (data, isBinary) => {
       if (isBinary) return void this.emit('audio', Buffer.isBuffer(data) ? data : Buffer.concat(data as Buffer[]));
-      let msg: { type?: string };
-      try {
-        msg = JSON.parse(data.toString()) as { type?: string };
-      } catch {
-        return;
-      }
+      // Validated: a frame that is not a JSON object with a string `type` is ignored.
+      const msg = parseControlFrame(Buffer.isBuffer(data) ? data.toString() : Buffer.concat(data as Buffer[]).toString());
+      if (!msg) return;
       if (msg.type === 'participant_joined') {
         this.respondentPresent = true;
         this.emit('joined');
@@ -75,4 +75,17 @@ export async function joinLocalRoom(joinUrl: string, timeoutMs: number): Promise
     ws.once('close', onClose);
   });
   return room;
+}
+
+/** Joins the job's room with its provider's transport: Daily through the bot's prewarmed bridge. */
+export async function joinBotRoom(job: BotJob, daily: DailyRoomJoiner | null): Promise<BotRoom> {
+  switch (job.roomProvider) {
+    case 'local':
+      return joinLocalRoom(job.joinUrl, 5000);
+    case 'daily':
+      if (!daily) throw new Error('this bot has no Daily bridge (ROOM_PROVIDER is not daily)');
+      return daily.join(job.joinUrl);
+    default: // a provider added to ROOM_PROVIDERS must be handled here (a type error until it is)
+      throw new Error(`no bot transport for ${(job.roomProvider satisfies never) as string} rooms`);
+  }
 }

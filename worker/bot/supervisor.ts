@@ -1,7 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import type { BotJob, FromBot, Outcome, SpanRecord } from './messages.ts';
+import { FromBotSchema, type BotJob, type FromBot, type Outcome, type SpanRecord } from './messages.ts';
 
 /**
  * One warm slot's bot process, seen from the worker. Events:
@@ -22,6 +22,8 @@ export class BotProcess extends EventEmitter {
   /** Exits since the last `ready`: a bot that cannot even start is restarted with backoff. */
   private failedStarts = 0;
   private restartTimer: NodeJS.Timeout | null = null;
+  /** The bot said it exits after its session (recycling); its exit is expected. */
+  private recycling = false;
 
   readonly slotId: string;
   private readonly env: NodeJS.ProcessEnv;
@@ -41,7 +43,11 @@ export class BotProcess extends EventEmitter {
     // Inherits the worker's execArgv (the tsx loader), so the bot runs the same TypeScript sources.
     const child = fork(BOT_ENTRY, [], { env: { ...this.env, BOT_SLOT_ID: this.slotId }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
     this.child = child;
-    child.on('message', (msg: FromBot) => this.onMessage(msg));
+    child.on('message', (raw: unknown) => {
+      const parsed = FromBotSchema.safeParse(raw);
+      if (parsed.success) this.onMessage(parsed.data as FromBot);
+      else this.emit('invalid', parsed.error.issues[0]?.message ?? 'invalid message');
+    });
     child.on('error', () => undefined); // an 'exit' follows
     child.on('exit', (code, signal) => {
       if (this.child !== child) return;
@@ -53,11 +59,13 @@ export class BotProcess extends EventEmitter {
         const outcome: Outcome = { status: 'failed', reason: 'bot_crashed', message: 'The voice bot process stopped in the middle of the interview.' };
         this.emit('finished', lost, outcome);
       }
-      this.emit('exit', code, signal);
+      const recycled = this.recycling;
+      this.recycling = false;
+      this.emit('exit', code, signal, recycled);
       if (!this.stopping) {
         this.restarts++;
-        const delay = this.failedStarts > 0 ? Math.min(30_000, 250 * 2 ** this.failedStarts) : 0;
-        this.failedStarts++;
+        const delay = recycled ? 0 : this.failedStarts > 0 ? Math.min(30_000, 250 * 2 ** this.failedStarts) : 0;
+        if (!recycled) this.failedStarts++;
         this.restartTimer = setTimeout(() => this.start(), delay);
       }
     });
@@ -79,7 +87,9 @@ export class BotProcess extends EventEmitter {
       case 'finished':
         if (msg.sessionId !== this.sessionId) return;
         this.sessionId = null;
-        this.state = 'idle';
+        // A recycling bot is not free again: it exits, and its successor says `ready`.
+        this.recycling = msg.recycle === true;
+        this.state = this.recycling ? 'starting' : 'idle';
         this.emit('finished', msg.sessionId, msg.outcome);
         break;
     }

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { Logger } from '../../lib/log.ts';
+import { parseControlFrame } from './control-frame.ts';
 import { LOCAL_INPUT_SAMPLE_RATE, LOCAL_OUTPUT_SAMPLE_RATE, type LocalRoom, type LocalRoomRegistry } from './local.ts';
 import { verifyJwt } from './tokens.ts';
 
@@ -19,6 +20,7 @@ export const CLOSE_ALREADY_JOINED = 4409;
 
 const BOT_TO_RESPONDENT = new Set(['state', 'caption', 'audio_end', 'ended']);
 const MAX_FRAME_BYTES = 256 * 1024;
+const MAX_BUFFERED_AUDIO_BYTES = 1024 * 1024;
 
 export interface LocalRoomServer {
   /** Returns false when the request is not for /rooms/, so the caller can refuse it. */
@@ -28,6 +30,25 @@ export interface LocalRoomServer {
 
 function send(ws: WebSocket | null, data: string | Buffer): void {
   if (ws && ws.readyState === ws.OPEN) ws.send(data);
+}
+
+/**
+ * Audio to a peer that does not keep up is dropped rather than queued: a respondent sending far
+ * faster than real time must not grow this process's memory without bound.
+ */
+function relayAudio(ws: WebSocket | null, data: Buffer): void {
+  if (ws && ws.bufferedAmount > MAX_BUFFERED_AUDIO_BYTES) return;
+  send(ws, data);
+}
+
+/** The request's path and query, or null when the request target is not a URL path at all. */
+export function parseRequestTarget(target: string | undefined): URL | null {
+  if (!target?.startsWith('/')) return null;
+  try {
+    return new URL(target, 'http://local');
+  } catch {
+    return null;
+  }
 }
 
 export function createLocalRoomServer(options: { registry: LocalRoomRegistry; secret: string; log: Logger; clock?: () => number }): LocalRoomServer {
@@ -46,14 +67,10 @@ export function createLocalRoomServer(options: { registry: LocalRoomRegistry; se
     send(ws, JSON.stringify({ type: 'ready', sessionId: room.sessionId, inputSampleRate: LOCAL_INPUT_SAMPLE_RATE, outputSampleRate: LOCAL_OUTPUT_SAMPLE_RATE }));
     send(room.bot, JSON.stringify({ type: 'participant_joined', role: 'respondent' }));
     ws.on('message', (data: RawData, isBinary: boolean) => {
-      if (isBinary) return send(room.bot, data as Buffer);
-      let msg: { type?: unknown };
-      try {
-        msg = JSON.parse(data.toString()) as { type?: unknown };
-      } catch {
-        return; // A malformed control frame is ignored, never fatal.
-      }
-      if (msg.type === 'hangup') send(room.bot, JSON.stringify({ type: 'hangup' }));
+      if (isBinary) return relayAudio(room.bot, data as Buffer);
+      // A malformed control frame (not JSON, not an object) is ignored, never fatal.
+      const msg = parseControlFrame(data.toString());
+      if (msg?.type === 'hangup') send(room.bot, JSON.stringify({ type: 'hangup' }));
     });
     ws.on('close', () => {
       if (room.respondent !== ws) return;
@@ -66,14 +83,9 @@ export function createLocalRoomServer(options: { registry: LocalRoomRegistry; se
     room.bot = ws;
     if (room.respondent) send(ws, JSON.stringify({ type: 'participant_joined', role: 'respondent' }));
     ws.on('message', (data: RawData, isBinary: boolean) => {
-      if (isBinary) return send(room.respondent, data as Buffer);
-      let msg: { type?: unknown };
-      try {
-        msg = JSON.parse(data.toString()) as { type?: unknown };
-      } catch {
-        return;
-      }
-      if (typeof msg.type !== 'string' || !BOT_TO_RESPONDENT.has(msg.type)) return;
+      if (isBinary) return relayAudio(room.respondent, data as Buffer);
+      const msg = parseControlFrame(data.toString());
+      if (!msg || !BOT_TO_RESPONDENT.has(msg.type)) return;
       send(room.respondent, data.toString());
       if (msg.type === 'ended') endRoom(room, CLOSE_NORMAL);
     });
@@ -97,7 +109,9 @@ export function createLocalRoomServer(options: { registry: LocalRoomRegistry; se
 
   return {
     handleUpgrade(req, socket, head) {
-      const url = new URL(req.url ?? '/', 'http://local');
+      // `GET //[` and the like: no URL, so no room; the caller answers 404 like any other path.
+      const url = parseRequestTarget(req.url);
+      if (!url) return false;
       const match = /^\/rooms\/([A-Za-z0-9_-]{1,64})$/.exec(url.pathname);
       if (!match) return false;
       const name = match[1]!;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../lib/log.ts';
 import { startFakeDaily, type FakeDaily } from '../../test/fakes/daily-api.ts';
-import { DailyRoomProvider } from './daily.ts';
+import { DailyRoomProvider } from './daily/rest-provider.ts';
 import { LocalRoomProvider, LocalRoomRegistry } from './local.ts';
 import type { RoomProvider } from './provider.ts';
 import { verifyJwt } from './tokens.ts';

@@ -14,6 +14,7 @@ export interface WorkerMetrics {
   sessionOutcomes: Counter<'status' | 'reason'>;
   reports: Counter<'result'>;
   botRestarts: Counter<'reason'>;
+  outcomeBacklog: Gauge;
 }
 
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): WorkerMetrics {
@@ -39,7 +40,8 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Worke
       registers: [registry],
     }),
     sessionOutcomes: new Counter({ name: 'worker_session_outcomes_total', help: 'Finished sessions by status and reason.', labelNames: ['status', 'reason'], registers: [registry] }),
-    reports: new Counter({ name: 'worker_outcome_reports_total', help: 'Outcome reports to the backend by result.', labelNames: ['result'], registers: [registry] }),
+    reports: new Counter({ name: 'worker_outcome_reports_total', help: 'Outcome report deliveries by result: ok, refused (a 4xx, never retried), expired (deadline passed), failed (no durable copy and retries spent).', labelNames: ['result'], registers: [registry] }),
+    outcomeBacklog: new Gauge({ name: 'worker_outcome_backlog', help: 'Outcome reports kept in the shared Redis outbox, not yet acknowledged by the service (all replicas of this prefix).', registers: [registry] }),
     botRestarts: new Counter({ name: 'worker_bot_restarts_total', help: 'Bot processes started again, by reason.', labelNames: ['reason'], registers: [registry] }),
   };
 }

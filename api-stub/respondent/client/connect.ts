@@ -18,7 +18,11 @@ export async function connect(config: PageConfig): Promise<ConnectAnswer | RoomE
     res = await fetch(`${config.apiBase}/api/v2/sdk/connect`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ publishableKey: config.publishableKey ?? '', interviewId: config.interviewId, sessionId: config.sessionId, metadata: {} }),
+      // The link's own capability when it has one; the SDK's publishable key otherwise (older links).
+      body: JSON.stringify({
+        ...(config.sessionToken ? { sessionToken: config.sessionToken } : { publishableKey: config.publishableKey ?? '' }),
+        interviewId: config.interviewId, sessionId: config.sessionId, metadata: {},
+      }),
     });
   } catch {
     return { code: 'network_error', message: 'Could not reach the interview service. Check your connection and try again.', retryable: true };

@@ -12,9 +12,15 @@ import type { BotState, JoinInput, Room } from './room.ts';
 const Daily = (dailyModule as unknown as { default: { createCallObject(options?: DailyFactoryOptions): DailyCall } }).default;
 
 export async function joinDailyRoom(input: JoinInput): Promise<Room> {
-  const { events } = input;
   const [micTrack] = input.microphone.getAudioTracks();
-  const call = Daily.createCallObject({ audioSource: micTrack ?? true, videoSource: false, subscribeToTracksAutomatically: true });
+  return runDailyRoom(Daily.createCallObject({ audioSource: micTrack ?? true, videoSource: false, subscribeToTracksAutomatically: true }), input);
+}
+
+/** The part of Daily's call object this page uses (the seam its test drives with a stand-in call). */
+export type DailyCallLike = Pick<DailyCall, 'on' | 'join' | 'leave' | 'destroy' | 'sendAppMessage'>;
+
+export async function runDailyRoom(call: DailyCallLike, input: JoinInput): Promise<Room> {
+  const { events } = input;
   const players = new Map<string, HTMLAudioElement>();
   let ended = false;
   let joined = false;
@@ -66,6 +72,8 @@ export async function joinDailyRoom(input: JoinInput): Promise<Room> {
   events.onJoined();
   return {
     leave() {
+      // Same vocabulary as local rooms: the bot ends the session as a hang-up at once.
+      if (!ended) call.sendAppMessage({ type: 'hangup' }, '*');
       ended = true;
       void call.leave().then(() => call.destroy());
       for (const audio of players.values()) audio.remove();

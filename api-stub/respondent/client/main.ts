@@ -143,7 +143,7 @@ host.onCommand((command) => {
 });
 window.addEventListener('pagehide', () => room?.leave());
 
-if (config.publishableKey === null) {
+if (config.publishableKey === null && config.sessionToken === null) {
   over = true;
   view.set('closed', 'Open this interview from the app or site that invited you.');
 } else if (config.status === 'COMPLETED' || config.status === 'EXPIRED') {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../lib/log.ts';
-import { startFakeDaily, type FakeDaily } from '../../test/fakes/daily-api.ts';
-import { waitFor } from '../../test/harness/ports.ts';
-import { DailyApiError, DailyRoomProvider } from './daily.ts';
+import { silentLogger } from '../../../lib/log.ts';
+import { startFakeDaily, type FakeDaily } from '../../../test/fakes/daily-api.ts';
+import { waitFor } from '../../../test/harness/ports.ts';
+import { DailyApiError, DailyRoomProvider } from './rest-provider.ts';
 
 /** The hosted video-room provider's REST client against the local fake of its API. */
 let fake: FakeDaily;

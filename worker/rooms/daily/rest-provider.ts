@@ -1,6 +1,6 @@
-import type { Logger } from '../../lib/log.ts';
-import type { PreparedRoom, RoomProvider, TokenRequest } from './provider.ts';
-import { signJwt } from './tokens.ts';
+import type { Logger } from '../../../lib/log.ts';
+import type { PreparedRoom, RoomProvider, TokenRequest } from '../provider.ts';
+import { signJwt } from '../tokens.ts';
 
 /**
  * The hosted video-room provider (Daily) over its REST API. Rooms are created ahead with `exp`
@@ -38,8 +38,8 @@ interface DailyRoom {
 
 export class DailyRoomProvider implements RoomProvider {
   readonly name = 'daily' as const;
-  // The bot's media transport for hosted rooms is a later issue; see docs/worker.md.
-  readonly botCanJoin = false;
+  // The bot joins through Daily's Python SDK (bridge.py, bot-room.ts).
+  readonly botCanJoin = true;
   private domainId: string | null;
   private readonly deleteQueue: Array<{ name: string; attempts: number }> = [];
   private readonly timer: NodeJS.Timeout;

@@ -1,0 +1,108 @@
+/**
+ * The worker container's environment, built from the pool (the contract is worker/config.ts's
+ * `loadConfig`). Provider keys only ever come from Secrets, never as values.
+ */
+import { METRICS_PORT, WORKER_PORT, type SecretKeyRef, type VoiceWorkerPool } from '../types.ts';
+import { endpointOf, publicUrlOf } from './common.ts';
+
+export type EnvVar =
+  | { name: string; value: string }
+  | { name: string; valueFrom: { secretKeyRef: SecretKeyRef } }
+  | { name: string; valueFrom: { fieldRef: { fieldPath: string } } };
+
+/** Seconds the pre-stop step waits so endpoints drop the pod before the worker gets SIGTERM. */
+export const PRE_STOP_SECONDS = 10;
+/** Seconds kept back from the grace period for the worker's own shutdown after draining. */
+export const DRAIN_MARGIN_SECONDS = 10;
+/** worker/config.ts accepts DRAIN_GRACE_SECONDS up to this. */
+export const WORKER_MAX_DRAIN_SECONDS = 3600;
+/** Where podTLS's Secret is mounted (C4). */
+export const POD_TLS_DIR = '/etc/voice-worker/tls';
+
+/**
+ * Every name the operator may set, whatever the pool's fields: extraEnv may not use them. The CRD's
+ * CEL rule carries the same list (a unit test compares the two).
+ */
+export const RESERVED_ENV = [
+  'PORT', 'METRICS_PORT', 'POD_NAME', 'PUBLIC_URL', 'WORKER_TOKEN', 'REDIS_URL', 'REDIS_KEY_PREFIX', 'BACKEND_URL',
+  'WARM_POOL_SIZE', 'DRAIN_GRACE_SECONDS', 'ROOM_PROVIDER', 'DAILY_API_KEY', 'LIVEKIT_URL', 'LIVEKIT_API_KEY',
+  'LIVEKIT_API_SECRET', 'LLM_API_KEY', 'STT_API_KEY', 'TTS_API_KEY', 'OPENAI_API_KEY', 'LLM_BASE_URL', 'LLM_MODEL',
+  'STT_BASE_URL', 'STT_MODEL', 'TTS_BASE_URL', 'TTS_MODEL', 'TTS_VOICE', 'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'OTEL_SERVICE_NAME', 'MAX_SESSION_SECONDS', 'TRANSCRIPT_STORE', 'TLS_CERT_FILE', 'TLS_KEY_FILE',
+] as const;
+
+function fromSecret(name: string, ref: SecretKeyRef | undefined): EnvVar[] {
+  return ref ? [{ name, valueFrom: { secretKeyRef: { name: ref.name, key: ref.key } } }] : [];
+}
+
+function plain(name: string, value: string | number | undefined): EnvVar[] {
+  return value === undefined || value === '' ? [] : [{ name, value: String(value) }];
+}
+
+/** Two pools on one Redis must not share a warm pool or session records. */
+export const redisKeyPrefix = (pool: VoiceWorkerPool): string => `voice:${pool.metadata.namespace}:${pool.metadata.name}`;
+
+/**
+ * The worker drains for what is left of the pod's grace period after the pre-stop sleep, minus a
+ * margin for closing; so a rollout or node drain lets live interviews finish instead of cutting them.
+ */
+export function drainGraceSeconds(terminationGracePeriodSeconds: number): number {
+  return Math.max(0, Math.min(WORKER_MAX_DRAIN_SECONDS, terminationGracePeriodSeconds - PRE_STOP_SECONDS - DRAIN_MARGIN_SECONDS));
+}
+
+/** One pod runs this many sessions; the worker keeps as many warm slots (C7: one setting). */
+export const sessionsPerReplica = (pool: VoiceWorkerPool): number => pool.spec.sizing?.sessionsPerReplica ?? 1;
+
+export function workerEnv(pool: VoiceWorkerPool): EnvVar[] {
+  return [...managedEnv(pool), ...(pool.spec.extraEnv ?? []).map(extra)];
+}
+
+function extra(e: NonNullable<VoiceWorkerPool['spec']['extraEnv']>[number]): EnvVar {
+  return e.valueFrom ? { name: e.name, valueFrom: { secretKeyRef: { name: e.valueFrom.secretKeyRef.name, key: e.valueFrom.secretKeyRef.key } } } : { name: e.name, value: e.value ?? '' };
+}
+
+function roomEnv(pool: VoiceWorkerPool): EnvVar[] {
+  const { spec } = pool;
+  if (spec.roomProvider === 'daily') return fromSecret('DAILY_API_KEY', spec.secrets.roomApiKey);
+  if (spec.roomProvider === 'livekit' && spec.livekit) {
+    const { url, secretName, apiKeyKey, apiSecretKey } = spec.livekit;
+    return [...plain('LIVEKIT_URL', url), ...fromSecret('LIVEKIT_API_KEY', { name: secretName, key: apiKeyKey }), ...fromSecret('LIVEKIT_API_SECRET', { name: secretName, key: apiSecretKey })];
+  }
+  return [];
+}
+
+/** The variables the operator owns (extraEnv may not set these). */
+export function managedEnv(pool: VoiceWorkerPool): EnvVar[] {
+  const { spec } = pool;
+  const models = spec.models ?? {};
+  return [
+    ...plain('PORT', WORKER_PORT),
+    ...plain('METRICS_PORT', METRICS_PORT),
+    { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+    ...plain('PUBLIC_URL', publicUrlOf(pool) ?? endpointOf(pool).replace(/\/$/, '')),
+    ...fromSecret('WORKER_TOKEN', spec.secrets.workerToken),
+    ...(spec.redis.urlSecret ? fromSecret('REDIS_URL', spec.redis.urlSecret) : plain('REDIS_URL', spec.redis.url)),
+    ...plain('REDIS_KEY_PREFIX', redisKeyPrefix(pool)),
+    ...plain('BACKEND_URL', spec.backendUrl),
+    ...plain('WARM_POOL_SIZE', sessionsPerReplica(pool)),
+    ...plain('DRAIN_GRACE_SECONDS', drainGraceSeconds(spec.terminationGracePeriodSeconds)),
+    ...plain('ROOM_PROVIDER', spec.roomProvider),
+    ...roomEnv(pool),
+    ...fromSecret('LLM_API_KEY', spec.secrets.llmApiKey),
+    ...fromSecret('STT_API_KEY', spec.secrets.sttApiKey),
+    ...fromSecret('TTS_API_KEY', spec.secrets.ttsApiKey),
+    ...fromSecret('OPENAI_API_KEY', spec.secrets.openaiApiKey),
+    ...plain('LLM_BASE_URL', models.llm?.baseUrl),
+    ...plain('LLM_MODEL', models.llm?.model),
+    ...plain('STT_BASE_URL', models.stt?.baseUrl),
+    ...plain('STT_MODEL', models.stt?.model),
+    ...plain('TTS_BASE_URL', models.tts?.baseUrl),
+    ...plain('TTS_MODEL', models.tts?.model),
+    ...plain('TTS_VOICE', models.tts?.voice),
+    ...plain('OTEL_EXPORTER_OTLP_ENDPOINT', spec.telemetry?.otlpEndpoint),
+    ...plain('OTEL_SERVICE_NAME', spec.telemetry?.serviceName ?? 'voice-worker'),
+    ...plain('MAX_SESSION_SECONDS', spec.maxSessionSeconds),
+    ...plain('TRANSCRIPT_STORE', spec.transcriptStore),
+    ...(spec.podTLS ? [...plain('TLS_CERT_FILE', `${POD_TLS_DIR}/tls.crt`), ...plain('TLS_KEY_FILE', `${POD_TLS_DIR}/tls.key`)] : []),
+  ];
+}

@@ -1,0 +1,121 @@
+/**
+ * The contract between the operator and the worker: for every room provider the worker accepts, the
+ * environment the Deployment builder produces (Secrets and field references resolved the way the
+ * kubelet would) passes the worker's own `loadConfig`, with the per-pool values C7 asks for.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import * as workerConfig from '../../worker/config.ts';
+import { createMetrics as createWorkerMetrics } from '../../worker/telemetry/metrics.ts';
+import type { VoiceWorkerPool } from '../types.ts';
+import { RESERVED_ENV, workerEnv, type EnvVar } from './env.ts';
+import { BUSY_SESSIONS_METRIC } from './hpa.ts';
+
+/**
+ * The room providers of C3. worker/config.ts exports ROOM_PROVIDERS once the LiveKit work lands;
+ * until then the worker's type accepts daily and local only, and the test follows the worker.
+ */
+const C3_PROVIDERS = ['daily', 'livekit', 'local'] as const;
+const workerProviders: readonly string[] = (workerConfig as { ROOM_PROVIDERS?: readonly string[] }).ROOM_PROVIDERS ?? (['daily', 'local'] satisfies workerConfig.RoomProviderName[]);
+
+/** The smallest pool the CRD admits for a provider (its CEL rules name what each needs). */
+function minimalPool(provider: string, name = 'interviews', namespace = 'voice'): VoiceWorkerPool {
+  return {
+    apiVersion: 'voice.service.io/v1alpha1',
+    kind: 'VoiceWorkerPool',
+    metadata: { name, namespace, uid: 'u1', generation: 1 },
+    spec: {
+      image: { repository: 'reg/worker', tag: 'v1.3.0' },
+      replicas: 3,
+      resources: { requests: { cpu: '2', memory: '4Gi' }, limits: { cpu: '4', memory: '8Gi' } },
+      secrets: { workerToken: { name: 'worker', key: 'token' }, openaiApiKey: { name: 'models', key: 'openai' }, ...(provider === 'daily' ? { roomApiKey: { name: 'rooms', key: 'daily' } } : {}) },
+      redis: { url: 'redis://redis:6379' },
+      backendUrl: 'https://app.service.example',
+      roomProvider: provider as VoiceWorkerPool['spec']['roomProvider'],
+      ...(provider === 'livekit' ? { livekit: { url: 'wss://rooms.example.com', secretName: 'livekit', apiKeyKey: 'apiKey', apiSecretKey: 'apiSecret' } } : {}),
+      ingress: { host: 'voice.example.com', tlsSecretName: 'voice-tls' },
+      sizing: { p95ConcurrentSessions: 10, headroomPercent: 20, sessionsPerReplica: 4 },
+      terminationGracePeriodSeconds: 1800,
+    },
+  };
+}
+
+/** What the kubelet hands the container: Secret values and the pod's name filled in. */
+function resolve(env: EnvVar[]): Record<string, string> {
+  return Object.fromEntries(
+    env.map((e) => {
+      if ('value' in e) return [e.name, e.value];
+      if ('secretKeyRef' in e.valueFrom) return [e.name, `secret-${e.valueFrom.secretKeyRef.name}-${e.valueFrom.secretKeyRef.key}-0123456789`];
+      return [e.name, 'interviews-7f9c-abcde'];
+    }),
+  );
+}
+
+describe('worker environment from the pool', () => {
+  it('covers the providers of C3 in the CRD', () => {
+    const crd = parse(readFileSync(new URL('../../crds/voice.service.io_voiceworkerpools.yaml', import.meta.url), 'utf8'));
+    const enumeration = crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.roomProvider.enum;
+    expect(enumeration).toEqual([...C3_PROVIDERS]);
+    for (const p of workerProviders) expect(C3_PROVIDERS).toContain(p);
+  });
+
+  for (const provider of workerProviders) {
+    it(`passes the worker's loadConfig for room provider ${provider}`, () => {
+      const env = resolve(workerEnv(minimalPool(provider)));
+      const config = workerConfig.loadConfig(env);
+      expect(config.roomProvider).toBe(provider);
+      expect(config.publicUrl).toBe('https://voice.example.com');
+      expect(config.redisKeyPrefix).toBe('voice:voice:interviews');
+      expect(config.drainGraceSeconds).toBe(1780);
+      expect(config.warmPoolSize).toBe(4); // sizing.sessionsPerReplica (C7)
+      expect(config.podName).toBe('interviews-7f9c-abcde');
+      expect(env.METRICS_PORT).toBe('9090');
+    });
+  }
+
+  it('gives LiveKit its URL from the spec and key and secret from a Secret (C3)', () => {
+    const env = workerEnv(minimalPool('livekit'));
+    expect(env).toEqual(expect.arrayContaining([
+      { name: 'ROOM_PROVIDER', value: 'livekit' },
+      { name: 'LIVEKIT_URL', value: 'wss://rooms.example.com' },
+      { name: 'LIVEKIT_API_KEY', valueFrom: { secretKeyRef: { name: 'livekit', key: 'apiKey' } } },
+      { name: 'LIVEKIT_API_SECRET', valueFrom: { secretKeyRef: { name: 'livekit', key: 'apiSecret' } } },
+    ]));
+    expect(env.find((e) => e.name === 'DAILY_API_KEY')).toBeUndefined();
+  });
+
+  it('gives two pools on one Redis different key prefixes', () => {
+    const prefix = (name: string, ns: string) => resolve(workerEnv(minimalPool('local', name, ns))).REDIS_KEY_PREFIX;
+    expect(new Set([prefix('a', 'x'), prefix('b', 'x'), prefix('a', 'y')]).size).toBe(3);
+  });
+
+  it('uses the public URL of the spec, else the endpoint, as PUBLIC_URL', () => {
+    const p = minimalPool('local');
+    delete p.spec.ingress;
+    expect(resolve(workerEnv(p)).PUBLIC_URL).toBe('http://interviews.voice.svc:443');
+    p.spec.publicUrl = 'https://rooms.example.com/';
+    expect(resolve(workerEnv(p)).PUBLIC_URL).toBe('https://rooms.example.com');
+  });
+
+  it('reserves every name the builder can set, and the CRD refuses the same list', () => {
+    const everything = minimalPool('livekit');
+    everything.spec.podTLS = { secretName: 'tls' };
+    everything.spec.maxSessionSeconds = 900;
+    everything.spec.transcriptStore = 's3://bucket';
+    everything.spec.telemetry = { otlpEndpoint: 'http://otel:4318', serviceName: 'v' };
+    everything.spec.models = { llm: { baseUrl: 'http://l', model: 'm' }, stt: { baseUrl: 'http://s', model: 'm' }, tts: { baseUrl: 'http://t', model: 'm', voice: 'v' } };
+    everything.spec.secrets = { ...everything.spec.secrets, llmApiKey: { name: 'm', key: 'l' }, sttApiKey: { name: 'm', key: 's' }, ttsApiKey: { name: 'm', key: 't' } };
+    const daily = minimalPool('daily');
+    const names = new Set([...workerEnv(everything), ...workerEnv(daily)].map((e) => e.name));
+    expect([...names].sort()).toEqual([...RESERVED_ENV].sort());
+    const crd = readFileSync(new URL('../../crds/voice.service.io_voiceworkerpools.yaml', import.meta.url), 'utf8');
+    const rule = /rule: "!\(self\.name in \[([^\]]+)\]\)"/.exec(crd)?.[1];
+    expect(rule?.split(', ').map((n) => n.replace(/'/g, '')).sort()).toEqual([...RESERVED_ENV].sort());
+  });
+
+  it('scales on the gauge the worker really exports', async () => {
+    const metrics = await createWorkerMetrics({ defaultMetrics: false }).registry.getMetricsAsJSON();
+    expect(metrics.map((m) => m.name)).toContain(BUSY_SESSIONS_METRIC);
+  });
+});
