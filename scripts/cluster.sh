@@ -71,6 +71,13 @@ down() {
   if [ -f "$saved/nft.ruleset" ]; then
     nft flush ruleset && nft -f "$saved/nft.ruleset"
   fi
+  if [ -f "$saved/fixed-paths" ]; then
+    for p in "${FIXED_PATHS[@]}"; do
+      grep -qxF "$p" "$saved/fixed-paths" && continue
+      while mountpoint -q "$p" 2>/dev/null; do umount "$p" || break; done
+      rm -rf "$p"
+    done
+  fi
   if [ -f "$saved/sysctl.conf" ]; then sysctl -q -p "$saved/sysctl.conf" >/dev/null || log "could not restore every sysctl"; fi
   rm -rf "$RUN_DIR"
   timed "down"
@@ -95,6 +102,8 @@ save_machine_state() {
   done
   nft list ruleset > "$saved/nft.ruleset"
   ls /var/run/netns 2>/dev/null > "$saved/netns" || : > "$saved/netns"
+  : > "$saved/fixed-paths"
+  for p in "${FIXED_PATHS[@]}"; do if [ -e "$p" ]; then echo "$p" >> "$saved/fixed-paths"; fi; done
 }
 
 up() {

@@ -21,3 +21,6 @@ CONTAINERD_SOCK="$RUN_DIR/containerd/containerd.sock"
 SAVED_SYSCTLS=(vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops
   kernel.keys.root_maxkeys kernel.keys.root_maxbytes net.ipv4.ip_forward net.ipv4.conf.all.route_localnet
   net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables)
+# Places the kubelet, containerd and the CNI library use whatever their config says: removed at down
+# when up found them absent (/run/netns is also a mount the CRI makes).
+FIXED_PATHS=(/var/lib/kubelet /var/log/containers /var/log/pods /run/containerd /var/lib/cni /run/netns)
