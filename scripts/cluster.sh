@@ -56,11 +56,12 @@ down() {
     for ns in /var/run/netns/cni-*; do
       [ -e "$ns" ] || continue
       grep -qxF "$(basename "$ns")" "$saved/netns" && continue
-      umount "$ns" 2>/dev/null || true; rm -f "$ns"
+      for _ in 1 2 3 4 5; do mountpoint -q "$ns" || break; umount "$ns" 2>/dev/null || umount -l "$ns" 2>/dev/null || true; done
+      rm -f "$ns" 2>/dev/null || log "could not remove $ns"
     done
   fi
   # Mounts under our directories (pod volumes, container root filesystems), deepest first.
-  findmnt -rn -o TARGET | grep -E "^($RUN_DIR|$CACHE_DIR/containerd)/" | sort -r | while read -r m; do
+  { findmnt -rn -o TARGET | grep -E "^($RUN_DIR|$CACHE_DIR/containerd)/" || true; } | sort -r | while read -r m; do
     umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
   done
   for dev in "$POD_BRIDGE" "$NODE_BRIDGE"; do ip link show "$dev" >/dev/null 2>&1 && ip link del "$dev"; done
@@ -131,6 +132,12 @@ up() {
   # Pod -> Service -> pod on one bridge, and pods reaching the node's address, need both.
   sysctl -q -w net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1
 
+  # The CRI bind-mounts each pod's network namespace under /run/netns; as `ip netns` does, make that
+  # directory a shared mount of its own first, or mounts copied into other mount namespaces keep the
+  # files busy and pods never finish terminating.
+  mkdir -p /run/netns
+  mountpoint -q /run/netns || mount --bind /run/netns /run/netns
+  mount --make-shared /run/netns
   start_daemon containerd containerd --config "$RUN_DIR/containerd/config.toml"
   start_daemon etcd "$bin/etcd" --data-dir "$RUN_DIR/etcd" --unsafe-no-fsync \
     --listen-client-urls "http://$NODE_IP:$ETCD_CLIENT_PORT" --advertise-client-urls "http://$NODE_IP:$ETCD_CLIENT_PORT" \
