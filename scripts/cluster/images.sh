@@ -24,8 +24,11 @@ hash_of() { # <files or dirs>... -> 12 hex chars over names and contents
 }
 step() { echo "images: $*" >&2; }
 exec 9>"$cache/.lock"; flock 9
-# buildah keeps a blob-info cache in /var/lib/containers whatever --root says: keep the machine as found.
-if [ ! -e /var/lib/containers ]; then trap 'rm -rf /var/lib/containers' EXIT; fi
+# buildah keeps a blob-info cache in /var/lib/containers whatever --root says, and its network backend
+# makes /etc/cni/net.d (a lock file) even with --network host: keep the machine as found.
+made_by_buildah=()
+for p in /var/lib/containers /etc/cni; do [ -e "$p" ] || made_by_buildah+=("$p"); done
+trap 'rm -rf "${made_by_buildah[@]}"' EXIT
 # The registries here are reached through a TLS-intercepting proxy: RUN steps see the host's CA bundle
 # (mounted over the image's), and the node base points npm and pip at that bundle.
 ca_mount=(-v /etc/ssl/certs/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:ro)
