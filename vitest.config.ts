@@ -16,7 +16,7 @@ export default defineConfig({
         test: {
           name: 'default',
           include: ['**/*.test.ts'],
-          exclude: ['node_modules/**', 'dist/**', 'test/operator/**'],
+          exclude: ['node_modules/**', 'dist/**', 'test/operator/**', 'test/cluster/**'],
           globalSetup: ['test/harness/global-setup.ts'],
         },
       },
@@ -28,6 +28,19 @@ export default defineConfig({
           include: ['test/operator/**/*.test.ts'],
           globalSetup: ['test/harness/kube-global-setup.ts'],
           testTimeout: 120_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          // A real single-node Kubernetes (scripts/cluster.sh, docs/cluster.md), up once per run, as root.
+          // Its tests build on each other in order: one file at a time.
+          name: 'cluster',
+          include: ['test/cluster/**/*.test.ts'],
+          globalSetup: ['test/cluster/cluster-global-setup.ts'],
+          fileParallelism: false,
+          testTimeout: 300_000,
+          hookTimeout: 900_000,
         },
       },
     ],

@@ -1,0 +1,228 @@
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Session } from '../../sdk/server/index.ts';
+import { runNodeInterview } from '../harness/node-interview.ts';
+import { waitFor } from '../harness/ports.ts';
+import { INTERVIEW } from '../harness/system-env.ts';
+import { startHostSystem, type HostSystem } from './host-system.ts';
+import { kubeCli, type KubeCli } from './kube-cli.ts';
+import { chartSetArgs, OPERATOR_NAMESPACE, poolManifest, POOL_NAMESPACE, RELEASE, redisManifest, workerSecretsManifest } from './pool-fixtures.ts';
+
+/**
+ * What a platform team does with the product, on a real single-node Kubernetes (docs/cluster.md):
+ * our chart, our operator image and our worker image, built from this working tree. The tests run
+ * in order and build on each other (one cluster per run).
+ */
+interface Condition { type: string; status: string; reason?: string; message?: string }
+interface Pool { status?: { readyReplicas?: number; conditions?: Condition[]; endpoint?: string; desiredFloor?: number } }
+interface Deployment { spec: { template: { spec: { serviceAccountName?: string } } }; status?: { availableReplicas?: number; readyReplicas?: number } }
+
+const cluster = inject('cluster');
+let k: KubeCli;
+let host: HostSystem | undefined;
+const workerToken = randomBytes(24).toString('base64url');
+const condition = (conditions: Condition[] | undefined, type: string): Condition | undefined => conditions?.find((c) => c.type === type);
+
+beforeAll(() => {
+  k = kubeCli(cluster);
+});
+
+afterAll(async () => {
+  await host?.stop();
+});
+
+/** The pool's ClusterIP Service address, as the host reaches it through kube-proxy. */
+async function serviceUrl(pool: string): Promise<URL> {
+  const svc = await k.getJson<{ spec: { clusterIP: string; ports: Array<{ port: number }> } }>(['service', pool, '-n', POOL_NAMESPACE]);
+  return new URL(`http://${svc.spec.clusterIP}:${svc.spec.ports[0]!.port}`);
+}
+
+/**
+ * The pool 'local' wired to the host's stand-in providers, OTLP receiver and api-stub; local rooms are
+ * served at the Service's address (one replica), which the host reaches through kube-proxy.
+ * `revision` is a plain env value: changing it rolls the Deployment.
+ */
+function interviewPool(svc: URL, revision: string): string {
+  const h = host!.forPods;
+  return poolManifest(cluster, {
+    name: 'local',
+    backendUrl: h.backendUrl,
+    spec: {
+      // Room for a live interview to finish while its pod drains.
+      terminationGracePeriodSeconds: 120,
+      // TLS in the pod (contract C4) with the test's throwaway CA; rooms at the Service's address.
+      podTLS: { secretName: 'pool-tls' },
+      publicUrl: `https://${svc.hostname}:443`,
+      models: { llm: { baseUrl: h.providersUrl }, stt: { baseUrl: h.providersUrl }, tts: { baseUrl: h.providersUrl } },
+      telemetry: { otlpEndpoint: h.otlpUrl, serviceName: 'voice-worker-cluster' },
+      extraEnv: [{ name: 'VAD_SILENCE_MS', value: '600' }, { name: 'OTEL_BSP_SCHEDULE_DELAY', value: '100' }, { name: 'POOL_REVISION', value: revision }],
+    },
+  });
+}
+
+/** The pool's pods (name, ready, not terminating). */
+async function poolPods(pool: string): Promise<Array<{ name: string; ready: boolean; terminating: boolean }>> {
+  const list = await k.getJson<{ items: Array<{ metadata: { name: string; deletionTimestamp?: string }; status: { conditions?: Condition[] } }> }>(['pods', '-n', POOL_NAMESPACE, '-l', `app.kubernetes.io/instance=${pool}`]);
+  return list.items.map((p) => ({ name: p.metadata.name, ready: condition(p.status.conditions, 'Ready')?.status === 'True', terminating: Boolean(p.metadata.deletionTimestamp) }));
+}
+
+/** A session's transcript read from inside a pod's store (throws when that pod does not have it). */
+async function transcriptIn(pod: string, transcriptKey: string): Promise<{ sessionId: string; turns: Array<{ speaker: string }> }> {
+  return JSON.parse(await k.kubectl(['exec', '-n', POOL_NAMESPACE, pod, '--', 'cat', fileURLToPath(transcriptKey)]));
+}
+
+/**
+ * Ready, and the rollout over: old pods gone too. A draining pod's warm slots stay in the shared Redis
+ * pool until it leaves, and a local room lives on the pod whose slot was claimed.
+ */
+async function waitPoolReady(pool: string, timeoutMs = 150_000): Promise<void> {
+  await k.kubectl(['rollout', 'status', `deployment/${pool}`, '-n', POOL_NAMESPACE, `--timeout=${Math.round(timeoutMs / 1000)}s`]);
+  await waitFor(async () => condition((await k.getJson<Pool>(['vwp', pool, '-n', POOL_NAMESPACE])).status?.conditions, 'Ready')?.status === 'True', { timeoutMs, intervalMs: 300, what: `the pool ${pool} to be Ready` });
+  await waitFor(async () => (await poolPods(pool)).every((p) => p.ready && !p.terminating), { timeoutMs, intervalMs: 500, what: `the old pods of ${pool} to be gone` });
+}
+
+/** An interview's end as the respondent saw it, for failure messages. */
+const lastSteps = (run: { steps: Array<{ kind: string; text: string }> }): string => run.steps.slice(-6).map((st) => `${st.kind}: ${st.text}`).join('\n');
+
+/** The session once the pod's outcome report reached the api-stub (it follows the room's end). */
+async function completedSession(run: { sessionId: string; steps: Array<{ kind: string; text: string }> }): Promise<Session> {
+  let session: Session | undefined;
+  await waitFor(async () => (session = await host!.system.retrieve(run.sessionId)).status === 'COMPLETED', {
+    timeoutMs: 30_000, intervalMs: 200, what: `session ${run.sessionId} COMPLETED (last status ${session?.status}); the respondent saw:\n${lastSteps(run)}`,
+  });
+  return session!;
+}
+
+describe('on a real single-node cluster', () => {
+  it('(1) helm installs the chart with our operator image and the CRD; the operator is available under the chart service account', async () => {
+    await k.helm(['install', RELEASE, 'charts/voice-operator', '--namespace', OPERATOR_NAMESPACE, '--create-namespace', ...chartSetArgs(cluster), '--wait', '--timeout', '3m']);
+    const crd = await k.getJson<{ status: { conditions: Condition[] } }>(['crd', 'voiceworkerpools.voice.service.io']);
+    expect(condition(crd.status.conditions, 'Established')?.status).toBe('True');
+    const deploy = await k.getJson<Deployment>(['deployment', RELEASE, '-n', OPERATOR_NAMESPACE]);
+    expect(deploy.spec.template.spec.serviceAccountName).toBe(RELEASE);
+    expect(deploy.status?.availableReplicas).toBe(2);
+    // Leading needs the chart's RBAC (Leases): a holder proves the operator acts as that account.
+    await waitFor(async () => {
+      const lease = await k.getJson<{ spec: { holderIdentity?: string } }>(['lease', 'voice-operator-leader', '-n', OPERATOR_NAMESPACE]).catch(() => undefined);
+      return Boolean(lease?.spec.holderIdentity?.startsWith(RELEASE));
+    }, { timeoutMs: 30_000, intervalMs: 500, what: 'an operator pod holding the leader Lease' });
+    const pods = await k.getJson<{ items: Array<{ spec: { serviceAccountName: string }; status: { phase: string } }> }>(['pods', '-n', OPERATOR_NAMESPACE, '-l', 'app.kubernetes.io/name=voice-operator']);
+    expect(pods.items.map((p) => [p.spec.serviceAccountName, p.status.phase])).toEqual([[RELEASE, 'Running'], [RELEASE, 'Running']]);
+  }, 240_000);
+
+  it('(2) a VoiceWorkerPool applied with kubectl is Ready only once its worker pods are available; kubectl get vwp shows the printer columns', async () => {
+    await k.kubectl(['create', 'namespace', POOL_NAMESPACE]);
+    await k.kubectl(['apply', '-f', '-'], redisManifest(cluster));
+    await k.kubectl(['apply', '-f', '-'], workerSecretsManifest(workerToken));
+    await k.kubectl(['apply', '-f', '-'], poolManifest(cluster, { name: 'local', backendUrl: `http://${cluster.nodeIp}:9` }));
+    // Watch both sides until Ready: Ready=True must never be seen while no worker is available.
+    const seen: Array<{ ready: string; available: number }> = [];
+    await waitFor(async () => {
+      const pool = await k.getJson<Pool>(['vwp', 'local', '-n', POOL_NAMESPACE]);
+      const deploy = await k.getJson<Deployment>(['deployment', 'local', '-n', POOL_NAMESPACE]).catch(() => undefined);
+      const ready = condition(pool.status?.conditions, 'Ready')?.status ?? 'absent';
+      seen.push({ ready, available: deploy?.status?.availableReplicas ?? 0 });
+      return ready === 'True';
+    }, { timeoutMs: 150_000, intervalMs: 300, what: 'the pool local to be Ready' });
+    expect(seen[0]!.ready).not.toBe('True');
+    expect(seen.filter((s) => s.ready === 'True' && s.available < 1)).toEqual([]);
+    const table = await k.kubectl(['get', 'vwp', 'local', '-n', POOL_NAMESPACE]);
+    const [header, row] = table.trim().split('\n').map((line) => line.trim().split(/\s+/));
+    expect(header).toEqual(['NAME', 'READY', 'FLOOR', 'ENDPOINT', 'AGE']);
+    expect(row!.slice(0, 3)).toEqual(['local', '1', '1']);
+    expect(row![3]).toMatch(/^https?:\/\/local\.voice-pools\.svc/);
+  }, 200_000);
+
+  it('(3) the api-stub has the pool as the self-host endpoint: a Node respondent runs a whole interview through the pool Service', async () => {
+    const svc = await serviceUrl('local');
+    host = await startHostSystem(cluster.nodeIp, svc.hostname);
+    // The pods' serving certificate, from the throwaway CA the api-stub and the respondent trust.
+    const cert = host.ca.issueServer('pool', [svc.hostname, `local.${POOL_NAMESPACE}.svc`, `local.${POOL_NAMESPACE}.svc.cluster.local`]);
+    await k.kubectl(['create', 'secret', 'tls', 'pool-tls', '-n', POOL_NAMESPACE, `--cert=${cert.certFile}`, `--key=${cert.keyFile}`]);
+    // The pool now talks to the host's stand-in providers, OTLP receiver and api-stub; local rooms are
+    // served at the Service's address (one replica), which the host reaches through kube-proxy.
+    await k.kubectl(['apply', '-f', '-'], interviewPool(svc, 'v1'));
+    await waitPoolReady('local');
+    await host.setSelfHost(`https://${svc.hostname}:443/`, workerToken);
+
+    const run = await runNodeInterview(host.system, { metadata: { source: 'cluster' } });
+    expect(run.route).toBe('self_hosted');
+    expect(run.roomUrl).toMatch(new RegExp(`^wss://${svc.hostname.replaceAll('.', '\\.')}(:443)?/rooms/`));
+    const session = await completedSession(run);
+    expect(session.response?.summary).toBeTruthy();
+    const webhook = await host.waitForWebhook('interview.completed', run.sessionId);
+    expect(webhook.event.data).toMatchObject({ sessionId: run.sessionId, metadata: { source: 'cluster' } });
+    expect(host.rejected).toEqual([]);
+    // The transcript is in the pod's store.
+    const [pod] = await poolPods('local');
+    const transcript = await transcriptIn(pod!.name, session.response!.transcriptKey);
+    expect(transcript.sessionId).toBe(run.sessionId);
+    expect(transcript.turns.filter((t) => t.speaker === 'respondent').length).toBeGreaterThanOrEqual(INTERVIEW.questions.length);
+    await host.otlp.waitFor(
+      (spans) => ['session.start', 'llm.turn', 'tts.first_byte'].every((name) => spans.some((sp) => sp.name === name && sp.attributes['session.id'] === run.sessionId && sp.resource['service.name'] === 'voice-worker-cluster')),
+      20_000,
+      `session.start, llm.turn and tts.first_byte of ${run.sessionId} from the pool's pods`,
+    );
+  }, 300_000);
+
+  it('(4) a rolling upgrade while an interview is live: the live interview completes on the old pod, the next one runs on the new pod', async () => {
+    const svc = await serviceUrl('local');
+    const [oldPod] = await poolPods('local');
+    let botSpoke!: () => void;
+    const spoke = new Promise<void>((r) => (botSpoke = r));
+    const live = runNodeInterview(host!.system, { metadata: { source: 'rolling' }, onStep: (st) => st.kind === 'caption' && botSpoke() });
+    await spoke;
+    await k.kubectl(['apply', '-f', '-'], interviewPool(svc, 'v2'));
+    const run = await live;
+    await completedSession(run);
+    await host!.waitForWebhook('interview.completed', run.sessionId);
+    await waitPoolReady('local');
+    await waitFor(async () => (await poolPods('local')).every((p) => p.name !== oldPod!.name), { timeoutMs: 60_000, intervalMs: 500, what: 'the old pod to be gone' });
+    const [newPod] = await poolPods('local');
+    const next = await runNodeInterview(host!.system, { metadata: { source: 'after-rolling' } });
+    const session = await completedSession(next);
+    expect((await transcriptIn(newPod!.name, session.response!.transcriptKey)).sessionId).toBe(next.sessionId);
+  }, 300_000);
+
+  it('(8) the HPA exists with 70 % CPU and the floor, and the real HPA controller reports on it', async () => {
+    await k.kubectl(['apply', '-f', '-'], poolManifest(cluster, { name: 'scaled', backendUrl: `http://${cluster.nodeIp}:9`, spec: { autoscaling: { maxReplicas: 3 }, sizing: { p95ConcurrentSessions: 2, headroomPercent: 0 } } }));
+    interface Hpa { spec: { minReplicas: number; maxReplicas: number; metrics: Array<{ resource: { name: string; target: { averageUtilization: number } } }> }; status?: { conditions?: Condition[] } }
+    let hpa: Hpa | undefined;
+    // No metrics-server here: the controller must say it cannot read CPU, not pretend it scaled.
+    await waitFor(async () => {
+      hpa = await k.getJson<Hpa>(['hpa', 'scaled', '-n', POOL_NAMESPACE]).catch(() => undefined);
+      return condition(hpa?.status?.conditions, 'ScalingActive') !== undefined;
+    }, { timeoutMs: 90_000, intervalMs: 500, what: 'the HPA controller to set conditions on the HPA scaled' });
+    expect(hpa!.spec.minReplicas).toBe(2);
+    expect(hpa!.spec.maxReplicas).toBe(3);
+    expect(hpa!.spec.metrics).toEqual([expect.objectContaining({ resource: { name: 'cpu', target: expect.objectContaining({ averageUtilization: 70 }) } })]);
+    const active = condition(hpa!.status!.conditions, 'ScalingActive')!;
+    expect(active.status).toBe('False');
+    expect(active.reason).toBe('FailedGetResourceMetric');
+    // The HPA owns the replica count: the controller raises the Deployment to the floor.
+    await waitFor(async () => (await k.getJson<{ spec: { replicas?: number } }>(['deployment', 'scaled', '-n', POOL_NAMESPACE])).spec.replicas === 2, { timeoutMs: 60_000, intervalMs: 500, what: 'the HPA controller to scale the Deployment to the floor of 2' });
+  }, 120_000);
+
+  it('(7) the operator leader pod is deleted: the standby takes over and reconciles a pool change made meanwhile', async () => {
+    const holder = async (): Promise<string | undefined> => (await k.getJson<{ spec: { holderIdentity?: string } }>(['lease', 'voice-operator-leader', '-n', OPERATOR_NAMESPACE])).spec.holderIdentity;
+    const leader = await holder();
+    expect(leader).toMatch(/^voice-operator-/);
+    // The holder identity is "<pod name>_<random>".
+    await k.kubectl(['delete', 'pod', leader!.split('_')[0]!, '-n', OPERATOR_NAMESPACE, '--wait=false']);
+    // Changed while no one leads (or the old leader is stopping): only the new leader can apply it.
+    await k.kubectl(['apply', '-f', '-'], poolManifest(cluster, { name: 'scaled', backendUrl: `http://${cluster.nodeIp}:9`, spec: { autoscaling: { maxReplicas: 3, targetCPUUtilizationPercentage: 55 }, sizing: { p95ConcurrentSessions: 2, headroomPercent: 0 } } }));
+    await waitFor(async () => {
+      const now = await holder().catch(() => undefined);
+      return now !== undefined && now !== leader;
+    }, { timeoutMs: 60_000, intervalMs: 500, what: 'another operator pod to take the leader Lease' });
+    await waitFor(async () => {
+      const hpa = await k.getJson<{ spec: { metrics: Array<{ resource: { target: { averageUtilization: number } } }> } }>(['hpa', 'scaled', '-n', POOL_NAMESPACE]);
+      return hpa.spec.metrics[0]!.resource.target.averageUtilization === 55;
+    }, { timeoutMs: 60_000, intervalMs: 500, what: 'the new leader to reconcile the HPA target of 55 %' });
+    await waitFor(async () => {
+      const pool = await k.getJson<{ metadata: { generation: number }; status?: { observedGeneration?: number } }>(['vwp', 'scaled', '-n', POOL_NAMESPACE]);
+      return pool.status?.observedGeneration === pool.metadata.generation;
+    }, { timeoutMs: 30_000, intervalMs: 500, what: 'the pool status to report the new generation' });
+  }, 150_000);
+});
