@@ -9,25 +9,9 @@ import { drainGraceSeconds } from './env.ts';
 import { buildHpa } from './hpa.ts';
 import { desiredState } from './index.ts';
 import { buildService } from './service.ts';
+import { poolFixture } from '../../test/operator/pool-fixture.ts';
 
-function pool(spec: Partial<VoiceWorkerPool['spec']> = {}): VoiceWorkerPool {
-  return {
-    apiVersion: 'voice.service.io/v1alpha1',
-    kind: 'VoiceWorkerPool',
-    metadata: { name: 'p', namespace: 'ns', uid: 'uid-1', generation: 1 },
-    spec: {
-      image: { repository: 'reg/worker', tag: 'v1.3.0' },
-      replicas: 3,
-      resources: { requests: { cpu: '2', memory: '4Gi' }, limits: { cpu: 4, memory: '8Gi' } },
-      secrets: { workerToken: { name: 'w', key: 'token' }, openaiApiKey: { name: 'ai', key: 'key' } },
-      redis: { url: 'redis://r:6379' },
-      backendUrl: 'https://app.example',
-      roomProvider: 'local',
-      terminationGracePeriodSeconds: 1800,
-      ...spec,
-    },
-  };
-}
+const pool = poolFixture;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- assertions read deep into the built objects
 const podOf = (p: VoiceWorkerPool): any => (buildDeployment(p, 1).spec as { template: { spec: unknown } }).template.spec;
 

@@ -7,25 +7,10 @@ import { desiredState } from './index.ts';
 import { buildIngress } from './ingress.ts';
 import { buildPdb } from './pdb.ts';
 import { buildService } from './service.ts';
+import { poolFixture } from '../../test/operator/pool-fixture.ts';
 
-function pool(spec: Partial<VoiceWorkerPool['spec']> = {}): VoiceWorkerPool {
-  return {
-    apiVersion: 'voice.service.io/v1alpha1',
-    kind: 'VoiceWorkerPool',
-    metadata: { name: 'p', namespace: 'ns', uid: 'uid-1', generation: 1 },
-    spec: {
-      image: { repository: 'reg/worker', tag: 'v1.3.0' },
-      replicas: 3,
-      resources: { requests: { cpu: '2', memory: '4Gi' }, limits: { cpu: 4, memory: '8Gi' } },
-      secrets: { workerToken: { name: 'w', key: 'token' } },
-      redis: { url: 'redis://r:6379' },
-      backendUrl: 'https://app.example',
-      roomProvider: 'daily',
-      terminationGracePeriodSeconds: 1800,
-      ...spec,
-    },
-  };
-}
+// Daily rooms, and only the worker token among the Secrets.
+const pool = (spec: Partial<VoiceWorkerPool['spec']> = {}): VoiceWorkerPool => poolFixture({ roomProvider: 'daily', secrets: { workerToken: { name: 'w', key: 'token' } }, ...spec });
 const autoscaling = { enabled: true, minReplicas: 2, maxReplicas: 10, targetCPUUtilizationPercentage: 70, scaleDown: { stabilizationWindowSeconds: 300, maxPercentPerMinute: 10 } };
 const now = new Date('2030-01-01T00:00:00Z');
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ServiceClient, constructEvent, type Session } from '../../sdk/server/index.ts';
+import { ServiceClient, type Session } from '../../sdk/server/index.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
 import { startOtlpReceiver, type OtlpReceiver } from '../fakes/otlp-receiver.ts';
 import { createCertificateAuthority, type CertificateAuthority } from '../harness/pki.ts';
@@ -10,6 +10,7 @@ import { freePort, waitFor } from '../harness/ports.ts';
 import { startServiceProcess } from '../harness/processes.ts';
 import { apiStubEnv, DEMO_KEYS, demoSeed, INTERVIEW_ID } from '../harness/system-env.ts';
 import type { System, VerifiedWebhook } from '../harness/system.ts';
+import { verifiedInbox } from '../harness/verified-webhooks.ts';
 import { startWebhookReceiver } from '../harness/webhook-receiver.ts';
 import { relayToLoopback, type Relay } from './node-bridge.ts';
 
@@ -72,33 +73,14 @@ export async function startHostSystem(nodeIp: string, poolHost: string, logDir?:
     for (const port of [new URL(providers.url).port, new URL(otlp.url).port, String(apiPort)]) relays.push(await relayToLoopback(nodeIp, Number(port)));
     stops.push(() => Promise.all(relays.map((r) => r.close())).then(() => undefined));
 
-    const verified: VerifiedWebhook[] = [];
-    const rejected: string[] = [];
-    let checked = 0;
-    const verifyNew = (): void => {
-      for (; checked < receiver.received.length; checked++) {
-        const hit = receiver.received[checked]!;
-        try {
-          verified.push({ event: constructEvent(hit.rawBody, hit.headers['service-signature'], DEMO_KEYS.webhookSecret), receivedAt: hit.receivedAt });
-        } catch (err) {
-          rejected.push((err as Error).message);
-        }
-      }
-    };
+    const inbox = verifiedInbox(receiver, DEMO_KEYS.webhookSecret);
     const server = new ServiceClient({ baseUrl: apiBase, secretKey: DEMO_KEYS.secret, publishableKey: DEMO_KEYS.publishable, maxRetries: 0 });
     const system = { apiBase, keys: DEMO_KEYS, interviewId: INTERVIEW_ID, ca, server, retrieve: (id: string): Promise<Session> => server.sessions.retrieve(id) } as unknown as System;
 
     return {
-      system, providers, otlp, ca, verified, rejected,
+      system, providers, otlp, ca, verified: inbox.verified, rejected: inbox.rejected,
       forPods: { providersUrl: `${relays[0]!.url}/v1`, otlpUrl: relays[1]!.url, backendUrl: relays[2]!.url },
-      async waitForWebhook(type, sessionId, timeoutMs = 30_000) {
-        const find = (): VerifiedWebhook | undefined => {
-          verifyNew();
-          return verified.find((v) => v.event.type === type && (v.event.data as { sessionId?: string }).sessionId === sessionId);
-        };
-        await waitFor(() => find() !== undefined, { timeoutMs, intervalMs: 100, what: `a verified ${type} webhook for ${sessionId} (rejected: ${rejected.join('; ') || 'none'})` });
-        return find()!;
-      },
+      waitForWebhook: (type, sessionId, timeoutMs = 30_000) => inbox.waitFor(type, sessionId, timeoutMs),
       async setSelfHost(endpoint, workerToken) {
         const res = await fetch(`${apiBase}/api/v2/workspace/self-host`, {
           method: 'PUT',

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ServiceClient, constructEvent, type Session, type WebhookEvent } from '../../sdk/server/index.ts';
+import { ServiceClient, type Session } from '../../sdk/server/index.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
 import { startOtlpReceiver, type OtlpReceiver } from '../fakes/otlp-receiver.ts';
 import { createCertificateAuthority, type CertificateAuthority } from './pki.ts';
@@ -12,6 +12,7 @@ import { startLiveKitServer, type LiveKitServer } from './livekit-server.ts';
 import { freePort, waitFor } from './ports.ts';
 import { startServiceProcess, type ServiceProcess } from './processes.ts';
 import { startRedis, type RedisServer } from './redis.ts';
+import { verifiedInbox, type VerifiedWebhook } from './verified-webhooks.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.ts';
 
 /**
@@ -24,10 +25,7 @@ import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.t
  */
 export { DEMO_KEYS, INTERVIEW, INTERVIEW_ID } from './system-env.ts';
 
-export interface VerifiedWebhook {
-  event: WebhookEvent;
-  receivedAt: number;
-}
+export type { VerifiedWebhook };
 
 export interface WorkerHandle {
   name: 'hosted' | 'self-hosted';
@@ -146,20 +144,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
 
     const receiver = await startWebhookReceiver({ tls: receiverCert });
     started.push(() => receiver.close());
-    const verified: VerifiedWebhook[] = [];
-    const rejected: string[] = [];
-    let checked = 0;
-    // Verify each delivery exactly as a customer's server would: raw body, header, secret.
-    const verifyNew = (): void => {
-      for (; checked < receiver.received.length; checked++) {
-        const hit = receiver.received[checked]!;
-        try {
-          verified.push({ event: constructEvent(hit.rawBody, hit.headers['service-signature'], DEMO_KEYS.webhookSecret), receivedAt: hit.receivedAt });
-        } catch (err) {
-          rejected.push((err as Error).message);
-        }
-      }
-    };
+    const inbox = verifiedInbox(receiver, DEMO_KEYS.webhookSecret);
 
     const [apiPort, hostedPort, selfHostedPort] = [await freePort(), await freePort(), await freePort()];
     const metricsPorts = { hosted: await freePort(), 'self-hosted': await freePort() };
@@ -238,19 +223,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
       workerSpkiHashes: [spkiHash(hostedCert.certFile), spkiHash(selfHostedCert.certFile)],
       providers,
       otlp,
-      webhooks: {
-        receiver,
-        verified,
-        rejected,
-        async waitFor(type, sessionId, timeoutMs = 20_000) {
-          const find = (): VerifiedWebhook | undefined => {
-            verifyNew();
-            return verified.find((v) => v.event.type === type && (v.event.data as { sessionId?: string }).sessionId === sessionId);
-          };
-          await waitFor(() => find() !== undefined, { timeoutMs, what: `a verified ${type} webhook for ${sessionId} (rejected: ${rejected.join('; ') || 'none'})` });
-          return find()!;
-        },
-      },
+      webhooks: { receiver, ...inbox },
       hosted,
       selfHosted,
       transcriptDirs,

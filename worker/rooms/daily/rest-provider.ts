@@ -1,5 +1,6 @@
 import type { Logger } from '../../../lib/log.ts';
 import type { PreparedRoom, RoomProvider, TokenRequest } from '../provider.ts';
+import { callProviderApi, RoomProviderApiError } from '../provider-api.ts';
 import { signJwt } from '../tokens.ts';
 
 /**
@@ -8,14 +9,9 @@ import { signJwt } from '../tokens.ts';
  * (abbreviated claims `r`, `d`, `iat`, `exp`, `u`, `o`, `ejt`), so minting one is local.
  * Deletion is queued and throttled, and a room that is already gone (404) counts as deleted.
  */
-export class DailyApiError extends Error {
-  readonly status: number;
-  readonly code: string;
-
+export class DailyApiError extends RoomProviderApiError {
   constructor(status: number, code: string, message: string) {
-    super(message);
-    this.status = status;
-    this.code = code;
+    super(status, code, message);
     this.name = 'DailyApiError';
   }
 }
@@ -53,26 +49,17 @@ export class DailyRoomProvider implements RoomProvider {
     this.timer.unref();
   }
 
-  private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const res = await fetch(`${this.options.apiUrl}${path}`, {
+  private request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    return callProviderApi<T>({
       method,
-      headers: { authorization: `Bearer ${this.options.apiKey}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(this.options.timeoutMs ?? 10_000),
+      url: `${this.options.apiUrl}${path}`,
+      bearer: this.options.apiKey,
+      body,
+      timeoutMs: this.options.timeoutMs ?? 10_000,
+      describe: `video-room API ${method} ${path.split('?')[0]}`,
+      readError: (json) => ({ code: json.error, detail: json.info }),
+      makeError: (status, code, message) => new DailyApiError(status, code, message),
     });
-    const text = await res.text();
-    let json: Record<string, unknown> = {};
-    try {
-      json = text ? (JSON.parse(text) as Record<string, unknown>) : {};
-    } catch {
-      // Non-JSON error pages still get a status-based error below.
-    }
-    if (!res.ok) {
-      const code = typeof json.error === 'string' ? json.error : `http-${res.status}`;
-      const info = typeof json.info === 'string' ? json.info : res.statusText;
-      throw new DailyApiError(res.status, code, `video-room API ${method} ${path.split('?')[0]} failed: ${res.status} ${code}: ${info}`);
-    }
-    return json as T;
   }
 
   async init(): Promise<void> {

@@ -1,18 +1,14 @@
+import { callProviderApi, RoomProviderApiError } from '../provider-api.ts';
 import { mintAdminToken, type LiveKitKeys } from './tokens.ts';
 
 /**
  * The few calls of LiveKit's server API (Twirp over HTTP, JSON bodies) that the provider needs:
  * create, list and delete rooms. The HTTP address is the ws(s):// URL with http(s)://.
  */
-export class LiveKitApiError extends Error {
-  readonly status: number;
-  readonly code: string;
-
+export class LiveKitApiError extends RoomProviderApiError {
   constructor(status: number, code: string, message: string) {
-    super(message);
+    super(status, code, message);
     this.name = 'LiveKitApiError';
-    this.status = status;
-    this.code = code;
   }
 }
 
@@ -34,27 +30,17 @@ export class LiveKitServerApi {
     this.timeoutMs = options.timeoutMs ?? 10_000;
   }
 
-  private async call<T>(method: string, body: Record<string, unknown>): Promise<T> {
-    const token = mintAdminToken(this.keys, Math.floor(Date.now() / 1000));
-    const res = await fetch(`${this.base}/twirp/livekit.RoomService/${method}`, {
+  private call<T>(method: string, body: Record<string, unknown>): Promise<T> {
+    return callProviderApi<T>({
       method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(this.timeoutMs),
+      url: `${this.base}/twirp/livekit.RoomService/${method}`,
+      bearer: mintAdminToken(this.keys, Math.floor(Date.now() / 1000)),
+      body,
+      timeoutMs: this.timeoutMs,
+      describe: `LiveKit server API ${method}`,
+      readError: (json) => ({ code: json.code, detail: json.msg }),
+      makeError: (status, code, message) => new LiveKitApiError(status, code, message),
     });
-    const text = await res.text();
-    let json: Record<string, unknown> = {};
-    try {
-      json = text ? (JSON.parse(text) as Record<string, unknown>) : {};
-    } catch {
-      // A non-JSON answer (a proxy's error page) still gets a status-based error below.
-    }
-    if (!res.ok) {
-      const code = typeof json.code === 'string' ? json.code : `http-${res.status}`;
-      const msg = typeof json.msg === 'string' ? json.msg : res.statusText;
-      throw new LiveKitApiError(res.status, code, `LiveKit server API ${method} failed: ${res.status} ${code}: ${msg}`);
-    }
-    return json as T;
   }
 
   createRoom(room: { name: string; emptyTimeoutSeconds: number; maxParticipants: number }): Promise<LiveKitRoomInfo> {
