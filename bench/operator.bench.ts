@@ -42,7 +42,8 @@ const KINDS: ChildKind[] = ['Deployment', 'Service', 'Ingress', 'HorizontalPodAu
 const spec = {
   image: { repository: 'registry.example.com/voice-worker' },
   secrets: { workerToken: { name: 'worker' }, openaiApiKey: { name: 'worker', key: 'token' } },
-  roomProvider: 'local',
+  roomProvider: 'livekit',
+  livekit: { url: 'wss://livekit.example.com', secretName: 'worker', apiKeyKey: 'token', apiSecretKey: 'token' },
   redis: { url: 'redis://redis:6379' },
   backendUrl: 'https://app.service.example',
   autoscaling: { maxReplicas: 20 },

@@ -30,6 +30,16 @@ describe('validate', () => {
     expect(secretProblem(s3, ok)?.message).toBe('Secret ns/s3 named by spec.extraEnv[0].valueFrom.secretKeyRef does not exist; create it or fix spec.extraEnv[0].valueFrom.secretKeyRef.name');
   });
 
+  it('refuses local rooms that may run on more than one replica behind one address', () => {
+    const local = (spec: Record<string, unknown>) => ({ ...pool, spec: { ...pool.spec, roomProvider: 'local', sizing: undefined, ...spec } }) as unknown as VoiceWorkerPool;
+    const problem = (p: VoiceWorkerPool) => specProblem(p, decideFloor(p.spec, new Date()));
+    expect(problem(local({}))?.message).toContain('this pool may run 3 replicas behind one address');
+    expect(problem(local({ autoscaling: undefined, replicas: 2 }))?.message).toContain('may run 2 replicas');
+    expect(problem(local({ autoscaling: undefined, replicas: 1 }))).toBeUndefined();
+    expect(problem(local({ publicUrl: 'https://$(POD_NAME).rooms.example.com' }))).toBeUndefined();
+    expect(problem(local({ roomProvider: 'livekit' }))).toBeUndefined();
+  });
+
   it('rejects a floor above the autoscaling maximum', () => {
     const problem = specProblem(pool, decideFloor(pool.spec, new Date()));
     expect(problem?.reason).toBe('InvalidSpec');

@@ -6,6 +6,7 @@ import { Reason } from './conditions.ts';
 import { parseCron, wallClock } from './cron.ts';
 import type { FloorDecision } from './floor.ts';
 import { RESERVED_ENV } from './resources/env.ts';
+import { effectiveAutoscaling } from './resources/hpa.ts';
 import type { SecretKeyRef, VoiceWorkerPool } from './types.ts';
 
 export interface Problem {
@@ -33,6 +34,29 @@ export function secretRefs(pool: VoiceWorkerPool): Array<{ field: string; ref: S
   return refs;
 }
 
+/** What a pool's Service spreads respondents over: more than one pod, unless each pod has its own address. */
+export const POD_NAME_REFERENCE = '$(POD_NAME)';
+
+/**
+ * Local rooms live in the memory of the pod whose slot was claimed, and `room_url` is PUBLIC_URL: with
+ * more than one replica behind one address, a respondent lands on a pod that does not hold the room.
+ * Such a pool must say how respondents reach each pod: a `publicUrl` naming `$(POD_NAME)`, which
+ * Kubernetes expands per pod (e.g. one Ingress host per pod).
+ */
+function localRoomsProblem(pool: VoiceWorkerPool, decision: FloorDecision): Problem | undefined {
+  if (pool.spec.roomProvider !== 'local' || pool.spec.publicUrl?.includes(POD_NAME_REFERENCE)) return undefined;
+  const autoscaling = effectiveAutoscaling(pool.spec);
+  const mayRun = autoscaling ? Math.max(decision.floor, autoscaling.maxReplicas) : Math.max(pool.spec.replicas, decision.floor);
+  if (mayRun <= 1) return undefined;
+  return {
+    reason: Reason.InvalidSpec,
+    message:
+      `VoiceWorkerPool ${pool.metadata.name}: roomProvider local keeps each room in one pod's memory, but this pool may run ${mayRun} replicas behind one address, ` +
+      `so respondents would reach pods that do not hold their room; use roomProvider livekit or daily, run one replica (replicas: 1, autoscaling off), ` +
+      `or set spec.publicUrl to an address per pod that names ${POD_NAME_REFERENCE} (e.g. https://${POD_NAME_REFERENCE}.rooms.example.com)`,
+  };
+}
+
 export function specProblem(pool: VoiceWorkerPool, decision: FloorDecision): Problem | undefined {
   for (const [i, s] of (pool.spec.preScaling?.schedules ?? []).entries()) {
     try {
@@ -48,6 +72,8 @@ export function specProblem(pool: VoiceWorkerPool, decision: FloorDecision): Pro
     return { reason: Reason.InvalidSpec, message: `VoiceWorkerPool ${pool.metadata.name}: spec.extraEnv sets ${clash.name}, which the operator sets from the pool's fields; use those fields instead` };
   }
   const autoscaling = pool.spec.autoscaling;
+  const local = localRoomsProblem(pool, decision);
+  if (local) return local;
   if (autoscaling?.enabled && decision.floor > autoscaling.maxReplicas) {
     return {
       reason: Reason.InvalidSpec,

@@ -22,11 +22,13 @@ const DEFAULT_AUTOSCALING: Autoscaling = {
 
 /**
  * The autoscaling in force: the pool's own, the default when it has none, or undefined when it is
- * off (explicitly, or a pool without `autoscaling` scaled to zero replicas).
+ * off (explicitly, or a pool without `autoscaling` scaled to zero replicas). Local rooms get no
+ * default: a room lives in one pod's memory, so such a pool scales out only when it says how
+ * respondents reach each pod (validate.ts).
  */
 export function effectiveAutoscaling(spec: VoiceWorkerPoolSpec): Autoscaling | undefined {
   if (spec.autoscaling) return spec.autoscaling.enabled ? spec.autoscaling : undefined;
-  return spec.replicas > 0 ? DEFAULT_AUTOSCALING : undefined;
+  return spec.replicas > 0 && spec.roomProvider !== 'local' ? DEFAULT_AUTOSCALING : undefined;
 }
 
 /** None when autoscaling is off; `floor` is the computed replica floor (sizing and windows). */

@@ -63,11 +63,18 @@ describe('worker pod', () => {
 
 describe('default autoscaling', () => {
   it('gives a pool without `autoscaling` an HPA at 70 % CPU with replicas as the floor', () => {
-    const state = desiredState(pool({ replicas: 3 }), new Date());
+    const state = desiredState(pool({ replicas: 3, roomProvider: 'daily' }), new Date());
     expect(state.autoscaled).toBe(true);
     const hpa = state.apply.find((o) => o.kind === 'HorizontalPodAutoscaler')!;
     expect(hpa.spec).toMatchObject({ minReplicas: 3, maxReplicas: 10, metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } }] });
     expect((state.apply[0]!.spec as { replicas?: number }).replicas).toBeUndefined();
+  });
+
+  it('gives a local-rooms pool without `autoscaling` no HPA: its rooms cannot spread over replicas', () => {
+    const state = desiredState(pool({ replicas: 1, roomProvider: 'local' }), new Date());
+    expect(state.autoscaled).toBe(false);
+    expect(state.apply.find((o) => o.kind === 'HorizontalPodAutoscaler')).toBeUndefined();
+    expect((state.apply[0]!.spec as { replicas?: number }).replicas).toBe(1);
   });
 
   it('keeps a pool scaled to zero (no autoscaling object, replicas 0) without an HPA', () => {

@@ -9,6 +9,10 @@ import { startHostSystem, type HostSystem } from './host-system.ts';
 import { kubeCli, type KubeCli } from './kube-cli.ts';
 import { chartSetArgs, OPERATOR_NAMESPACE, poolManifest, POOL_NAMESPACE, RELEASE, redisManifest, workerSecretsManifest } from './pool-fixtures.ts';
 
+// Local rooms on several replicas need an address per pod (the operator refuses them otherwise);
+// the HPA pool never runs an interview, so a name that resolves nowhere will do.
+const PER_POD_ADDRESS = { publicUrl: 'https://$(POD_NAME).rooms.invalid' };
+
 /**
  * What a platform team does with the product, on a real single-node Kubernetes (docs/cluster.md):
  * our chart, our operator image and our worker image, built from this working tree. The tests run
@@ -186,7 +190,7 @@ describe('on a real single-node cluster', () => {
   }, 300_000);
 
   it('(8) the HPA exists with 70 % CPU and the floor, and the real HPA controller reports on it', async () => {
-    await k.kubectl(['apply', '-f', '-'], poolManifest(cluster, { name: 'scaled', backendUrl: `http://${cluster.nodeIp}:9`, spec: { autoscaling: { maxReplicas: 3 }, sizing: { p95ConcurrentSessions: 2, headroomPercent: 0 } } }));
+    await k.kubectl(['apply', '-f', '-'], poolManifest(cluster, { name: 'scaled', backendUrl: `http://${cluster.nodeIp}:9`, spec: { ...PER_POD_ADDRESS, autoscaling: { maxReplicas: 3 }, sizing: { p95ConcurrentSessions: 2, headroomPercent: 0 } } }));
     interface Hpa { spec: { minReplicas: number; maxReplicas: number; metrics: Array<{ resource: { name: string; target: { averageUtilization: number } } }> }; status?: { conditions?: Condition[] } }
     let hpa: Hpa | undefined;
     // No metrics-server here: the controller must say it cannot read CPU, not pretend it scaled.
@@ -211,7 +215,7 @@ describe('on a real single-node cluster', () => {
     // The holder identity is "<pod name>_<random>".
     await k.kubectl(['delete', 'pod', leader!.split('_')[0]!, '-n', OPERATOR_NAMESPACE, '--wait=false']);
     // Changed while no one leads (or the old leader is stopping): only the new leader can apply it.
-    await k.kubectl(['apply', '-f', '-'], poolManifest(cluster, { name: 'scaled', backendUrl: `http://${cluster.nodeIp}:9`, spec: { autoscaling: { maxReplicas: 3, targetCPUUtilizationPercentage: 55 }, sizing: { p95ConcurrentSessions: 2, headroomPercent: 0 } } }));
+    await k.kubectl(['apply', '-f', '-'], poolManifest(cluster, { name: 'scaled', backendUrl: `http://${cluster.nodeIp}:9`, spec: { ...PER_POD_ADDRESS, autoscaling: { maxReplicas: 3, targetCPUUtilizationPercentage: 55 }, sizing: { p95ConcurrentSessions: 2, headroomPercent: 0 } } }));
     await waitFor(async () => {
       const now = await holder().catch(() => undefined);
       return now !== undefined && now !== leader;

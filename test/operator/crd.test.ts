@@ -44,7 +44,6 @@ describe('VoiceWorkerPool CRD', () => {
     expect(pool.spec.sizing).toEqual({ p95ConcurrentSessions: 5, headroomPercent: 20, sessionsPerReplica: 1 });
     expect(pool.spec.preScaling).toEqual({ leadSeconds: 300, windows: [] });
     expect(pool.spec.secrets.workerToken.key).toBe('token');
-    expect(pool.spec.roomProvider).toBe('local');
     expect(pool.spec.terminationGracePeriodSeconds).toBe(1800);
     expect(pool.spec.telemetry).toBeUndefined();
   });
@@ -88,7 +87,7 @@ describe('VoiceWorkerPool CRD', () => {
     expect(await rejection(poolSpec({ extraEnv: [{ name: 'WORKER_TOKEN', value: 'mine' }] }))).toContain("this name is set by the operator from the pool's fields");
     expect(await rejection(poolSpec({ extraEnv: [{ name: 'DRAIN_GRACE_SECONDS', value: '5' }] }))).toContain("this name is set by the operator from the pool's fields");
     expect(await rejection(poolSpec({ roomProvider: 'daily' }))).toContain('roomProvider daily needs secrets.roomApiKey');
-    expect(await rejection(poolSpec({ roomProvider: 'livekit' }))).toContain('roomProvider livekit needs livekit.url and livekit.secretName');
+    expect(await rejection(poolSpec({ roomProvider: 'livekit', livekit: undefined }))).toContain('roomProvider livekit needs livekit.url and livekit.secretName');
     expect(await rejection(poolSpec({ secrets: { openaiApiKey: undefined } }))).toContain('the worker needs a model key');
     const schedule = { cron: '0 9 * * 1-5', timeZone: 'Europe/Berlin', durationMinutes: 120, replicas: 8 };
     expect(await rejection(poolSpec({ autoscaling: { maxReplicas: 5 }, preScaling: { schedules: [schedule] } }))).toContain("every pre-scaling schedule's replicas must be at most autoscaling.maxReplicas");

@@ -70,16 +70,18 @@ export async function createSecret(kube: KubeClient, namespace: string, name: st
 }
 
 /**
- * The smallest valid pool spec; tests spread their own fields over it (`secrets` are merged). Local
- * rooms need no provider key; the model key points at the worker Secret's token, since the operator
- * only checks that a referenced key exists and never reads a value.
+ * The smallest valid pool spec; tests spread their own fields over it (`secrets` are merged). LiveKit
+ * rooms, so that any replica count is valid (local rooms are one replica only); the model and
+ * LiveKit keys point at the worker Secret's token, since the operator only checks that a referenced
+ * key exists and never reads a value.
  */
 export function poolSpec(extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     image: { repository: 'registry.example.com/voice-worker' },
     redis: { url: 'redis://redis:6379' },
     backendUrl: 'https://app.service.example',
-    roomProvider: 'local',
+    roomProvider: 'livekit',
+    livekit: { url: 'wss://livekit.example.com', secretName: 'worker', apiKeyKey: 'token', apiSecretKey: 'token' },
     ...extra,
     secrets: { workerToken: { name: 'worker' }, openaiApiKey: { name: 'worker', key: 'token' }, ...(extra.secrets as Record<string, unknown> | undefined) },
   };

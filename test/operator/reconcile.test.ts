@@ -221,6 +221,25 @@ describe('reconcile against a real API server', () => {
     expect(d!.spec.template.spec.containers[0].env).toContainEqual({ name: 'WARM_POOL_SIZE', value: '1' });
   });
 
+  it('refuses local rooms on more than one replica unless each pod has its own address, and gives one-replica local pools no HPA', async () => {
+    const local = { roomProvider: 'local', livekit: undefined };
+    await createPool(kube, ns, 'local-many', poolSpec({ ...local, replicas: 2 }));
+    const refused = await eventually(() => pool('local-many'), (p) => condition(p, 'Degraded')?.reason === 'InvalidSpec', 'local-many refused');
+    expect(condition(refused, 'Ready')?.status).toBe('False');
+    expect(condition(refused, 'Degraded')?.message).toContain("roomProvider local keeps each room in one pod's memory, but this pool may run 2 replicas");
+    expect(await get('Deployment', 'local-many')).toBeUndefined();
+
+    // One replica: valid, and no default HPA that would scale it out.
+    await createPool(kube, ns, 'local-one', poolSpec({ ...local, replicas: 1 }));
+    await eventually(() => get('Deployment', 'local-one'), (d) => d?.spec.replicas === 1, 'local-one Deployment');
+    expect(await get('HorizontalPodAutoscaler', 'local-one')).toBeUndefined();
+
+    // An address per pod (Kubernetes expands $(POD_NAME) from the env var before it): valid at any size.
+    await createPool(kube, ns, 'local-per-pod', poolSpec({ ...local, replicas: 2, publicUrl: 'https://$(POD_NAME).rooms.example.com' }));
+    const d = await eventually(() => get('Deployment', 'local-per-pod'), (x) => x !== undefined, 'local-per-pod Deployment');
+    expect(d!.spec.template.spec.containers[0].env).toContainEqual({ name: 'PUBLIC_URL', value: 'https://$(POD_NAME).rooms.example.com' });
+  });
+
   it('refuses an unknown field in a child (strict field validation), naming it', async () => {
     // A typo in pass-through placement: without Strict the API server would drop it silently.
     await createPool(kube, ns, 'typo', poolSpec({ placement: { affinity: { nodeAfinity: {} } } }));
