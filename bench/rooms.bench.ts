@@ -87,7 +87,10 @@ async function liveKitOneWay(server: LiveKitServer, bursts: number): Promise<{ a
   const now = Math.floor(Date.now() / 1000);
   const join = async (role: 'bot' | 'respondent') => {
     const r = new Room();
-    const source = new AudioSource(24_000, 1, 100);
+    // A 20 ms queue: a microphone hands over each frame as it is captured, and the bot starts a reply
+    // into an empty queue; a deeper queue, kept full by the steady stream below, would be measured as
+    // if it were the media path.
+    const source = new AudioSource(24_000, 1, 20);
     const heard: number[] = [];
     r.on(RoomEvent.TrackSubscribed, (track) => {
       if (track.kind !== TrackKind.KIND_AUDIO) return;
