@@ -6,8 +6,12 @@ import { runNodeInterview } from '../harness/node-interview.ts';
 import { waitFor } from '../harness/ports.ts';
 import { INTERVIEW } from '../harness/system-env.ts';
 import { startHostSystem, type HostSystem } from './host-system.ts';
+import { killWorkerProcess } from './kill-container.ts';
 import { kubeCli, type KubeCli } from './kube-cli.ts';
+import { answerInterview, connectSession, openSession, watchBot } from './livekit-respondent-steps.ts';
+import { startNodeLiveKit, type NodeLiveKit } from './node-livekit.ts';
 import { chartSetArgs, OPERATOR_NAMESPACE, poolManifest, POOL_NAMESPACE, RELEASE, redisManifest, workerSecretsManifest } from './pool-fixtures.ts';
+import { podOf, poolRedis } from './pool-redis.ts';
 
 // Local rooms on several replicas need an address per pod (the operator refuses them otherwise);
 // the HPA pool never runs an interview, so a name that resolves nowhere will do.
@@ -45,14 +49,20 @@ async function serviceUrl(pool: string): Promise<URL> {
 /**
  * The pool 'local' wired to the host's stand-in providers, OTLP receiver and api-stub; local rooms are
  * served at the Service's address (one replica), which the host reaches through kube-proxy.
- * `revision` is a plain env value: changing it rolls the Deployment.
+ * `revision` is a plain env value: changing it rolls the Deployment. With `livekit` the same pool moves
+ * to LiveKit rooms (a livekit-server on the host, key and secret in the Secret 'livekit'), which lets it
+ * have several replicas behind the one Service.
  */
-function interviewPool(svc: URL, revision: string): string {
+function interviewPool(svc: URL, revision: string, livekit?: { url: string; replicas: number }): string {
   const h = host!.forPods;
   return poolManifest(cluster, {
     name: 'local',
     backendUrl: h.backendUrl,
+    replicas: livekit?.replicas,
     spec: {
+      // No metrics-server here: an HPA would never scale down, so the LiveKit pool's count is its own
+      // `replicas` (autoscaling off), and a scale-down is a change of that field.
+      ...(livekit ? { roomProvider: 'livekit', livekit: { url: livekit.url, secretName: 'livekit', apiKeyKey: 'apiKey', apiSecretKey: 'apiSecret' }, autoscaling: { enabled: false } } : {}),
       // Room for a live interview to finish while its pod drains.
       terminationGracePeriodSeconds: 120,
       // TLS in the pod (contract C4) with the test's throwaway CA; rooms at the Service's address.
@@ -84,6 +94,17 @@ async function waitPoolReady(pool: string, timeoutMs = 150_000): Promise<void> {
   await k.kubectl(['rollout', 'status', `deployment/${pool}`, '-n', POOL_NAMESPACE, `--timeout=${Math.round(timeoutMs / 1000)}s`]);
   await waitFor(async () => condition((await k.getJson<Pool>(['vwp', pool, '-n', POOL_NAMESPACE])).status?.conditions, 'Ready')?.status === 'True', { timeoutMs, intervalMs: 300, what: `the pool ${pool} to be Ready` });
   await waitFor(async () => (await poolPods(pool)).every((p) => p.ready && !p.terminating), { timeoutMs, intervalMs: 500, what: `the old pods of ${pool} to be gone` });
+}
+
+/** `promise`, or a failure naming `what` after `timeoutMs`. */
+async function within<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, fail) => (timer = setTimeout(() => fail(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)), timeoutMs)));
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** An interview's end as the respondent saw it, for failure messages. */
@@ -229,4 +250,103 @@ describe('on a real single-node cluster', () => {
       return pool.status?.observedGeneration === pool.metadata.generation;
     }, { timeoutMs: 30_000, intervalMs: 500, what: 'the pool status to report the new generation' });
   }, 150_000);
+
+  describe('the interview pool on LiveKit rooms with two replicas (a livekit-server on the host)', () => {
+    let livekit: NodeLiveKit | undefined;
+    const redis = () => poolRedis(k, 'local');
+
+    afterAll(async () => {
+      await livekit?.stop();
+    });
+
+    /** Both replicas Ready and each one's warm slot (its LiveKit room created ahead) in the shared pool. */
+    async function twoWarmReplicas(): Promise<void> {
+      await waitPoolReady('local');
+      await waitFor(async () => (await poolPods('local')).length === 2 && (await redis().idle()).length === 2, { timeoutMs: 90_000, intervalMs: 500, what: 'two pods of local, each with its warm slot in the pool' });
+    }
+
+    it('(5) scale-down while a session is live: the draining pod finishes it (COMPLETED, webhook verified)', async () => {
+      // The HPA pool of (8) and (7) has done its part; the two cores are needed for WebRTC now.
+      await k.kubectl(['delete', 'vwp', 'scaled', '-n', POOL_NAMESPACE, '--wait=false']);
+      livekit = await startNodeLiveKit(cluster.nodeIp);
+      await k.kubectl(['create', 'secret', 'generic', 'livekit', '-n', POOL_NAMESPACE, `--from-literal=apiKey=${livekit.apiKey}`, `--from-literal=apiSecret=${livekit.apiSecret}`]);
+      const svc = await serviceUrl('local');
+      await k.kubectl(['apply', '-f', '-'], interviewPool(svc, 'livekit', { url: livekit.url, replicas: 2 }));
+      await twoWarmReplicas();
+
+      const sessionId = await openSession(host!.system, { source: 'scale-down' });
+      const room = await connectSession(host!.system, sessionId);
+      expect(room.route).toBe('self_hosted');
+      expect(room.roomUrl).toBe(livekit.url);
+      let botSpoke!: () => void;
+      const spoke = new Promise<void>((r) => (botSpoke = r));
+      let finished = false;
+      const answering = answerInterview(room, (line) => line.startsWith('caption bot:') && botSpoke()).finally(() => (finished = true));
+      await within(Promise.race([spoke, answering.then(() => Promise.reject(new Error('the interview ended before the bot spoke')))]), 60_000, 'the bot to speak');
+
+      const busyPod = podOf((await redis().session(sessionId)).pod!);
+      const pods = await poolPods('local');
+      expect(pods.map((p) => p.name)).toContain(busyPod);
+      // The ReplicaSet removes the pod with the lowest deletion cost: make that the busy one (the worst case).
+      await k.kubectl(['annotate', 'pod', busyPod, '-n', POOL_NAMESPACE, 'controller.kubernetes.io/pod-deletion-cost=-1000']);
+      await k.kubectl(['apply', '-f', '-'], interviewPool(svc, 'livekit', { url: livekit.url, replicas: 1 }));
+      await waitFor(async () => (await poolPods('local')).find((p) => p.name === busyPod)?.terminating === true, { timeoutMs: 30_000, intervalMs: 300, what: `the busy pod ${busyPod} to be terminating` });
+      expect(finished).toBe(false);
+
+      const result = await answering;
+      expect(result.disconnectedBy).toBe('ended');
+      const session = await completedSession({ sessionId, steps: result.captions.map((c) => ({ kind: 'caption', text: `${c.speaker}: ${c.text}` })) });
+      expect(session.response?.summary).toBeTruthy();
+      const webhook = await host!.waitForWebhook('interview.completed', sessionId);
+      expect(webhook.event.data).toMatchObject({ sessionId, metadata: { source: 'scale-down' } });
+      expect(host!.rejected).toEqual([]);
+      // Drained, the pod leaves; the other one stays and the pool is Ready at one replica.
+      await waitFor(async () => (await poolPods('local')).every((p) => p.name !== busyPod), { timeoutMs: 60_000, intervalMs: 500, what: `the drained pod ${busyPod} to be gone` });
+      expect((await poolPods('local')).map((p) => p.name)).toEqual(pods.filter((p) => p.name !== busyPod).map((p) => p.name));
+      await waitPoolReady('local');
+    }, 300_000);
+
+    it('(6) a worker process killed (kill -9) mid-interview: interview.failed, the slot reclaimed, the retry completes on another pod', async () => {
+      const svc = await serviceUrl('local');
+      await k.kubectl(['apply', '-f', '-'], interviewPool(svc, 'livekit', { url: livekit!.url, replicas: 2 }));
+      await twoWarmReplicas();
+
+      const sessionId = await openSession(host!.system, { source: 'killed' });
+      const watched = await watchBot(await connectSession(host!.system, sessionId));
+      await within(watched.botSpoke, 60_000, 'the bot to speak');
+      const { pod: instance, slot } = await redis().session(sessionId);
+      const victim = podOf(instance!);
+      const killed = await killWorkerProcess(cluster, k, victim);
+
+      const failed = await host!.waitForWebhook('interview.failed', sessionId, 90_000);
+      expect(failed.event.data).toMatchObject({ sessionId, reason: 'worker_lost', metadata: { source: 'killed' } });
+      // What the respondent sees: the interviewer left without ending the interview.
+      await within(watched.botLeft, 60_000, `the respondent to see the bot leave (seen: ${watched.seen.join(', ')})`);
+      await watched.leave();
+      // A failed interview leaves the session STARTED, for the respondent to retry.
+      expect((await host!.system.retrieve(sessionId)).status).toBe('STARTED');
+      // The slot is reclaimed: the dead incarnation and its slot left the pool.
+      expect(await redis().pods()).not.toContain(instance);
+      expect(await redis().podSlots(instance!)).toEqual([]);
+      expect(await redis().slotExists(slot!)).toBe(false);
+      // The container came back (a new incarnation) and both pods have a warm slot again.
+      await waitFor(async () => {
+        const p = await k.getJson<{ status: { containerStatuses?: Array<{ restartCount: number; ready: boolean }> } }>(['pod', victim, '-n', POOL_NAMESPACE]);
+        const c = p.status.containerStatuses?.[0];
+        return c !== undefined && c.restartCount > killed.restartsBefore && c.ready;
+      }, { timeoutMs: 90_000, intervalMs: 500, what: `the worker container of ${victim} to restart` });
+      await twoWarmReplicas();
+
+      // The respondent presses Retry: a fresh slot on the other pod, and the interview completes.
+      const retry = await connectSession(host!.system, sessionId);
+      const retryPod = podOf((await redis().session(sessionId)).pod!);
+      expect(retryPod).not.toBe(victim);
+      const result = await answerInterview(retry);
+      expect(result.disconnectedBy).toBe('ended');
+      const session = await completedSession({ sessionId, steps: result.captions.map((c) => ({ kind: 'caption', text: `${c.speaker}: ${c.text}` })) });
+      await host!.waitForWebhook('interview.completed', sessionId);
+      expect((await transcriptIn(retryPod, session.response!.transcriptKey)).sessionId).toBe(sessionId);
+      expect(host!.rejected).toEqual([]);
+    }, 300_000);
+  });
 });
