@@ -20,7 +20,10 @@ bah() { buildah --root "$cache/buildah/root" --runroot "$cache/buildah/run" --st
 bud() { bah bud --quiet --pull=never --network host "$@"; }
 has() { bah inspect --type image "$1" >/dev/null 2>&1; }
 hash_of() { # <files or dirs>... -> 12 hex chars over names and contents
-  (cd "$repo" && find "$@" -type f ! -name '*.test.ts' -print0 | sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-12
+  # The files git would take (tracked, or new and not ignored), so the caches test tools leave in
+  # the tree (__pycache__, .mypy_cache) neither change the tag nor reach the image (.dockerignore).
+  (cd "$repo" && { if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then git ls-files -z -co --exclude-standard -- "$@"; else find "$@" -type f -print0; fi; } \
+    | tr '\0' '\n' | grep -v '\.test\.ts$' | sort | while IFS= read -r f; do if [ -f "$f" ]; then sha256sum "$f"; fi; done) | sha256sum | cut -c1-12
 }
 step() { echo "images: $*" >&2; }
 exec 9>"$cache/.lock"; flock 9

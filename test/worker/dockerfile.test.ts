@@ -25,6 +25,11 @@ describe('Dockerfile.worker', () => {
     expect(of('STOPSIGNAL')).toEqual(['STOPSIGNAL SIGTERM']);
   });
 
+  it('builds from a context that leaves out node_modules and the caches test tools write into worker/', () => {
+    const ignored = readFileSync(resolve(ROOT, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim());
+    for (const entry of ['node_modules', '.git', '**/__pycache__', '**/.mypy_cache', '**/.ruff_cache']) expect(ignored, entry).toContain(entry);
+  });
+
   it('copies only paths that exist', () => {
     for (const line of of('COPY').filter((l) => !l.includes('--from'))) {
       for (const source of line.split(/\s+/).slice(1, -1)) expect(existsSync(resolve(ROOT, source)), source).toBe(true);
