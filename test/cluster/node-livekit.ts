@@ -1,11 +1,9 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { createSocket } from 'node:dgram';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { liveKitServerBinary } from '../harness/livekit-server.ts';
+import { liveKitServerBinary, writeLiveKitConfig } from '../harness/livekit-server.ts';
 import { waitFor } from '../harness/ports.ts';
 
 /**
@@ -57,26 +55,8 @@ export async function startNodeLiveKit(nodeIp: string): Promise<NodeLiveKit> {
   const [port, tcpPort, udpPort] = [await freeTcpPort(), await freeTcpPort(), await freeUdpPort()];
   const apiKey = `APIcluster${randomBytes(4).toString('hex')}`;
   const apiSecret = randomBytes(32).toString('base64url');
-  const dir = mkdtempSync(join(tmpdir(), 'livekit-node-'));
-  const configFile = join(dir, 'livekit.yaml');
-  writeFileSync(
-    configFile,
-    [
-      `port: ${port}`,
-      `bind_addresses: [${nodeIp}]`,
-      'rtc:',
-      `  tcp_port: ${tcpPort}`,
-      `  udp_port: ${udpPort}`,
-      '  use_external_ip: false',
-      `  node_ip: ${nodeIp}`,
-      // Only the node address as a candidate: the pods' and the host's one common address.
-      `  ips: { includes: [${nodeIp}/32] }`,
-      '  stun_servers: []',
-      'keys:',
-      `  ${apiKey}: ${apiSecret}`,
-      'logging: { level: warn }',
-    ].join('\n'),
-  );
+  // Only the node address as a candidate: the pods' and the host's one common address.
+  const { dir, configFile } = writeLiveKitConfig({ port, tcpPort, udpPort, apiKey, apiSecret, address: nodeIp, candidates: `${nodeIp}/32` });
   const chunks: string[] = [];
   const child = spawn(binary, ['--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.on('data', (d: Buffer) => chunks.push(d.toString()));

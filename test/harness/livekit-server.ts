@@ -60,32 +60,46 @@ export function ensureNonLoopbackInterface(log: (line: string) => void = (l) => 
   };
 }
 
+/**
+ * A livekit-server config in a temp dir: single node without Redis, the API and WebRTC ports on one
+ * address, that address as the only ICE candidate range, no external IP, no STUN, keys of the test's own.
+ */
+export function writeLiveKitConfig(o: {
+  port: number; tcpPort: number; udpPort: number; apiKey: string; apiSecret: string;
+  address: string; candidates: string; loopbackCandidate?: boolean; logLevel?: string;
+}): { dir: string; configFile: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'livekit-'));
+  const configFile = join(dir, 'livekit.yaml');
+  writeFileSync(
+    configFile,
+    [
+      `port: ${o.port}`,
+      `bind_addresses: [${o.address}]`,
+      'rtc:',
+      `  tcp_port: ${o.tcpPort}`,
+      `  udp_port: ${o.udpPort}`,
+      '  use_external_ip: false',
+      `  node_ip: ${o.address}`,
+      ...(o.loopbackCandidate ? ['  enable_loopback_candidate: true'] : []),
+      `  ips: { includes: [${o.candidates}] }`,
+      '  stun_servers: []',
+      'keys:',
+      `  ${o.apiKey}: ${o.apiSecret}`,
+      `logging: { level: ${o.logLevel ?? 'warn'} }`,
+    ].join('\n'),
+  );
+  return { dir, configFile };
+}
+
 export async function startLiveKitServer(options: { logLevel?: string } = {}): Promise<LiveKitServer> {
   const binary = liveKitServerBinary();
   const cleanupInterface = ensureNonLoopbackInterface();
   const [port, tcpPort, udpPort] = [await freePort(), await freePort(), await freePort()];
   const apiKey = `APItest${randomBytes(4).toString('hex')}`;
   const apiSecret = randomBytes(32).toString('base64url');
-  const dir = mkdtempSync(join(tmpdir(), 'livekit-'));
-  const configFile = join(dir, 'livekit.yaml');
-  writeFileSync(
-    configFile,
-    [
-      `port: ${port}`,
-      'bind_addresses: [127.0.0.1]',
-      'rtc:',
-      `  tcp_port: ${tcpPort}`,
-      `  udp_port: ${udpPort}`,
-      '  use_external_ip: false',
-      '  node_ip: 127.0.0.1',
-      '  enable_loopback_candidate: true',
-      '  ips: { includes: [127.0.0.1/8] }',
-      '  stun_servers: []',
-      'keys:',
-      `  ${apiKey}: ${apiSecret}`,
-      `logging: { level: ${options.logLevel ?? 'warn'} }`,
-    ].join('\n'),
-  );
+  const { dir, configFile } = writeLiveKitConfig({
+    port, tcpPort, udpPort, apiKey, apiSecret, address: '127.0.0.1', candidates: '127.0.0.1/8', loopbackCandidate: true, logLevel: options.logLevel,
+  });
   const chunks: string[] = [];
   const child: ChildProcess = spawn(binary, ['--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout!.on('data', (d: Buffer) => chunks.push(d.toString()));
