@@ -43,7 +43,7 @@ describe('one utterance is bounded', () => {
       },
     });
     const done = await respondent.done;
-    expect(done.ended).toBe('completed');
+    expect(done.ended, JSON.stringify(done).slice(0, 400)).toBe('completed');
     const report = await backend.waitForReport(String(body.sessionId), 10_000);
     expect(report.body.status).toBe('completed');
     // The flooded answer reached speech-to-text as at most MAX_UTTERANCE_SECONDS of audio.
