@@ -70,6 +70,76 @@ export interface WorkerConfig {
   idleTimeoutSeconds: number;
   joinTimeoutSeconds: number;
   vad: { thresholdDbfs: number; silenceMs: number; minSpeechMs: number; maxUtteranceSeconds: number };
+  /** Turn-taking (docs/worker.md, "Turn-taking"). Today's pipeline: energy, silence, batch, no barge-in. */
+  turns: TurnSettings;
+}
+
+export const VAD_ENGINES = ['silero', 'energy'] as const;
+export const TURN_DETECTIONS = ['model', 'silence'] as const;
+export const STT_MODES = ['realtime', 'batch'] as const;
+
+export interface TurnSettings {
+  /** `silero`: Silero VAD (ONNX); `energy`: the level threshold of VAD_THRESHOLD_DBFS. */
+  vadEngine: (typeof VAD_ENGINES)[number];
+  /** Silero's speech probability above which a frame is speech. */
+  vadSpeechThreshold: number;
+  /** `model`: short silence, then the end-of-turn model decides; `silence`: VAD_SILENCE_MS of silence. */
+  detection: (typeof TURN_DETECTIONS)[number];
+  /** Silence after which the end-of-turn model is asked. */
+  modelSilenceMs: number;
+  /** The model's probability at or above which the turn has ended. */
+  modelThreshold: number;
+  /** The longest pause inside a turn: the turn ends after this much silence whatever the model says. */
+  maxSilenceMs: number;
+  /** Where silero_vad.onnx and the Smart Turn model are; null: the default cache (worker/bot/turns/models.ts). */
+  modelsDir: string | null;
+  /** `realtime`: transcribe while the respondent speaks (WebSocket); `batch`: upload each finished turn. */
+  sttMode: (typeof STT_MODES)[number];
+  /** The transcription model of the realtime session. */
+  sttRealtimeModel: string;
+  /** Respondent speech while the bot speaks stops the bot. */
+  bargeIn: boolean;
+  /** Speech needed to pause the bot. */
+  bargeInMinSpeechMs: number;
+  /** Speech this long is an interruption whatever its words; shorter speech that is only a backchannel lets the bot go on. */
+  bargeInConfirmMs: number;
+}
+
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+  const raw = optionalString(env, name) ?? fallback;
+  if (!(values as readonly string[]).includes(raw)) throw new ConfigError(name, `must be one of ${values.map((v) => `"${v}"`).join(', ')}, got "${raw}"`);
+  return raw as T;
+}
+
+function fraction(env: Env, name: string, fallback: number): number {
+  const raw = optionalString(env, name);
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!/^\d*\.?\d+$/.test(raw) || !(value > 0 && value < 1)) throw new ConfigError(name, `must be a number between 0 and 1 (exclusive), got "${raw}"`);
+  return value;
+}
+
+function turnSettings(env: Env, sttModel: string): TurnSettings {
+  const modelSilenceMs = intVar(env, 'TURN_MODEL_SILENCE_MS', { default: 200, min: 60, max: 5000 });
+  const maxSilenceMs = intVar(env, 'TURN_MAX_SILENCE_MS', { default: 1600, min: 200, max: 10_000 });
+  if (maxSilenceMs < modelSilenceMs) throw new ConfigError('TURN_MAX_SILENCE_MS', `must be at least TURN_MODEL_SILENCE_MS (${modelSilenceMs})`);
+  const bargeInMinSpeechMs = intVar(env, 'BARGE_IN_MIN_SPEECH_MS', { default: 200, min: 40, max: 5000 });
+  const bargeInConfirmMs = intVar(env, 'BARGE_IN_CONFIRM_MS', { default: 700, min: 40, max: 10_000 });
+  if (bargeInConfirmMs < bargeInMinSpeechMs) throw new ConfigError('BARGE_IN_CONFIRM_MS', `must be at least BARGE_IN_MIN_SPEECH_MS (${bargeInMinSpeechMs})`);
+  return {
+    vadEngine: oneOf(env, 'VAD_ENGINE', VAD_ENGINES, 'silero'),
+    vadSpeechThreshold: fraction(env, 'VAD_SPEECH_THRESHOLD', 0.5),
+    detection: oneOf(env, 'TURN_DETECTION', TURN_DETECTIONS, 'model'),
+    modelSilenceMs,
+    modelThreshold: fraction(env, 'TURN_MODEL_THRESHOLD', 0.5),
+    maxSilenceMs,
+    modelsDir: optionalString(env, 'TURN_MODELS_DIR') ?? null,
+    sttMode: oneOf(env, 'STT_MODE', STT_MODES, 'realtime'),
+    sttRealtimeModel: optionalString(env, 'STT_REALTIME_MODEL') ?? (sttModel === 'whisper-1' ? 'gpt-4o-mini-transcribe' : sttModel),
+    bargeIn: boolVar(env, 'BARGE_IN', { default: true }),
+    bargeInMinSpeechMs,
+    bargeInConfirmMs,
+  };
 }
 
 function providerKey(env: Env, name: string): string {
@@ -182,6 +252,7 @@ export function loadConfig(env: Env): Readonly<WorkerConfig> {
       minSpeechMs: intVar(env, 'VAD_MIN_SPEECH_MS', { default: 120, min: 20, max: 10_000 }),
       maxUtteranceSeconds: intVar(env, 'MAX_UTTERANCE_SECONDS', { default: 60, min: 1, max: 600 }),
     },
+    turns: turnSettings(env, optionalString(env, 'STT_MODEL') ?? 'whisper-1'),
   };
   urlVar(env, 'S3_ENDPOINT', { schemes: ['http', 'https'] });
   return Object.freeze(config);
