@@ -2,7 +2,7 @@
  * Helpers every benchmark uses: the machine line, percentiles, one table format, timing loops and
  * servers in child processes. Not a benchmark itself (scripts/bench.sh runs *.bench.ts only).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -114,4 +114,14 @@ export async function startServerProcess(script: string, env: Record<string, str
 /** Resident memory of a process, in MiB (Linux /proc). */
 export function rssMiB(pid: number): number {
   return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
+}
+
+let clockTicks: number | undefined;
+/** CPU time (user + system) a process has used so far, in seconds (Linux /proc/<pid>/stat). */
+export function cpuSecondsOf(pid: number): number {
+  clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  // Fields after the command name (which may hold spaces), from field 3 (state): utime is 14, stime 15.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / clockTicks;
 }

@@ -1,0 +1,132 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, renameSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { silencePcm } from '../../lib/pcm.ts';
+import { readWavPcm, speak, SPEECH_RATE } from '../../test/harness/speech.ts';
+
+/**
+ * The respondent answers of bench/turns.bench.ts, kept as the script that makes them: espeak-ng +
+ * sox (test/harness/speech.ts), 16 kHz mono PCM16. The WAVs are cached under the system temp
+ * folder (never in the repo), keyed by text and voice settings. Each item says where its speech
+ * starts and ends and where its thinking pauses are, so the bench knows when an answer "really"
+ * ended and whether the bot cut in on a pause.
+ */
+export type ItemKind = 'plain' | 'pause' | 'short' | 'interruption' | 'backchannel';
+
+export interface Span {
+  startMs: number;
+  endMs: number;
+}
+
+export interface AnswerItem {
+  id: string;
+  kind: ItemKind;
+  /** What is said ("" for a noise burst); never shown to the bot as text, only as audio. */
+  text: string;
+  /** 16 kHz mono PCM16: lead silence, speech (with any pauses), no trailing silence. */
+  pcm: Buffer;
+  /** First and last speech sample, in ms from the start of `pcm`. */
+  speech: Span;
+  /** Thinking pauses inside the speech (silence that must not end the turn). */
+  pauses: Span[];
+}
+
+/** Silence at the head of every item, so a clip's first frame is never its onset. */
+const LEAD_MS = 100;
+
+const PLAIN = [
+  'A friend told me about you at a conference.',
+  'Mostly the reporting features, they save me hours every week.',
+  'We use it every day with the whole support team.',
+  'The setup was quick, but the billing page confused me.',
+  'I would like a better mobile app.',
+  'Our team grew from five to twenty people this year.',
+  'I compared three tools and this one was the cheapest.',
+  'The integration with our calendar works really well.',
+  'I usually log in first thing in the morning.',
+  'Support answered my question within an hour.',
+];
+
+/** Before the pause, the pause in ms (0.4-1.5 s), after the pause. */
+const PAUSED: Array<[string, number, string]> = [
+  ['I think,', 800, 'the onboarding, mostly.'],
+  ['Well,', 400, 'it was fine overall.'],
+  ['The main problem was', 1000, 'the export to spreadsheets.'],
+  ['Let me see,', 1200, 'probably about twice a week.'],
+  ['We tried', 600, 'two other products before this one.'],
+  ['Honestly,', 1500, 'I am not sure yet.'],
+  ['It depends on', 700, 'how busy the week is.'],
+  ['My manager', 900, 'picked it for the team.'],
+  ['I would say', 1100, 'the price is about right.'],
+  ['So,', 1300, 'the dashboard could load faster.'],
+];
+
+const SHORT = ['Yes.', 'No.', 'Sure.'];
+
+/** Spoken while the bot is still asking (the bench starts them 1.0 s into the bot's audio). */
+const INTERRUPTIONS = ['Sorry, can I stop you there, I already answered that.', 'Actually, wait, I have a question first.', 'Hold on, could you repeat the first part?'];
+
+/** Sounds during the bot's speech that must not stop it: spoken backchannels and noise bursts. */
+const BACKCHANNELS: Array<{ text: string } | { noiseMs: number; seed: number }> = [{ text: 'Mm-hm.' }, { noiseMs: 150, seed: 1 }, { text: 'Uh-huh.' }, { noiseMs: 150, seed: 2 }];
+
+/** One utterance from espeak-ng + sox, cached by content; the cache survives between runs. */
+export function spokenPcm(text: string, cacheDir: string): Buffer {
+  const key = createHash('sha256').update(`en-us|175|${SPEECH_RATE}|${text}`).digest('hex').slice(0, 16);
+  const file = join(cacheDir, `${key}.wav`);
+  if (!existsSync(file)) {
+    // Written beside, then renamed: a run killed mid-write leaves no half file under the key.
+    const partial = join(cacheDir, `${key}.${process.pid}.partial.wav`);
+    speak(text, partial);
+    renameSync(partial, file);
+  }
+  return readWavPcm(file).pcm;
+}
+
+/** A burst of white noise (a cough, a knock) at about -12 dBFS, from a fixed seed. */
+export function noisePcm(ms: number, seed: number): Buffer {
+  const samples = Math.round((SPEECH_RATE * ms) / 1000);
+  const out = Buffer.alloc(samples * 2);
+  let state = seed * 2654435761;
+  for (let i = 0; i < samples; i++) {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0; // LCG: the same burst every run
+    out.writeInt16LE(Math.round(((state / 2 ** 32) * 2 - 1) * 8000), i * 2);
+  }
+  return out;
+}
+
+const durationMs = (pcm: Buffer): number => (pcm.length / 2 / SPEECH_RATE) * 1000;
+
+function item(id: string, kind: ItemKind, text: string, parts: Array<Buffer | number>): AnswerItem {
+  const pcm: Buffer[] = [silencePcm(LEAD_MS, SPEECH_RATE)];
+  const pauses: Span[] = [];
+  let cursor = LEAD_MS;
+  for (const part of parts) {
+    if (typeof part === 'number') {
+      pauses.push({ startMs: cursor, endMs: cursor + part });
+      pcm.push(silencePcm(part, SPEECH_RATE));
+      cursor += part;
+    } else {
+      pcm.push(part);
+      cursor += durationMs(part);
+    }
+  }
+  return { id, kind, text, pcm: Buffer.concat(pcm), speech: { startMs: LEAD_MS, endMs: cursor }, pauses };
+}
+
+export const DEFAULT_CACHE_DIR = join(tmpdir(), 'voice-bench-turns-speech');
+
+/** The whole set, in a fixed order per kind. Throws (naming the fix) when espeak-ng or sox is missing. */
+export function buildAnswerSet(cacheDir = DEFAULT_CACHE_DIR): Record<ItemKind, AnswerItem[]> {
+  mkdirSync(cacheDir, { recursive: true });
+  const say = (text: string) => spokenPcm(text, cacheDir);
+  return {
+    plain: PLAIN.map((t, i) => item(`plain-${i + 1}`, 'plain', t, [say(t)])),
+    pause: PAUSED.map(([a, pause, b], i) => item(`pause-${i + 1}-${pause}ms`, 'pause', `${a} ... ${b}`, [say(a), pause, say(b)])),
+    short: SHORT.map((t, i) => item(`short-${i + 1}`, 'short', t, [say(t)])),
+    interruption: INTERRUPTIONS.map((t, i) => item(`interruption-${i + 1}`, 'interruption', t, [say(t)])),
+    backchannel: BACKCHANNELS.map((b, i) =>
+      'text' in b ? item(`backchannel-${i + 1}`, 'backchannel', b.text, [say(b.text)]) : item(`noise-${i + 1}-${b.noiseMs}ms`, 'backchannel', '', [noisePcm(b.noiseMs, b.seed)]),
+    ),
+  };
+}

@@ -1,0 +1,89 @@
+import type { ItemKind, Span } from './answer-set.ts';
+
+/**
+ * Turn-taking measures from one session's timeline, as the respondent saw it (its own clock,
+ * performance.now() ms): what the bot did (states, audio, interrupts) against what the respondent
+ * said and when. Pure, so the rules are tested on hand-made timelines (metrics.test.ts).
+ */
+export type BotEventType = 'audio' | 'speaking' | 'listening' | 'thinking' | 'interrupt';
+
+export interface BotEvent {
+  at: number;
+  type: BotEventType;
+}
+
+/** One item the respondent said: when its first and last speech frames went out, and its pauses. */
+export interface ItemPlay {
+  id: string;
+  kind: ItemKind;
+  speechStartAt: number;
+  speechEndAt: number;
+  /** The item's longest thinking pause (0 when it has none). */
+  longestPauseMs: number;
+}
+
+/** Barge-in: the bot must have sent `interrupt` within this long of the interruption's onset. */
+export const BARGE_IN_WINDOW_MS = 1500;
+/** Backchannel: an `interrupt` up to this long after it ended is a false stop. */
+export const FALSE_STOP_WINDOW_MS = 1500;
+/** Backchannel: `thinking` up to this long after it ended means the bot took it as the answer. */
+export const TAKEN_AS_TURN_WINDOW_MS = 2500;
+/** Pauses up to this long must never end the turn (the issue's aim). */
+export const SHORT_PAUSE_MS = 1200;
+
+export interface Ratio {
+  count: number;
+  of: number;
+}
+
+export interface RunSummary {
+  /** End of speech -> first bot audio after it, for plain and short answers the bot did not cut. */
+  latencies: number[];
+  /** Answers where the bot did something (thinking, speaking, audio) before the answer ended. */
+  cutIns: { shortPauses: Ratio; allPauses: Ratio; plainAndShort: Ratio };
+  /** Interruption onset -> `interrupt` received. */
+  stopTimes: number[];
+  missedBargeIns: Ratio;
+  falseStops: Ratio;
+  backchannelsTakenAsTurn: Ratio;
+}
+
+const ACTIVITY: ReadonlySet<BotEventType> = new Set(['audio', 'speaking', 'thinking', 'interrupt']);
+
+const first = (events: readonly BotEvent[], type: BotEventType | ReadonlySet<BotEventType>, after: number, before: number): BotEvent | undefined =>
+  events.find((e) => e.at > after && e.at < before && (typeof type === 'string' ? e.type === type : type.has(e.type)));
+
+const ratio = (flags: boolean[]): Ratio => ({ count: flags.filter(Boolean).length, of: flags.length });
+
+export function summarize(plays: readonly ItemPlay[], events: readonly BotEvent[]): RunSummary {
+  const sorted = [...events].sort((a, b) => a.at - b.at);
+  const answers = plays.filter((p) => p.kind === 'plain' || p.kind === 'pause' || p.kind === 'short');
+  const cutIn = new Map(answers.map((p) => [p, first(sorted, ACTIVITY, p.speechStartAt, p.speechEndAt) !== undefined]));
+  const latencies: number[] = [];
+  for (const p of answers) {
+    if (p.kind === 'pause' || cutIn.get(p)) continue;
+    // The reply belongs to this answer only if it comes before the respondent's next item.
+    const next = plays.find((q) => q.speechStartAt > p.speechEndAt);
+    const audio = first(sorted, 'audio', p.speechEndAt, next?.speechStartAt ?? Infinity);
+    if (audio) latencies.push(audio.at - p.speechEndAt);
+  }
+  const paused = answers.filter((p) => p.kind === 'pause');
+  const interruptions = plays.filter((p) => p.kind === 'interruption');
+  const stops = interruptions.map((p) => first(sorted, 'interrupt', p.speechStartAt - 1, p.speechStartAt + BARGE_IN_WINDOW_MS));
+  const backchannels = plays.filter((p) => p.kind === 'backchannel');
+  return {
+    latencies,
+    cutIns: {
+      shortPauses: ratio(paused.filter((p) => p.longestPauseMs <= SHORT_PAUSE_MS).map((p) => cutIn.get(p)!)),
+      allPauses: ratio(paused.map((p) => cutIn.get(p)!)),
+      plainAndShort: ratio(answers.filter((p) => p.kind !== 'pause').map((p) => cutIn.get(p)!)),
+    },
+    stopTimes: stops.flatMap((e, i) => (e ? [e.at - interruptions[i]!.speechStartAt] : [])),
+    missedBargeIns: ratio(stops.map((e) => e === undefined)),
+    falseStops: ratio(backchannels.map((p) => first(sorted, 'interrupt', p.speechStartAt - 1, p.speechEndAt + FALSE_STOP_WINDOW_MS) !== undefined)),
+    backchannelsTakenAsTurn: ratio(backchannels.map((p) => first(sorted, 'thinking', p.speechStartAt - 1, p.speechEndAt + TAKEN_AS_TURN_WINDOW_MS) !== undefined)),
+  };
+}
+
+/** The longest pause of an item, for ItemPlay. */
+export const longestPause = (pauses: readonly Span[]): number => Math.max(0, ...pauses.map((p) => p.endMs - p.startMs));

@@ -1,0 +1,77 @@
+import { baseEnv, spawnBody, startWorkerProcess, waitIdleSlots } from '../../test/worker/harness.ts';
+import { cpuSecondsOf, startServerProcess } from '../support.ts';
+import type { AnswerItem } from './answer-set.ts';
+import { fakeLatency, type LatencyProfile } from './profiles.ts';
+import { runBenchRespondent, type SessionTimeline } from './respondent.ts';
+
+/**
+ * One interview for the bench: a real worker process (local rooms) with the pipeline's settings,
+ * the stand-in provider in its own process with the profile's latency, and the bench respondent
+ * saying `items`. Also samples the live bot process's CPU over the session (/proc).
+ */
+export interface Pipeline {
+  name: 'today' | 'new';
+  env: Record<string, string>;
+  /** The deliberate wait after the end of speech before the turn can end at the earliest. */
+  endOfTurnWaitMs: number;
+}
+
+export const TODAY: Pipeline = { name: 'today', env: { VAD_ENGINE: 'energy', TURN_DETECTION: 'silence', STT_MODE: 'batch', BARGE_IN: 'false', VAD_SILENCE_MS: '700' }, endOfTurnWaitMs: 700 };
+// The defaults (VAD_SILENCE_MS is set to its default only because the test harness lowers it).
+export const NEW: Pipeline = { name: 'new', env: { VAD_SILENCE_MS: '700' }, endOfTurnWaitMs: 200 };
+
+export interface SessionResult {
+  timeline: SessionTimeline;
+  /** The bot process's CPU over the session, as a share of one core. */
+  botCpuShare: number;
+  seconds: number;
+}
+
+/** Questions long enough (the tone voice speaks 3 s) for an interruption 1 s in; spares for a bot that moves on early. */
+function interview(questions: number): Record<string, unknown> {
+  return {
+    title: 'Turn-taking bench',
+    language: 'en',
+    intro: 'Hi, thanks for joining.',
+    questions: Array.from({ length: questions }, (_, i) => ({ id: `q${i + 1}`, text: `Question ${i + 1}: tell me a little about how your team has used the product over the last few months.`, maxFollowUps: 1 })),
+    closing: 'Thanks, bye.',
+  };
+}
+
+export async function runSession(pipeline: Pipeline, profile: LatencyProfile, items: AnswerItem[], deps: { redisUrl: string; backendUrl: string }): Promise<SessionResult> {
+  // Tones, not espeak, for the bot's voice: synthesis in the fake would count as provider time.
+  const fake = await startServerProcess('bench/servers/fake-openai-server.ts', { FAKE_OPENAI_OPTIONS: JSON.stringify({ voice: 'tone', latencyMs: fakeLatency(profile) }) });
+  const llmUrl = `http://127.0.0.1:${fake.port}/v1`;
+  const worker = await startWorkerProcess(
+    baseEnv({ redisUrl: deps.redisUrl, backendUrl: deps.backendUrl, llmUrl, REDIS_KEY_PREFIX: `bench-turns-${pipeline.name}-${profile.name}-${Date.now()}`, WARM_POOL_SIZE: '1', IDLE_TIMEOUT_SECONDS: '30', JOIN_TIMEOUT_SECONDS: '30', PROVIDER_TIMEOUT_MS: '10000', ...pipeline.env }),
+  );
+  try {
+    await worker.waitReady(60_000);
+    await waitIdleSlots(worker, 1, 60_000);
+    const [bot] = worker.botPids();
+    if (bot === undefined) throw new Error(`no bot process under the worker (logs: ${worker.logs.join('').slice(-1500)})`);
+    const res = await worker.spawnSession(spawnBody({ interview: interview(Math.min(50, items.length + 10)) }));
+    if (res.status !== 200) throw new Error(`spawn answered ${res.status}: ${JSON.stringify(res.body)}`);
+    const t0 = performance.now();
+    const cpu0 = cpuSecondsOf(bot);
+    let cpu1 = NaN;
+    let t1 = NaN;
+    const timeline = await runBenchRespondent({
+      roomUrl: String(res.body.room_url),
+      token: String(res.body.token),
+      items,
+      timeoutMs: 120_000 + items.length * 20_000,
+      beforeHangup: () => {
+        t1 = performance.now();
+        cpu1 = cpuSecondsOf(bot);
+      },
+    });
+    if (timeline.unplayed > 0) console.error(`${pipeline.name}/${profile.name}: the session ended (${timeline.endReason}) with ${timeline.unplayed} items unsaid`);
+    return { timeline, botCpuShare: (cpu1 - cpu0) / ((t1 - t0) / 1000), seconds: (t1 - t0) / 1000 };
+  } catch (err) {
+    throw new Error(`${pipeline.name} pipeline, ${profile.name} profile: ${(err as Error).message}\nworker logs: ${worker.logs.join('').slice(-2000)}`, { cause: err });
+  } finally {
+    await worker.stop();
+    await fake.stop();
+  }
+}
