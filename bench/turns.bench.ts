@@ -89,7 +89,7 @@ printTable(
     row('missed barge-ins (no interrupt within 1.5 s)', 'realistic', (s) => frac(s.missedBargeIns), '0'),
     row('time to stop on barge-in, p50', 'realistic', (s) => ms(percentile(s.stopTimes, 50)), '< 250 ms'),
     row('time to stop on barge-in, p90', 'realistic', (s) => ms(percentile(s.stopTimes, 90)), '< 250 ms'),
-    row('false stops on backchannels (mm-hm, 150 ms noise)', 'realistic', (s) => frac(s.falseStops), '0'),
+    row('false stops on backchannels (mhm, uh-huh, 150 ms noise)', 'realistic', (s) => frac(s.falseStops), '0'),
     row('backchannels taken as the answer (bot went thinking)', 'realistic', (s) => frac(s.backchannelsTakenAsTurn), '0'),
     ['CPU per session, VAD + turn model (in-process, share of one core)', pct(energyVadShare(FULL)), 'n/a (models not merged yet)', '< 5%'],
     ['CPU of the whole bot process during the realistic session (/proc)', pct(columns.get('today')!.botCpu), pct(columns.get('new')!.botCpu), ''],

@@ -68,7 +68,7 @@ const SHORT = ['Yes.', 'No.', 'Sure.'];
 const INTERRUPTIONS = ['Sorry, can I stop you there, I already answered that.', 'Actually, wait, I have a question first.', 'Hold on, could you repeat the first part?'];
 
 /** Sounds during the bot's speech that must not stop it: spoken backchannels and noise bursts. */
-const BACKCHANNELS: Array<{ text: string } | { noiseMs: number; seed: number }> = [{ text: 'Mm-hm.' }, { noiseMs: 150, seed: 1 }, { text: 'Uh-huh.' }, { noiseMs: 150, seed: 2 }];
+const BACKCHANNELS: Array<{ text: string } | { noiseMs: number; seed: number }> = [{ text: 'Mhm.' }, { noiseMs: 150, seed: 1 }, { text: 'Uh-huh.' }, { noiseMs: 150, seed: 2 }];
 
 /** One utterance from espeak-ng + sox, cached by content; the cache survives between runs. */
 export function spokenPcm(text: string, cacheDir: string): Buffer {
