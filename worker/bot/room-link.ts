@@ -15,6 +15,11 @@ export interface BotRoom extends EventEmitter {
   readonly respondentPresent: boolean;
   sendControl(msg: Record<string, unknown>): void;
   sendAudio(pcm: Buffer): void;
+  /**
+   * The respondent cut in: drop the bot's audio that is queued and not yet heard, at every hop
+   * this transport has (its own queue, and the respondent's player through `{type: "interrupt"}`).
+   */
+  interrupt(): void;
   close(): void;
   /** Settles once close() has let queued audio and messages out and left the room. */
   whenClosed(): Promise<void>;
@@ -51,6 +56,11 @@ class LocalBotRoom extends EventEmitter implements BotRoom {
 
   sendAudio(pcm: Buffer): void {
     if (this.ws.readyState === WebSocket.OPEN) this.ws.send(pcm, { binary: true });
+  }
+
+  /** Local rooms queue nothing here: the page holds what is not yet played, and drops it on this. */
+  interrupt(): void {
+    this.sendControl({ type: 'interrupt' });
   }
 
   close(): void {

@@ -4,9 +4,12 @@ import type { CallPolicy } from './policy.ts';
 import { OpenAILanguageModel, type LanguageModel } from './llm.ts';
 import { OpenAISpeechToText, type SpeechToText } from './stt.ts';
 import { OpenAITextToSpeech, type TextToSpeech } from './tts.ts';
+import type { StreamingSpeechToText } from '../bot/turns/types.ts';
 
 export interface Providers {
   stt: SpeechToText;
+  /** Speech-to-text while the respondent speaks (STT_MODE=realtime); null: batch only. */
+  sttStream: StreamingSpeechToText | null;
   llm: LanguageModel;
   tts: TextToSpeech;
 }
@@ -23,6 +26,7 @@ export function createProviders(config: Pick<WorkerConfig, 'stt' | 'llm' | 'tts'
   const policy = { timeoutMs: config.providerTimeoutMs, retries: config.providerRetries };
   return {
     stt: new OpenAISpeechToText(endpointOptions(config.stt, policy)),
+    sttStream: null,
     llm: new OpenAILanguageModel(endpointOptions(config.llm, policy)),
     tts: new OpenAITextToSpeech({ ...endpointOptions(config.tts, policy), voice: config.tts.voice }),
   };
