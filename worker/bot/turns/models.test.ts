@@ -1,0 +1,50 @@
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { turnModelsDir } from '../../../test/harness/turn-models.ts';
+import { defaultTurnModelsDir, resolveTurnModels, TURN_MODEL_FILES, TURN_MODELS_SOURCE } from './models.ts';
+
+const script = readFileSync(new URL('../../../scripts/turn-models.sh', import.meta.url), 'utf8');
+
+describe('turn model files', () => {
+  it('pins the same wheel and files as scripts/turn-models.sh', () => {
+    expect(script).toContain(`version=${TURN_MODELS_SOURCE.version}\n`);
+    expect(script).toContain(`wheel_sha256=${TURN_MODELS_SOURCE.wheelSha256}\n`);
+    expect(TURN_MODELS_SOURCE.wheel).toBe(`pipecat_ai-${TURN_MODELS_SOURCE.version}-py3-none-any.whl`);
+    for (const model of Object.values(TURN_MODEL_FILES)) {
+      expect(script).toContain(`"${model.file} ${model.pathInWheel} ${model.sha256}"`);
+    }
+  });
+
+  it('scripts/turn-models.sh fills the default cache once, with the licence, and prints it', () => {
+    const dir = turnModelsDir();
+    expect(dir).toBe(defaultTurnModelsDir());
+    expect(readFileSync(join(dir, 'LICENSE'), 'utf8')).toContain('BSD 2-Clause License');
+    // Idempotent: a second run finds the verified files and prints the same directory.
+    expect(execFileSync('bash', ['scripts/turn-models.sh'], { encoding: 'utf8' }).trim()).toBe(dir);
+  });
+
+  it('resolves both files in a directory, checked against their sha256', () => {
+    const dir = turnModelsDir();
+    expect(resolveTurnModels(dir)).toEqual({ sileroVad: join(dir, 'silero_vad.onnx'), smartTurn: join(dir, 'smart-turn-v3.2-cpu.onnx') });
+    expect(resolveTurnModels(null)).toEqual(resolveTurnModels(dir));
+  });
+
+  it('says how to fix a missing file', () => {
+    const empty = mkdtempSync(join(tmpdir(), 'turn-models-'));
+    const call = () => resolveTurnModels(empty);
+    expect(call).toThrow(`The turn model ${join(empty, 'silero_vad.onnx')} is missing`);
+    expect(call).toThrow('bash scripts/turn-models.sh');
+    expect(call).toThrow('VAD_ENGINE=energy TURN_DETECTION=silence');
+  });
+
+  it('refuses a file that is not the pinned one', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'turn-models-'));
+    copyFileSync(join(turnModelsDir(), 'silero_vad.onnx'), join(dir, 'silero_vad.onnx'));
+    // A truncated download: right name, wrong bytes.
+    writeFileSync(join(dir, 'smart-turn-v3.2-cpu.onnx'), readFileSync(join(turnModelsDir(), 'smart-turn-v3.2-cpu.onnx')).subarray(0, 1000));
+    expect(() => resolveTurnModels(dir)).toThrow(/smart-turn-v3\.2-cpu\.onnx is not the pinned file \(sha256 [0-9a-f]{64}, expected 2bb02631.*bash scripts\/turn-models\.sh/);
+  });
+});
