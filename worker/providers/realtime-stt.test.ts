@@ -1,4 +1,5 @@
 import { createServer } from 'node:net';
+import { WebSocketServer } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI, type FakeOpenAI } from '../../test/fakes/openai-compatible.ts';
 import { tonePcm } from '../../test/fakes/audio.ts';
@@ -209,6 +210,21 @@ describe('opening a stream, and falling back to batch', () => {
     const refused = await failure(client({ baseURL: `http://127.0.0.1:${port}/v1` }).openStream({ sampleRate: 16_000 }));
     expect(refused).toMatchObject({ reason: 'stt_stream_unavailable', permanent: false });
     expect(refused.message).toMatch(/ECONNREFUSED/);
+  });
+
+  it('a server that takes the upgrade but never starts a session is unavailable after the open timeout, not the provider timeout', async () => {
+    const mute = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+    await new Promise<void>((r) => mute.once('listening', () => r()));
+    try {
+      const port = (mute.address() as { port: number }).port;
+      const stt = client({ baseURL: `http://127.0.0.1:${port}/v1`, policy: { timeoutMs: 20_000, retries: 1 }, openTimeoutMs: 300 });
+      const t0 = Date.now();
+      expect(await failure(stt.openStream({ sampleRate: 16_000 }))).toMatchObject({ reason: 'stt_stream_unavailable', permanent: false });
+      expect(Date.now() - t0).toBeLessThan(3000);
+    } finally {
+      for (const ws of mute.clients) ws.terminate();
+      await new Promise((r) => mute.close(r));
+    }
   });
 
   it('a wrong key is stt_error (401), not a reason to fall back, and the key is in no message or log line', async () => {

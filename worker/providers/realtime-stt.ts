@@ -21,8 +21,10 @@ export interface RealtimeSpeechToTextOptions {
   model: string;
   /** The name on spans and metrics, see providerName(). */
   provider: string;
-  /** `timeoutMs` bounds opening a stream and each commit; streams are never retried, batch is the fallback. */
+  /** `timeoutMs` bounds each commit; streams are never retried, batch is the fallback. */
   policy: CallPolicy;
+  /** Bound on opening a stream (default: the policy's timeout, at most OPEN_TIMEOUT_MS). */
+  openTimeoutMs?: number;
   /** Audio per append event (default 80 ms: four 20 ms frames per JSON event). */
   batchMs?: number;
   /** Extra CA certificates (NODE_EXTRA_CA_CERTS is honoured anyway). */
@@ -31,6 +33,11 @@ export interface RealtimeSpeechToTextOptions {
   now?: () => number;
 }
 
+/**
+ * A server that takes the upgrade but never starts a session should not hold the interview for the
+ * whole provider timeout (20 s by default): a healthy open is one round trip or two.
+ */
+export const OPEN_TIMEOUT_MS = 5000;
 /** How long an outage (not a missing endpoint) keeps turns on the batch path before we try again. */
 export const STREAM_RETRY_AFTER_MS = 60_000;
 
@@ -65,7 +72,7 @@ export class OpenAIRealtimeSpeechToText implements StreamingSpeechToText {
         url: this.url,
         apiKey: this.options.apiKey,
         model: this.model,
-        timeoutMs: this.options.policy.timeoutMs,
+        timeoutMs: this.options.openTimeoutMs ?? Math.min(this.options.policy.timeoutMs, OPEN_TIMEOUT_MS),
         ...(options.language ? { language: options.language } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
         ...(this.options.ca ? { ca: this.options.ca } : {}),
