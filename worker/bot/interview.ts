@@ -300,6 +300,7 @@ export async function runInterview(job: BotJob, deps: InterviewDeps): Promise<Ou
 
   try {
     await waitForRespondent(room, settings.joinTimeoutSeconds * 1000, abort.signal);
+    deps.models.vad?.reset(); // a bot runs one session after another: no state carries over
     listener = new Listener({
       room,
       detector: {
@@ -330,6 +331,7 @@ export async function runInterview(job: BotJob, deps: InterviewDeps): Promise<Ou
         bargeIn: turnSettings.bargeIn,
         bargeInMinSpeechMs: turnSettings.bargeInMinSpeechMs,
         bargeInConfirmMs: turnSettings.bargeInConfirmMs,
+        stallMs: Math.max(turnSettings.maxSilenceMs, settings.vad.silenceMs) + 500,
       },
       signal: abort.signal,
       onBargeIn: () => {

@@ -40,6 +40,8 @@ export interface ListenerSettings {
   bargeIn: boolean;
   bargeInMinSpeechMs: number;
   bargeInConfirmMs: number;
+  /** No audio at all for this long inside a turn ends it (as TURN_MAX_SILENCE_MS of silence would). */
+  stallMs: number;
 }
 
 export interface ListenerOptions {
@@ -72,7 +74,13 @@ export class Listener {
   private maxTimer: NodeJS.Timeout | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
   private readonly speechWaiters = new Set<() => void>();
-  private readonly onAudio = (pcm: Buffer) => this.detector.push(pcm);
+  private stallTimer: NodeJS.Timeout | undefined;
+  private readonly onAudio = (pcm: Buffer) => {
+    this.detector.push(pcm);
+    // A respondent whose audio stops mid-turn (a muted or dropped track) has stopped speaking.
+    clearTimeout(this.stallTimer);
+    if (this.detector.speaking) this.stallTimer = setTimeout(() => this.detector.forceEnd('silence'), this.options.settings.stallMs);
+  };
 
   constructor(options: ListenerOptions) {
     this.options = options;
@@ -120,6 +128,7 @@ export class Listener {
     this.speechWaiters.clear();
     clearTimeout(this.maxTimer);
     clearTimeout(this.idleTimer);
+    clearTimeout(this.stallTimer);
     this.options.room.off('audio', this.onAudio);
     this.detector.close();
     this.options.transcriber.close();
@@ -158,8 +167,12 @@ export class Listener {
         return;
       case 'pause':
         transcriber.pause();
+        // A short sound over the bot followed by a pause ("mm-hm", "no"): decide now, so that the
+        // bot goes on (or answers) without waiting out a thinking pause.
+        if (this.turnBargeIn && this.detector.currentSpeechMs < settings.bargeInConfirmMs) this.detector.forceEnd('silence');
         return;
       case 'resume':
+        transcriber.resume();
         return;
       case 'turn_end':
         clearTimeout(this.maxTimer);

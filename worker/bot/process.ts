@@ -3,6 +3,7 @@ import { loadConfig } from '../config.ts';
 import { createProviders } from '../providers/index.ts';
 import { createTranscriptStore } from '../transcripts/store.ts';
 import { runInterview } from './interview.ts';
+import { loadTurnModels } from './turns/load.ts';
 import type { BotJob, FromBot, Outcome, ToBot } from './messages.ts';
 import { DailyRoomJoiner } from '../rooms/daily/bot-room.ts';
 import { ATTR_ROOM_CONNECT_MS, ATTR_ROOM_PROVIDER, ATTR_SESSION_ID, SPAN_ROOM_CONNECT } from '../telemetry/names.ts';
@@ -20,7 +21,8 @@ const store = createTranscriptStore(config);
 const dailyRooms = config.daily ? new DailyRoomJoiner({ python: config.daily.bridgePython }) : null;
 const log = createLogger({ name: 'bot' });
 let streamingNoticed = false;
-const models = { vad: null, turn: null };
+// The turn models load with the bot (prewarm), not at its first turn.
+const models = await loadTurnModels(config.turns);
 let stop = new AbortController();
 let busy = false;
 /** Set when a session pushed this process to hold a lot of audio: it exits after the session. */

@@ -29,6 +29,8 @@ export class TurnTranscriber {
   private broken = false;
   private segments: Array<Promise<string>> = [];
   private uncommitted = 0;
+  /** Speech since the last commit: silence alone after a pause is dropped, not transcribed. */
+  private spoke = false;
 
   constructor(options: TranscriberOptions) {
     this.options = options;
@@ -43,7 +45,13 @@ export class TurnTranscriber {
   speechStart(preroll: Buffer): void {
     this.segments = [];
     this.uncommitted = 0;
+    this.spoke = true;
     this.append(preroll);
+  }
+
+  /** Speech again after a pause: the audio since it belongs to the next segment. */
+  resume(): void {
+    this.spoke = true;
   }
 
   audio(pcm: Buffer): void {
@@ -52,8 +60,9 @@ export class TurnTranscriber {
 
   /** A pause in the turn: commit the words so far. */
   pause(): void {
-    if (this.broken || this.uncommitted === 0) return;
+    if (this.broken || this.uncommitted === 0 || !this.spoke) return;
     this.uncommitted = 0;
+    this.spoke = false;
     this.segments.push(this.withStream((s) => s.commit()));
   }
 
@@ -61,6 +70,11 @@ export class TurnTranscriber {
   async finish(audio: Buffer): Promise<TurnText> {
     if (!this.broken) {
       this.pause();
+      // What is left after the last commit is the silence that ended the turn.
+      if (this.uncommitted > 0) {
+        this.uncommitted = 0;
+        void this.withStream((s) => s.clear()).catch(() => undefined);
+      }
       const segments = this.segments;
       this.segments = [];
       try {
