@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { turnModelsDir } from '../../../test/harness/turn-models.ts';
-import { defaultTurnModelsDir, resolveTurnModels, TURN_MODEL_FILES, TURN_MODELS_SOURCE } from './models.ts';
+import { defaultTurnModelsDir, loadTurnModels, resolveTurnModels, TURN_MODEL_FILES, TURN_MODELS_SOURCE } from './models.ts';
 
 const script = readFileSync(new URL('../../../scripts/turn-models.sh', import.meta.url), 'utf8');
 
@@ -46,5 +46,18 @@ describe('turn model files', () => {
     // A truncated download: right name, wrong bytes.
     writeFileSync(join(dir, 'smart-turn-v3.2-cpu.onnx'), readFileSync(join(turnModelsDir(), 'smart-turn-v3.2-cpu.onnx')).subarray(0, 1000));
     expect(() => resolveTurnModels(dir)).toThrow(/smart-turn-v3\.2-cpu\.onnx is not the pinned file \(sha256 [0-9a-f]{64}, expected 2bb02631.*bash scripts\/turn-models\.sh/);
+  });
+
+  it('loads only the models the settings ask for', async () => {
+    const missing = mkdtempSync(join(tmpdir(), 'turn-models-'));
+    // Today's pipeline needs no file at all.
+    expect(await loadTurnModels({ vadEngine: 'energy', detection: 'silence', modelsDir: missing })).toEqual({ vad: null, turn: null });
+    await expect(loadTurnModels({ vadEngine: 'silero', detection: 'silence', modelsDir: missing })).rejects.toThrow('bash scripts/turn-models.sh');
+    const vadOnly = await loadTurnModels({ vadEngine: 'silero', detection: 'silence', modelsDir: turnModelsDir() });
+    expect(vadOnly.vad?.frameSamples).toBe(512);
+    expect(vadOnly.turn).toBeNull();
+    const both = await loadTurnModels({ vadEngine: 'silero', detection: 'model', modelsDir: null });
+    expect(await both.turn!.completion(new Int16Array(16_000))).toBeGreaterThanOrEqual(0);
+    expect(await both.vad!.probability(new Int16Array(512))).toBeLessThan(0.5);
   });
 });
