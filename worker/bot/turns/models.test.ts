@@ -1,6 +1,6 @@
-import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { turnModelsDir } from '../../../test/harness/turn-models.ts';
@@ -25,6 +25,27 @@ describe('turn model files', () => {
     // Idempotent: a second run finds the verified files and prints the same directory.
     expect(execFileSync('bash', ['scripts/turn-models.sh'], { encoding: 'utf8' }).trim()).toBe(dir);
   });
+
+  it('scripts/turn-models.sh replaces a damaged cache and refuses files that do not match their pins', () => {
+    // A separate HOME, so the real cache is untouched; pip's own cache saves a second download.
+    const home = mkdtempSync(join(tmpdir(), 'turn-models-home-'));
+    const env = { ...process.env, HOME: home, PIP_CACHE_DIR: join(homedir(), '.cache', 'pip') };
+    const dir = execFileSync('bash', ['scripts/turn-models.sh'], { encoding: 'utf8', env, stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+    expect(dir).toBe(defaultTurnModelsDir(home));
+    writeFileSync(join(dir, 'silero_vad.onnx'), 'not a model');
+    execFileSync('bash', ['scripts/turn-models.sh'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    expect(resolveTurnModels(dir).sileroVad).toBe(join(dir, 'silero_vad.onnx'));
+
+    const otherHome = mkdtempSync(join(tmpdir(), 'turn-models-home-'));
+    mkdirSync(join(otherHome, 'scripts'));
+    const wrongPin = 'f'.repeat(64);
+    writeFileSync(join(otherHome, 'scripts', 'turn-models.sh'), script.replace(TURN_MODEL_FILES.smartTurn.sha256, wrongPin));
+    const run = spawnSync('bash', [join(otherHome, 'scripts', 'turn-models.sh')], { encoding: 'utf8', env: { ...env, HOME: otherHome } });
+    expect(run.status).not.toBe(0);
+    expect(run.stderr).toContain(`${TURN_MODEL_FILES.smartTurn.pathInWheel} in ${TURN_MODELS_SOURCE.wheel} does not match its pinned sha256 ${wrongPin}`);
+    expect(existsSync(join(defaultTurnModelsDir(otherHome), '.complete'))).toBe(false);
+    for (const h of [home, otherHome]) rmSync(h, { recursive: true, force: true });
+  }, 120_000);
 
   it('resolves both files in a directory, checked against their sha256', () => {
     const dir = turnModelsDir();
