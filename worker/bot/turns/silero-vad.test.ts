@@ -18,6 +18,13 @@ async function probabilities(samples: Int16Array): Promise<number[]> {
   return out;
 }
 
+/** `silentFrames` frames of digital silence, then `samples`. */
+function concat(silentFrames: number, samples: Int16Array): Int16Array {
+  const out = new Int16Array(silentFrames * SILERO_FRAME_SAMPLES + samples.length);
+  out.set(samples, silentFrames * SILERO_FRAME_SAMPLES);
+  return out;
+}
+
 /** The longest run of consecutive frames at or above `threshold`. */
 function longestRun(values: number[], threshold = 0.5): number {
   let best = 0, run = 0;
@@ -67,6 +74,16 @@ describe('Silero VAD (pipecat-ai 1.14.0 silero_vad.onnx)', () => {
     vad.reset();
     const frames = first.map((_, i) => speech.subarray(i * SILERO_FRAME_SAMPLES, (i + 1) * SILERO_FRAME_SAMPLES));
     expect(await Promise.all(frames.map((frame) => vad.probability(frame)))).toEqual(first);
+  });
+
+  it('clears its own state after about 2 s of clear non-speech', async () => {
+    const speech = withSilence(spokenSamples('Yes.'), 100);
+    // 80 silent frames: the state is cleared after the 63rd (2 s), so 17 silent frames remain before the speech.
+    const long = await probabilities(concat(80, speech));
+    const short = await probabilities(concat(17, speech));
+    expect(long.slice(80)).toEqual(short.slice(17));
+    // Without the clearing the two would differ: the same speech after only 16 silent frames does.
+    expect((await probabilities(concat(16, speech))).slice(16)).not.toEqual(short.slice(17));
   });
 
   it('refuses a frame of the wrong size', async () => {
