@@ -2,8 +2,7 @@ import { createLogger } from '../lib/log.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { startTracing } from './telemetry/tracing.ts';
 import { startWorker } from './worker.ts';
-import { needsTurnModels } from './bot/turns/load.ts';
-import { resolveTurnModels } from './bot/turns/models.ts';
+import { needsTurnModels, resolveTurnModels } from './bot/turns/models.ts';
 
 /**
  * Entry point (`npm run worker`). The only file that touches signals and the exit code.

@@ -29,7 +29,7 @@ import { streamDecision } from './turns/decision-stream.ts';
 import { energyFrameVad, sileroFrameVad } from './turns/frame-vad.ts';
 import { splitSentences } from './turns/sentences.ts';
 import { TurnTranscriber } from './turns/transcriber.ts';
-import type { SpeechProbabilityModel, TurnCompletionModel } from './turns/types.ts';
+import type { TurnModels } from './turns/models.ts';
 
 /**
  * One interview, run by a bot: greeting, each question with follow-ups the language model
@@ -48,14 +48,6 @@ export interface InterviewSettings {
   maxUtteranceSeconds: number;
   vad: { thresholdDbfs: number; silenceMs: number; minSpeechMs: number };
   turns: TurnSettings;
-}
-
-/** What hearing the respondent needs beyond the providers: the models this bot process loaded. */
-export interface TurnModels {
-  /** Silero (VAD_ENGINE=silero); null: the energy VAD. */
-  vad: SpeechProbabilityModel | null;
-  /** Smart Turn (TURN_DETECTION=model); null: silence detection. */
-  turn: TurnCompletionModel | null;
 }
 
 export interface TurnEvent {

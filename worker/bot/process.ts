@@ -3,7 +3,7 @@ import { loadConfig } from '../config.ts';
 import { createProviders } from '../providers/index.ts';
 import { createTranscriptStore } from '../transcripts/store.ts';
 import { runInterview } from './interview.ts';
-import { loadTurnModels } from './turns/load.ts';
+import { loadTurnModels } from './turns/models.ts';
 import type { BotJob, FromBot, Outcome, ToBot } from './messages.ts';
 import { DailyRoomJoiner } from '../rooms/daily/bot-room.ts';
 import { ATTR_ROOM_CONNECT_MS, ATTR_ROOM_PROVIDER, ATTR_SESSION_ID, SPAN_ROOM_CONNECT } from '../telemetry/names.ts';

@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { InferenceSession } from 'onnxruntime-node';
+import type { TurnSettings } from '../../config.ts';
+import type { SpeechProbabilityModel, TurnCompletionModel } from './types.ts';
 
 /**
  * The turn-taking model files: Silero VAD and Smart Turn v3.2, both taken from the pipecat-ai wheel
@@ -90,4 +92,32 @@ export async function openModelSession(path: string): Promise<InferenceSession> 
     graphOptimizationLevel: 'all',
     extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } },
   });
+}
+
+export interface TurnModels {
+  /** Silero VAD when VAD_ENGINE=silero, else null (the energy VAD needs no model). */
+  vad: SpeechProbabilityModel | null;
+  /** Smart Turn when TURN_DETECTION=model, else null. */
+  turn: TurnCompletionModel | null;
+}
+
+/** Whether these settings use a model file at all (today's pipeline, energy + silence, uses none). */
+export function needsTurnModels(settings: Pick<TurnSettings, 'vadEngine' | 'detection'>): boolean {
+  return settings.vadEngine === 'silero' || settings.detection === 'model';
+}
+
+/**
+ * Loads the models the settings ask for, once per bot process: call it at prewarm, so the first
+ * turn of the first session does not wait for ONNX Runtime. Without either setting asking for a
+ * model, no file is needed (VAD_ENGINE=energy TURN_DETECTION=silence runs as before issue 13).
+ */
+export async function loadTurnModels(settings: Pick<TurnSettings, 'vadEngine' | 'detection' | 'modelsDir'>): Promise<TurnModels> {
+  const wantVad = settings.vadEngine === 'silero';
+  const wantTurn = settings.detection === 'model';
+  if (!needsTurnModels(settings)) return { vad: null, turn: null };
+  const paths = resolveTurnModels(settings.modelsDir);
+  // Imported here, not at the top: they import this file (openModelSession).
+  const [{ loadSileroVad }, { loadSmartTurn }] = await Promise.all([import('./silero-vad.ts'), import('./smart-turn.ts')]);
+  const [vad, turn] = await Promise.all([wantVad ? loadSileroVad(paths.sileroVad) : null, wantTurn ? loadSmartTurn(paths.smartTurn) : null]);
+  return { vad, turn };
 }
