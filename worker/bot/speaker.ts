@@ -40,6 +40,7 @@ export class Speaker {
   private readonly options: SpeakerOptions;
   private readonly clock: () => number;
   private readonly ahead = new Map<string, Promise<Buffer>>();
+  private preparing: Promise<void> = Promise.resolve();
   private last: Utterance | null = null;
   private rest: string[] = [];
 
@@ -52,12 +53,16 @@ export class Speaker {
   prepare(text: string): void {
     for (const sentence of splitSentences(text)) {
       if (this.ahead.has(sentence)) continue;
-      const job = (async () => {
+      // One at a time, in order: the first sentence is ready soonest, and the provider sees no burst.
+      const job = this.preparing.then(async () => {
         const chunks: Buffer[] = [];
         for await (const chunk of this.synthesize(sentence, this.options.signal)) chunks.push(chunk);
         return Buffer.concat(chunks);
-      })();
-      job.catch(() => undefined); // its failure is the session's only if the sentence is spoken
+      });
+      this.preparing = job.then(
+        () => undefined,
+        () => undefined, // its failure is the session's only if the sentence is spoken
+      );
       this.ahead.set(sentence, job);
     }
   }

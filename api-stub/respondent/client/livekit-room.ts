@@ -67,6 +67,7 @@ export async function joinLiveKitRoom(input: JoinInput): Promise<Room> {
     }
     // After an interruption the interviewer's next words count as a new first sound.
     if (control.type === 'audio_end' || control.type === 'interrupt') awaitingFirstAudio = true;
+    if (control.type === 'interrupt') events.onInterrupted();
     if (control.type === 'ended' && !ended) {
       ended = true;
       events.onEnded(typeof control.reason === 'string' ? control.reason : 'completed');

@@ -103,6 +103,7 @@ export async function joinLocalRoom(input: JoinInput): Promise<Room> {
         player.stop();
         awaitingFirstAudio = true;
         flushListening();
+        events.onInterrupted();
         break;
       case 'ended': {
         flushListening();
