@@ -21,7 +21,7 @@ export type Endpoint = 'chat' | 'stt' | 'tts' | 'stt-stream';
 
 /**
  * For `stt-stream`: `status` refuses the WebSocket upgrade; `hang` commits but never completes;
- * `event` answers the commit with an `error` event or a `...transcription.failed`.
+ * `event` answers the commit with an `error` event or a `...transcription.failed`, or drops the connection.
  */
 export interface Failure extends RealtimeFailure {
   /** Answer with this HTTP status (OpenAI error body), or `hang`: never answer. */

@@ -17,8 +17,8 @@ export interface RealtimeFailure {
   status?: number;
   /** Commit, but never complete the transcription. */
   hang?: boolean;
-  /** At the commit: answer an `error` event (server_error), or commit and send `...transcription.failed`. */
-  event?: 'error' | 'failed';
+  /** At the commit: answer an `error` event (server_error), commit and send `...transcription.failed`, or drop the connection. */
+  event?: 'error' | 'failed' | 'close';
 }
 
 export interface RealtimeHooks {
@@ -88,6 +88,7 @@ function serve(ws: WebSocket, authorization: string | undefined, hooks: Realtime
     const model = session.audio.input.transcription?.model;
     if (!model) return error('invalid_request_error', 'Input audio transcription is not configured for this session.', eventId, 'session.audio.input.transcription');
     const failure = hooks.failure('commit');
+    if (failure?.event === 'close') return void ws.terminate();
     if (failure?.event === 'error') return error('server_error', 'Injected failure.', eventId, null, 'server_error');
     const audioSeconds = ms / 1000;
     bufferBytes = 0;
