@@ -105,6 +105,22 @@ describe('realtime transcription stream', () => {
     }
   });
 
+  it('shows interim text while the respondent still speaks when the provider sends deltas before the commit', async () => {
+    const stream = await open();
+    fake.setProfile({ sttStream: { baseMs: 50, interimEveryMs: 200 } });
+    try {
+      fake.scriptTranscripts('one two three four');
+      speak(stream, 1000);
+      const deadline = Date.now() + 5000;
+      while (stream.interim !== 'one two three ' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      expect(stream.interim).toBe('one two three '); // the last word waits for the commit
+      expect(await stream.commit()).toBe('one two three four');
+      expect(stream.interim).toBe('');
+    } finally {
+      fake.setProfile({});
+    }
+  });
+
   it('clear drops the audio so far: the commit holds only what came after', async () => {
     const stream = await open();
     speak(stream, 500);
