@@ -119,6 +119,18 @@ describe('openTranscription', () => {
     expect(last(fake, 1)).toEqual([['stt-stream', 0.4]]);
   });
 
+  it('a wrong key fails the turn as the batch path always did (stt_error, 401), naming that reason', async () => {
+    const fallbacks: string[] = [];
+    const endpoint = { baseURL: fake.url, apiKey: 'sk-not-the-key' };
+    const wrong = createProviders({ llm: { ...endpoint, model: 'm' }, stt: { ...endpoint, model: 'm' }, tts: { ...endpoint, model: 'm', voice: 'v' }, providerTimeoutMs: 1500, providerRetries: 0, turns: { sttMode: 'realtime', sttRealtimeModel: 'm-rt' } });
+    const stream = await openTranscription(wrong, { sampleRate: 16_000, onFallback: (r) => void fallbacks.push(r) });
+    streams.push(stream);
+    expect(stream.path).toBe('batch');
+    stream.append(tonePcm(300, 16_000));
+    await expect(stream.commit()).rejects.toMatchObject({ reason: 'stt_error', status: 401 });
+    expect(fallbacks).toEqual(['stt_error']);
+  });
+
   it('close ends it: later commits reject as aborted', async () => {
     const stream = await open(fake);
     stream.close();

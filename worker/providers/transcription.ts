@@ -42,6 +42,8 @@ export async function openTranscription(
 class FallbackTranscriptionStream implements ResilientTranscriptionStream {
   private realtime: TranscriptionStream | null = null;
   private opening: Promise<void> | null = null;
+  /** Why the last open failed: the reason a turn then goes to batch. */
+  private openFailure = 'stt_stream_unavailable';
   private utterance: Buffer[] = [];
   private utteranceBytes = 0;
   private closed = false;
@@ -79,7 +81,7 @@ class FallbackTranscriptionStream implements ResilientTranscriptionStream {
     if (!realtime) {
       if (!this.streaming) return this.transcribe(audio, null); // STT_MODE=batch: exactly as before streaming existed
       void this.reopen();
-      return this.transcribe(audio, 'stt_stream_unavailable');
+      return this.transcribe(audio, this.openFailure);
     }
     try {
       return await realtime.commit();
@@ -119,7 +121,10 @@ class FallbackTranscriptionStream implements ResilientTranscriptionStream {
           for (const pcm of this.utterance) stream.append(pcm);
           this.realtime = stream;
         },
-        () => undefined, // the provider logged it and remembers it; turns stay on batch meanwhile
+        (err: unknown) => {
+          // The provider logged it and remembers it; turns stay on batch meanwhile.
+          this.openFailure = err instanceof ProviderError ? err.reason : 'stt_stream_unavailable';
+        },
       )
       .finally(() => {
         this.opening = null;
