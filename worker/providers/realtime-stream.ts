@@ -41,6 +41,10 @@ export class RealtimeTranscriptionStream implements TranscriptionStream {
   private readonly timeoutMs: number;
   private readonly batchBytes: number;
   private readonly minCommitBytes: number;
+  /** The same minimum in session (24 kHz) bytes: what the server counts. */
+  private readonly minSessionBytes = Math.round((REALTIME_SAMPLE_RATE * MIN_COMMIT_MS) / 1000) * 2;
+  /** Session bytes of the current utterance already sent. */
+  private sentBytes = 0;
   private unsent: Buffer[] = [];
   private unsentBytes = 0;
   /** Input bytes of the current utterance, and whether any of it already reached the server. */
@@ -94,6 +98,12 @@ export class RealtimeTranscriptionStream implements TranscriptionStream {
       return Promise.resolve('');
     }
     this.flush();
+    // Resampling holds back the last output sample until the next chunk, so exactly 100 ms in can
+    // be a sample short of 100 ms on the wire, which the server refuses: count what it got.
+    if (this.sentBytes < this.minSessionBytes) {
+      this.dropUtterance();
+      return Promise.resolve('');
+    }
     const eventId = `commit_${++this.commits}`;
     const commit: InputAudioBufferCommitEvent = { type: 'input_audio_buffer.commit', event_id: eventId };
     this.send(commit);
@@ -101,6 +111,7 @@ export class RealtimeTranscriptionStream implements TranscriptionStream {
     this.utteranceBytes = 0;
     this.sentInUtterance = false;
     this.sentSinceCommit = [];
+    this.sentBytes = 0;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.settle(entry, new ProviderError('stt', 'timeout', true, `The speech-to-text did not answer within ${this.timeoutMs / 1000} s.`));
@@ -128,6 +139,7 @@ export class RealtimeTranscriptionStream implements TranscriptionStream {
     this.utteranceBytes = 0;
     this.sentInUtterance = false;
     this.sentSinceCommit = [];
+    this.sentBytes = 0;
     this.utteranceError = null;
     this.resampler.reset(); // what comes next does not continue the dropped sound
     if (this.liveItem && !this.pending.some((p) => p.itemId === this.liveItem)) this.liveItem = null;
@@ -144,6 +156,7 @@ export class RealtimeTranscriptionStream implements TranscriptionStream {
     this.send(append);
     this.sentInUtterance = true;
     this.sentSinceCommit.push(audio);
+    this.sentBytes += pcm24k.length;
     if (this.socket.bufferedAmount > MAX_BUFFERED_BYTES) {
       this.end(new ProviderError('stt', 'network', true, 'The realtime speech-to-text connection stalled (audio piled up unsent).'));
       this.socket.terminate();
