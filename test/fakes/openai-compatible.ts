@@ -21,7 +21,7 @@ export type Endpoint = 'chat' | 'stt' | 'tts' | 'stt-stream';
 
 /**
  * For `stt-stream`: `status` refuses the WebSocket upgrade; `hang` commits but never completes;
- * `event` answers the commit with an `error` event or a `...transcription.failed`.
+ * `event` answers the commit with an `error` event or a `...transcription.failed`, or drops the connection.
  */
 export interface Failure extends RealtimeFailure {
   /** Answer with this HTTP status (OpenAI error body), or `hang`: never answer. */
@@ -38,8 +38,12 @@ export interface Failure extends RealtimeFailure {
 export interface LatencyProfile {
   /** Batch transcription answers after baseMs + perAudioSecondMs x seconds of audio. */
   stt?: { baseMs: number; perAudioSecondMs?: number };
-  /** Realtime transcription: commit -> `completed` takes baseMs + perAudioSecondMs x seconds; the deltas are spread over it. */
-  sttStream?: { baseMs: number; perAudioSecondMs?: number };
+  /**
+   * Realtime transcription: commit -> `completed` takes baseMs + perAudioSecondMs x seconds; the
+   * deltas are spread over it. `interimEveryMs`: while audio arrives, one word of the coming
+   * transcript per this much audio (scripted transcripts only; the last word waits for the commit).
+   */
+  sttStream?: { baseMs: number; perAudioSecondMs?: number; interimEveryMs?: number };
   /** Chat: time to the first token (first SSE chunk, or the whole JSON answer), then between tokens. */
   chat?: { firstTokenMs: number; perTokenMs?: number };
   /** Speech: time to the first byte, then audio sent at `realtimeFactor` x real time (absent: as fast as chunks go). */
@@ -224,6 +228,8 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     },
     onAppend: () => void realtimeStats.appendEvents++,
     transcribe: (entry) => transcriptOf({ endpoint: 'stt-stream', ...entry }),
+    peekTranscript: () => sttScript[0],
+    interimEveryMs: () => profile.sttStream?.interimEveryMs ?? null,
     completionDelayMs: (seconds) => latency['stt-stream'] + (profile.sttStream ? profile.sttStream.baseMs + (profile.sttStream.perAudioSecondMs ?? 0) * seconds : 0),
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));

@@ -17,8 +17,8 @@ export interface RealtimeFailure {
   status?: number;
   /** Commit, but never complete the transcription. */
   hang?: boolean;
-  /** At the commit: answer an `error` event (server_error), or commit and send `...transcription.failed`. */
-  event?: 'error' | 'failed';
+  /** At the commit: answer an `error` event (server_error), commit and send `...transcription.failed`, or drop the connection. */
+  event?: 'error' | 'failed' | 'close';
 }
 
 export interface RealtimeHooks {
@@ -33,6 +33,10 @@ export interface RealtimeHooks {
   transcribe: (entry: { model: string; language?: string; audioSeconds: number; authorization: string | undefined }) => string;
   /** Commit -> `completed`. */
   completionDelayMs: (audioSeconds: number) => number;
+  /** The transcript the next commit will get, if scripted (for deltas while the audio arrives). */
+  peekTranscript: () => string | undefined;
+  /** While audio arrives, one word of the coming (scripted) transcript per this much audio; null: deltas only after the commit. */
+  interimEveryMs: () => number | null;
 }
 
 type Session = { type: 'transcription'; audio: { input: { format: { type: string; rate?: number }; transcription: { model?: string; language?: string } | null; turn_detection: unknown; noise_reduction: unknown } }; include: unknown; id: string; object: string };
@@ -74,6 +78,9 @@ function serve(ws: WebSocket, authorization: string | undefined, hooks: Realtime
     audio: { input: { format: { type: 'audio/pcm', rate: 24_000 }, transcription: null, turn_detection: { type: 'server_vad', threshold: 0.5, prefix_padding_ms: 300, silence_duration_ms: 500 }, noise_reduction: null } },
   };
   let bufferBytes = 0; // the fake transcribes nothing, so only the amount of audio is kept
+  // The item the buffer becomes when committed, and the words already sent as deltas while it filled.
+  let bufferItem = id('item');
+  let revealed: string[] = [];
   let previousItem: string | null = null;
   const send = (event: Record<string, unknown>) => {
     if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ event_id: id('event'), ...event } as unknown as RealtimeServerEvent));
@@ -88,10 +95,14 @@ function serve(ws: WebSocket, authorization: string | undefined, hooks: Realtime
     const model = session.audio.input.transcription?.model;
     if (!model) return error('invalid_request_error', 'Input audio transcription is not configured for this session.', eventId, 'session.audio.input.transcription');
     const failure = hooks.failure('commit');
+    if (failure?.event === 'close') return void ws.terminate();
     if (failure?.event === 'error') return error('server_error', 'Injected failure.', eventId, null, 'server_error');
     const audioSeconds = ms / 1000;
     bufferBytes = 0;
-    const itemId = id('item');
+    const itemId = bufferItem;
+    const early = revealed;
+    bufferItem = id('item');
+    revealed = [];
     send({ type: 'input_audio_buffer.committed', previous_item_id: previousItem, item_id: itemId });
     previousItem = itemId;
     send({ type: 'conversation.item.added', previous_item_id: null, item: { id: itemId, object: 'realtime.item', type: 'message', status: 'completed', role: 'user', content: [{ type: 'input_audio', transcript: null }] } });
@@ -99,7 +110,8 @@ function serve(ws: WebSocket, authorization: string | undefined, hooks: Realtime
     const transcript = hooks.transcribe({ model, audioSeconds, authorization, ...(language ? { language } : {}) });
     if (failure?.hang) return;
     if (failure?.event === 'failed') return send({ type: 'conversation.item.input_audio_transcription.failed', item_id: itemId, content_index: 0, error: { type: 'transcription_error', code: 'injected', message: 'Injected failure.', param: null } });
-    const words = transcript.match(/\S+\s*/g) ?? [];
+    const all = transcript.match(/\S+\s*/g) ?? [];
+    const words = early.every((w, i) => all[i] === w) ? all.slice(early.length) : all;
     const step = hooks.completionDelayMs(audioSeconds) / (words.length + 1);
     for (const word of words) {
       await sleep(step);
@@ -108,6 +120,19 @@ function serve(ws: WebSocket, authorization: string | undefined, hooks: Realtime
     await sleep(step);
     send({ type: 'conversation.item.input_audio_transcription.completed', item_id: itemId, content_index: 0, transcript, usage: { type: 'duration', seconds: Math.ceil(audioSeconds) } });
     send({ type: 'conversation.item.done', previous_item_id: null, item: { id: itemId, object: 'realtime.item', type: 'message', status: 'completed', role: 'user', content: [{ type: 'input_audio', transcript }] } });
+  };
+
+  /** Deltas while the audio arrives (gpt-realtime-whisper style), for a bench's speculative work. */
+  const interim = () => {
+    const every = hooks.interimEveryMs();
+    const coming = hooks.peekTranscript()?.match(/\S+\s*/g);
+    if (!every || !coming) return;
+    const due = Math.min(Math.floor((bufferBytes / bytesPerSecond()) * 1000 / every), coming.length - 1); // the last word waits for the commit
+    while (revealed.length < due) {
+      const word = coming[revealed.length]!;
+      revealed.push(word);
+      send({ type: 'conversation.item.input_audio_transcription.delta', item_id: bufferItem, content_index: 0, delta: word });
+    }
   };
 
   const update = (event: Incoming) => {
@@ -143,12 +168,15 @@ function serve(ws: WebSocket, authorization: string | undefined, hooks: Realtime
         const bytes = Buffer.byteLength(event.audio, 'base64');
         if (session.audio.input.format.type === 'audio/pcm' && bytes % 2 !== 0) return error('invalid_value', "Invalid 'audio'. PCM16 audio must have an even number of bytes.", event.event_id, 'audio');
         bufferBytes += bytes;
+        interim();
         return;
       }
       case 'input_audio_buffer.commit':
         return void commit(event.event_id);
       case 'input_audio_buffer.clear':
         bufferBytes = 0;
+        bufferItem = id('item');
+        revealed = [];
         return send({ type: 'input_audio_buffer.cleared' });
       default:
         return error('invalid_value', `Invalid value: '${String(event.type)}'. This stand-in accepts session.update and input_audio_buffer.append, commit and clear.`, event.event_id, 'type');

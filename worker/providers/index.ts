@@ -1,4 +1,4 @@
-import type { Logger } from '../../lib/log.ts';
+import { createLogger, type Logger } from '../../lib/log.ts';
 import type { StreamingSpeechToText } from '../bot/turns/types.ts';
 import type { TurnSettings, WorkerConfig } from '../config.ts';
 import { openaiClient, providerName, type OpenAIProviderOptions } from './client.ts';
@@ -38,7 +38,8 @@ export function createProviders(config: ProviderConfig, options: { logger?: Logg
         model: config.turns.sttRealtimeModel,
         provider: providerName(config.stt.baseURL),
         policy,
-        ...(options.logger ? { logger: options.logger } : {}),
+        // The fallback to batch is logged once per process (the bot's stdout reaches the worker's log).
+        logger: options.logger ?? createLogger({ name: 'providers' }),
       })
     : null;
   return {

@@ -5,9 +5,9 @@ import { ProviderError } from './errors.ts';
 
 /**
  * Opening a realtime transcription session (OpenAI's GA Realtime API over WebSocket):
- * upgrade to `<base>/realtime?intent=transcription` with the bearer key, wait for
- * `session.created`, send `session.update` (PCM16 at 24 kHz, our transcription model, no server
- * turn detection: we decide turns) and wait for `session.updated`. Every way this can fail ends
+ * upgrade to `<base>/realtime?intent=transcription` with the bearer key, send `session.update` at
+ * once (PCM16 at 24 kHz, our transcription model, no server turn detection: we decide turns; not
+ * waiting for `session.created` saves a round trip) and wait for `session.updated`. Every way this can fail ends
  * as a ProviderError: a refused key is `stt_error` (batch would fail the same way); anything else
  * is `unavailable`, and `permanent` says whether the provider simply has no such endpoint.
  */
@@ -109,10 +109,7 @@ export function openRealtimeSocket(options: OpenSocketOptions): Promise<WebSocke
       } catch {
         return finish(new StreamOpenError(`The realtime speech-to-text at ${host} sent an unreadable event.`, false));
       }
-      if (event.type === 'session.created') {
-        const update: SessionUpdateEvent = { type: 'session.update', session: transcriptionSession(options.model, options.language) };
-        socket.send(JSON.stringify(update));
-      } else if (event.type === 'session.updated') {
+      if (event.type === 'session.updated') {
         finish(null);
       } else if (event.type === 'error') {
         // The session we asked for is refused (an unknown model, no transcription sessions): configuration, not luck.
@@ -120,5 +117,9 @@ export function openRealtimeSocket(options: OpenSocketOptions): Promise<WebSocke
       }
     };
     socket.on('message', onSetupMessage);
+    socket.on('open', () => {
+      const update: SessionUpdateEvent = { type: 'session.update', session: transcriptionSession(options.model, options.language) };
+      socket.send(JSON.stringify(update));
+    });
   });
 }

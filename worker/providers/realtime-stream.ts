@@ -41,11 +41,17 @@ export class RealtimeTranscriptionStream implements TranscriptionStream {
   private readonly timeoutMs: number;
   private readonly batchBytes: number;
   private readonly minCommitBytes: number;
+  /** The same minimum in session (24 kHz) bytes: what the server counts. */
+  private readonly minSessionBytes = Math.round((REALTIME_SAMPLE_RATE * MIN_COMMIT_MS) / 1000) * 2;
+  /** Session bytes of the current utterance already sent. */
+  private sentBytes = 0;
   private unsent: Buffer[] = [];
   private unsentBytes = 0;
   /** Input bytes of the current utterance, and whether any of it already reached the server. */
   private utteranceBytes = 0;
   private sentInUtterance = false;
+  /** The append payloads of the current utterance, to send again if the server's buffer must be reset under it. */
+  private sentSinceCommit: string[] = [];
   private readonly pending: PendingCommit[] = [];
   /** Our commits in the order sent whose `committed` event has not come yet (timed-out ones keep their place). */
   private readonly awaitingCommitted: string[] = [];
@@ -92,12 +98,20 @@ export class RealtimeTranscriptionStream implements TranscriptionStream {
       return Promise.resolve('');
     }
     this.flush();
+    // Resampling holds back the last output sample until the next chunk, so exactly 100 ms in can
+    // be a sample short of 100 ms on the wire, which the server refuses: count what it got.
+    if (this.sentBytes < this.minSessionBytes) {
+      this.dropUtterance();
+      return Promise.resolve('');
+    }
     const eventId = `commit_${++this.commits}`;
     const commit: InputAudioBufferCommitEvent = { type: 'input_audio_buffer.commit', event_id: eventId };
     this.send(commit);
     this.awaitingCommitted.push(eventId);
     this.utteranceBytes = 0;
     this.sentInUtterance = false;
+    this.sentSinceCommit = [];
+    this.sentBytes = 0;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.settle(entry, new ProviderError('stt', 'timeout', true, `The speech-to-text did not answer within ${this.timeoutMs / 1000} s.`));
@@ -124,6 +138,8 @@ export class RealtimeTranscriptionStream implements TranscriptionStream {
     this.unsentBytes = 0;
     this.utteranceBytes = 0;
     this.sentInUtterance = false;
+    this.sentSinceCommit = [];
+    this.sentBytes = 0;
     this.utteranceError = null;
     this.resampler.reset(); // what comes next does not continue the dropped sound
     if (this.liveItem && !this.pending.some((p) => p.itemId === this.liveItem)) this.liveItem = null;
@@ -135,9 +151,12 @@ export class RealtimeTranscriptionStream implements TranscriptionStream {
     this.unsent = [];
     this.unsentBytes = 0;
     if (pcm24k.length === 0) return;
-    const append: InputAudioBufferAppendEvent = { type: 'input_audio_buffer.append', audio: pcm24k.toString('base64') };
+    const audio = pcm24k.toString('base64');
+    const append: InputAudioBufferAppendEvent = { type: 'input_audio_buffer.append', audio };
     this.send(append);
     this.sentInUtterance = true;
+    this.sentSinceCommit.push(audio);
+    this.sentBytes += pcm24k.length;
     if (this.socket.bufferedAmount > MAX_BUFFERED_BYTES) {
       this.end(new ProviderError('stt', 'network', true, 'The realtime speech-to-text connection stalled (audio piled up unsent).'));
       this.socket.terminate();
@@ -186,11 +205,26 @@ export class RealtimeTranscriptionStream implements TranscriptionStream {
         const owed = named ? [named.eventId] : [...this.awaitingCommitted];
         for (const id of owed) if (this.awaitingCommitted.includes(id)) this.awaitingCommitted.splice(this.awaitingCommitted.indexOf(id), 1);
         if (spoiled.length === 0) this.utteranceError = err;
+        const uncommitted = spoiled.some((p) => p.itemId === null);
         for (const entry of spoiled) this.settle(entry, err);
+        if (uncommitted) this.resync();
         break;
       }
       default:
         break;
+    }
+  }
+
+  /**
+   * A refused commit leaves its audio in the server's buffer, where it would open the next
+   * utterance: clear the buffer and send again what this utterance already sent.
+   */
+  private resync(): void {
+    const clear: InputAudioBufferClearEvent = { type: 'input_audio_buffer.clear' };
+    this.send(clear);
+    for (const audio of this.sentSinceCommit) {
+      const append: InputAudioBufferAppendEvent = { type: 'input_audio_buffer.append', audio };
+      this.send(append);
     }
   }
 

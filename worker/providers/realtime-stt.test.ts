@@ -28,7 +28,8 @@ afterAll(async () => {
 });
 
 function client(overrides: Partial<RealtimeSpeechToTextOptions> = {}): OpenAIRealtimeSpeechToText {
-  return new OpenAIRealtimeSpeechToText({ baseURL: fake.url, apiKey: KEY, model: 'm-realtime', provider: 'fake', policy: { timeoutMs: 800, retries: 1 }, ...overrides });
+  // Generous deadlines: two cores shared with other suites; the timeout test sets its own.
+  return new OpenAIRealtimeSpeechToText({ baseURL: fake.url, apiKey: KEY, model: 'm-realtime', provider: 'fake', policy: { timeoutMs: 3000, retries: 1 }, ...overrides });
 }
 
 async function open(stt = client(), language = 'en'): Promise<TranscriptionStream> {
@@ -104,6 +105,22 @@ describe('realtime transcription stream', () => {
     }
   });
 
+  it('shows interim text while the respondent still speaks when the provider sends deltas before the commit', async () => {
+    const stream = await open();
+    fake.setProfile({ sttStream: { baseMs: 50, interimEveryMs: 200 } });
+    try {
+      fake.scriptTranscripts('one two three four');
+      speak(stream, 1000);
+      const deadline = Date.now() + 5000;
+      while (stream.interim !== 'one two three ' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      expect(stream.interim).toBe('one two three '); // the last word waits for the commit
+      expect(await stream.commit()).toBe('one two three four');
+      expect(stream.interim).toBe('');
+    } finally {
+      fake.setProfile({});
+    }
+  });
+
   it('clear drops the audio so far: the commit holds only what came after', async () => {
     const stream = await open();
     speak(stream, 500);
@@ -124,6 +141,15 @@ describe('realtime transcription stream', () => {
     expect(await stream.commit()).toBe('after');
     expect(streamRequests().length - before).toBe(1);
     expect(streamRequests().at(-1)!.audioSeconds).toBeCloseTo(0.2, 2);
+    // Exactly 100 ms from a fresh start is a sample short on the wire (resampling holds one back):
+    // not sent to be refused, and the stream stays in step.
+    const fresh = await open();
+    speak(fresh, 100);
+    expect(await fresh.commit()).toBe('');
+    fake.scriptTranscripts('in step');
+    speak(fresh, 300);
+    expect(await fresh.commit()).toBe('in step');
+    expect(streamRequests().at(-1)!.audioSeconds).toBeCloseTo(0.3, 2);
   });
 
   it('rejects a commit answered by an error event or a failed transcription, and the stream goes on', async () => {
@@ -136,13 +162,27 @@ describe('realtime transcription stream', () => {
     fake.failNext('stt-stream', { event: 'failed' });
     speak(stream, 200);
     expect(await failure(stream.commit())).toMatchObject({ reason: 'stt_error', retryable: false });
+    // The refused commit's audio was cleared from the server's buffer, not prepended to this one.
+    expect(streamRequests().at(-1)!.audioSeconds).toBeCloseTo(0.2, 2);
     fake.scriptTranscripts('fine again');
     speak(stream, 200);
     expect(await stream.commit()).toBe('fine again');
   });
 
-  it('bounds a completion that never comes by the provider timeout (stt_timeout), and the next commit still works', async () => {
+  it('after a refused commit, keeps the audio of the next utterance already sent (clears the server buffer and sends it again)', async () => {
     const stream = await open();
+    fake.failNext('stt-stream', { event: 'error' });
+    speak(stream, 300);
+    const refused = stream.commit();
+    speak(stream, 400); // the respondent goes on before the error arrives
+    await failure(refused);
+    fake.scriptTranscripts('second');
+    expect(await stream.commit()).toBe('second');
+    expect(streamRequests().at(-1)!.audioSeconds).toBeCloseTo(0.4, 2);
+  });
+
+  it('bounds a completion that never comes by the provider timeout (stt_timeout), and the next commit still works', async () => {
+    const stream = await open(client({ policy: { timeoutMs: 800, retries: 1 }, openTimeoutMs: 5000 }));
     fake.failNext('stt-stream', { hang: true });
     speak(stream, 200);
     const t0 = Date.now();
