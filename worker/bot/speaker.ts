@@ -1,3 +1,4 @@
+import { ProviderError } from '../providers/errors.ts';
 import type { TextToSpeech } from '../providers/tts.ts';
 import { frames } from './audio.ts';
 import type { Playback } from './playback.ts';
@@ -41,6 +42,7 @@ export class Speaker {
   private readonly clock: () => number;
   private readonly ahead = new Map<string, Promise<Buffer>>();
   private preparing: Promise<void> = Promise.resolve();
+  private prepareFailed = false;
   private last: Utterance | null = null;
   private rest: string[] = [];
 
@@ -55,13 +57,19 @@ export class Speaker {
       if (this.ahead.has(sentence)) continue;
       // One at a time, in order: the first sentence is ready soonest, and the provider sees no burst.
       const job = this.preparing.then(async () => {
+        // After a failure nothing more is prepared ahead: a failing provider is not asked again
+        // until a sentence is due (and then with its own retries).
+        if (this.prepareFailed) throw new Error('not prepared: an earlier sentence failed');
         const chunks: Buffer[] = [];
         for await (const chunk of this.synthesize(sentence, this.options.signal)) chunks.push(chunk);
         return Buffer.concat(chunks);
       });
       this.preparing = job.then(
         () => undefined,
-        () => undefined, // its failure is the session's only if the sentence is spoken
+        () => {
+          // Its failure is the session's only if the sentence is spoken.
+          this.prepareFailed = true;
+        },
       );
       this.ahead.set(sentence, job);
     }
@@ -139,8 +147,9 @@ export class Speaker {
         utterance.sentences.push(sentence);
         const ready = this.ahead.get(sentence);
         this.ahead.delete(sentence);
-        if (ready) {
-          send(await ready);
+        const pcm = ready ? await ready.catch((err: unknown) => (this.prepareFailed && !(err instanceof ProviderError) ? null : Promise.reject(err))) : null;
+        if (pcm) {
+          send(pcm);
           continue;
         }
         for await (const chunk of this.synthesize(sentence, signal)) {
