@@ -37,6 +37,10 @@ fi
 # repository by the requirements' hash; the worker finds it through DAILY_BRIDGE_PYTHON.
 bash scripts/python-env.sh >/dev/null
 
+# The turn-taking models (Silero VAD, Smart Turn v3) from the pinned pipecat-ai wheel, checked by
+# sha256, cached outside the repository (docs/worker.md, "Turn models").
+bash scripts/turn-models.sh >/dev/null
+
 # The project targets Node 24: the `node` devDependency puts it first on PATH inside npm scripts.
 node_version="$(node_modules/.bin/node --version)"
 case "$node_version" in

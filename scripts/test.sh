@@ -8,6 +8,10 @@ cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
 export PATH="$PWD/node_modules/.bin:$PATH"
 
+# An assignment, not echo "$(...)": set -e stops here when the fetch or a checksum fails.
+turn_models="$(bash scripts/turn-models.sh)"
+echo "== turn models (Silero VAD, Smart Turn v3) in $turn_models"
+
 echo "== lint and type check"
 eslint .
 tsc --noEmit

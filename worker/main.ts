@@ -2,6 +2,7 @@ import { createLogger } from '../lib/log.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { startTracing } from './telemetry/tracing.ts';
 import { startWorker } from './worker.ts';
+import { needsTurnModels, resolveTurnModels } from './bot/turns/models.ts';
 
 /**
  * Entry point (`npm run worker`). The only file that touches signals and the exit code.
@@ -29,6 +30,16 @@ try {
     process.exit(1);
   }
   throw err;
+}
+// The turn models are files of their own (scripts/turn-models.sh, or the image): a pod without
+// them fails here with what to do, rather than in every bot it starts.
+if (needsTurnModels(config.turns)) {
+  try {
+    resolveTurnModels(config.turns.modelsDir);
+  } catch (err) {
+    process.stderr.write(`worker: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
 }
 
 const tracing = startTracing(process.env);

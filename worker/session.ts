@@ -56,6 +56,11 @@ export class SessionCoordinator {
     o.slots.on('finished', (sessionId: string, outcome: Outcome) => void this.finish(sessionId, outcome));
     o.slots.on('span', (sessionId: string, span: SpanRecord) => this.onSpan(sessionId, span));
     o.slots.on('latency', (provider: string, operation: string, seconds: number) => o.metrics.providerLatency.observe({ provider, operation }, seconds));
+    o.slots.on('turn', (kind: string, reason: string, latencySeconds?: number) => {
+      if (kind === 'interruption') return o.metrics.interruptions.inc({ kind: reason });
+      if (latencySeconds === undefined) o.metrics.turnEnds.inc({ reason });
+      else o.metrics.turnLatency.observe(latencySeconds);
+    });
   }
 
   get activeCount(): number {

@@ -53,7 +53,7 @@ export class SlotManager extends EventEmitter {
       const slot: Slot = { id, bot: new BotProcess(id, this.options.env), room: null, preparing: false, reclaimed: false };
       slot.bot.on('ready', () => void this.release(slot));
       slot.bot.on('invalid', (problem: string) => this.options.log.warn('ignored an invalid message from a bot', { slot: id, problem }));
-      for (const event of ['finished', 'span', 'latency']) slot.bot.on(event, (...args: unknown[]) => this.emit(event, ...args));
+      for (const event of ['finished', 'span', 'latency', 'turn']) slot.bot.on(event, (...args: unknown[]) => this.emit(event, ...args));
       slot.bot.on('exit', (code: number | null, signal: string | null, recycled: boolean) => {
         if (!this.draining) {
           this.options.metrics.botRestarts.inc({ reason: recycled ? 'recycled' : (signal ?? `exit_${code}`) });

@@ -1,20 +1,29 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { hasEspeak, parseWav, speechPcm, tonePcm, wavFromPcm16 } from './audio.ts';
+import { attachRealtime, type RealtimeFailure } from './openai-realtime.ts';
 
 /**
  * A local stand-in for an OpenAI-compatible model server, speaking the real HTTP API:
  * POST /v1/chat/completions (JSON or SSE streaming), /v1/audio/transcriptions (multipart),
- * /v1/audio/speech (pcm = 24 kHz 16-bit mono, or wav; real speech from espeak-ng, else tones).
- * Errors use the OpenAI error shape. Tests script replies, add latency and inject failures.
+ * /v1/audio/speech (pcm = 24 kHz 16-bit mono, or wav; real speech from espeak-ng, else tones),
+ * and the realtime transcription WebSocket /v1/realtime (openai-realtime.ts, endpoint `stt-stream`).
+ * Errors use the OpenAI error shape. Tests script replies, add latency and inject failures;
+ * benches set a latency profile (LatencyProfile) taken from providers' published figures.
  *
  * Transcription cannot really recognise speech here. It is deterministic instead: the next
- * scripted transcript if any (scriptTranscripts), else "answer <n> (<seconds> s of audio)".
- * The uploaded file must still be a valid WAV, and its duration is recorded in `requests`.
+ * scripted transcript if any (scriptTranscripts), else "answer <n> (<seconds> s of audio)"; batch
+ * and realtime share the script and the count. The uploaded file must still be a valid WAV (the
+ * streamed audio valid base64 PCM16), and its duration is recorded in `requests`.
  */
-export type Endpoint = 'chat' | 'stt' | 'tts';
+export type Endpoint = 'chat' | 'stt' | 'tts' | 'stt-stream';
 
-export interface Failure {
+/**
+ * For `stt-stream`: `status` refuses the WebSocket upgrade; `hang` commits but never completes;
+ * `event` answers the commit with an `error` event or a `...transcription.failed`, or drops the connection.
+ */
+export interface Failure extends RealtimeFailure {
   /** Answer with this HTTP status (OpenAI error body), or `hang`: never answer. */
   status?: number;
   hang?: boolean;
@@ -22,11 +31,32 @@ export interface Failure {
   count?: number;
 }
 
+/**
+ * Provider latency on top of `latencyMs`, to model real providers in benches. Unset parts keep
+ * today's behaviour (answers at once, chunks `chunkDelayMs` apart).
+ */
+export interface LatencyProfile {
+  /** Batch transcription answers after baseMs + perAudioSecondMs x seconds of audio. */
+  stt?: { baseMs: number; perAudioSecondMs?: number };
+  /**
+   * Realtime transcription: commit -> `completed` takes baseMs + perAudioSecondMs x seconds; the
+   * deltas are spread over it. `interimEveryMs`: while audio arrives, one word of the coming
+   * transcript per this much audio (scripted transcripts only; the last word waits for the commit).
+   */
+  sttStream?: { baseMs: number; perAudioSecondMs?: number; interimEveryMs?: number };
+  /** Chat: time to the first token (first SSE chunk, or the whole JSON answer), then between tokens. */
+  chat?: { firstTokenMs: number; perTokenMs?: number };
+  /** Speech: time to the first byte, then audio sent at `realtimeFactor` x real time (absent: as fast as chunks go). */
+  tts?: { firstByteMs: number; realtimeFactor?: number };
+}
+
 export interface LoggedRequest {
   endpoint: Endpoint;
   model: string;
   stream?: boolean;
   audioSeconds?: number;
+  /** Realtime sessions: the language the session was given. */
+  language?: string;
   responseFormat?: string;
   authorization: string | undefined;
 }
@@ -38,6 +68,11 @@ export interface FakeOpenAIOptions {
   voice?: 'espeak' | 'tone' | 'auto';
   /** Pause between streamed chunks, to make streaming observable. */
   chunkDelayMs?: number;
+  profile?: LatencyProfile;
+  /** False: no realtime endpoint (upgrades get 404), as with providers that only have batch transcription. */
+  realtime?: boolean;
+  /** Serve HTTPS (and WSS) with this certificate, e.g. from test/harness/pki.ts. */
+  tls?: { cert: string; key: string };
 }
 
 export interface FakeOpenAI {
@@ -49,6 +84,9 @@ export interface FakeOpenAI {
   scriptTranscripts(...texts: string[]): void;
   failNext(endpoint: Endpoint, failure: Failure): void;
   setLatency(endpoint: Endpoint, ms: number): void;
+  setProfile(profile: LatencyProfile): void;
+  /** Realtime traffic: upgrades accepted past the key check, and `input_audio_buffer.append` events received. */
+  realtimeStats: { connections: number; appendEvents: number };
   close(): Promise<void>;
 }
 
@@ -68,18 +106,20 @@ function openaiError(res: ServerResponse, status: number, message: string, code:
 export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
   const llmScript: string[] = [];
   const sttScript: string[] = [];
-  const failures: Record<Endpoint, Failure[]> = { chat: [], stt: [], tts: [] };
-  const latency: Record<Endpoint, number> = { chat: 0, stt: 0, tts: 0, ...options.latencyMs };
+  const failures: Record<Endpoint, Failure[]> = { chat: [], stt: [], tts: [], 'stt-stream': [] };
+  const latency: Record<Endpoint, number> = { chat: 0, stt: 0, tts: 0, 'stt-stream': 0, ...options.latencyMs };
+  let profile: LatencyProfile = options.profile ?? {};
   const requests: LoggedRequest[] = [];
-  const hits: Record<Endpoint, number> = { chat: 0, stt: 0, tts: 0 };
+  const hits: Record<Endpoint, number> = { chat: 0, stt: 0, tts: 0, 'stt-stream': 0 };
+  const realtimeStats = { connections: 0, appendEvents: 0 };
   const voice = options.voice === 'tone' ? 'tone' : options.voice === 'espeak' || hasEspeak() ? 'espeak' : 'tone';
   const chunkDelay = options.chunkDelayMs ?? 1;
   const hanging = new Set<ServerResponse>();
   let answers = 0;
 
-  const takeFailure = (endpoint: Endpoint): Failure | undefined => {
+  const takeFailure = (endpoint: Endpoint, applies: (f: Failure) => boolean = () => true): Failure | undefined => {
     const f = failures[endpoint][0];
-    if (!f) return undefined;
+    if (!f || !applies(f)) return undefined;
     f.count = (f.count ?? 1) - 1;
     if (f.count <= 0) failures[endpoint].shift();
     return f;
@@ -92,6 +132,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     const reply = llmScript.shift() ?? (json.stream ? 'NEXT' : 'Summary: the respondent answered every question.');
     const id = `chatcmpl-fake${requests.length}`;
     const created = Math.floor(Date.now() / 1000);
+    if (profile.chat) await sleep(profile.chat.firstTokenMs);
     if (!json.stream) {
       res.writeHead(200, { 'content-type': 'application/json' });
       return res.end(JSON.stringify({ id, object: 'chat.completion', created, model: json.model, choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 } }));
@@ -101,7 +142,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     res.write(chunk({ role: 'assistant', content: '' }, null));
     for (const piece of reply.match(/\S+\s*/g) ?? [reply]) {
       res.write(chunk({ content: piece }, null));
-      await sleep(chunkDelay);
+      await sleep(profile.chat?.perTokenMs ?? chunkDelay);
     }
     res.write(chunk({}, 'stop'));
     res.end('data: [DONE]\n\n');
@@ -119,9 +160,8 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     } catch {
       return openaiError(res, 400, 'The audio file could not be decoded.', 'invalid_value');
     }
-    requests.push({ endpoint: 'stt', model, audioSeconds, authorization: req.headers.authorization });
-    answers++;
-    const text = sttScript.shift() ?? `answer ${answers} (${audioSeconds.toFixed(1)} s of audio)`;
+    const text = transcriptOf({ endpoint: 'stt', model, audioSeconds, authorization: req.headers.authorization });
+    if (profile.stt) await sleep(profile.stt.baseMs + (profile.stt.perAudioSecondMs ?? 0) * audioSeconds);
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ text }));
   };
@@ -134,15 +174,25 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     requests.push({ endpoint: 'tts', model: json.model, responseFormat: format, authorization: req.headers.authorization });
     const pcm = voice === 'espeak' ? speechPcm(json.input, 24_000) : tonePcm(Math.min(3000, Math.max(300, json.input.length * 40)), 24_000);
     const bytes = format === 'wav' ? wavFromPcm16(pcm, 24_000) : pcm;
+    if (profile.tts) await sleep(profile.tts.firstByteMs);
+    // A chunk is 0.1 s of 24 kHz PCM16: at `realtimeFactor` x real time it is 100 / factor ms apart.
+    const gap = profile.tts?.realtimeFactor ? 100 / profile.tts.realtimeFactor : chunkDelay;
     res.writeHead(200, { 'content-type': format === 'wav' ? 'audio/wav' : 'audio/pcm', 'transfer-encoding': 'chunked' });
     for (let i = 0; i < bytes.length; i += 4800) {
       res.write(bytes.subarray(i, i + 4800));
-      await sleep(chunkDelay);
+      await sleep(gap);
     }
     res.end();
   };
 
-  const server: Server = createServer((req, res) => {
+  /** Logs a transcription (batch or one realtime commit) and gives its deterministic text. */
+  const transcriptOf = (entry: LoggedRequest & { audioSeconds: number }): string => {
+    requests.push(entry);
+    answers++;
+    return sttScript.shift() ?? `answer ${answers} (${entry.audioSeconds.toFixed(1)} s of audio)`;
+  };
+
+  const handler: RequestListener = (req, res) => {
     void (async () => {
       const body = await readBody(req);
       const path = (req.url ?? '').split('?')[0];
@@ -166,20 +216,38 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       if (!res.headersSent) openaiError(res, 500, `fake failed: ${(err as Error).message}`);
       else res.destroy();
     });
+  };
+  const server: Server = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler) : createServer(handler);
+  const realtime = attachRealtime(server, {
+    apiKey: options.apiKey,
+    enabled: () => options.realtime !== false,
+    failure: (stage) => takeFailure('stt-stream', (f) => (stage === 'upgrade' ? Boolean(f.status) : !f.status)),
+    onConnect: () => {
+      hits['stt-stream']++;
+      realtimeStats.connections++;
+    },
+    onAppend: () => void realtimeStats.appendEvents++,
+    transcribe: (entry) => transcriptOf({ endpoint: 'stt-stream', ...entry }),
+    peekTranscript: () => sttScript[0],
+    interimEveryMs: () => profile.sttStream?.interimEveryMs ?? null,
+    completionDelayMs: (seconds) => latency['stt-stream'] + (profile.sttStream ? profile.sttStream.baseMs + (profile.sttStream.perAudioSecondMs ?? 0) * seconds : 0),
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const port = (server.address() as AddressInfo).port;
 
   return {
-    url: `http://127.0.0.1:${port}/v1`,
+    url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}/v1`,
     requests,
     hits,
     scriptLlm: (...replies) => void llmScript.push(...replies),
     scriptTranscripts: (...texts) => void sttScript.push(...texts),
     failNext: (endpoint, failure) => void failures[endpoint].push({ ...failure }),
     setLatency: (endpoint, ms) => void (latency[endpoint] = ms),
+    setProfile: (next) => void (profile = next),
+    realtimeStats,
     close: async () => {
       for (const res of hanging) res.destroy();
+      realtime.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

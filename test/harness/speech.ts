@@ -54,21 +54,34 @@ export function readWavPcm(file: string): DecodedWav {
   }
 }
 
+/** An answer: one utterance, or parts said with a thinking pause between them. */
+export type SpokenAnswer = string | { parts: string[]; pauseMs: number };
+
 /** Builds the respondent's track: `leadMs` of silence, then each answer followed by `gapMs` of silence. */
-export function spokenTrack(answers: string[], options: { leadMs: number; gapMs: number; dir?: string }): SpokenTrack {
+export function spokenTrack(answers: SpokenAnswer[], options: { leadMs: number; gapMs: number; dir?: string }): SpokenTrack {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'speech-'));
   const parts: Buffer[] = [silencePcm(options.leadMs, SPEECH_RATE)];
   const marks: SpokenTrack['answers'] = [];
   let cursorMs = options.leadMs;
-  answers.forEach((text, i) => {
-    const file = join(dir, `answer-${i + 1}.wav`);
-    speak(text, file);
-    const { pcm } = readWavPcm(file);
-    const ms = (pcm.length / 2 / SPEECH_RATE) * 1000;
-    marks.push({ text, startMs: cursorMs, endMs: cursorMs + ms });
-    parts.push(pcm, silencePcm(options.gapMs, SPEECH_RATE));
-    cursorMs += ms + options.gapMs;
-  });
+  let n = 0;
+  for (const answer of answers) {
+    const pieces = typeof answer === 'string' ? [answer] : answer.parts;
+    const startMs = cursorMs;
+    pieces.forEach((text, i) => {
+      const file = join(dir, `answer-${++n}.wav`);
+      speak(text, file);
+      const { pcm } = readWavPcm(file);
+      parts.push(pcm);
+      cursorMs += (pcm.length / 2 / SPEECH_RATE) * 1000;
+      if (i < pieces.length - 1 && typeof answer !== 'string') {
+        parts.push(silencePcm(answer.pauseMs, SPEECH_RATE));
+        cursorMs += answer.pauseMs;
+      }
+    });
+    marks.push({ text: pieces.join(' '), startMs, endMs: cursorMs });
+    parts.push(silencePcm(options.gapMs, SPEECH_RATE));
+    cursorMs += options.gapMs;
+  }
   const pcm = Buffer.concat(parts);
   const file = join(dir, 'microphone.wav');
   writeFileSync(file, wavFromPcm16(pcm, SPEECH_RATE));

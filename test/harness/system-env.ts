@@ -20,6 +20,22 @@ export const INTERVIEW = {
   closing: 'Thanks, that is all.',
 };
 
+/**
+ * A second interview for turn-taking tests: its first question is long (about seven seconds), so a
+ * respondent can cut in while it is asked; no follow-ups, so every answer moves the interview on.
+ */
+export const TURN_INTERVIEW_ID = 'dpl_turns';
+export const TURN_INTERVIEW = {
+  title: 'Turn-taking',
+  language: 'en',
+  intro: 'Hi.',
+  questions: [
+    { id: 'q1', text: 'Please tell me, in as much detail as you like, how you first heard about us, and what you expected before you signed up?', maxFollowUps: 0 },
+    { id: 'q2', text: 'What should we improve first?', maxFollowUps: 0 },
+  ],
+  closing: 'Thanks, that is all.',
+};
+
 /** The api-stub's seed: one workspace with its keys, the interview and the webhook receiver. */
 export function demoSeed(webhookUrl: string): unknown {
   return {
@@ -28,7 +44,10 @@ export function demoSeed(webhookUrl: string): unknown {
         id: 'ws_demo',
         name: 'Demo workspace',
         keys: { publishable: [DEMO_KEYS.publishable], secret: [DEMO_KEYS.secret] },
-        deployments: [{ id: INTERVIEW_ID, status: 'ACTIVE', expiresAt: null, interview: INTERVIEW }],
+        deployments: [
+          { id: INTERVIEW_ID, status: 'ACTIVE', expiresAt: null, interview: INTERVIEW },
+          { id: TURN_INTERVIEW_ID, status: 'ACTIVE', expiresAt: null, interview: TURN_INTERVIEW },
+        ],
         webhookEndpoints: [{ url: webhookUrl, secrets: [DEMO_KEYS.webhookSecret] }],
         selfHost: null,
       },

@@ -32,6 +32,7 @@ function recorder() {
     onState: (s) => log.push(['state', s]),
     onCaption: (c) => log.push(['caption', c]),
     onBotAudio: () => log.push(['audio']),
+    onInterrupted: () => log.push(['interrupted']),
     onEnded: (r) => log.push(['ended', r]),
     onError: (e) => log.push(['error', e.code]),
   };

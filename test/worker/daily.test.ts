@@ -91,7 +91,7 @@ describe('ROOM_PROVIDER=daily', () => {
     ]);
     expect(respondent.appMessages.filter((m) => m.type === 'audio_end')).toHaveLength(3);
     expect(respondent.audioBytes).toBeGreaterThan(24_000 * 2 * 0.5); // the bot's voice came through the bridge
-    const stt = openai.requests.filter((r) => r.endpoint === 'stt');
+    const stt = openai.requests.filter((r) => r.endpoint === 'stt-stream'); // realtime transcription, the default (STT_MODE)
     expect(stt.at(-1)!.audioSeconds).toBeGreaterThan(0.3); // and the respondent's reached speech-to-text
 
     const report = await backend.waitForReport(String(body.sessionId), 15_000);

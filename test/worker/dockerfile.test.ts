@@ -3,7 +3,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
+import { validate, ValidationSeverity, type ValidatorSettings } from 'dockerfile-utils';
 import { describe, expect, it } from 'vitest';
+import { TURN_MODEL_FILES } from '../../worker/bot/turns/models.ts';
 
 /**
  * Dockerfile.worker, read as data (no Docker engine here): the base, user, port, version label,
@@ -55,9 +57,33 @@ describe('Dockerfile.worker', () => {
   });
 
   it('takes a proxy CA for pip and npm only through build arguments with no default', () => {
-    expect(of('ARG').sort()).toEqual(['ARG PIP_CERT', 'ARG npm_config_cafile']);
+    // TARGETARCH is the builder's own (which onnxruntime binary to keep), not a user's setting.
+    expect(of('ARG').sort()).toEqual(['ARG PIP_CERT', 'ARG PIP_CERT', 'ARG TARGETARCH', 'ARG npm_config_cafile']);
+    expect(of('RUN').find((l) => l.includes('turn-models.sh'))).toMatch(/^RUN if \[ -z "\$\{PIP_CERT:-\}" \]; then unset PIP_CERT; fi/);
     expect(of('RUN').find((l) => l.includes('pip install'))).toContain('${PIP_CERT:+--cert "$PIP_CERT"}');
     expect(of('RUN').find((l) => l.includes('npm ci'))).toMatch(/if \[ -z "\$\{npm_config_cafile:-\}" \]; then unset npm_config_cafile; fi/);
+  });
+
+  it('has no findings of the dockerfile-utils linter with every rule an error', () => {
+    const strict = Object.fromEntries(['deprecatedMaintainer', 'directiveCasing', 'emptyContinuationLine', 'instructionCasing', 'instructionCmdMultiple', 'instructionEntrypointMultiple', 'instructionHealthcheckMultiple', 'instructionJSONInSingleQuotes', 'instructionWorkdirRelative'].map((rule) => [rule, ValidationSeverity.ERROR])) as ValidatorSettings;
+    expect(validate(text, strict).map((d) => `${d.range.start.line + 1}: ${d.message}`)).toEqual([]);
+  });
+
+  it('carries the turn models, fetched and checked by scripts/turn-models.sh, where TURN_MODELS_DIR points', () => {
+    expect(of('COPY')).toContain('COPY scripts/turn-models.sh /tmp/turn-models.sh');
+    const fetch = of('RUN').find((l) => l.includes('turn-models.sh'))!;
+    expect(fetch).toMatch(/apt-get install -y --no-install-recommends python3 python3-venv/);
+    for (const model of Object.values(TURN_MODEL_FILES)) expect(fetch).toContain(`"$cache/${model.file}"`);
+    expect(fetch).toContain('"$cache/LICENSE"');
+    expect(of('COPY')).toContain('COPY --from=turn-models /opt/voice-models /opt/voice-models');
+    expect(of('ENV').join(' ')).toContain('TURN_MODELS_DIR=/opt/voice-models ');
+  });
+
+  it('keeps only the Linux builds of onnxruntime-node (only the target CPU\'s when the builder says)', () => {
+    const install = of('RUN').find((l) => l.includes('npm ci'))!;
+    expect(install).toContain('rm -rf "$ort/darwin" "$ort/win32"');
+    expect(install).toContain('amd64) rm -rf "$ort/linux/arm64"');
+    expect(install).toContain('arm64) rm -rf "$ort/linux/x64"');
   });
 
   it('has a health check command that passes against a live /healthz and fails without one', async () => {

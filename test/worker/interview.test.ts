@@ -71,7 +71,7 @@ describe('a full interview over a local room', () => {
     const respondentCaptions = result.messages.filter((m) => m.type === 'caption' && m.speaker === 'respondent').map((m) => m.text);
     expect(respondentCaptions).toEqual(['I heard about you from a friend.', 'The onboarding was smooth.', 'Fast support.']);
     // Real audio reached the speech-to-text fake: three turns of speech, each at least a fraction of a second.
-    const stt = openai.requests.filter((r) => r.endpoint === 'stt');
+    const stt = openai.requests.filter((r) => r.endpoint === 'stt-stream'); // realtime transcription, the default (STT_MODE)
     expect(stt).toHaveLength(3);
     for (const r of stt) expect(r.audioSeconds).toBeGreaterThan(0.3);
     expect(openai.requests.filter((r) => r.endpoint === 'tts').every((r) => r.responseFormat === 'pcm')).toBe(true);

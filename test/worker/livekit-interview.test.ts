@@ -81,7 +81,7 @@ describe('interviews in LiveKit rooms', () => {
     const respondentCaptions = result.messages.filter((m) => m.type === 'caption' && m.speaker === 'respondent').map((m) => m.text);
     expect(respondentCaptions).toEqual(['I heard about you from a friend.', 'The onboarding was smooth.', 'Fast support.']);
     // The respondent's speech crossed the server: three turns reached speech-to-text, each real audio.
-    const stt = openai.requests.filter((r) => r.endpoint === 'stt');
+    const stt = openai.requests.filter((r) => r.endpoint === 'stt-stream'); // realtime transcription, the default (STT_MODE)
     expect(stt).toHaveLength(3);
     for (const r of stt) expect(r.audioSeconds).toBeGreaterThan(0.3);
 

@@ -6,6 +6,8 @@ import { baseEnv, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots
 import { runRespondent } from './respondent.ts';
 
 /**
+ * (The flood is a pure tone, which Silero rightly does not take for speech: this test uses the
+ * energy VAD, for which any loud audio is a turn.)
  * A respondent who sends loud audio far faster than real time: the turn ends at
  * MAX_UTTERANCE_SECONDS of audio (the bot keeps no more than that), the interview goes on, and
  * the bot process that held the flood is recycled after the session, so its memory goes back.
@@ -16,7 +18,7 @@ let worker: WorkerProcess;
 
 beforeAll(async () => {
   [openai, backend] = await Promise.all([startFakeOpenAI({ voice: 'tone' }), startFakeBackend()]);
-  worker = await startWorkerProcess(baseEnv({ redisUrl: inject('redisUrl'), backendUrl: backend.url, llmUrl: openai.url, REDIS_KEY_PREFIX: `flood-${Date.now()}`, WARM_POOL_SIZE: '1', MAX_UTTERANCE_SECONDS: '3', IDLE_TIMEOUT_SECONDS: '20' }));
+  worker = await startWorkerProcess(baseEnv({ redisUrl: inject('redisUrl'), backendUrl: backend.url, llmUrl: openai.url, REDIS_KEY_PREFIX: `flood-${Date.now()}`, WARM_POOL_SIZE: '1', MAX_UTTERANCE_SECONDS: '3', IDLE_TIMEOUT_SECONDS: '20', VAD_ENGINE: 'energy' }));
   await worker.waitReady();
   await waitIdleSlots(worker, 1);
 });
@@ -43,11 +45,11 @@ describe('one utterance is bounded', () => {
       },
     });
     const done = await respondent.done;
-    expect(done.ended, JSON.stringify(done).slice(0, 400)).toBe('completed');
     const report = await backend.waitForReport(String(body.sessionId), 10_000);
+    expect(done.ended, JSON.stringify({ report: report.body, messages: done.messages.slice(-6) })).toBe('completed');
     expect(report.body.status).toBe('completed');
     // The flooded answer reached speech-to-text as at most MAX_UTTERANCE_SECONDS of audio.
-    const firstUpload = openai.requests.find((r) => r.endpoint === 'stt');
+    const firstUpload = openai.requests.find((r) => r.endpoint === 'stt-stream');
     expect(firstUpload?.audioSeconds).toBeGreaterThan(1);
     expect(firstUpload?.audioSeconds).toBeLessThanOrEqual(3);
     await waitFor(async () => /worker_bot_restarts_total\{reason="recycled"\} 1/.test(await worker.metrics()), { timeoutMs: 15_000, what: 'the bot to be recycled' });

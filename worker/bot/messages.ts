@@ -37,6 +37,8 @@ export type FromBot =
   | { type: 'ready' }
   | { type: 'span'; sessionId: string; span: SpanRecord }
   | { type: 'latency'; provider: 'stt' | 'llm' | 'tts'; operation: string; seconds: number }
+  /** A respondent turn ended (reason silence|model|max), or the respondent cut in (barge_in|backchannel). */
+  | { type: 'turn'; kind: 'turn_end' | 'interruption'; reason: string; latencySeconds?: number }
   /** `recycle`: the bot exits after this session (it held a bounded but large amount of audio). */
   | { type: 'finished'; sessionId: string; outcome: Outcome; recycle?: boolean };
 
@@ -53,5 +55,6 @@ export const FromBotSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ready') }),
   z.object({ type: z.literal('span'), sessionId: text(128), span: SpanSchema }),
   z.object({ type: z.literal('latency'), provider: z.enum(['stt', 'llm', 'tts']), operation: text(64), seconds: z.number().nonnegative() }),
+  z.object({ type: z.literal('turn'), kind: z.enum(['turn_end', 'interruption']), reason: text(32), latencySeconds: z.number().nonnegative().optional() }),
   z.object({ type: z.literal('finished'), sessionId: text(128), outcome: OutcomeSchema, recycle: z.boolean().optional() }),
 ]);

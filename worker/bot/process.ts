@@ -3,6 +3,7 @@ import { loadConfig } from '../config.ts';
 import { createProviders } from '../providers/index.ts';
 import { createTranscriptStore } from '../transcripts/store.ts';
 import { runInterview } from './interview.ts';
+import { loadTurnModels } from './turns/models.ts';
 import type { BotJob, FromBot, Outcome, ToBot } from './messages.ts';
 import { DailyRoomJoiner } from '../rooms/daily/bot-room.ts';
 import { ATTR_ROOM_CONNECT_MS, ATTR_ROOM_PROVIDER, ATTR_SESSION_ID, SPAN_ROOM_CONNECT } from '../telemetry/names.ts';
@@ -18,6 +19,10 @@ const providers = createProviders(config);
 const store = createTranscriptStore(config);
 // Daily rooms: the bridge process starts with the bot, so a session's join does not wait for it.
 const dailyRooms = config.daily ? new DailyRoomJoiner({ python: config.daily.bridgePython }) : null;
+const log = createLogger({ name: 'bot' });
+let streamingNoticed = false;
+// The turn models load with the bot (prewarm), not at its first turn.
+const models = await loadTurnModels(config.turns);
 let stop = new AbortController();
 let busy = false;
 /** Set when a session pushed this process to hold a lot of audio: it exits after the session. */
@@ -49,13 +54,23 @@ async function run(job: BotJob): Promise<Outcome> {
     settings: {
       joinTimeoutSeconds: config.joinTimeoutSeconds,
       maxSessionSeconds: config.maxSessionSeconds,
-      listen: { sampleRate: 16_000, ...config.vad, idleTimeoutSeconds: config.idleTimeoutSeconds },
+      idleTimeoutSeconds: config.idleTimeoutSeconds,
+      maxUtteranceSeconds: config.vad.maxUtteranceSeconds,
+      vad: config.vad,
+      turns: config.turns,
     },
+    models,
     onUtteranceBound: () => {
       recycle = true;
     },
     emitSpan: (span) => send({ type: 'span', sessionId: job.sessionId, span }),
     emitLatency: (provider, operation, seconds) => send({ type: 'latency', provider, operation, seconds }),
+    emitTurn: (event) => send({ type: 'turn', ...event }),
+    onStreamingUnavailable: (reason) => {
+      if (streamingNoticed) return;
+      streamingNoticed = true;
+      log.warn('streaming speech-to-text is not available: turns are transcribed in batch', { reason });
+    },
   });
   // The closing words play out before the worker hears the outcome and deletes the room.
   await room.whenClosed();

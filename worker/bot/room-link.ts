@@ -15,6 +15,11 @@ export interface BotRoom extends EventEmitter {
   readonly respondentPresent: boolean;
   sendControl(msg: Record<string, unknown>): void;
   sendAudio(pcm: Buffer): void;
+  /**
+   * The respondent cut in: drop the bot's audio that is queued and not yet heard, at every hop
+   * this transport has (its own queue, and the respondent's player through `{type: "interrupt"}`).
+   */
+  interrupt(): void;
   close(): void;
   /** Settles once close() has let queued audio and messages out and left the room. */
   whenClosed(): Promise<void>;
@@ -53,14 +58,35 @@ class LocalBotRoom extends EventEmitter implements BotRoom {
     if (this.ws.readyState === WebSocket.OPEN) this.ws.send(pcm, { binary: true });
   }
 
+  /** Local rooms queue nothing here: the page holds what is not yet played, and drops it on this. */
+  interrupt(): void {
+    this.sendControl({ type: 'interrupt' });
+  }
+
   close(): void {
     this.ws.close(1000);
   }
 
+  /**
+   * Settles when the close handshake is done: the relay has then read everything the bot sent.
+   * A process that exits sooner with unread audio in its socket makes the kernel reset the
+   * connection, and the reset discards the bot's last messages (the closing words, `ended`)
+   * before the relay reads them, so the respondent would be told the interview failed.
+   */
   whenClosed(): Promise<void> {
-    return Promise.resolve();
+    if (this.ws.readyState === WebSocket.CLOSED) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, CLOSE_HANDSHAKE_LIMIT_MS);
+      this.ws.once('close', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 }
+
+/** The longest a closing bot waits for the relay to answer its close frame. */
+const CLOSE_HANDSHAKE_LIMIT_MS = 3000;
 
 /**
  * Joins over the worker's internal loopback address. When the worker serves TLS with a

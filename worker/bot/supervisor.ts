@@ -84,6 +84,9 @@ export class BotProcess extends EventEmitter {
       case 'latency':
         this.emit('latency', msg.provider, msg.operation, msg.seconds);
         break;
+      case 'turn':
+        this.emit('turn', msg.kind, msg.reason, msg.latencySeconds);
+        break;
       case 'finished':
         if (msg.sessionId !== this.sessionId) return;
         this.sessionId = null;

@@ -4,9 +4,11 @@ import OpenAI from 'openai';
  * Every model-provider failure becomes a ProviderError, and whether it is worth retrying is
  * decided here and nowhere else: timeouts and connection failures are retryable; of the HTTP
  * statuses, 408, 409 (lock contention), 429, 499 and 5xx are, every other 4xx is final.
+ * `unavailable`: a streaming endpoint could not be opened (realtime speech-to-text); the caller
+ * falls back to the batch endpoint, so its reason is its own (`stt_stream_unavailable`).
  */
 export type ProviderKind = 'stt' | 'llm' | 'tts';
-export type FailureKind = 'timeout' | 'http' | 'network' | 'bad_response' | 'aborted';
+export type FailureKind = 'timeout' | 'http' | 'network' | 'bad_response' | 'aborted' | 'unavailable';
 
 export class ProviderError extends Error {
   readonly provider: ProviderKind;
@@ -25,6 +27,7 @@ export class ProviderError extends Error {
 
   /** The reason code of a failed session's outcome, e.g. `llm_timeout`, `tts_error`. */
   get reason(): string {
+    if (this.kind === 'unavailable') return `${this.provider}_stream_unavailable`;
     return `${this.provider}_${this.kind === 'timeout' ? 'timeout' : 'error'}`;
   }
 }

@@ -14,6 +14,9 @@ export interface WorkerMetrics {
   sessionOutcomes: Counter<'status' | 'reason'>;
   reports: Counter<'result'>;
   botRestarts: Counter<'reason'>;
+  turnEnds: Counter<'reason'>;
+  turnLatency: Histogram;
+  interruptions: Counter<'kind'>;
   outcomeBacklog: Gauge;
 }
 
@@ -43,5 +46,13 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Worke
     reports: new Counter({ name: 'worker_outcome_reports_total', help: 'Outcome report deliveries by result: ok, refused (a 4xx, never retried), expired (deadline passed), failed (no durable copy and retries spent).', labelNames: ['result'], registers: [registry] }),
     outcomeBacklog: new Gauge({ name: 'worker_outcome_backlog', help: 'Outcome reports kept in the shared Redis outbox, not yet acknowledged by the service (all replicas of this prefix).', registers: [registry] }),
     botRestarts: new Counter({ name: 'worker_bot_restarts_total', help: 'Bot processes started again, by reason.', labelNames: ['reason'], registers: [registry] }),
+    turnEnds: new Counter({ name: 'worker_turn_ends_total', help: 'Respondent turns ended, by what ended them: model (the end-of-turn model), silence, max (the utterance bound).', labelNames: ['reason'], registers: [registry] }),
+    turnLatency: new Histogram({
+      name: 'worker_turn_latency_seconds',
+      help: "From the end of the respondent's speech to the bot's first audio of its reply.",
+      buckets: [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1, 1.5, 2, 3, 5],
+      registers: [registry],
+    }),
+    interruptions: new Counter({ name: 'worker_interruptions_total', help: 'Respondent speech over the bot: barge_in (the bot stopped), backchannel (it went on after a short "mm-hm").', labelNames: ['kind'], registers: [registry] }),
   };
 }

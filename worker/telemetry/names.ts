@@ -22,3 +22,11 @@ export const ATTR_LLM_TTFT_MS = 'llm.time_to_first_token_ms';
 export const ATTR_ERROR_KIND = 'error.kind';
 
 export const TRACER_NAME = 'voice-worker';
+
+/** Turn-taking (issue 13): the end-of-turn decision, and the final text after it. */
+export const SPAN_TURN_END = 'turn.end';
+export const SPAN_STT_FINAL = 'stt.final';
+export const ATTR_TURN_END_REASON = 'turn.end_reason';
+export const ATTR_TURN_PROBABILITY = 'turn.model_probability';
+export const ATTR_TURN_INFERENCE_MS = 'turn.model_inference_ms';
+export const ATTR_STT_MODE = 'stt.mode';

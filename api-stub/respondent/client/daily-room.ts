@@ -48,6 +48,8 @@ export async function runDailyRoom(call: DailyCallLike, input: JoinInput): Promi
     if (data.type === 'caption' && (data.speaker === 'bot' || data.speaker === 'respondent') && typeof data.text === 'string') {
       events.onCaption({ speaker: data.speaker, text: data.text, final: data.final === true });
     }
+    // Daily's own jitter buffer is all that is queued here; the bot's pacing keeps it short.
+    if (data.type === 'interrupt') events.onInterrupted();
     if (data.type === 'ended' && !ended) {
       ended = true;
       events.onEnded(typeof data.reason === 'string' ? data.reason : 'completed');

@@ -65,7 +65,9 @@ export async function joinLiveKitRoom(input: JoinInput): Promise<Room> {
     if (control.type === 'caption' && (control.speaker === 'bot' || control.speaker === 'respondent') && typeof control.text === 'string') {
       events.onCaption({ speaker: control.speaker, text: control.text, final: control.final === true });
     }
-    if (control.type === 'audio_end') awaitingFirstAudio = true;
+    // After an interruption the interviewer's next words count as a new first sound.
+    if (control.type === 'audio_end' || control.type === 'interrupt') awaitingFirstAudio = true;
+    if (control.type === 'interrupt') events.onInterrupted();
     if (control.type === 'ended' && !ended) {
       ended = true;
       events.onEnded(typeof control.reason === 'string' ? control.reason : 'completed');

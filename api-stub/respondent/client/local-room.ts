@@ -98,6 +98,13 @@ export async function joinLocalRoom(input: JoinInput): Promise<Room> {
       case 'audio_end':
         awaitingFirstAudio = true;
         break;
+      case 'interrupt':
+        // The respondent cut in: what the interviewer had queued here is dropped at once.
+        player.stop();
+        awaitingFirstAudio = true;
+        flushListening();
+        events.onInterrupted();
+        break;
       case 'ended': {
         flushListening();
         ended = true;

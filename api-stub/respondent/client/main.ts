@@ -72,6 +72,7 @@ const roomEvents: RoomEvents = {
     view.caption(caption);
   },
   onBotAudio: () => mark('bot:first_audio'),
+  onInterrupted: () => mark('bot:interrupted'),
   onEnded: finish,
   onError: (error) => {
     room = null;

@@ -19,6 +19,8 @@ export interface RoomEvents {
   onCaption(caption: Caption): void;
   /** The first audio of each bot utterance reached the speakers' queue. */
   onBotAudio(): void;
+  /** The respondent cut in: the interviewer's audio not yet heard was dropped. */
+  onInterrupted(): void;
   onEnded(reason: string): void;
   onError(error: RoomError): void;
 }

@@ -12,11 +12,20 @@ import { parseDailyJoinUrl } from './join-url.ts';
 export const DAILY_JOIN_TIMEOUT_MS = 20_000;
 /** How long whenClosed() waits for the bridge to play its queue out and leave. */
 const DAILY_LEAVE_LIMIT_MS = 30_000;
+/** The bot's voice rate into the bridge (docs/daily-bridge-protocol.md). */
+const DAILY_OUTPUT_SAMPLE_RATE = 24_000;
+const LEAD_MS = 200;
+const PUMP_INTERVAL_MS = 20;
+
+type PacedItem = { kind: 'audio'; pcm: Buffer } | { kind: 'control'; msg: Record<string, unknown> } | { kind: 'leave' };
 
 export class DailyBotRoom extends EventEmitter implements BotRoom {
   private readonly present = new Set<string>();
   private closed = false;
   private released = false;
+  private readonly queue: PacedItem[] = [];
+  private playingUntil = 0;
+  private pumpTimer: NodeJS.Timeout | undefined;
 
   private readonly bridge: DailyBridge;
   private readonly onRelease: () => void;
@@ -53,6 +62,8 @@ export class DailyBotRoom extends EventEmitter implements BotRoom {
   private markClosed(): void {
     if (this.closed) return;
     this.closed = true;
+    clearTimeout(this.pumpTimer);
+    this.queue.length = 0;
     this.release();
     this.emit('closed');
   }
@@ -64,17 +75,52 @@ export class DailyBotRoom extends EventEmitter implements BotRoom {
   }
 
   sendControl(msg: Record<string, unknown>): void {
-    if (!this.closed) this.bridge.send({ op: 'app_message', message: msg });
+    this.enqueue({ kind: 'control', msg });
   }
 
   sendAudio(pcm: Buffer): void {
-    if (!this.closed) this.bridge.sendAudio(pcm);
+    this.enqueue({ kind: 'audio', pcm });
+  }
+
+  /** Drops the voice not yet handed to the bridge, and tells the respondent's page at once. */
+  interrupt(): void {
+    for (let i = this.queue.length - 1; i >= 0; i--) if (this.queue[i]!.kind === 'audio') this.queue.splice(i, 1);
+    if (!this.closed) this.bridge.send({ op: 'app_message', message: { type: 'interrupt' } });
   }
 
   close(): void {
     // Queued audio and the final `ended` go out first; the bridge then leaves and exits.
-    this.bridge.leave();
+    this.enqueue({ kind: 'leave' });
     this.release();
+  }
+
+  /**
+   * The bridge plays what it is given in order at real time and cannot skip, so the bot's voice is
+   * handed over only LEAD_MS ahead of playing: an interruption then drops the rest here, and at most
+   * LEAD_MS of the voice still plays. Control messages keep their place after the audio before them.
+   */
+  private enqueue(item: PacedItem): void {
+    if (this.closed) return;
+    this.queue.push(item);
+    this.pump();
+  }
+
+  private pump(): void {
+    clearTimeout(this.pumpTimer);
+    while (this.queue.length > 0 && !this.closed) {
+      const item = this.queue[0]!;
+      if (item.kind === 'audio') {
+        const now = Date.now();
+        if (this.playingUntil - now > LEAD_MS) {
+          this.pumpTimer = setTimeout(() => this.pump(), PUMP_INTERVAL_MS);
+          return;
+        }
+        this.bridge.sendAudio(item.pcm);
+        this.playingUntil = Math.max(this.playingUntil, now) + (item.pcm.length / 2 / DAILY_OUTPUT_SAMPLE_RATE) * 1000;
+      } else if (item.kind === 'control') this.bridge.send({ op: 'app_message', message: item.msg });
+      else this.bridge.leave();
+      this.queue.shift();
+    }
   }
 
   /** Settles when the bridge has left the room (its queue played out), or after a bound. */

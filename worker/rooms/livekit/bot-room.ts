@@ -114,6 +114,14 @@ class LiveKitBotRoom extends EventEmitter implements BotRoom {
     this.enqueue({ kind: 'audio', pcm });
   }
 
+  /** Drops the voice not yet played (ours and the source's) and tells the respondent's page at once. */
+  interrupt(): void {
+    for (let i = this.queue.length - 1; i >= 0; i--) if (this.queue[i]!.kind === 'audio') this.queue.splice(i, 1);
+    this.source.clearQueue();
+    this.audioSincePlayout = false;
+    void this.room.localParticipant?.publishData(encodeControl({ type: 'interrupt' }), { reliable: true, topic: CONTROL_TOPIC }).catch(() => undefined);
+  }
+
   private enqueue(item: Item): void {
     if (this.closing && item.kind === 'audio') return;
     this.queue.push(item);

@@ -1,0 +1,234 @@
+import type { BotRoom } from './room-link.ts';
+import { SessionEnd } from './session-end.ts';
+import type { Playback } from './playback.ts';
+import { isBackchannel } from './turns/backchannel.ts';
+import type { TurnTranscriber } from './turns/transcriber.ts';
+import { TurnDetector, type DetectorEvent, type TurnEnd, type TurnEndReason, type TurnDetectorOptions } from './turns/turn-detector.ts';
+
+/**
+ * The respondent's side of a session, for its whole length: every frame they send goes through
+ * the turn detector, so they are heard while the bot speaks (barge-in) and while it thinks (a
+ * respondent who goes on talking). Finished turns, with their text, wait in order for the
+ * interview to take them.
+ *
+ * Barge-in: speech of `bargeInMinSpeechMs` while the bot is audible calls `onBargeIn` (the bot
+ * stops and the page drops its queued audio). The turn then runs as any other; if it stays shorter
+ * than `bargeInConfirmMs` and its words are only a backchannel ("mm-hm", a cough), it is marked so
+ * and the bot goes on from the sentence it was in.
+ */
+export interface HeardTurn {
+  text: string;
+  reason: TurnEndReason;
+  sttMode: 'realtime' | 'batch';
+  /** Wall times: speech start, last speech, the end-of-turn decision, the final text. */
+  startedAt: number;
+  speechEndedAt: number;
+  decidedAt: number;
+  finalAt: number;
+  speechMs: number;
+  probability?: number;
+  inferenceMs?: number;
+  /** The turn began while the bot was audible and stopped it. */
+  bargeIn: boolean;
+  /** A barge-in that was only a backchannel: the bot should go on. */
+  backchannel: boolean;
+}
+
+export interface ListenerSettings {
+  idleTimeoutSeconds: number;
+  maxUtteranceSeconds: number;
+  bargeIn: boolean;
+  bargeInMinSpeechMs: number;
+  bargeInConfirmMs: number;
+  /** No audio at all for this long inside a turn ends it (as TURN_MAX_SILENCE_MS of silence would). */
+  stallMs: number;
+}
+
+export interface ListenerOptions {
+  room: BotRoom;
+  detector: Omit<TurnDetectorOptions, 'onEvent'>;
+  transcriber: TurnTranscriber;
+  playback: Playback;
+  settings: ListenerSettings;
+  signal: AbortSignal;
+  /** Respondent speech over the bot: stop talking now. */
+  onBargeIn(): void;
+  /** A turn ended at the utterance bound (the respondent sent too much). */
+  onBound?(): void;
+  /** A turn that produced no words, or failed to transcribe: it is dropped, and said here. */
+  onDropped?(reason: string): void;
+  clock?: () => number;
+}
+
+type Waiter = { resolve(turn: HeardTurn): void; reject(err: Error): void; since: number };
+
+export class Listener {
+  private readonly options: ListenerOptions;
+  private readonly detector: TurnDetector;
+  private readonly clock: () => number;
+  private readonly done: HeardTurn[] = [];
+  private waiter: Waiter | null = null;
+  private pendingTexts = 0;
+  private turnStartedAt = 0;
+  private turnBargeIn = false;
+  private maxTimer: NodeJS.Timeout | undefined;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private readonly speechWaiters = new Set<() => void>();
+  private stallTimer: NodeJS.Timeout | undefined;
+  private readonly onAudio = (pcm: Buffer) => {
+    this.detector.push(pcm);
+    // A respondent whose audio stops mid-turn (a muted or dropped track) has stopped speaking.
+    clearTimeout(this.stallTimer);
+    if (this.detector.speaking) this.stallTimer = setTimeout(() => this.detector.forceEnd('silence'), this.options.settings.stallMs);
+  };
+
+  constructor(options: ListenerOptions) {
+    this.options = options;
+    this.clock = options.clock ?? Date.now;
+    this.detector = new TurnDetector({ ...options.detector, onEvent: (e) => this.onEvent(e) });
+    options.room.on('audio', this.onAudio);
+    options.transcriber.warm();
+  }
+
+  /** Whether the respondent is talking now, or a turn of theirs is still being transcribed. */
+  get busy(): boolean {
+    return this.detector.speaking || this.pendingTexts > 0;
+  }
+
+  /**
+   * The next finished turn that started at or after `since` (earlier ones, said over something
+   * that was not a question, are passed to `onStale` and dropped). Fails with idle_timeout when the
+   * respondent says nothing for IDLE_TIMEOUT_SECONDS after the bot has audibly finished.
+   */
+  nextTurn(since: number, onStale?: (turn: HeardTurn) => void): Promise<HeardTurn> {
+    while (this.done.length > 0) {
+      const turn = this.done.shift()!;
+      if (turn.startedAt >= since || turn.backchannel) return Promise.resolve(turn);
+      onStale?.(turn);
+    }
+    return new Promise<HeardTurn>((resolve, reject) => {
+      this.waiter = { resolve, reject, since };
+      this.armIdle();
+    });
+  }
+
+  /**
+   * Settles when the respondent next starts to speak (at once if they are speaking now);
+   * `cancel` stops waiting.
+   */
+  speechStarted(): { promise: Promise<void>; cancel(): void } {
+    if (this.detector.speaking) return { promise: Promise.resolve(), cancel: () => undefined };
+    let resolve!: () => void;
+    const promise = new Promise<void>((r) => (resolve = r));
+    this.speechWaiters.add(resolve);
+    return { promise, cancel: () => void this.speechWaiters.delete(resolve) };
+  }
+
+  close(): void {
+    this.speechWaiters.clear();
+    clearTimeout(this.maxTimer);
+    clearTimeout(this.idleTimer);
+    clearTimeout(this.stallTimer);
+    this.options.room.off('audio', this.onAudio);
+    this.detector.close();
+    this.options.transcriber.close();
+  }
+
+  private armIdle(): void {
+    clearTimeout(this.idleTimer);
+    const wait = this.options.settings.idleTimeoutSeconds * 1000 + this.options.playback.remainingMs;
+    this.idleTimer = setTimeout(() => {
+      if (!this.waiter) return;
+      if (this.busy) return this.armIdle();
+      const { reject } = this.waiter;
+      this.waiter = null;
+      reject(new SessionEnd('idle_timeout', 'timeout', `The respondent said nothing for ${this.options.settings.idleTimeoutSeconds} s.`));
+    }, wait);
+  }
+
+  private onEvent(event: DetectorEvent): void {
+    const { transcriber, settings } = this.options;
+    switch (event.type) {
+      case 'speech_start':
+        // When speech was recognised as such (not the preroll's start): a respondent who answers the
+        // moment a short question ends must not have their answer dated before the question.
+        this.turnStartedAt = event.at;
+        this.turnBargeIn = false;
+        transcriber.speechStart(event.preroll);
+        clearTimeout(this.maxTimer);
+        this.maxTimer = setTimeout(() => this.detector.forceEnd('max'), settings.maxUtteranceSeconds * 1000);
+        for (const wake of this.speechWaiters) wake();
+        this.speechWaiters.clear();
+        this.checkBargeIn();
+        return;
+      case 'audio':
+        transcriber.audio(event.pcm);
+        this.checkBargeIn();
+        return;
+      case 'pause':
+        transcriber.pause();
+        // A short sound over the bot followed by a pause ("mm-hm", "no"): decide now, so that the
+        // bot goes on (or answers) without waiting out a thinking pause.
+        if (this.turnBargeIn && this.detector.currentSpeechMs < settings.bargeInConfirmMs) this.detector.forceEnd('silence');
+        return;
+      case 'resume':
+        transcriber.resume();
+        return;
+      case 'turn_end':
+        clearTimeout(this.maxTimer);
+        if (event.end.reason === 'max') this.options.onBound?.();
+        void this.finishTurn(event.end, this.turnStartedAt, this.turnBargeIn);
+        return;
+    }
+  }
+
+  private checkBargeIn(): void {
+    const { settings, playback } = this.options;
+    if (!settings.bargeIn || this.turnBargeIn || !playback.audible) return;
+    if (this.detector.currentSpeechMs < settings.bargeInMinSpeechMs) return;
+    this.turnBargeIn = true;
+    this.options.onBargeIn();
+  }
+
+  private async finishTurn(end: TurnEnd, startedAt: number, bargeIn: boolean): Promise<void> {
+    this.pendingTexts++;
+    try {
+      const { text, mode } = await this.options.transcriber.finish(end.audio);
+      const backchannel = bargeIn && end.speechMs < this.options.settings.bargeInConfirmMs && isBackchannel(text);
+      if (!backchannel && text.trim() === '') return this.options.onDropped?.('no words');
+      this.deliver({
+        text: text.trim(),
+        reason: end.reason,
+        sttMode: mode,
+        startedAt,
+        speechEndedAt: end.speechEndedAt,
+        decidedAt: end.at,
+        finalAt: this.clock(),
+        speechMs: end.speechMs,
+        ...(end.probability !== undefined ? { probability: end.probability, inferenceMs: end.inferenceMs } : {}),
+        bargeIn,
+        backchannel,
+      });
+    } catch (err) {
+      if (this.waiter) {
+        const { reject } = this.waiter;
+        this.waiter = null;
+        clearTimeout(this.idleTimer);
+        reject(err as Error);
+      } else if (!this.options.signal.aborted) this.options.onDropped?.((err as Error).message);
+    } finally {
+      this.pendingTexts--;
+    }
+  }
+
+  private deliver(turn: HeardTurn): void {
+    const waiter = this.waiter;
+    if (waiter && (turn.startedAt >= waiter.since || turn.backchannel)) {
+      this.waiter = null;
+      clearTimeout(this.idleTimer);
+      waiter.resolve(turn);
+      return;
+    }
+    this.done.push(turn);
+  }
+}

@@ -1,0 +1,85 @@
+import { SentenceSplitter } from './sentences.ts';
+
+/**
+ * The follow-up decision (`NEXT`, or `FOLLOW_UP: <question>`, worker/bot/prompts.ts) read while the
+ * language model writes it: the kind is known from the first few tokens, and a follow-up's
+ * sentences come out one by one as they complete, so the first can be spoken before the reply ends.
+ * Anything that is not a follow-up is NEXT, as parseDecision reads a whole reply.
+ */
+export interface DecisionStream {
+  kind: Promise<'next' | 'follow_up'>;
+  /** The follow-up's sentences (nothing for NEXT). */
+  sentences: AsyncIterable<string>;
+  /** Settles when the reply has been read to its end (rejects with the provider's error). */
+  done: Promise<void>;
+}
+
+const FOLLOW_UP = /^\s*FOLLOW_UP\s*:\s*/i;
+/** A reply so far that may still become `FOLLOW_UP:`. */
+const MAYBE_FOLLOW_UP = /^\s*(F|FO|FOL|FOLL|FOLLO|FOLLOW|FOLLOW_|FOLLOW_U|FOLLOW_UP\s*)?$/i;
+
+export function streamDecision(deltas: AsyncIterable<string>): DecisionStream {
+  let decide!: (kind: 'next' | 'follow_up') => void;
+  const kind = new Promise<'next' | 'follow_up'>((resolve) => (decide = resolve));
+  const queue: string[] = [];
+  let ended = false;
+  let failure: unknown = null;
+  let wake: (() => void) | null = null;
+  const notify = () => {
+    wake?.();
+    wake = null;
+  };
+
+  const done = (async () => {
+    const splitter = new SentenceSplitter();
+    let head = '';
+    let decided: 'next' | 'follow_up' | null = null;
+    try {
+      for await (const delta of deltas) {
+        if (decided === 'next') continue;
+        if (decided === 'follow_up') {
+          queue.push(...splitter.push(delta));
+          notify();
+          continue;
+        }
+        head += delta;
+        const match = FOLLOW_UP.exec(head);
+        if (match) {
+          decided = 'follow_up';
+          decide('follow_up');
+          queue.push(...splitter.push(head.slice(match[0].length)));
+          notify();
+        } else if (!MAYBE_FOLLOW_UP.test(head)) {
+          decided = 'next';
+          decide('next');
+        }
+      }
+      if (decided === null) decide(FOLLOW_UP.test(head) ? 'follow_up' : 'next');
+      if (decided === 'follow_up') queue.push(...splitter.flush());
+    } catch (err) {
+      failure = err;
+      decide('next');
+      throw err;
+    } finally {
+      ended = true;
+      notify();
+    }
+  })();
+  done.catch(() => undefined); // read through `done` or `sentences`
+
+  async function* sentences(): AsyncIterable<string> {
+    for (;;) {
+      if (queue.length > 0) {
+        yield queue.shift()!;
+        continue;
+      }
+      if (ended) {
+        if (failure) throw failure;
+        return;
+      }
+      await new Promise<void>((resolve) => (wake = resolve));
+    }
+  }
+
+  return { kind, sentences: sentences(), done };
+}

@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { isBackchannel } from './backchannel.ts';
+import { streamDecision } from './decision-stream.ts';
+import { SentenceSplitter, splitSentences } from './sentences.ts';
+
+/** How the bot reads text as it streams: sentences, the follow-up decision, backchannels. */
+async function* pieces(...parts: string[]): AsyncIterable<string> {
+  for (const part of parts) {
+    await new Promise((r) => setImmediate(r));
+    yield part;
+  }
+}
+
+async function collect(items: AsyncIterable<string>): Promise<string[]> {
+  const out: string[] = [];
+  for await (const item of items) out.push(item);
+  return out;
+}
+
+describe('sentences', () => {
+  it('gives each sentence as soon as it is complete, and keeps numbers and very short pieces whole', () => {
+    const splitter = new SentenceSplitter();
+    expect(splitter.push('Thanks. That is really helpful')).toEqual([]);
+    expect(splitter.push('! What did you try first? It cost 3.5 ')).toEqual(['Thanks. That is really helpful!', 'What did you try first?']);
+    expect(splitter.flush()).toEqual(['It cost 3.5']);
+    expect(splitSentences('Question 1?')).toEqual(['Question 1?']);
+  });
+});
+
+describe('the follow-up decision as it streams', () => {
+  it('knows NEXT from the first token and speaks nothing', async () => {
+    const d = streamDecision(pieces('NE', 'XT'));
+    expect(await d.kind).toBe('next');
+    expect(await collect(d.sentences)).toEqual([]);
+    await d.done;
+  });
+
+  it('streams a follow-up sentence by sentence, the first before the reply ends', async () => {
+    let released!: () => void;
+    const gate = new Promise<void>((r) => (released = r));
+    async function* reply(): AsyncIterable<string> {
+      yield 'FOLLOW';
+      yield '_UP: What made the setup slow? ';
+      await gate;
+      yield 'Was it the documentation?';
+    }
+    const d = streamDecision(reply());
+    expect(await d.kind).toBe('follow_up');
+    const iterator = d.sentences[Symbol.asyncIterator]();
+    expect((await iterator.next()).value).toBe('What made the setup slow?');
+    released();
+    expect((await iterator.next()).value).toBe('Was it the documentation?');
+    expect((await iterator.next()).done).toBe(true);
+  });
+
+  it('reads anything else as NEXT, like the whole-reply parser', async () => {
+    expect(await streamDecision(pieces('Sure, moving on.')).kind).toBe('next');
+    expect(await streamDecision(pieces('FOLLOW_UP ', ': Why?')).kind).toBe('follow_up');
+  });
+
+  it('passes the provider error on', async () => {
+    async function* broken(): AsyncIterable<string> {
+      yield 'FOLLOW_UP: Why? ';
+      throw new Error('stream broke');
+    }
+    const d = streamDecision(broken());
+    await expect(d.done).rejects.toThrow('stream broke');
+    await expect(collect(d.sentences)).rejects.toThrow('stream broke');
+  });
+});
+
+describe('backchannels', () => {
+  it('are short listening noises or nothing, not answers', () => {
+    for (const text of ['Mm-hm.', 'uh-huh', 'Yeah.', 'okay, okay', '', 'Right.']) expect(isBackchannel(text), text).toBe(true);
+    for (const text of ['Yes, I think so', 'No.', 'The onboarding, mostly.', 'wait a second']) expect(isBackchannel(text), text).toBe(false);
+  });
+});

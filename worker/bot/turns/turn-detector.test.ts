@@ -1,0 +1,155 @@
+import { describe, expect, it } from 'vitest';
+import { silencePcm } from '../../../lib/pcm.ts';
+import { energyFrameVad } from './frame-vad.ts';
+import { TurnDetector, type DetectorEvent, type TurnDetectorSettings } from './turn-detector.ts';
+import type { TurnCompletionModel } from './types.ts';
+
+/**
+ * The turn detector's decisions on audio fed at a simulated real-time clock: 20 ms chunks, the
+ * clock advanced by each chunk's duration, every frame classified before the next chunk. The
+ * energy VAD classifies (a tone is speech, digital silence is not); the end-of-turn model is a
+ * scripted stand-in here, since what is tested is what the detector does with its answers (the
+ * real model is tested in smart-turn.test.ts).
+ */
+const RATE = 16_000;
+
+function tone(ms: number): Buffer {
+  const samples = Math.round((RATE * ms) / 1000);
+  const out = Buffer.alloc(samples * 2);
+  for (let i = 0; i < samples; i++) out.writeInt16LE(Math.round(Math.sin((2 * Math.PI * 220 * i) / RATE) * 0.3 * 32767), i * 2);
+  return out;
+}
+
+const SETTINGS: TurnDetectorSettings = {
+  detection: 'model',
+  minSpeechMs: 100,
+  silenceMs: 700,
+  modelSilenceMs: 200,
+  maxSilenceMs: 1600,
+  modelThreshold: 0.5,
+  maxUtteranceBytes: 60 * RATE * 2,
+};
+
+function harness(settings: Partial<TurnDetectorSettings>, model: TurnCompletionModel | null) {
+  let t = 1_000_000;
+  const events: Array<DetectorEvent & { t: number }> = [];
+  const detector = new TurnDetector({
+    vad: energyFrameVad(-45),
+    model,
+    settings: { ...SETTINGS, ...settings },
+    clock: () => t,
+    onEvent: (e) => events.push({ ...e, t }),
+  });
+  const play = async (pcm: Buffer) => {
+    for (let i = 0; i < pcm.length; i += 640) {
+      const chunk = pcm.subarray(i, i + 640);
+      t += (chunk.length / 2 / RATE) * 1000;
+      detector.push(chunk);
+      await detector.drained();
+      // Model answers resolve on the microtask queue; let them land before the next frame.
+      await new Promise((r) => setImmediate(r));
+    }
+  };
+  const ends = () => events.filter((e) => e.type === 'turn_end').map((e) => (e as Extract<DetectorEvent, { type: 'turn_end' }>).end);
+  const types = () => events.filter((e) => e.type !== 'audio').map((e) => e.type);
+  return { detector, events, play, ends, types, now: () => t };
+}
+
+const scripted = (...answers: number[]): TurnCompletionModel & { calls: number[] } => {
+  const calls: number[] = [];
+  return {
+    calls,
+    completion: (pcm) => {
+      calls.push(pcm.length);
+      return Promise.resolve(answers[Math.min(calls.length - 1, answers.length - 1)]!);
+    },
+  };
+};
+
+describe('turn detector', () => {
+  it('silence detection (today\'s rule): the turn ends after VAD_SILENCE_MS, with a pause (commit point) at 200 ms', async () => {
+    const h = harness({ detection: 'silence' }, null);
+    await h.play(Buffer.concat([silencePcm(300, RATE), tone(600), silencePcm(1000, RATE)]));
+    expect(h.types()).toEqual(['speech_start', 'pause', 'turn_end']);
+    const [end] = h.ends();
+    expect(end!.reason).toBe('silence');
+    expect(end!.at - end!.speechEndedAt).toBeGreaterThanOrEqual(700);
+    expect(end!.at - end!.speechEndedAt).toBeLessThan(760);
+    // The turn's audio: a preroll before the speech, the speech, the silence up to the decision.
+    expect(end!.audio.length / 2 / RATE).toBeGreaterThan(1.2);
+  });
+
+  it('model detection: a confident "finished" ends the turn after the short silence', async () => {
+    const model = scripted(0.93);
+    const h = harness({}, model);
+    await h.play(Buffer.concat([tone(800), silencePcm(1000, RATE)]));
+    const [end] = h.ends();
+    expect(end!.reason).toBe('model');
+    expect(end!.probability).toBeCloseTo(0.93);
+    expect(end!.at - end!.speechEndedAt).toBeGreaterThanOrEqual(200);
+    expect(end!.at - end!.speechEndedAt).toBeLessThan(260);
+    expect(model.calls).toHaveLength(1);
+  });
+
+  it('an unfinished thinking pause does not end the turn: speech resumes and both parts are one turn', async () => {
+    const model = scripted(0.08, 0.91);
+    const h = harness({}, model);
+    await h.play(Buffer.concat([tone(500), silencePcm(1200, RATE), tone(700), silencePcm(600, RATE)]));
+    expect(h.types()).toEqual(['speech_start', 'pause', 'resume', 'pause', 'turn_end']);
+    const [end] = h.ends();
+    expect(end!.reason).toBe('model');
+    expect(end!.speechMs).toBeGreaterThanOrEqual(1100);
+    expect(model.calls).toHaveLength(2);
+  });
+
+  it('a model that never says finished: the turn ends at TURN_MAX_SILENCE_MS', async () => {
+    const h = harness({ maxSilenceMs: 1500 }, scripted(0.1));
+    await h.play(Buffer.concat([tone(500), silencePcm(2000, RATE)]));
+    const [end] = h.ends();
+    expect(end!.reason).toBe('silence');
+    expect(end!.at - end!.speechEndedAt).toBeGreaterThanOrEqual(1500);
+    expect(end!.at - end!.speechEndedAt).toBeLessThan(1560);
+  });
+
+  it('a model answer that arrives after speech came back is ignored', async () => {
+    let release!: (p: number) => void;
+    const slow: TurnCompletionModel = { completion: () => new Promise((r) => (release = r)) };
+    const h = harness({}, slow);
+    await h.play(Buffer.concat([tone(500), silencePcm(300, RATE), tone(300)]));
+    release(0.99);
+    await new Promise((r) => setImmediate(r));
+    expect(h.ends()).toEqual([]);
+    expect(h.detector.speaking).toBe(true);
+  });
+
+  it('a click shorter than the minimum speech starts no turn', async () => {
+    const h = harness({}, scripted(0.9));
+    await h.play(Buffer.concat([silencePcm(200, RATE), tone(60), silencePcm(1000, RATE)]));
+    expect(h.types()).toEqual([]);
+  });
+
+  it('never keeps more than the utterance bound, ends that turn as max, and hears the next one', async () => {
+    const h = harness({ maxUtteranceBytes: RATE * 2 }, scripted(0.9));
+    await h.play(Buffer.concat([tone(1500), silencePcm(400, RATE), tone(400), silencePcm(400, RATE)]));
+    const [first, second] = h.ends();
+    expect(first!.reason).toBe('max');
+    expect(first!.audio.length).toBeLessThanOrEqual(RATE * 2);
+    expect(second!.reason).toBe('model');
+  });
+
+  it('a frame the VAD cannot classify counts as silence and is reported', async () => {
+    const errors: unknown[] = [];
+    let calls = 0;
+    const detector = new TurnDetector({
+      vad: { frameBytes: 640, frameMs: 20, isSpeech: () => (++calls === 3 ? Promise.reject(new Error('onnx failed')) : Promise.resolve(true)), reset: () => undefined },
+      model: null,
+      settings: { ...SETTINGS, detection: 'silence' },
+      onEvent: () => undefined,
+      onModelError: (err) => errors.push(err),
+    });
+    detector.push(tone(200));
+    await detector.drained();
+    expect(errors).toHaveLength(1);
+    expect(detector.speaking).toBe(true);
+  });
+});

@@ -1,0 +1,245 @@
+import type { FrameVad } from './frame-vad.ts';
+import type { TurnCompletionModel } from './types.ts';
+import { LISTEN_SAMPLE_RATE } from './types.ts';
+
+/**
+ * Where a respondent's turn starts and ends, from their audio as it arrives.
+ *
+ * Speech starts after `minSpeechMs` of voiced frames. In a pause, once the silence reaches the
+ * commit point (`modelSilenceMs`, or `silenceMs` when shorter), a `pause` event lets streaming
+ * speech-to-text finish the words so far; with `detection: 'model'` the end-of-turn model is asked
+ * then, and a confident "finished" ends the turn at once (reason `model`). Otherwise the turn ends
+ * after `silenceMs` (silence detection, today's rule) or `maxSilenceMs` (the longest thinking pause
+ * the model mode waits out), reason `silence`; a turn that never pauses ends at the utterance bound
+ * (reason `max`). Speech in a pause cancels a pending model answer.
+ *
+ * The detector runs for a whole session: after a turn ends it listens for the next one at once, so
+ * a respondent who goes on talking is heard. Frames are classified in arrival order, one at a time.
+ */
+export type TurnEndReason = 'silence' | 'model' | 'max';
+
+export interface TurnDetectorSettings {
+  detection: 'model' | 'silence';
+  minSpeechMs: number;
+  silenceMs: number;
+  modelSilenceMs: number;
+  maxSilenceMs: number;
+  modelThreshold: number;
+  maxUtteranceBytes: number;
+}
+
+export interface TurnEnd {
+  reason: TurnEndReason;
+  /** Wall time when the last speech frame arrived. */
+  speechEndedAt: number;
+  /** Wall time of the decision. */
+  at: number;
+  /** The turn's audio: a little before speech started, to the decision. */
+  audio: Buffer;
+  /** Voiced time in the turn. */
+  speechMs: number;
+  /** The end-of-turn model's last answer in this turn, and how long it took. */
+  probability?: number;
+  inferenceMs?: number;
+}
+
+export type DetectorEvent =
+  | { type: 'speech_start'; at: number; preroll: Buffer }
+  | { type: 'audio'; pcm: Buffer }
+  | { type: 'pause'; at: number }
+  | { type: 'resume'; at: number }
+  | { type: 'turn_end'; end: TurnEnd };
+
+const PREROLL_MS = 300;
+/** The end-of-turn model looks at the last 8 s of the turn. */
+const MODEL_WINDOW_BYTES = 8 * LISTEN_SAMPLE_RATE * 2;
+
+export interface TurnDetectorOptions {
+  vad: FrameVad;
+  /** Null: no model (silence detection only). */
+  model: TurnCompletionModel | null;
+  settings: TurnDetectorSettings;
+  onEvent(event: DetectorEvent): void;
+  /** A failed model call is treated as "not finished" (a failed VAD frame as silence); it is reported here. */
+  onModelError?(err: unknown): void;
+  clock?: () => number;
+}
+
+export class TurnDetector {
+  private readonly vad: FrameVad;
+  private readonly model: TurnCompletionModel | null;
+  private readonly settings: TurnDetectorSettings;
+  private readonly options: TurnDetectorOptions;
+  private readonly clock: () => number;
+  private readonly pending: Buffer[] = [];
+  private carry: Buffer = Buffer.alloc(0);
+  private draining: Promise<void> | null = null;
+  private closed = false;
+
+  private inSpeech = false;
+  private voicedRun = 0;
+  private silentRun = 0;
+  private speechMs = 0;
+  private preroll: Buffer[] = [];
+  private prerollBytes = 0;
+  private audio: Buffer[] = [];
+  private audioBytes = 0;
+  private paused = false;
+  /** Changes whenever speech comes back, so a model answer about an older pause is ignored. */
+  private pauseGeneration = 0;
+  private lastVoicedAt = 0;
+  private lastProbability: number | undefined;
+  private lastInferenceMs: number | undefined;
+
+  constructor(options: TurnDetectorOptions) {
+    this.options = options;
+    this.vad = options.vad;
+    this.model = options.settings.detection === 'model' ? options.model : null;
+    this.settings = options.settings;
+    this.clock = options.clock ?? Date.now;
+  }
+
+  /** Whether the respondent is inside a turn (speech started and the turn has not ended). */
+  get speaking(): boolean {
+    return this.inSpeech;
+  }
+
+  /** Voiced time so far in the current turn. */
+  get currentSpeechMs(): number {
+    return this.inSpeech ? this.speechMs : 0;
+  }
+
+  push(pcm: Buffer): void {
+    if (this.closed) return;
+    this.pending.push(pcm);
+    this.draining ??= this.drain().finally(() => {
+      this.draining = null;
+    });
+  }
+
+  /** Settles when every frame pushed so far has been classified. */
+  drained(): Promise<void> {
+    return this.draining ?? Promise.resolve();
+  }
+
+  /** Ends the current turn now (the wall-time bound of one utterance). */
+  forceEnd(reason: TurnEndReason): void {
+    if (this.inSpeech) this.endTurn(reason);
+  }
+
+  close(): void {
+    this.closed = true;
+    this.pending.length = 0;
+  }
+
+  private async drain(): Promise<void> {
+    const size = this.vad.frameBytes;
+    while (this.pending.length > 0 && !this.closed) {
+      const chunk = this.pending.shift()!;
+      let data = this.carry.length ? Buffer.concat([this.carry, chunk]) : chunk;
+      let offset = 0;
+      for (; data.length - offset >= size && !this.closed; offset += size) await this.frame(data.subarray(offset, offset + size));
+      data = data.subarray(offset);
+      this.carry = Buffer.from(data);
+    }
+  }
+
+  /** A frame the VAD cannot classify counts as silence (and is reported): the session goes on. */
+  private async classify(frame: Buffer): Promise<boolean> {
+    try {
+      return await this.vad.isSpeech(frame, this.inSpeech);
+    } catch (err) {
+      this.options.onModelError?.(err);
+      return false;
+    }
+  }
+
+  private async frame(frame: Buffer): Promise<void> {
+    const voiced = await this.classify(frame);
+    if (this.closed) return;
+    const now = this.clock();
+    const { frameMs } = this.vad;
+    if (!this.inSpeech) {
+      this.preroll.push(frame);
+      this.prerollBytes += frame.length;
+      const keep = Math.round((LISTEN_SAMPLE_RATE * PREROLL_MS) / 1000) * 2;
+      while (this.prerollBytes - this.preroll[0]!.length >= keep) this.prerollBytes -= this.preroll.shift()!.length;
+      this.voicedRun = voiced ? this.voicedRun + frameMs : 0;
+      if (this.voicedRun < this.settings.minSpeechMs) return;
+      this.inSpeech = true;
+      this.speechMs = this.voicedRun;
+      this.silentRun = 0;
+      this.paused = false;
+      this.lastVoicedAt = now;
+      this.lastProbability = undefined;
+      this.lastInferenceMs = undefined;
+      const preroll = Buffer.concat(this.preroll);
+      this.audio = [preroll];
+      this.audioBytes = preroll.length;
+      this.preroll = [];
+      this.prerollBytes = 0;
+      this.options.onEvent({ type: 'speech_start', at: now, preroll });
+      return;
+    }
+    const room = this.settings.maxUtteranceBytes - this.audioBytes;
+    const kept = frame.length > room ? frame.subarray(0, room) : frame;
+    this.audio.push(kept);
+    this.audioBytes += kept.length;
+    this.options.onEvent({ type: 'audio', pcm: kept });
+    if (this.audioBytes >= this.settings.maxUtteranceBytes) return this.endTurn('max');
+    if (voiced) {
+      this.speechMs += frameMs;
+      this.silentRun = 0;
+      this.lastVoicedAt = now;
+      if (this.paused) {
+        this.paused = false;
+        this.pauseGeneration++;
+        this.options.onEvent({ type: 'resume', at: now });
+      }
+      return;
+    }
+    this.silentRun += frameMs;
+    const commitPoint = Math.min(this.settings.modelSilenceMs, this.settings.silenceMs);
+    if (!this.paused && this.silentRun >= commitPoint) {
+      this.paused = true;
+      this.options.onEvent({ type: 'pause', at: now });
+      if (this.model) this.askModel(this.pauseGeneration);
+    }
+    if (this.silentRun >= (this.model ? this.settings.maxSilenceMs : this.settings.silenceMs)) this.endTurn('silence');
+  }
+
+  private askModel(generation: number): void {
+    const started = this.clock();
+    const tail = Buffer.concat(this.audio).subarray(-MODEL_WINDOW_BYTES);
+    const samples = new Int16Array(tail.buffer.slice(tail.byteOffset, tail.byteOffset + (tail.byteLength & ~1)));
+    this.model!.completion(samples).then(
+      (probability) => {
+        if (generation !== this.pauseGeneration || !this.inSpeech || !this.paused || this.closed) return;
+        this.lastProbability = probability;
+        this.lastInferenceMs = this.clock() - started;
+        if (probability >= this.settings.modelThreshold) this.endTurn('model');
+      },
+      (err: unknown) => this.options.onModelError?.(err),
+    );
+  }
+
+  private endTurn(reason: TurnEndReason): void {
+    const end: TurnEnd = {
+      reason,
+      speechEndedAt: this.lastVoicedAt,
+      at: this.clock(),
+      audio: Buffer.concat(this.audio),
+      speechMs: this.speechMs,
+      ...(this.lastProbability !== undefined ? { probability: this.lastProbability, inferenceMs: this.lastInferenceMs } : {}),
+    };
+    this.inSpeech = false;
+    this.paused = false;
+    this.pauseGeneration++;
+    this.voicedRun = 0;
+    this.silentRun = 0;
+    this.speechMs = 0;
+    this.audio = [];
+    this.audioBytes = 0;
+    this.options.onEvent({ type: 'turn_end', end });
+  }
+}
