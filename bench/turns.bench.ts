@@ -1,10 +1,12 @@
+import { startOtlpReceiver, type ReceivedSpan } from '../test/fakes/otlp-receiver.ts';
 import { startRedis } from '../test/harness/redis.ts';
+import { turnModelsDir } from '../test/harness/turn-models.ts';
 import { startFakeBackend } from '../test/worker/harness.ts';
 import { buildAnswerSet, type AnswerItem } from './turns/answer-set.ts';
-import { energyVadShare } from './turns/cpu.ts';
+import { detectorCpu } from './turns/cpu.ts';
 import { summarize, type Ratio, type RunSummary } from './turns/metrics.ts';
 import { REALISTIC, REALISTIC_SOURCES, ZERO, type LatencyProfile } from './turns/profiles.ts';
-import { NEW, runSession, TODAY, type Pipeline } from './turns/session.ts';
+import { NEW as NEW_DEFAULTS, runSession, TODAY, type Pipeline } from './turns/session.ts';
 import { machineLine, ms, percentile, printTable } from './support.ts';
 
 /**
@@ -30,26 +32,35 @@ const FULL = [
 ].map(by);
 // Latency only: plain and short answers, nothing during the bot's speech.
 const LATENCY_ONLY = ['plain-1', 'short-1', 'plain-2', 'plain-3', 'short-2', 'plain-4', 'plain-5', 'short-3', 'plain-6', 'plain-7', 'plain-8', 'plain-9', 'plain-10'].map(by);
+// The new pipeline's model files, fetched once (scripts/turn-models.sh), for the worker and for the CPU measure.
+const modelsDir = turnModelsDir();
+const NEW: Pipeline = { ...NEW_DEFAULTS, env: { ...NEW_DEFAULTS.env, TURN_MODELS_DIR: modelsDir } };
 const cut = <T>(xs: T[]): T[] => (quick ? xs.slice(0, Math.ceil(xs.length / 3)) : xs);
 
 interface Column {
   zero: RunSummary | Error;
   realistic: RunSummary | Error;
   botCpu: number;
+  /** The worker's spans of the realistic session. */
+  spans: ReceivedSpan[];
 }
 
 console.log(`${machineLine()} (shared machine: tails move with it)`);
 const redis = await startRedis();
 const backend = await startFakeBackend();
+const otlp = await startOtlpReceiver();
 const columns = new Map<Pipeline['name'], Column>();
 try {
-  for (const pipeline of [TODAY, NEW]) columns.set(pipeline.name, { zero: new Error('not run'), realistic: new Error('not run'), botCpu: NaN });
+  for (const pipeline of [TODAY, NEW]) columns.set(pipeline.name, { zero: new Error('not run'), realistic: new Error('not run'), botCpu: NaN, spans: [] });
   const run = async (pipeline: Pipeline, profile: LatencyProfile, items: AnswerItem[]) => {
     const column = columns.get(pipeline.name)!;
     try {
-      const result = await runSession(pipeline, profile, items, { redisUrl: redis.url, backendUrl: backend.url });
+      const result = await runSession(pipeline, profile, items, { redisUrl: redis.url, backendUrl: backend.url, otlp });
       column[profile.name] = summarize(result.timeline.plays, result.timeline.events);
-      if (profile.name === 'realistic') column.botCpu = result.botCpuShare;
+      if (profile.name === 'realistic') {
+        column.botCpu = result.botCpuShare;
+        column.spans = result.spans;
+      }
       console.error(`${pipeline.name}/${profile.name}: ${result.timeline.plays.length} items in ${result.seconds.toFixed(0)} s`);
     } catch (err) {
       column[profile.name] = err as Error;
@@ -61,9 +72,13 @@ try {
   for (const pipeline of [TODAY, NEW]) await run(pipeline, REALISTIC, cut(FULL));
 } finally {
   await backend.close();
+  await otlp.close();
   await redis.stop();
 }
 
+const everything = Object.values(set).flat();
+const cpuToday = await detectorCpu(everything, TODAY.env, null);
+const cpuNew = await detectorCpu(everything, NEW.env, modelsDir);
 const p = (q: number) => (s: RunSummary) => ms(percentile(s.latencies, q));
 const frac = (r: Ratio): string => `${r.count}/${r.of}`;
 const pct = (x: number): string => (Number.isNaN(x) ? 'n/a' : `${(x * 100).toFixed(x < 0.1 ? 2 : 1)}%`);
@@ -72,6 +87,16 @@ const cell = (pipeline: Pipeline, profile: 'zero' | 'realistic', show: (s: RunSu
   return s instanceof Error ? 'failed' : show(s);
 };
 const row = (metric: string, profile: 'zero' | 'realistic', show: (s: RunSummary) => string, aim: string): string[] => [metric, cell(TODAY, profile, show), cell(NEW, profile, show), aim];
+// Where a turn's time goes, from the worker's own spans (realistic session).
+const spanMs = (s: ReceivedSpan): number => Number(s.endNs - s.startNs) / 1e6;
+const spansOf = (pipeline: Pipeline, name: string): ReceivedSpan[] => columns.get(pipeline.name)!.spans.filter((s) => s.name === name);
+const spanP50 = (name: string) => (pipeline: Pipeline): string => ms(percentile(spansOf(pipeline, name).map(spanMs), 50));
+const reasons = (pipeline: Pipeline): string => {
+  const counts = new Map<string, number>();
+  for (const s of spansOf(pipeline, 'turn.end')) counts.set(String(s.attributes['turn.end_reason']), (counts.get(String(s.attributes['turn.end_reason'])) ?? 0) + 1);
+  return counts.size === 0 ? 'n/a' : [...counts].map(([k, v]) => `${k} ${v}`).join(', ');
+};
+const spanRow = (metric: string, show: (pipeline: Pipeline) => string, aim = ''): string[] => [metric, show(TODAY), show(NEW), aim];
 const ownShare = (pipeline: Pipeline) => (s: RunSummary) => ms(percentile(s.latencies, 50) - pipeline.endOfTurnWaitMs);
 
 console.log(`\nturn-taking: today (${Object.entries(TODAY.env).map(([k, v]) => `${k}=${v}`).join(' ')}) vs new (defaults); a real worker, local rooms, stand-in providers; ${quick ? 'QUICK run (a third of the set)' : 'the full answer set'}`);
@@ -83,6 +108,9 @@ printTable(
     row('end of speech -> first bot audio, zero profile, p50', 'zero', p(50), ''),
     row('end of speech -> first bot audio, zero profile, p90', 'zero', p(90), ''),
     [`system's own share (zero p50 minus the end-of-turn wait: ${TODAY.endOfTurnWaitMs} / ${NEW.endOfTurnWaitMs} ms)`, cell(TODAY, 'zero', ownShare(TODAY)), cell(NEW, 'zero', ownShare(NEW)), '< 30 ms'],
+    spanRow("bot's end of speech -> turn decided (turn.end span), p50", spanP50('turn.end')),
+    spanRow('turns ended by (turn.end reason)', reasons),
+    spanRow('turn decided -> final transcript (stt.final span), p50', spanP50('stt.final')),
     row('premature cut-ins, pauses <= 1.2 s', 'realistic', (s) => frac(s.cutIns.shortPauses), '0'),
     row('premature cut-ins, all pauses (0.4-1.5 s)', 'realistic', (s) => frac(s.cutIns.allPauses), ''),
     row('premature cut-ins, plain and short answers', 'realistic', (s) => frac(s.cutIns.plainAndShort), '0'),
@@ -91,7 +119,8 @@ printTable(
     row('time to stop on barge-in, p90', 'realistic', (s) => ms(percentile(s.stopTimes, 90)), '< 250 ms'),
     row('false stops on backchannels (mhm, uh-huh, 150 ms noise)', 'realistic', (s) => frac(s.falseStops), '0'),
     row('backchannels taken as the answer (bot went thinking)', 'realistic', (s) => frac(s.backchannelsTakenAsTurn), '0'),
-    ['CPU per session, VAD + turn model (in-process, share of one core)', pct(energyVadShare(FULL)), 'n/a (models not merged yet)', '< 5%'],
+    ['CPU per session, VAD alone (in-process, share of one core)', pct(cpuToday.vad), pct(cpuNew.vad), ''],
+    [`CPU per session, VAD + turn model (model calls over ${cpuNew.audioSeconds.toFixed(0)} s of audio)`, `${pct(cpuToday.vadAndTurn)} (${cpuToday.modelCalls})`, `${pct(cpuNew.vadAndTurn)} (${cpuNew.modelCalls})`, '< 5%'],
     ['CPU of the whole bot process during the realistic session (/proc)', pct(columns.get('today')!.botCpu), pct(columns.get('new')!.botCpu), ''],
   ],
   ['left', 'right', 'right', 'right'],

@@ -1,27 +1,91 @@
-import { EnergyVad } from '../../worker/bot/vad.ts';
+import { silencePcm } from '../../lib/pcm.ts';
+import { loadConfig } from '../../worker/config.ts';
+import { energyFrameVad, sileroFrameVad } from '../../worker/bot/turns/frame-vad.ts';
+import { loadTurnModels } from '../../worker/bot/turns/models.ts';
+import { TurnDetector } from '../../worker/bot/turns/turn-detector.ts';
+import type { TurnCompletionModel } from '../../worker/bot/turns/types.ts';
+import { baseEnv } from '../../test/worker/harness.ts';
 import type { AnswerItem } from './answer-set.ts';
 
 /**
- * CPU per live session of the turn-taking models, measured in this process: the answer set fed
- * frame by frame as the bot receives it, process.cpuUsage() (all threads) divided by the seconds
- * of audio = the share of one core a session keeps busy.
+ * CPU per live session of voice-activity detection and the end-of-turn model, measured in this
+ * process with the bot's own parts: the TurnDetector over the FrameVad and model the pipeline's
+ * settings select (worker/config.ts, as the worker reads them), fed the answer set in 20 ms frames,
+ * each answer followed by 2 s of silence (so every turn ends as in a session). The end-of-turn
+ * model is asked where the pipeline asks it: once per pause reaching TURN_MODEL_SILENCE_MS.
+ * process.cpuUsage() (all threads, ONNX Runtime's included) over the seconds of audio fed = the
+ * share of one core that one session keeps busy.
  */
-const audioSeconds = (items: readonly AnswerItem[]): number => items.reduce((s, i) => s + i.pcm.length / 2 / 16_000, 0);
+const FRAME_BYTES = 640; // 20 ms at 16 kHz: the microphone's frames
+const GAP_MS = 2000;
 
-function cpuSeconds(run: () => void): number {
-  const before = process.cpuUsage();
-  run();
-  const used = process.cpuUsage(before);
-  return (used.user + used.system) / 1e6;
+export interface DetectorCpu {
+  /** VAD alone (detection by silence), share of one core. */
+  vad: number;
+  /** VAD and the end-of-turn model as the pipeline runs them. */
+  vadAndTurn: number;
+  /** End-of-turn model calls over the set. */
+  modelCalls: number;
+  audioSeconds: number;
 }
 
-/** Today's energy VAD (20 ms windows), the default settings. */
-export function energyVadShare(items: readonly AnswerItem[]): number {
-  const frameBytes = 640;
-  const feed = () => {
-    const vad = new EnergyVad({ sampleRate: 16_000, thresholdDbfs: -45, silenceMs: 700, minSpeechMs: 120 });
-    for (const item of items) for (let i = 0; i < item.pcm.length; i += frameBytes) vad.push(item.pcm.subarray(i, i + frameBytes));
+async function feed(items: readonly AnswerItem[], detector: TurnDetector, pending: () => Promise<unknown>): Promise<void> {
+  const gap = silencePcm(GAP_MS, 16_000);
+  for (const item of items) {
+    for (const pcm of [item.pcm, gap]) {
+      for (let i = 0; i < pcm.length; i += FRAME_BYTES) {
+        detector.push(pcm.subarray(i, i + FRAME_BYTES));
+        await detector.drained();
+        // The model answers within a few frames in real time; waiting for it here keeps its
+        // verdict (and so the number of calls per pause) what it is live.
+        await pending();
+      }
+    }
+  }
+}
+
+export async function detectorCpu(items: readonly AnswerItem[], pipelineEnv: Record<string, string>, modelsDir: string | null): Promise<DetectorCpu> {
+  const config = loadConfig({ ...baseEnv({ redisUrl: 'redis://127.0.0.1:6379', backendUrl: 'http://127.0.0.1:1', llmUrl: 'http://127.0.0.1:1/v1' }), ...pipelineEnv });
+  const turns = { ...config.turns, modelsDir: config.turns.modelsDir ?? modelsDir };
+  const models = await loadTurnModels(turns);
+  const audioSeconds = items.reduce((s, i) => s + i.pcm.length / 32_000 + GAP_MS / 1000, 0);
+  const run = async (withModel: boolean): Promise<{ share: number; calls: number }> => {
+    models.vad?.reset();
+    let calls = 0;
+    let inFlight: Promise<unknown> = Promise.resolve();
+    const counted: TurnCompletionModel | null =
+      withModel && models.turn
+        ? {
+            completion: (pcm) => {
+              calls++;
+              const answer = models.turn!.completion(pcm);
+              inFlight = answer.catch(() => undefined);
+              return answer;
+            },
+          }
+        : null;
+    const detector = new TurnDetector({
+      vad: models.vad && turns.vadEngine === 'silero' ? sileroFrameVad(models.vad, turns.vadSpeechThreshold) : energyFrameVad(config.vad.thresholdDbfs),
+      model: counted,
+      settings: {
+        detection: counted ? 'model' : 'silence',
+        minSpeechMs: config.vad.minSpeechMs,
+        silenceMs: config.vad.silenceMs,
+        modelSilenceMs: turns.modelSilenceMs,
+        maxSilenceMs: turns.maxSilenceMs,
+        modelThreshold: turns.modelThreshold,
+        maxUtteranceBytes: config.vad.maxUtteranceSeconds * 16_000 * 2,
+      },
+      onEvent: () => undefined,
+    });
+    const before = process.cpuUsage();
+    await feed(items, detector, () => inFlight);
+    const used = process.cpuUsage(before);
+    detector.close();
+    return { share: (used.user + used.system) / 1e6 / audioSeconds, calls };
   };
-  feed(); // warm-up: JIT
-  return cpuSeconds(feed) / audioSeconds(items);
+  await run(true); // warm-up: JIT and ONNX Runtime's first runs
+  const vad = await run(false);
+  const both = await run(true);
+  return { vad: vad.share, vadAndTurn: both.share, modelCalls: both.calls, audioSeconds };
 }

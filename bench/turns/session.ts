@@ -1,7 +1,8 @@
+import type { OtlpReceiver, ReceivedSpan } from '../../test/fakes/otlp-receiver.ts';
 import { baseEnv, spawnBody, startWorkerProcess, waitIdleSlots } from '../../test/worker/harness.ts';
 import { cpuSecondsOf, startServerProcess } from '../support.ts';
 import type { AnswerItem } from './answer-set.ts';
-import { fakeLatency, type LatencyProfile } from './profiles.ts';
+import { fakeProfile, type LatencyProfile } from './profiles.ts';
 import { runBenchRespondent, type SessionTimeline } from './respondent.ts';
 
 /**
@@ -25,6 +26,22 @@ export interface SessionResult {
   /** The bot process's CPU over the session, as a share of one core. */
   botCpuShare: number;
   seconds: number;
+  /** The worker's spans of this session (turn.end, stt.final, ...). */
+  spans: ReceivedSpan[];
+}
+
+/** Spans arrive in batches: waits until no new one has come for a second (at most 8 s). */
+async function settledSpans(otlp: OtlpReceiver, service: string): Promise<ReceivedSpan[]> {
+  const mine = () => otlp.spans.filter((s) => s.resource['service.name'] === service);
+  let count = -1;
+  let stableSince = performance.now();
+  for (const deadline = performance.now() + 8000; performance.now() < deadline; await new Promise((r) => setTimeout(r, 200))) {
+    if (mine().length !== count) {
+      count = mine().length;
+      stableSince = performance.now();
+    } else if (performance.now() - stableSince >= 1000) break;
+  }
+  return mine();
 }
 
 /** Questions long enough (the tone voice speaks 3 s) for an interruption 1 s in; spares for a bot that moves on early. */
@@ -38,12 +55,13 @@ function interview(questions: number): Record<string, unknown> {
   };
 }
 
-export async function runSession(pipeline: Pipeline, profile: LatencyProfile, items: AnswerItem[], deps: { redisUrl: string; backendUrl: string }): Promise<SessionResult> {
+export async function runSession(pipeline: Pipeline, profile: LatencyProfile, items: AnswerItem[], deps: { redisUrl: string; backendUrl: string; otlp: OtlpReceiver }): Promise<SessionResult> {
   // Tones, not espeak, for the bot's voice: synthesis in the fake would count as provider time.
-  const fake = await startServerProcess('bench/servers/fake-openai-server.ts', { FAKE_OPENAI_OPTIONS: JSON.stringify({ voice: 'tone', latencyMs: fakeLatency(profile) }) });
+  const fake = await startServerProcess('bench/servers/fake-openai-server.ts', { FAKE_OPENAI_OPTIONS: JSON.stringify({ voice: 'tone', profile: fakeProfile(profile) }) });
   const llmUrl = `http://127.0.0.1:${fake.port}/v1`;
+  const service = `bench-turns-${pipeline.name}-${profile.name}-${Date.now()}`;
   const worker = await startWorkerProcess(
-    baseEnv({ redisUrl: deps.redisUrl, backendUrl: deps.backendUrl, llmUrl, REDIS_KEY_PREFIX: `bench-turns-${pipeline.name}-${profile.name}-${Date.now()}`, WARM_POOL_SIZE: '1', IDLE_TIMEOUT_SECONDS: '30', JOIN_TIMEOUT_SECONDS: '30', PROVIDER_TIMEOUT_MS: '10000', ...pipeline.env }),
+    baseEnv({ redisUrl: deps.redisUrl, backendUrl: deps.backendUrl, llmUrl, REDIS_KEY_PREFIX: `bench-turns-${pipeline.name}-${profile.name}-${Date.now()}`, WARM_POOL_SIZE: '1', IDLE_TIMEOUT_SECONDS: '30', JOIN_TIMEOUT_SECONDS: '30', PROVIDER_TIMEOUT_MS: '10000', OTEL_EXPORTER_OTLP_ENDPOINT: deps.otlp.url, OTEL_SERVICE_NAME: service, OTEL_BSP_SCHEDULE_DELAY: '100', ...pipeline.env }),
   );
   try {
     await worker.waitReady(60_000);
@@ -67,7 +85,7 @@ export async function runSession(pipeline: Pipeline, profile: LatencyProfile, it
       },
     });
     if (timeline.unplayed > 0) console.error(`${pipeline.name}/${profile.name}: the session ended (${timeline.endReason}) with ${timeline.unplayed} items unsaid`);
-    return { timeline, botCpuShare: (cpu1 - cpu0) / ((t1 - t0) / 1000), seconds: (t1 - t0) / 1000 };
+    return { timeline, botCpuShare: (cpu1 - cpu0) / ((t1 - t0) / 1000), seconds: (t1 - t0) / 1000, spans: await settledSpans(deps.otlp, service) };
   } catch (err) {
     throw new Error(`${pipeline.name} pipeline, ${profile.name} profile: ${(err as Error).message}\nworker logs: ${worker.logs.join('').slice(-2000)}`, { cause: err });
   } finally {
