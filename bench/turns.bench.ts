@@ -113,6 +113,7 @@ printTable(
     spanRow('turn decided -> final transcript (stt.final span), p50', spanP50('stt.final')),
     row('premature cut-ins, pauses <= 1.2 s', 'realistic', (s) => frac(s.cutIns.shortPauses), '0'),
     row('premature cut-ins, all pauses (0.4-1.5 s)', 'realistic', (s) => frac(s.cutIns.allPauses), ''),
+    row('... of which the bot spoke into the answer (audio), all pauses', 'realistic', (s) => frac(s.audibleCutIns), '0'),
     row('premature cut-ins, plain and short answers', 'realistic', (s) => frac(s.cutIns.plainAndShort), '0'),
     row('missed barge-ins (no interrupt within 1.5 s)', 'realistic', (s) => frac(s.missedBargeIns), '0'),
     row('time to stop on barge-in, p50', 'realistic', (s) => ms(percentile(s.stopTimes, 50)), '< 250 ms'),

@@ -21,6 +21,7 @@ describe('turn-taking measures', () => {
     const s = summarize(plays, events);
     expect(s.cutIns.shortPauses).toEqual({ count: 1, of: 2 });
     expect(s.cutIns.allPauses).toEqual({ count: 2, of: 3 });
+    expect(s.audibleCutIns).toEqual({ count: 1, of: 3 }); // only p2's bot spoke into the answer
     expect(s.latencies).toEqual([]); // pause answers do not feed the latency percentiles
   });
 

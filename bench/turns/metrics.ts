@@ -41,6 +41,8 @@ export interface RunSummary {
   latencies: number[];
   /** Answers where the bot did something (thinking, speaking, audio) before the answer ended. */
   cutIns: { shortPauses: Ratio; allPauses: Ratio; plainAndShort: Ratio };
+  /** Pause answers the bot spoke into (audio before the answer ended), not just showed `thinking`. */
+  audibleCutIns: Ratio;
   /** Interruption onset -> `interrupt` received. */
   stopTimes: number[];
   missedBargeIns: Ratio;
@@ -78,6 +80,7 @@ export function summarize(plays: readonly ItemPlay[], events: readonly BotEvent[
       allPauses: ratio(paused.map((p) => cutIn.get(p)!)),
       plainAndShort: ratio(answers.filter((p) => p.kind !== 'pause').map((p) => cutIn.get(p)!)),
     },
+    audibleCutIns: ratio(paused.map((p) => first(sorted, 'audio', p.speechStartAt, p.speechEndAt) !== undefined)),
     stopTimes: stops.flatMap((e, i) => (e ? [e.at - interruptions[i]!.speechStartAt] : [])),
     missedBargeIns: ratio(stops.map((e) => e === undefined)),
     falseStops: ratio(backchannels.map((p) => first(sorted, 'interrupt', p.speechStartAt - 1, p.speechEndAt + FALSE_STOP_WINDOW_MS) !== undefined)),
