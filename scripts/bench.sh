@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every benchmark in bench/ (soak.bench.ts included: a few minutes with a backend outage, a
-# worker kill -9 and a Redis restart; turns.bench.ts: about 12 minutes of real-time interviews) and prints
+# worker kill -9 and a Redis restart; turns.bench.ts: about 10 minutes of real-time interviews) and prints
 # their tables. Installs what it needs first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
