@@ -129,6 +129,10 @@ printTable(
 console.log('\nlatency profile "realistic" (time to the first byte of each answer, as the worker sees it):');
 for (const line of REALISTIC_SOURCES) console.log(`- ${line}`);
 console.log('End of speech: when the respondent sent the 20 ms frame holding the last speech sample; first bot audio: the first audio frame received after it. Latencies: plain and short answers the bot did not cut in on.');
+for (const pipeline of [TODAY, NEW]) {
+  const s = columns.get(pipeline.name)!.realistic;
+  if (!(s instanceof Error)) console.log(`${pipeline.name}: cut in on ${s.ids.cutIn.join(', ') || 'none'}; missed ${s.ids.missed.join(', ') || 'none'}; false stops on ${s.ids.falseStop.join(', ') || 'none'}`);
+}
 const failed = [...columns.entries()].flatMap(([name, c]) => (['zero', 'realistic'] as const).filter((k) => c[k] instanceof Error).map((k) => `${name}/${k}`));
 if (failed.length > 0) console.log(`failed sessions: ${failed.join(', ')} (see stderr)`);
 process.exit(0);

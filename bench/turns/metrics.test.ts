@@ -21,6 +21,7 @@ describe('turn-taking measures', () => {
     const s = summarize(plays, events);
     expect(s.cutIns.shortPauses).toEqual({ count: 1, of: 2 });
     expect(s.cutIns.allPauses).toEqual({ count: 2, of: 3 });
+    expect(s.ids.cutIn).toEqual(['p1', 'p2']);
     expect(s.audibleCutIns).toEqual({ count: 1, of: 3 }); // only p2's bot spoke into the answer
     expect(s.latencies).toEqual([]); // pause answers do not feed the latency percentiles
   });
@@ -31,6 +32,7 @@ describe('turn-taking measures', () => {
     const s = summarize(plays, events);
     expect(s.stopTimes).toEqual([180]);
     expect(s.missedBargeIns).toEqual({ count: 1, of: 2 });
+    expect(s.ids.missed).toEqual(['i2']);
   });
 
   it('calls an interrupt after a backchannel a false stop, and thinking after it taking it as the answer', () => {
@@ -38,6 +40,7 @@ describe('turn-taking measures', () => {
     const events = [at(5300, 'interrupt'), at(21_000, 'thinking'), at(34_000, 'interrupt')];
     const s = summarize(plays, events);
     expect(s.falseStops).toEqual({ count: 1, of: 3 });
+    expect(s.ids.falseStop).toEqual(['b1']);
     expect(s.backchannelsTakenAsTurn).toEqual({ count: 1, of: 3 });
   });
 });

@@ -48,6 +48,8 @@ export interface RunSummary {
   missedBargeIns: Ratio;
   falseStops: Ratio;
   backchannelsTakenAsTurn: Ratio;
+  /** Which items: answers cut in on, interruptions missed, backchannels that stopped the bot. */
+  ids: { cutIn: string[]; missed: string[]; falseStop: string[] };
 }
 
 const ACTIVITY: ReadonlySet<BotEventType> = new Set(['audio', 'speaking', 'thinking', 'interrupt']);
@@ -73,6 +75,7 @@ export function summarize(plays: readonly ItemPlay[], events: readonly BotEvent[
   const interruptions = plays.filter((p) => p.kind === 'interruption');
   const stops = interruptions.map((p) => first(sorted, 'interrupt', p.speechStartAt - 1, p.speechStartAt + BARGE_IN_WINDOW_MS));
   const backchannels = plays.filter((p) => p.kind === 'backchannel');
+  const falseStop = backchannels.map((p) => first(sorted, 'interrupt', p.speechStartAt - 1, p.speechEndAt + FALSE_STOP_WINDOW_MS) !== undefined);
   return {
     latencies,
     cutIns: {
@@ -83,8 +86,13 @@ export function summarize(plays: readonly ItemPlay[], events: readonly BotEvent[
     audibleCutIns: ratio(paused.map((p) => first(sorted, 'audio', p.speechStartAt, p.speechEndAt) !== undefined)),
     stopTimes: stops.flatMap((e, i) => (e ? [e.at - interruptions[i]!.speechStartAt] : [])),
     missedBargeIns: ratio(stops.map((e) => e === undefined)),
-    falseStops: ratio(backchannels.map((p) => first(sorted, 'interrupt', p.speechStartAt - 1, p.speechEndAt + FALSE_STOP_WINDOW_MS) !== undefined)),
+    falseStops: ratio(falseStop),
     backchannelsTakenAsTurn: ratio(backchannels.map((p) => first(sorted, 'thinking', p.speechStartAt - 1, p.speechEndAt + TAKEN_AS_TURN_WINDOW_MS) !== undefined)),
+    ids: {
+      cutIn: answers.filter((p) => cutIn.get(p)).map((p) => p.id),
+      missed: interruptions.filter((_, i) => stops[i] === undefined).map((p) => p.id),
+      falseStop: backchannels.filter((_, i) => falseStop[i]).map((p) => p.id),
+    },
   };
 }
 
