@@ -2,7 +2,8 @@
 # Runs every test: lint, type check, then the whole vitest suite (unit, integration over real
 # sockets with a real Redis and a real kube-apiserver, the browser end-to-end test, and the
 # single-node cluster tests, which need root: docs/cluster.md).
-# It installs what it needs first and never skips quietly.
+# It installs and builds what it needs first (the long first builds side by side, below) and never
+# skips quietly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,7 +13,7 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 
-# First builds on a fresh machine are long and independent of each other (docs/cluster.md, "Budget"):
+# First builds on a fresh machine are long and independent of each other (docs/cluster.md, "Time budget"):
 # they run side by side, each in its own process group with its own log, while the foreground installs
 # the rest and runs the static checks. wait_builds fails the run with the log of every step that failed.
 mkdir -p test-artifacts
@@ -24,7 +25,15 @@ build() { # <name> <command...>
   build_pid[$name]=$!
 }
 wait_builds() {
-  local name failed=()
+  local name failed=() running ticks=0
+  # Say what is still building once a minute (a fresh machine builds for tens of minutes).
+  while :; do
+    running=()
+    for name in "${!build_pid[@]}"; do if kill -0 "${build_pid[$name]}" 2>/dev/null; then running+=("$name"); fi; done
+    [ "${#running[@]}" -gt 0 ] || break
+    if [ $((ticks % 30)) -eq 0 ]; then echo "   still building: ${running[*]} (logs: test-artifacts/build-<step>.log)"; fi
+    ticks=$((ticks + 1)); sleep 2
+  done
   for name in "${!build_pid[@]}"; do
     if wait "${build_pid[$name]}"; then tail -n 1 "test-artifacts/build-$name.log"; else failed+=("$name"); fi
     unset "build_pid[$name]"
