@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { runNodeInterview, type NodeInterview } from '../test/harness/node-interview.ts';
 import { waitFor } from '../test/harness/ports.ts';
 import { spawnBody } from '../test/worker/harness.ts';
-import { CLUSTER_SCRIPT, imagesBuilt, parseClusterEnv, runClusterScript, type ClusterInfo } from '../test/cluster/cluster-script.ts';
+import { CLUSTER_SCRIPT, imagesBuilt, imagesImported, parseClusterEnv, runClusterScript, type ClusterInfo } from '../test/cluster/cluster-script.ts';
 import { startHostSystem, type HostSystem } from '../test/cluster/host-system.ts';
 import { kubeCli, type KubeCli } from '../test/cluster/kube-cli.ts';
 import { poolManifest, POOL_NAMESPACE } from '../test/cluster/pool-fixtures.ts';
@@ -129,6 +129,7 @@ async function main(): Promise<void> {
   const up = await runClusterScript('up');
   const upMs = performance.now() - upStart;
   const rebuilt = imagesBuilt(up.stderr);
+  const imported = imagesImported(up.stderr);
   const cluster = parseClusterEnv(up.stdout);
   let host: HostSystem | undefined;
   try {
@@ -156,7 +157,8 @@ async function main(): Promise<void> {
     await host.setSelfHost(`https://${svc.hostname}:443/`, workerToken);
     const rolling = await rollingUpgrade(k, cluster, host, svc);
 
-    const images = rebuilt.length === 0 ? 'no image rebuilt' : `rebuilt: ${rebuilt.map((r) => `${r.image} ${r.seconds} s`).join(', ')}`;
+    const list = (xs: Array<{ image: string; seconds: number }>): string => xs.map((x) => `${x.image} ${x.seconds} s`).join(', ');
+    const images = rebuilt.length === 0 ? 'no image rebuilt' : `rebuilt: ${list(rebuilt)}; imported into containerd: ${list(imported)}`;
     console.log(`\nthe single-node cluster (docs/cluster.md): binaries cached; ${images}`);
     printTable(['measure', 'value'], [
       [`cluster up (scripts/cluster.sh up; ${images})`, seconds(upMs)],

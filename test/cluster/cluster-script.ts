@@ -56,3 +56,8 @@ export function runClusterScript(action: 'up' | 'down'): Promise<{ stdout: strin
 export function imagesBuilt(stderr: string): Array<{ image: string; seconds: number }> {
   return [...stderr.matchAll(/^images: (.+?) built in (\d+) s$/gm)].map((m) => ({ image: m[1]!, seconds: Number(m[2]) }));
 }
+
+/** What `up` imported into containerd because it was new there ("images: imported <ref> in 64 s"). Pure. */
+export function imagesImported(stderr: string): Array<{ image: string; seconds: number }> {
+  return [...stderr.matchAll(/^images: imported (\S+) in (\d+) s$/gm)].map((m) => ({ image: m[1]!, seconds: Number(m[2]) }));
+}

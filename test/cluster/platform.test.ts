@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { runNodeInterview } from '../harness/node-interview.ts';
 import { waitFor } from '../harness/ports.ts';
 import { INTERVIEW } from '../harness/system-env.ts';
@@ -11,7 +11,7 @@ import { startNodeLiveKit, type NodeLiveKit } from './node-livekit.ts';
 import { runPageInterview } from './page-respondent.ts';
 import { OPERATOR_NAMESPACE, poolManifest, POOL_NAMESPACE, RELEASE } from './pool-fixtures.ts';
 import { podOf, poolRedis } from './pool-redis.ts';
-import { completedSession as completedAt, condition, createPoolTlsSecret, installChart, installPoolNeighbours, interviewPoolManifest, poolSteps, within, type Condition, type PoolStatus as Pool, type PoolSteps } from './pool-steps.ts';
+import { completedSession as completedAt, condition, createPoolTlsSecret, installChart, installPoolNeighbours, interviewPoolManifest, poolSteps, within, type Condition, type PoolStatus as Pool } from './pool-steps.ts';
 
 // Local rooms on several replicas need an address per pod (the operator refuses them otherwise);
 // the HPA pool never runs an interview, so a name that resolves nowhere will do.
@@ -25,24 +25,16 @@ const PER_POD_ADDRESS = { publicUrl: 'https://$(POD_NAME).rooms.invalid' };
 interface Deployment { spec: { template: { spec: { serviceAccountName?: string } } }; status?: { availableReplicas?: number; readyReplicas?: number } }
 
 const cluster = inject('cluster');
-let k: KubeCli;
-let steps: PoolSteps;
+// kubectl and helm against the cluster (no I/O until called) and the steps shared with the bench.
+const k: KubeCli = kubeCli(cluster);
+const { serviceUrl, poolPods, transcriptIn, waitPoolReady } = poolSteps(k);
 let host: HostSystem | undefined;
 const workerToken = randomBytes(24).toString('base64url');
-
-beforeAll(() => {
-  k = kubeCli(cluster);
-  steps = poolSteps(k);
-});
 
 afterAll(async () => {
   await host?.stop();
 });
 
-const serviceUrl = (pool: string): Promise<URL> => steps.serviceUrl(pool);
-const poolPods = (pool: string): ReturnType<PoolSteps['poolPods']> => steps.poolPods(pool);
-const transcriptIn = (pod: string, key: string): ReturnType<PoolSteps['transcriptIn']> => steps.transcriptIn(pod, key);
-const waitPoolReady = (pool: string): Promise<void> => steps.waitPoolReady(pool);
 const completedSession = (run: Parameters<typeof completedAt>[1]): ReturnType<typeof completedAt> => completedAt(host!, run);
 /** The interview pool (pool-steps.ts), on local rooms with one replica or on LiveKit rooms. */
 const interviewPool = (svc: URL, revision: string, livekit?: { url: string; replicas: number }): string => interviewPoolManifest(cluster, host!, svc, { revision, livekit });
