@@ -2,9 +2,65 @@
 # Runs every test: lint, type check, then the whole vitest suite (unit, integration over real
 # sockets with a real Redis and a real kube-apiserver, the browser end-to-end test, and the
 # single-node cluster tests, which need root: docs/cluster.md).
-# It installs what it needs first and never skips quietly.
+# It installs and builds what it needs first (the long first builds side by side, below) and never
+# skips quietly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# The cluster project (test/cluster) runs a real single-node Kubernetes: it needs root.
+if [ "$(id -u)" -ne 0 ]; then
+  echo "test: the cluster tests (test/cluster, docs/cluster.md) need root for containerd, bridges and iptables; run npm test as root" >&2
+  exit 1
+fi
+
+# First builds on a fresh machine are long and independent of each other (docs/cluster.md, "Time budget"):
+# they run side by side, each in its own process group with its own log, while the foreground installs
+# the rest and runs the static checks. wait_builds fails the run with the log of every step that failed.
+mkdir -p test-artifacts
+declare -A build_pid=()
+build() { # <name> <command...>
+  local name="$1"; shift
+  setsid bash -c 'start=$SECONDS; "$@" || exit; echo "== $0 done in $((SECONDS - start)) s"' "$name" "$@" \
+    > "test-artifacts/build-$name.log" 2>&1 < /dev/null &
+  build_pid[$name]=$!
+}
+wait_builds() {
+  local name failed=() running ticks=0
+  # Say what is still building once a minute (a fresh machine builds for tens of minutes).
+  while :; do
+    running=()
+    for name in "${!build_pid[@]}"; do if kill -0 "${build_pid[$name]}" 2>/dev/null; then running+=("$name"); fi; done
+    [ "${#running[@]}" -gt 0 ] || break
+    if [ $((ticks % 30)) -eq 0 ]; then echo "   still building: ${running[*]} (logs: test-artifacts/build-<step>.log)"; fi
+    ticks=$((ticks + 1)); sleep 2
+  done
+  for name in "${!build_pid[@]}"; do
+    if wait "${build_pid[$name]}"; then tail -n 1 "test-artifacts/build-$name.log"; else failed+=("$name"); fi
+    unset "build_pid[$name]"
+  done
+  for name in "${failed[@]}"; do
+    echo "test: the build step '$name' failed (test-artifacts/build-$name.log):" >&2
+    tail -n 40 "test-artifacts/build-$name.log" >&2
+  done
+  [ "${#failed[@]}" -eq 0 ]
+}
+# A run that stops early (a failed check, Ctrl-C) stops the builds it started too.
+stop_builds() {
+  local pid
+  # A step may not have reached its own process group yet: then its first process is enough.
+  { for pid in "${build_pid[@]}"; do kill -- "-$pid" || kill "$pid" || true; done; } 2>/dev/null
+}
+trap stop_builds EXIT
+trap 'exit 130' INT TERM
+
+# apt first and alone (one dpkg at a time): the cluster's packages (buildah, mmdebstrap) feed the images.
+bash scripts/cluster/deps.sh
+echo "== building in the background: Kubernetes test binaries, CoreDNS, livekit-server, the cluster's images"
+build kube-binaries bash scripts/kube-binaries.sh
+build coredns bash scripts/cluster/coredns.sh
+build livekit-server bash scripts/livekit-server.sh
+build cluster-images bash scripts/cluster/images.sh
+# Meanwhile: Debian packages, npm ci and the Python venv.
 bash scripts/bootstrap.sh
 export PATH="$PWD/node_modules/.bin:$PATH"
 
@@ -30,23 +86,8 @@ else
   echo "NOTE: the live Daily test did NOT run (DAILY_API_KEY is not set); the bot's Daily transport is tested here against a fake SDK only"
 fi
 
-# The cluster project (test/cluster) runs a real single-node Kubernetes: it needs root.
-if [ "$(id -u)" -ne 0 ]; then
-  echo "test: the cluster tests (test/cluster, docs/cluster.md) need root for containerd, bridges and iptables; run npm test as root" >&2
-  exit 1
-fi
-bash scripts/cluster/deps.sh
-echo "== Kubernetes test binaries, CoreDNS and the cluster's images"
-# The images (mostly network: mmdebstrap, npm ci) build while the Go builds use the cores.
-mkdir -p test-artifacts
-bash scripts/cluster/images.sh > test-artifacts/cluster-images.log 2>&1 &
-images_pid=$!
-bash scripts/kube-binaries.sh
-bash scripts/cluster/coredns.sh
-wait "$images_pid" || { echo "test: building the cluster's images failed:" >&2; tail -n 40 test-artifacts/cluster-images.log >&2; exit 1; }
-
-echo "== LiveKit server (the rooms of the ROOM_PROVIDER=livekit tests)"
-bash scripts/livekit-server.sh
+echo "== waiting for the background builds"
+wait_builds
 
 echo "== tests"
 status=0

@@ -37,6 +37,9 @@ trap 'rm -rf "${made_by_buildah[@]}"' EXIT
 ca_mount=(-v /etc/ssl/certs/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:ro)
 # Dockerfile.worker's optional build arguments for such a CA (a stage without them ignores them).
 ca_args=(--build-arg PIP_CERT=/etc/ssl/certs/ca-certificates.crt --build-arg npm_config_cafile=/etc/ssl/certs/ca-certificates.crt)
+# BuildKit sets TARGETARCH by itself; Debian's buildah (1.28) leaves it empty and says so. Our builds get the
+# node's architecture, so a Dockerfile that keeps only that architecture's native files builds here as there.
+arch_args=(--build-arg "TARGETARCH=$(dpkg --print-architecture)")
 # Bump when a base image recipe below changes (the pause source is hashed too).
 RECIPE_VERSION=1
 recipe="$( (echo "$RECIPE_VERSION"; cat "$here/pause/main.go") | sha256sum | cut -c1-12)"
@@ -107,7 +110,7 @@ build_ours() { # <name> <Dockerfile>
   if ! has "$tag"; then
     local start=$SECONDS
     step "building $1 from $2 (working tree)"
-    (cd "$repo" && bud --layers "${ca_mount[@]}" "${ca_args[@]}" -t "$tag" -f "$2" . >/dev/null)
+    (cd "$repo" && bud --layers "${ca_mount[@]}" "${ca_args[@]}" "${arch_args[@]}" -t "$tag" -f "$2" . >/dev/null)
     step "$1 built in $((SECONDS - start)) s"
   fi
   echo "$tag"

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { dirname, join } from 'node:path';
-import type { ClusterInfo } from './cluster-global-setup.ts';
+import type { ClusterInfo } from './cluster-script.ts';
 import type { KubeCli } from './kube-cli.ts';
 import { POOL_NAMESPACE } from './pool-fixtures.ts';
 

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
-import type { ClusterInfo } from './cluster-global-setup.ts';
+import type { ClusterInfo } from './cluster-script.ts';
 
 /** kubectl and helm against the test cluster, as a platform team runs them (real binaries). */
 export interface KubeCli {

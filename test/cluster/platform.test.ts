@@ -1,7 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { Session } from '../../sdk/server/index.ts';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { runNodeInterview } from '../harness/node-interview.ts';
 import { waitFor } from '../harness/ports.ts';
 import { INTERVIEW } from '../harness/system-env.ts';
@@ -10,8 +8,10 @@ import { killWorkerProcess } from './kill-container.ts';
 import { kubeCli, type KubeCli } from './kube-cli.ts';
 import { answerInterview, connectSession, openSession, watchBot } from './livekit-respondent-steps.ts';
 import { startNodeLiveKit, type NodeLiveKit } from './node-livekit.ts';
-import { chartSetArgs, OPERATOR_NAMESPACE, poolManifest, POOL_NAMESPACE, RELEASE, redisManifest, workerSecretsManifest } from './pool-fixtures.ts';
+import { runPageInterview } from './page-respondent.ts';
+import { OPERATOR_NAMESPACE, poolManifest, POOL_NAMESPACE, RELEASE } from './pool-fixtures.ts';
 import { podOf, poolRedis } from './pool-redis.ts';
+import { completedSession as completedAt, condition, createPoolTlsSecret, installChart, installPoolNeighbours, interviewPoolManifest, poolSteps, within, type Condition, type PoolStatus as Pool } from './pool-steps.ts';
 
 // Local rooms on several replicas need an address per pod (the operator refuses them otherwise);
 // the HPA pool never runs an interview, so a name that resolves nowhere will do.
@@ -22,106 +22,26 @@ const PER_POD_ADDRESS = { publicUrl: 'https://$(POD_NAME).rooms.invalid' };
  * our chart, our operator image and our worker image, built from this working tree. The tests run
  * in order and build on each other (one cluster per run).
  */
-interface Condition { type: string; status: string; reason?: string; message?: string }
-interface Pool { status?: { readyReplicas?: number; conditions?: Condition[]; endpoint?: string; desiredFloor?: number } }
 interface Deployment { spec: { template: { spec: { serviceAccountName?: string } } }; status?: { availableReplicas?: number; readyReplicas?: number } }
 
 const cluster = inject('cluster');
-let k: KubeCli;
+// kubectl and helm against the cluster (no I/O until called) and the steps shared with the bench.
+const k: KubeCli = kubeCli(cluster);
+const { serviceUrl, poolPods, transcriptIn, waitPoolReady } = poolSteps(k);
 let host: HostSystem | undefined;
 const workerToken = randomBytes(24).toString('base64url');
-const condition = (conditions: Condition[] | undefined, type: string): Condition | undefined => conditions?.find((c) => c.type === type);
-
-beforeAll(() => {
-  k = kubeCli(cluster);
-});
 
 afterAll(async () => {
   await host?.stop();
 });
 
-/** The pool's ClusterIP Service address, as the host reaches it through kube-proxy. */
-async function serviceUrl(pool: string): Promise<URL> {
-  const svc = await k.getJson<{ spec: { clusterIP: string; ports: Array<{ port: number }> } }>(['service', pool, '-n', POOL_NAMESPACE]);
-  return new URL(`http://${svc.spec.clusterIP}:${svc.spec.ports[0]!.port}`);
-}
-
-/**
- * The pool 'local' wired to the host's stand-in providers, OTLP receiver and api-stub; local rooms are
- * served at the Service's address (one replica), which the host reaches through kube-proxy.
- * `revision` is a plain env value: changing it rolls the Deployment. With `livekit` the same pool moves
- * to LiveKit rooms (a livekit-server on the host, key and secret in the Secret 'livekit'), which lets it
- * have several replicas behind the one Service.
- */
-function interviewPool(svc: URL, revision: string, livekit?: { url: string; replicas: number }): string {
-  const h = host!.forPods;
-  return poolManifest(cluster, {
-    name: 'local',
-    backendUrl: h.backendUrl,
-    replicas: livekit?.replicas,
-    spec: {
-      // No metrics-server here: an HPA would never scale down, so the LiveKit pool's count is its own
-      // `replicas` (autoscaling off), and a scale-down is a change of that field.
-      ...(livekit ? { roomProvider: 'livekit', livekit: { url: livekit.url, secretName: 'livekit', apiKeyKey: 'apiKey', apiSecretKey: 'apiSecret' }, autoscaling: { enabled: false } } : {}),
-      // Room for a live interview to finish while its pod drains.
-      terminationGracePeriodSeconds: 120,
-      // TLS in the pod (contract C4) with the test's throwaway CA; rooms at the Service's address.
-      podTLS: { secretName: 'pool-tls' },
-      publicUrl: `https://${svc.hostname}:443`,
-      models: { llm: { baseUrl: h.providersUrl }, stt: { baseUrl: h.providersUrl }, tts: { baseUrl: h.providersUrl } },
-      telemetry: { otlpEndpoint: h.otlpUrl, serviceName: 'voice-worker-cluster' },
-      extraEnv: [{ name: 'VAD_SILENCE_MS', value: '600' }, { name: 'OTEL_BSP_SCHEDULE_DELAY', value: '100' }, { name: 'POOL_REVISION', value: revision }],
-    },
-  });
-}
-
-/** The pool's pods (name, ready, not terminating). */
-async function poolPods(pool: string): Promise<Array<{ name: string; ready: boolean; terminating: boolean }>> {
-  const list = await k.getJson<{ items: Array<{ metadata: { name: string; deletionTimestamp?: string }; status: { conditions?: Condition[] } }> }>(['pods', '-n', POOL_NAMESPACE, '-l', `app.kubernetes.io/instance=${pool}`]);
-  return list.items.map((p) => ({ name: p.metadata.name, ready: condition(p.status.conditions, 'Ready')?.status === 'True', terminating: Boolean(p.metadata.deletionTimestamp) }));
-}
-
-/** A session's transcript read from inside a pod's store (throws when that pod does not have it). */
-async function transcriptIn(pod: string, transcriptKey: string): Promise<{ sessionId: string; turns: Array<{ speaker: string }> }> {
-  return JSON.parse(await k.kubectl(['exec', '-n', POOL_NAMESPACE, pod, '--', 'cat', fileURLToPath(transcriptKey)]));
-}
-
-/**
- * Ready, and the rollout over: old pods gone too. A draining pod's warm slots stay in the shared Redis
- * pool until it leaves, and a local room lives on the pod whose slot was claimed.
- */
-async function waitPoolReady(pool: string, timeoutMs = 150_000): Promise<void> {
-  await k.kubectl(['rollout', 'status', `deployment/${pool}`, '-n', POOL_NAMESPACE, `--timeout=${Math.round(timeoutMs / 1000)}s`]);
-  await waitFor(async () => condition((await k.getJson<Pool>(['vwp', pool, '-n', POOL_NAMESPACE])).status?.conditions, 'Ready')?.status === 'True', { timeoutMs, intervalMs: 300, what: `the pool ${pool} to be Ready` });
-  await waitFor(async () => (await poolPods(pool)).every((p) => p.ready && !p.terminating), { timeoutMs, intervalMs: 500, what: `the old pods of ${pool} to be gone` });
-}
-
-/** `promise`, or a failure naming `what` after `timeoutMs`. */
-async function within<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, fail) => (timer = setTimeout(() => fail(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)), timeoutMs)));
-  try {
-    return await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** An interview's end as the respondent saw it, for failure messages. */
-const lastSteps = (run: { steps: Array<{ kind: string; text: string }> }): string => run.steps.slice(-6).map((st) => `${st.kind}: ${st.text}`).join('\n');
-
-/** The session once the pod's outcome report reached the api-stub (it follows the room's end). */
-async function completedSession(run: { sessionId: string; steps: Array<{ kind: string; text: string }> }): Promise<Session> {
-  let session: Session | undefined;
-  await waitFor(async () => (session = await host!.system.retrieve(run.sessionId)).status === 'COMPLETED', {
-    timeoutMs: 30_000, intervalMs: 200, what: `session ${run.sessionId} COMPLETED (last status ${session?.status}); the respondent saw:\n${lastSteps(run)}`,
-  });
-  return session!;
-}
+const completedSession = (run: Parameters<typeof completedAt>[1]): ReturnType<typeof completedAt> => completedAt(host!, run);
+/** The interview pool (pool-steps.ts), on local rooms with one replica or on LiveKit rooms. */
+const interviewPool = (svc: URL, revision: string, livekit?: { url: string; replicas: number }): string => interviewPoolManifest(cluster, host!, svc, { revision, livekit });
 
 describe('on a real single-node cluster', () => {
   it('(1) helm installs the chart with our operator image and the CRD; the operator is available under the chart service account', async () => {
-    await k.helm(['install', RELEASE, 'charts/voice-operator', '--namespace', OPERATOR_NAMESPACE, '--create-namespace', ...chartSetArgs(cluster), '--wait', '--timeout', '3m']);
+    await installChart(k, cluster);
     const crd = await k.getJson<{ status: { conditions: Condition[] } }>(['crd', 'voiceworkerpools.voice.service.io']);
     expect(condition(crd.status.conditions, 'Established')?.status).toBe('True');
     const deploy = await k.getJson<Deployment>(['deployment', RELEASE, '-n', OPERATOR_NAMESPACE]);
@@ -137,9 +57,7 @@ describe('on a real single-node cluster', () => {
   }, 240_000);
 
   it('(2) a VoiceWorkerPool applied with kubectl is Ready only once its worker pods are available; kubectl get vwp shows the printer columns', async () => {
-    await k.kubectl(['create', 'namespace', POOL_NAMESPACE]);
-    await k.kubectl(['apply', '-f', '-'], redisManifest(cluster));
-    await k.kubectl(['apply', '-f', '-'], workerSecretsManifest(workerToken));
+    await installPoolNeighbours(k, cluster, workerToken);
     await k.kubectl(['apply', '-f', '-'], poolManifest(cluster, { name: 'local', backendUrl: `http://${cluster.nodeIp}:9` }));
     // Watch both sides until Ready: Ready=True must never be seen while no worker is available.
     const seen: Array<{ ready: string; available: number }> = [];
@@ -163,8 +81,7 @@ describe('on a real single-node cluster', () => {
     const svc = await serviceUrl('local');
     host = await startHostSystem(cluster.nodeIp, svc.hostname);
     // The pods' serving certificate, from the throwaway CA the api-stub and the respondent trust.
-    const cert = host.ca.issueServer('pool', [svc.hostname, `local.${POOL_NAMESPACE}.svc`, `local.${POOL_NAMESPACE}.svc.cluster.local`]);
-    await k.kubectl(['create', 'secret', 'tls', 'pool-tls', '-n', POOL_NAMESPACE, `--cert=${cert.certFile}`, `--key=${cert.keyFile}`]);
+    await createPoolTlsSecret(k, host, svc);
     // The pool now talks to the host's stand-in providers, OTLP receiver and api-stub; local rooms are
     // served at the Service's address (one replica), which the host reaches through kube-proxy.
     await k.kubectl(['apply', '-f', '-'], interviewPool(svc, 'v1'));
@@ -347,6 +264,40 @@ describe('on a real single-node cluster', () => {
       await host!.waitForWebhook('interview.completed', sessionId);
       expect((await transcriptIn(retryPod, session.response!.transcriptKey)).sessionId).toBe(sessionId);
       expect(host!.rejected).toEqual([]);
+    }, 300_000);
+
+    it('(3, the page) a respondent on the api-stub respondent page in Chromium runs a whole interview through the pool: COMPLETED at the page and in the api-stub, webhook verified, transcript stored, spans', async () => {
+      await twoWarmReplicas();
+      const created = await host!.system.server.sessions.create({ interviewId: host!.system.interviewId, metadata: { source: 'page' } });
+      // The link a respondent gets: the api-stub's page, which asks for a room (connect) and joins it.
+      const run = await runPageInterview(created.sessionUrl);
+      const sessionId = created.sessionId;
+      expect(run.state).toBe('finished');
+      expect(run.marks).toContain('connect:done:self_hosted');
+      expect(run.marks).toContain('bot:first_audio');
+      expect(run.marks.filter((m) => m.startsWith('ended:') || m.startsWith('error:'))).toEqual(['ended:completed']);
+      for (const q of INTERVIEW.questions) expect(run.captions).toContain(q.text);
+      const session = await completedSession({ sessionId, steps: run.captions.map((text) => ({ kind: 'caption', text })) });
+      expect(session.clickedAt).not.toBeNull();
+      expect(session.response?.summary).toBeTruthy();
+      const webhook = await host!.waitForWebhook('interview.completed', sessionId);
+      expect(webhook.event.data).toMatchObject({ sessionId, metadata: { source: 'page' } });
+      expect(host!.rejected).toEqual([]);
+      // The transcript is in the store of exactly one of the pool's pods: the one whose bot ran it.
+      const stored = [];
+      for (const pod of await poolPods('local')) {
+        const transcript = await transcriptIn(pod.name, session.response!.transcriptKey).catch(() => undefined);
+        if (transcript) stored.push(transcript);
+      }
+      expect(stored.map((t) => t.sessionId)).toEqual([sessionId]);
+      expect(stored[0]!.turns.filter((t) => t.speaker === 'respondent').length).toBeGreaterThanOrEqual(INTERVIEW.questions.length);
+      await host!.otlp.waitFor(
+        (spans) => ['session.start', 'room.connect', 'llm.turn', 'tts.first_byte'].every((name) => spans.some((sp) => sp.name === name && sp.attributes['session.id'] === sessionId && sp.resource['service.name'] === 'voice-worker-cluster')),
+        20_000,
+        `session.start, room.connect, llm.turn and tts.first_byte of ${sessionId} from the pool's pods`,
+      );
+      const connect = host!.otlp.spans.find((sp) => sp.name === 'room.connect' && sp.attributes['session.id'] === sessionId)!;
+      expect(connect.attributes['room.provider']).toBe('livekit');
     }, 300_000);
   });
 });

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ClusterInfo } from './cluster-global-setup.ts';
+import type { ClusterInfo } from './cluster-script.ts';
 
 /**
  * What the cluster tests install, as data (pure): the namespaces, the chart's values, the in-cluster

@@ -104,15 +104,10 @@ describe('turn-taking with the default pipeline (Silero, Smart Turn, realtime sp
     let spokeAt = 0;
     const respondent = runRespondent(String(spawned.body.room_url), String(spawned.body.token), { realTime: true, onListening: () => 'silent' });
     const timeline = watch(respondent);
-    respondent.socket.on('message', (data, isBinary) => {
-      if (isBinary || spokeAt) return;
-      const msg = JSON.parse(data.toString()) as { type?: string; text?: string };
-      if (msg.type !== 'caption' || !msg.text?.startsWith('Please tell me')) return;
-      // Well into the question (it is about seven seconds long), the respondent answers.
-      setTimeout(() => {
-        spokeAt = performance.now();
-        void respondent.send(Buffer.concat([voice('A friend told me about you.'), silencePcm(1500, 16_000)]));
-      }, 1500);
+    // Well into the question (it is about seven seconds long), the respondent answers.
+    whileAsking(respondent, 1500, () => {
+      spokeAt = performance.now();
+      void respondent.send(Buffer.concat([voice('A friend told me about you.'), silencePcm(1500, 16_000)]));
     });
     expect((await respondent.done).ended).toBe('completed');
     const interrupt = timeline.controls.find((c) => c.msg.type === 'interrupt');
@@ -141,23 +136,20 @@ describe('turn-taking with the default pipeline (Silero, Smart Turn, realtime sp
       },
     });
     const timeline = watch(respondent);
-    respondent.socket.on('message', (data, isBinary) => {
-      if (isBinary || coughAt) return;
-      const msg = JSON.parse(data.toString()) as { type?: string; text?: string };
-      if (msg.type !== 'caption' || !msg.text?.startsWith('Please tell me')) return;
-      setTimeout(() => {
-        coughAt = performance.now();
-        void respondent.send(noiseBurst(150));
-      }, 1000);
-      setTimeout(() => {
-        mhmAt = performance.now();
-        void respondent.send(Buffer.concat([voice('Mhm.'), silencePcm(800, 16_000)]));
-      }, 2500);
+    whileAsking(respondent, 1000, () => {
+      coughAt = performance.now();
+      void respondent.send(noiseBurst(150));
+    });
+    whileAsking(respondent, 2500, () => {
+      mhmAt = performance.now();
+      void respondent.send(Buffer.concat([voice('Mhm.'), silencePcm(800, 16_000)]));
     });
     expect((await respondent.done).ended).toBe('completed');
     const interrupts = timeline.controls.filter((c) => c.msg.type === 'interrupt');
     // The cough stopped nothing; the "mhm" paused the bot once...
+    expect(coughAt).toBeGreaterThan(0);
     expect(interrupts.filter((c) => c.at < mhmAt)).toEqual([]);
+    expect(mhmAt - coughAt).toBeGreaterThan(1000); // the cough had a second and a half to stop it
     expect(interrupts).toHaveLength(1);
     // ...and it went on speaking the question (a new "speaking", more audio) before listening.
     const resumed = timeline.controls.find((c) => c.at > interrupts[0]!.at && c.msg.type === 'state' && c.msg.state === 'speaking');
@@ -168,6 +160,18 @@ describe('turn-taking with the default pipeline (Silero, Smart Turn, realtime sp
     expect(transcript.turns.filter((t) => t.speaker === 'respondent')).toEqual([expect.objectContaining({ questionId: 'q1', text: 'A friend told me about you.' })]);
   }, 60_000);
 });
+
+/** Runs `act` `afterMs` after the long question's caption arrives (the bot starts asking it then). */
+function whileAsking(respondent: Respondent, afterMs: number, act: () => void): void {
+  const onMessage = (data: Buffer, isBinary: boolean): void => {
+    if (isBinary) return;
+    const msg = JSON.parse(data.toString()) as { type?: string; text?: string };
+    if (msg.type !== 'caption' || msg.text !== LONG_QUESTION) return;
+    respondent.socket.off('message', onMessage);
+    setTimeout(act, afterMs);
+  };
+  respondent.socket.on('message', onMessage);
+}
 
 /** A short burst of loud noise, like a cough or a knock on the microphone. */
 function noiseBurst(ms: number): Buffer {
