@@ -82,6 +82,11 @@ export interface FakeOpenAI {
   hits: Record<Endpoint, number>;
   scriptLlm(...replies: string[]): void;
   scriptTranscripts(...texts: string[]): void;
+  /**
+   * Stands in for recognition when nothing is scripted: the words the caller knows are being said
+   * now (a bench that plays known phrases), or undefined for the deterministic default.
+   */
+  setRecogniser(recognise: ((audioSeconds: number) => string | undefined) | null): void;
   failNext(endpoint: Endpoint, failure: Failure): void;
   setLatency(endpoint: Endpoint, ms: number): void;
   setProfile(profile: LatencyProfile): void;
@@ -186,10 +191,11 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
   };
 
   /** Logs a transcription (batch or one realtime commit) and gives its deterministic text. */
+  let recogniser: ((audioSeconds: number) => string | undefined) | null = null;
   const transcriptOf = (entry: LoggedRequest & { audioSeconds: number }): string => {
     requests.push(entry);
     answers++;
-    return sttScript.shift() ?? `answer ${answers} (${entry.audioSeconds.toFixed(1)} s of audio)`;
+    return sttScript.shift() ?? recogniser?.(entry.audioSeconds) ?? `answer ${answers} (${entry.audioSeconds.toFixed(1)} s of audio)`;
   };
 
   const handler: RequestListener = (req, res) => {
@@ -241,6 +247,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     hits,
     scriptLlm: (...replies) => void llmScript.push(...replies),
     scriptTranscripts: (...texts) => void sttScript.push(...texts),
+    setRecogniser: (recognise) => void (recogniser = recognise),
     failNext: (endpoint, failure) => void failures[endpoint].push({ ...failure }),
     setLatency: (endpoint, ms) => void (latency[endpoint] = ms),
     setProfile: (next) => void (profile = next),

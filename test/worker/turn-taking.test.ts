@@ -97,6 +97,32 @@ describe('turn-taking with the default pipeline (Silero, Smart Turn, realtime sp
     expect(transcript.turns.filter((t) => t.speaker === 'respondent')).toEqual([expect.objectContaining({ questionId: 'q1', text: 'What I liked was, I liked the onboarding a lot.' })]);
   }, 60_000);
 
+  it('a pause the model hears as an end is held open when the words so far go on ("I think," ...)', async () => {
+    // Smart Turn scores espeak-ng's "I think," as finished (docs/benchmarks.md); the transcript's
+    // trailing comma says otherwise, and the turn stays open through the pause.
+    const body = spawnBody({ interview: { title: 'Words', language: 'en', intro: 'Hi.', questions: [{ id: 'q1', text: 'What did you like?', maxFollowUps: 0 }], closing: 'Thanks, bye.' } });
+    openai.scriptTranscripts('I think,', 'the onboarding, mostly.');
+    const spawned = await worker.spawnSession(body);
+    let secondPartSent = 0;
+    const respondent = runRespondent(String(spawned.body.room_url), String(spawned.body.token), {
+      realTime: true,
+      onListening: (turn) => {
+        if (turn !== 1) return 'silent';
+        void respondent.send(Buffer.concat([voice('I think,'), silencePcm(1000, 16_000)])).then(() => {
+          secondPartSent = performance.now();
+          return respondent.send(Buffer.concat([voice('the onboarding, mostly.'), silencePcm(2000, 16_000)]));
+        });
+        return 'silent';
+      },
+    });
+    const timeline = watch(respondent);
+    expect((await respondent.done).ended).toBe('completed');
+    const thinking = timeline.controls.find((c) => c.msg.type === 'state' && c.msg.state === 'thinking');
+    expect(thinking!.at).toBeGreaterThan(secondPartSent);
+    const transcript = await transcriptOf(String(body.sessionId));
+    expect(transcript.turns.filter((t) => t.speaker === 'respondent')).toEqual([expect.objectContaining({ questionId: 'q1', text: 'I think, the onboarding, mostly.' })]);
+  }, 60_000);
+
   it('a respondent who cuts in while the bot asks stops its voice, and what they said is the answer', async () => {
     const body = spawnBody({ interview: { title: 'Barge-in', language: 'en', intro: 'Hi.', questions: [{ id: 'q1', text: LONG_QUESTION, maxFollowUps: 0 }], closing: 'Thanks, bye.' } });
     openai.scriptTranscripts('A friend told me about you.');

@@ -317,6 +317,7 @@ export async function runInterview(job: BotJob, deps: InterviewDeps): Promise<Ou
         ...(deps.onStreamingUnavailable ? { onStreamingUnavailable: deps.onStreamingUnavailable } : {}),
       }),
       playback,
+      language: job.interview.language,
       settings: {
         idleTimeoutSeconds: settings.idleTimeoutSeconds,
         maxUtteranceSeconds: settings.maxUtteranceSeconds,

@@ -2,6 +2,7 @@ import type { BotRoom } from './room-link.ts';
 import { SessionEnd } from './session-end.ts';
 import type { Playback } from './playback.ts';
 import { isBackchannel } from './turns/backchannel.ts';
+import { wordsUnfinished } from './turns/unfinished-words.ts';
 import type { TurnTranscriber } from './turns/transcriber.ts';
 import { TurnDetector, type DetectorEvent, type TurnEnd, type TurnEndReason, type TurnDetectorOptions } from './turns/turn-detector.ts';
 
@@ -50,6 +51,8 @@ export interface ListenerOptions {
   transcriber: TurnTranscriber;
   playback: Playback;
   settings: ListenerSettings;
+  /** The interview's language: the words' check of an unfinished turn knows English words. */
+  language?: string;
   signal: AbortSignal;
   /** Respondent speech over the bot: stop talking now. */
   onBargeIn(): void;
@@ -59,6 +62,9 @@ export interface ListenerOptions {
   onDropped?(reason: string): void;
   clock?: () => number;
 }
+
+/** How long a "finished" from the model waits for the words so far before it stands on its own. */
+const WORDS_WAIT_MS = 300;
 
 type Waiter = { resolve(turn: HeardTurn): void; reject(err: Error): void; since: number };
 
@@ -85,7 +91,14 @@ export class Listener {
   constructor(options: ListenerOptions) {
     this.options = options;
     this.clock = options.clock ?? Date.now;
-    this.detector = new TurnDetector({ ...options.detector, onEvent: (e) => this.onEvent(e) });
+    this.detector = new TurnDetector({
+      ...options.detector,
+      onEvent: (e) => this.onEvent(e),
+      wordsUnfinished: async () => {
+        const text = await options.transcriber.textSoFar(WORDS_WAIT_MS);
+        return text !== null && wordsUnfinished(text, options.language);
+      },
+    });
     options.room.on('audio', this.onAudio);
     options.transcriber.warm();
   }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isBackchannel } from './backchannel.ts';
+import { wordsUnfinished } from './unfinished-words.ts';
 import { streamDecision } from './decision-stream.ts';
 import { SentenceSplitter, splitSentences } from './sentences.ts';
 
@@ -73,5 +74,17 @@ describe('backchannels', () => {
   it('are short listening noises or nothing, not answers', () => {
     for (const text of ['Mm-hm.', 'uh-huh', 'Yeah.', 'okay, okay', '', 'Right.']) expect(isBackchannel(text), text).toBe(true);
     for (const text of ['Yes, I think so', 'No.', 'The onboarding, mostly.', 'wait a second']) expect(isBackchannel(text), text).toBe(false);
+  });
+});
+
+describe('words that plainly go on', () => {
+  it('a trailing comma, dash or ellipsis, or a last word that cannot end a sentence', () => {
+    for (const text of ['I think,', 'What I liked was,', 'Well, the thing is...', 'It was good and', 'Mostly the', 'I went to', 'Um']) expect(wordsUnfinished(text), text).toBe(true);
+    for (const text of ['I liked the onboarding a lot.', 'Yes', 'The price was too high', 'Mostly the onboarding.', 'Is it?', '']) expect(wordsUnfinished(text), text).toBe(false);
+  });
+
+  it('in other languages only the punctuation counts', () => {
+    expect(wordsUnfinished('Je pense que,', 'fr')).toBe(true);
+    expect(wordsUnfinished('Je pense que le', 'fr')).toBe(false);
   });
 });

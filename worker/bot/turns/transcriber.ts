@@ -66,6 +66,24 @@ export class TurnTranscriber {
     this.segments.push(this.withStream((s) => s.commit()));
   }
 
+  /**
+   * The words of the turn so far (the segments committed up to now), waiting at most `capMs` for
+   * them; null when they are not there in time or this turn is transcribed in batch.
+   */
+  async textSoFar(capMs: number): Promise<string | null> {
+    if (this.broken || this.segments.length === 0) return null;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), capMs)));
+    try {
+      const texts = await Promise.race([Promise.all(this.segments), late]);
+      return texts ? texts.map((t) => t.trim()).filter(Boolean).join(' ') : null;
+    } catch {
+      return null;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** The turn ended: its text, from the stream's segments, or from `audio` in one upload. */
   async finish(audio: Buffer): Promise<TurnText> {
     if (!this.broken) {

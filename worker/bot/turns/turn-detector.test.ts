@@ -102,6 +102,33 @@ describe('turn detector', () => {
     expect(model.calls).toHaveLength(2);
   });
 
+  it('a "finished" from the model is not taken while the words so far plainly go on', async () => {
+    let vetoes = 0;
+    let t = 1_000_000;
+    const ends: number[] = [];
+    const detector = new TurnDetector({
+      vad: energyFrameVad(-45),
+      model: scripted(0.95),
+      settings: SETTINGS,
+      clock: () => t,
+      onEvent: (e) => {
+        if (e.type === 'turn_end') ends.push(e.end.at - e.end.speechEndedAt);
+      },
+      wordsUnfinished: () => Promise.resolve(true),
+      onWordsVeto: () => vetoes++,
+    });
+    const pcm = Buffer.concat([tone(500), silencePcm(2000, RATE)]);
+    for (let i = 0; i < pcm.length; i += 640) {
+      t += 20;
+      detector.push(pcm.subarray(i, i + 640));
+      await detector.drained();
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(vetoes).toBe(1);
+    expect(ends).toHaveLength(1);
+    expect(ends[0]).toBeGreaterThanOrEqual(1600);
+  });
+
   it('a model that never says finished: the turn ends at TURN_MAX_SILENCE_MS', async () => {
     const h = harness({ maxSilenceMs: 1500 }, scripted(0.1));
     await h.play(Buffer.concat([tone(500), silencePcm(2000, RATE)]));

@@ -60,6 +60,12 @@ export interface TurnDetectorOptions {
   model: TurnCompletionModel | null;
   settings: TurnDetectorSettings;
   onEvent(event: DetectorEvent): void;
+  /**
+   * Asked when the model says "finished": whether the words so far (the transcript of the turn up
+   * to this pause) clearly go on. True keeps the turn open until speech resumes or the longest pause.
+   */
+  wordsUnfinished?(): Promise<boolean>;
+  onWordsVeto?(): void;
   /** A failed model call is treated as "not finished" (a failed VAD frame as silence); it is reported here. */
   onModelError?(err: unknown): void;
   clock?: () => number;
@@ -213,11 +219,18 @@ export class TurnDetector {
     const tail = Buffer.concat(this.audio).subarray(-MODEL_WINDOW_BYTES);
     const samples = new Int16Array(tail.buffer.slice(tail.byteOffset, tail.byteOffset + (tail.byteLength & ~1)));
     this.model!.completion(samples).then(
-      (probability) => {
-        if (generation !== this.pauseGeneration || !this.inSpeech || !this.paused || this.closed) return;
+      async (probability) => {
+        const current = () => generation === this.pauseGeneration && this.inSpeech && this.paused && !this.closed;
+        if (!current()) return;
         this.lastProbability = probability;
         this.lastInferenceMs = this.clock() - started;
-        if (probability >= this.settings.modelThreshold) this.endTurn('model');
+        if (probability < this.settings.modelThreshold) return;
+        // The words can still say "not yet" (a trailing comma, "and", "um"): then the pause runs on.
+        if (this.options.wordsUnfinished && (await this.options.wordsUnfinished().catch(() => false))) {
+          this.options.onWordsVeto?.();
+          return;
+        }
+        if (current()) this.endTurn('model');
       },
       (err: unknown) => this.options.onModelError?.(err),
     );
