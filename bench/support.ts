@@ -86,9 +86,12 @@ export interface ServerProcess {
   stop(): Promise<string>;
 }
 
-/** Starts a bench/servers script with tsx; it prints `{"port": n}` on stdout once it listens. */
-export async function startServerProcess(script: string, env: Record<string, string> = {}): Promise<ServerProcess> {
-  const child = spawn(`${ROOT}node_modules/.bin/tsx`, [script], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Starts a bench/servers script with tsx; it prints `{"port": n}` on stdout once it listens.
+ * `stdin: true` leaves a pipe to its stdin (child.stdin), for a server the bench steers.
+ */
+export async function startServerProcess(script: string, env: Record<string, string> = {}, options: { stdin?: boolean } = {}): Promise<ServerProcess> {
+  const child = spawn(`${ROOT}node_modules/.bin/tsx`, [script], { cwd: ROOT, env: { ...process.env, ...env }, stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const port = await new Promise<number>((resolve, reject) => {

@@ -30,6 +30,8 @@ export interface AnswerItem {
   speech: Span;
   /** Thinking pauses inside the speech (silence that must not end the turn). */
   pauses: Span[];
+  /** The words of each stretch of speech (one more than the pauses), as a recogniser would hear them. */
+  segments: string[];
 }
 
 /** Silence at the head of every item, so a clip's first frame is never its onset. */
@@ -97,7 +99,7 @@ export function noisePcm(ms: number, seed: number): Buffer {
 
 const durationMs = (pcm: Buffer): number => (pcm.length / 2 / SPEECH_RATE) * 1000;
 
-function item(id: string, kind: ItemKind, text: string, parts: Array<Buffer | number>): AnswerItem {
+function item(id: string, kind: ItemKind, text: string, parts: Array<Buffer | number>, segments: string[] = [text]): AnswerItem {
   const pcm: Buffer[] = [silencePcm(LEAD_MS, SPEECH_RATE)];
   const pauses: Span[] = [];
   let cursor = LEAD_MS;
@@ -111,7 +113,7 @@ function item(id: string, kind: ItemKind, text: string, parts: Array<Buffer | nu
       cursor += durationMs(part);
     }
   }
-  return { id, kind, text, pcm: Buffer.concat(pcm), speech: { startMs: LEAD_MS, endMs: cursor }, pauses };
+  return { id, kind, text, pcm: Buffer.concat(pcm), speech: { startMs: LEAD_MS, endMs: cursor }, pauses, segments };
 }
 
 export const DEFAULT_CACHE_DIR = join(tmpdir(), 'voice-bench-turns-speech');
@@ -122,7 +124,7 @@ export function buildAnswerSet(cacheDir = DEFAULT_CACHE_DIR): Record<ItemKind, A
   const say = (text: string) => spokenPcm(text, cacheDir);
   return {
     plain: PLAIN.map((t, i) => item(`plain-${i + 1}`, 'plain', t, [say(t)])),
-    pause: PAUSED.map(([a, pause, b], i) => item(`pause-${i + 1}-${pause}ms`, 'pause', `${a} ... ${b}`, [say(a), pause, say(b)])),
+    pause: PAUSED.map(([a, pause, b], i) => item(`pause-${i + 1}-${pause}ms`, 'pause', `${a} ... ${b}`, [say(a), pause, say(b)], [a, b])),
     short: SHORT.map((t, i) => item(`short-${i + 1}`, 'short', t, [say(t)])),
     interruption: INTERRUPTIONS.map((t, i) => item(`interruption-${i + 1}`, 'interruption', t, [say(t)])),
     backchannel: BACKCHANNELS.map((b, i) =>

@@ -57,7 +57,7 @@ function interview(questions: number): Record<string, unknown> {
 
 export async function runSession(pipeline: Pipeline, profile: LatencyProfile, items: AnswerItem[], deps: { redisUrl: string; backendUrl: string; otlp: OtlpReceiver }): Promise<SessionResult> {
   // Tones, not espeak, for the bot's voice: synthesis in the fake would count as provider time.
-  const fake = await startServerProcess('bench/servers/fake-openai-server.ts', { FAKE_OPENAI_OPTIONS: JSON.stringify({ voice: 'tone', profile: fakeProfile(profile) }) });
+  const fake = await startServerProcess('bench/servers/fake-openai-server.ts', { FAKE_OPENAI_OPTIONS: JSON.stringify({ voice: 'tone', profile: fakeProfile(profile) }) }, { stdin: true });
   const llmUrl = `http://127.0.0.1:${fake.port}/v1`;
   const service = `bench-turns-${pipeline.name}-${profile.name}-${Date.now()}`;
   const worker = await startWorkerProcess(
@@ -78,6 +78,8 @@ export async function runSession(pipeline: Pipeline, profile: LatencyProfile, it
       roomUrl: String(res.body.room_url),
       token: String(res.body.token),
       items,
+      // The stand-in transcribes what is being said (the new pipeline reads the words at a pause).
+      onWords: (words) => fake.child.stdin?.write(`${JSON.stringify({ words })}\n`),
       timeoutMs: 120_000 + items.length * 20_000,
       beforeHangup: () => {
         t1 = performance.now();
