@@ -210,11 +210,17 @@ export class SessionCoordinator {
     await Promise.allSettled([...this.pendingReports]);
   }
 
-  /** Reports sessions that a reaper found on a dead pod (or a dead incarnation of this one). */
+  /**
+   * Reports sessions that a reaper found on a dead pod (or a dead incarnation of this one), and
+   * deletes their rooms: a LiveKit or Daily room outlives the pod, and a respondent left in it would
+   * wait in silence; a deleted room tells their page at once that the interviewer stopped (Try
+   * again). A local room went with its pod; deleting it here is a no-op.
+   */
   async reportLost(sessionIds: string[], outcome: Outcome): Promise<void> {
     await Promise.all(sessionIds.map(async (sessionId) => {
       this.o.metrics.sessionOutcomes.inc({ status: 'failed', reason: 'worker_lost' });
       const record = await this.o.pool.session(sessionId).catch(() => null);
+      if (record?.roomName) void this.o.rooms.deleteRoom(record.roomName).catch(() => undefined);
       await this.o.outbox.submit({ sessionId, outcome, ...reportFields(record) });
     }));
   }

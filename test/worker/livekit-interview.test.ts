@@ -110,4 +110,44 @@ describe('interviews in LiveKit rooms', () => {
     const report = await backend.waitForReport(String(body.sessionId), 15_000);
     expect(report.body).toMatchObject({ status: 'failed', reason: 'respondent_hangup' });
   }, 90_000);
+
+  it('a worker lost mid-interview: the replica that reaps it deletes the room, so the respondent is not left in silence', async () => {
+    const prefix = `livekit-lost-${Date.now()}`;
+    const env = (pod: string) => baseEnv({ redisUrl: inject('redisUrl'), backendUrl: backend.url, llmUrl: openai.url, REDIS_KEY_PREFIX: prefix, WARM_POOL_SIZE: '1', POD_NAME: pod, HEARTBEAT_INTERVAL_MS: '300', HEARTBEAT_TTL_MS: '1500', IDLE_TIMEOUT_SECONDS: '60', ...livekit.env });
+    const doomed = await startWorkerProcess(env('lk-doomed'));
+    let survivor: WorkerProcess | undefined;
+    try {
+      await doomed.waitReady();
+      await waitIdleSlots(doomed, 1);
+      const body = spawnBody();
+      const spawned = await doomed.spawnSession(body);
+      expect(spawned.status).toBe(200);
+      const room = (JSON.parse(Buffer.from(String(spawned.body.token).split('.')[1]!, 'base64url').toString()) as { video: { room: string } }).video.room;
+      let listening!: () => void;
+      const heard = new Promise<void>((resolve) => (listening = resolve));
+      const respondent = runLiveKitRespondent({
+        url: String(spawned.body.room_url),
+        token: String(spawned.body.token),
+        answers: [],
+        onListening: () => {
+          listening();
+          return 'silent';
+        },
+        timeoutMs: 60_000,
+      });
+      await heard;
+      await doomed.stop(); // kill -9 of the worker and its bots: nobody says goodbye in the room
+      survivor = await startWorkerProcess(env('lk-survivor'));
+      await survivor.waitReady();
+      const report = await backend.waitForReport(String(body.sessionId), 20_000);
+      expect(report.body).toMatchObject({ status: 'failed', reason: 'worker_lost' });
+      const api = new LiveKitServerApi({ url: livekit.url, keys: livekit });
+      await waitFor(async () => (await api.listRooms([room])).length === 0, { timeoutMs: 10_000, what: "the lost session's room to be deleted" });
+      // The respondent's client hears of it from the server (the page shows Try again on ROOM_DELETED).
+      expect((await respondent).disconnectedBy).toBe('server');
+    } finally {
+      await doomed.stop();
+      await survivor?.stop();
+    }
+  }, 120_000);
 });
