@@ -1,4 +1,4 @@
-import { Room, RoomEvent } from '@livekit/rtc-node';
+import { DisconnectReason, Room, RoomEvent } from '@livekit/rtc-node';
 import { CONTROL_TOPIC, decodeControl } from '../../lib/room-control.ts';
 import { runLiveKitRespondent, type LiveKitRespondentResult } from '../harness/livekit-respondent.ts';
 import { answerClips, DEFAULT_ANSWERS } from '../harness/node-interview.ts';
@@ -44,8 +44,14 @@ export function answerInterview(room: Connected, onEvent?: (line: string) => voi
 export interface WatchedRoom {
   /** Resolves at the bot's first caption: the interview is live. */
   botSpoke: Promise<void>;
-  /** Resolves when the bot's participant has left the room without an `ended` message. */
+  /**
+   * Resolves when the interviewer is gone without an `ended` message: its participant left the room,
+   * or the room itself was deleted (the replica that reaps a lost session deletes its room), so the
+   * respondent is told rather than left waiting in silence.
+   */
   botLeft: Promise<void>;
+  /** How the respondent learnt it: `participant_left`, or `room_deleted`. */
+  howLeft(): string | null;
   /** Control messages seen, for failure messages. */
   seen: string[];
   leave(): Promise<void>;
@@ -66,9 +72,18 @@ export async function watchBot(room: Connected): Promise<WatchedRoom> {
     seen.push(`${String(msg.type)} ${String(msg.state ?? msg.text ?? msg.reason ?? '')}`);
     if (msg.type === 'caption' && msg.speaker === 'bot') spoke();
   });
+  let how: string | null = null;
+  const gone = (why: string) => {
+    if (seen.some((s) => s.startsWith('ended'))) return;
+    how ??= why;
+    left();
+  };
   lk.on(RoomEvent.ParticipantDisconnected, (p) => {
-    if (p.identity.startsWith('bot:') && !seen.some((s) => s.startsWith('ended'))) left();
+    if (p.identity.startsWith('bot:')) gone('participant_left');
+  });
+  lk.on(RoomEvent.Disconnected, (reason) => {
+    if (reason === DisconnectReason.ROOM_DELETED) gone('room_deleted');
   });
   await lk.connect(room.roomUrl, room.token, { autoSubscribe: false, dynacast: false });
-  return { botSpoke, botLeft, seen, leave: () => lk.disconnect().catch(() => undefined) };
+  return { botSpoke, botLeft, seen, howLeft: () => how, leave: () => lk.disconnect().catch(() => undefined) };
 }
