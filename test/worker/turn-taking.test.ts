@@ -111,6 +111,24 @@ describe('turn-taking with the default pipeline (Silero, Smart Turn, realtime sp
     await answerWithPause('I think,', 'the onboarding, mostly.');
   }, 60_000);
 
+  it('an answer that arrives in one burst and then no audio at all still ends its turn (the track stalled)', async () => {
+    // The unfinished-sounding phrase keeps the model from ending the turn; no more frames come (a
+    // transport that delivers in bursts, or a muted track), so only the stall rule can end it.
+    const body = spawnBody({ interview: { title: 'Burst', language: 'en', intro: 'Hi.', questions: [{ id: 'q1', text: 'What did you like?', maxFollowUps: 0 }], closing: 'Thanks, bye.' } });
+    openai.scriptTranscripts('What I liked was,');
+    const spawned = await worker.spawnSession(body);
+    const respondent = runRespondent(String(spawned.body.room_url), String(spawned.body.token), {
+      onListening: (turn) => {
+        // One WebSocket message: the bot receives the whole answer at once, before classifying any of it.
+        if (turn === 1) respondent.socket.send(Buffer.concat([voice('What I liked was,'), silencePcm(600, 16_000)]));
+        return 'silent';
+      },
+    });
+    expect((await respondent.done).ended).toBe('completed');
+    const transcript = await transcriptOf(String(body.sessionId));
+    expect(transcript.turns.filter((t) => t.speaker === 'respondent')).toEqual([expect.objectContaining({ questionId: 'q1', text: 'What I liked was,' })]);
+  }, 60_000);
+
   it('a respondent who cuts in while the bot asks stops its voice, and what they said is the answer', async () => {
     const body = spawnBody({ interview: { title: 'Barge-in', language: 'en', intro: 'Hi.', questions: [{ id: 'q1', text: LONG_QUESTION, maxFollowUps: 0 }], closing: 'Thanks, bye.' } });
     openai.scriptTranscripts('A friend told me about you.');

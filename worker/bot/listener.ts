@@ -83,9 +83,11 @@ export class Listener {
   private stallTimer: NodeJS.Timeout | undefined;
   private readonly onAudio = (pcm: Buffer) => {
     this.detector.push(pcm);
-    // A respondent whose audio stops mid-turn (a muted or dropped track) has stopped speaking.
+    // A respondent whose audio stops mid-turn (a muted or dropped track) has stopped speaking. Armed
+    // on every arrival, not only inside a turn: audio that comes in a burst is classified after it
+    // has arrived, so the turn may start only once the last of it is in.
     clearTimeout(this.stallTimer);
-    if (this.detector.speaking) this.stallTimer = setTimeout(() => this.detector.forceEnd('silence'), this.options.settings.stallMs);
+    this.stallTimer = setTimeout(() => this.detector.forceEnd('silence'), this.options.settings.stallMs);
   };
 
   constructor(options: ListenerOptions) {
