@@ -38,7 +38,7 @@ const port = await freePort();
 const prefix = `bench-${Date.now()}`;
 const env = { WORKER_TOKEN, REDIS_URL: redisServer.url, BACKEND_URL: backend.url, OPENAI_API_KEY: 'sk-bench', ROOM_PROVIDER: 'local', WARM_POOL_SIZE: '0', PORT: String(port), METRICS_PORT: '0', REDIS_KEY_PREFIX: prefix, POD_NAME: 'bench-pod', HOST: '127.0.0.1' };
 const worker = await startWorker(loadConfig(env), { log: silentLogger, env: {} });
-const pool = new RedisPool({ url: redisServer.url, keyPrefix: prefix, commandTimeoutMs: 1000 });
+const pool = new RedisPool({ redis: redisServer.url, keyPrefix: prefix, commandTimeoutMs: 1000 });
 while (!worker.ready()) await new Promise((r) => setTimeout(r, 20));
 // Synthetic warm slots of a live pod with no bots: the spawn path is the same, nobody consumes the inbox.
 const ghost = 'ghost-pod';

@@ -68,7 +68,14 @@ export interface VoiceWorkerPoolSpec {
     roomApiKey?: SecretKeyRef;
     openaiApiKey?: SecretKeyRef;
   };
-  redis: { url?: string; urlSecret?: SecretKeyRef };
+  redis: {
+    url?: string;
+    urlSecret?: SecretKeyRef;
+    username?: string;
+    passwordSecret?: SecretKeyRef;
+    tls?: { enabled?: boolean; caSecret?: SecretKeyRef };
+    sentinel?: { hosts: string[]; masterName?: string; username?: string; passwordSecret?: SecretKeyRef; tls?: boolean };
+  };
   backendUrl: string;
   roomProvider: 'daily' | 'livekit' | 'local';
   /** The public address of the workers (PUBLIC_URL); defaults to the endpoint (ingress host or Service). */

@@ -18,7 +18,11 @@ export interface Problem {
 export function secretRefs(pool: VoiceWorkerPool): Array<{ field: string; ref: SecretKeyRef }> {
   const refs: Array<{ field: string; ref: SecretKeyRef }> = [];
   for (const [field, ref] of Object.entries(pool.spec.secrets)) if (ref) refs.push({ field: `spec.secrets.${field}`, ref });
-  if (pool.spec.redis.urlSecret) refs.push({ field: 'spec.redis.urlSecret', ref: pool.spec.redis.urlSecret });
+  const { redis } = pool.spec;
+  if (redis.urlSecret) refs.push({ field: 'spec.redis.urlSecret', ref: redis.urlSecret });
+  if (redis.passwordSecret) refs.push({ field: 'spec.redis.passwordSecret', ref: redis.passwordSecret });
+  if (redis.tls?.caSecret) refs.push({ field: 'spec.redis.tls.caSecret', ref: redis.tls.caSecret });
+  if (redis.sentinel?.passwordSecret) refs.push({ field: 'spec.redis.sentinel.passwordSecret', ref: redis.sentinel.passwordSecret });
   const { livekit, podTLS } = pool.spec;
   if (pool.spec.roomProvider === 'livekit' && livekit) {
     refs.push({ field: 'spec.livekit.apiKeyKey', ref: { name: livekit.secretName, key: livekit.apiKeyKey } });

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { boolVar, ConfigError, intVar, optionalString, requiredString, requiredUrl, urlVar, type Env } from '../lib/env.ts';
+import { redisSettings, type RedisSettings } from './redis-connection.ts';
 
 export { ConfigError };
 
@@ -36,7 +37,8 @@ export interface WorkerConfig {
   publicUrl: string;
   tls: { certFile: string; keyFile: string } | null;
   workerToken: string;
-  redisUrl: string;
+  /** The session store: REDIS_URL, or Sentinel, with ACL user, password and TLS (redis-connection.ts). */
+  redis: RedisSettings;
   redisKeyPrefix: string;
   warmPoolSize: number;
   heartbeatIntervalMs: number;
@@ -209,7 +211,7 @@ export function loadConfig(env: Env): Readonly<WorkerConfig> {
     publicUrl: requiredUrl(env, 'PUBLIC_URL', { schemes: ['http', 'https'], default: `${tls ? 'https' : 'http'}://127.0.0.1:${port}` }),
     tls,
     workerToken,
-    redisUrl: requiredUrl(env, 'REDIS_URL', { schemes: ['redis', 'rediss'], default: 'redis://127.0.0.1:6379' }),
+    redis: redisSettings(env, requiredUrl(env, 'REDIS_URL', { schemes: ['redis', 'rediss'], default: 'redis://127.0.0.1:6379' })),
     redisKeyPrefix: optionalString(env, 'REDIS_KEY_PREFIX') ?? 'voice',
     warmPoolSize: intVar(env, 'WARM_POOL_SIZE', { default: 2, min: 0, max: 256 }),
     heartbeatIntervalMs,

@@ -25,7 +25,7 @@ afterAll(async () => {
 });
 
 function replica(prefix: string, deadlineSeconds = 3600) {
-  const pool = new RedisPool({ url: inject('redisUrl'), keyPrefix: prefix, commandTimeoutMs: 2000 });
+  const pool = new RedisPool({ redis: inject('redisUrl'), keyPrefix: prefix, commandTimeoutMs: 2000 });
   const metrics = createMetrics({ defaultMetrics: false });
   const outbox = new OutcomeOutbox({ pool, report: { backendUrl: backend.url, token: 'worker-token-0123456789', timeoutMs: 1000, attempts: 1 }, deadlineSeconds, maxBackoffMs: 200, intervalMs: 50, metrics, log: silentLogger });
   pools.push(pool);

@@ -1,5 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
+import { redisClientOptions, type RedisSettings } from './redis-connection.ts';
 import { CLAIM, REAP, REGISTER_IDLE, TRANSITION, UPDATE_EXISTING, WITHDRAW } from './pool-scripts.ts';
 
 /**
@@ -92,15 +93,20 @@ export class RedisPool {
   private readonly blocking: Redis;
   readonly prefix: string;
 
-  constructor(options: { url: string; keyPrefix: string; commandTimeoutMs: number; pod?: string }) {
+  /** `redis`: a plain redis:// URL, or the settings of a Sentinel-managed or TLS Redis (redis-connection.ts). */
+  constructor(options: { redis: string | RedisSettings; keyPrefix: string; commandTimeoutMs: number; pod?: string }) {
     // One hash tag for every key, so a Redis Cluster keeps them on one shard and the scripts stay legal.
     this.prefix = `{${options.keyPrefix}}`;
     // Named connections make `CLIENT LIST` readable: which pod, which role.
     const name = (role: string) => (options.pod ? { connectionName: `voice-worker:${role}:${options.pod}` } : {});
-    this.redis = new Redis(options.url, { ...redisOptions(options.commandTimeoutMs), ...name('main') }) as ScriptRedis;
+    const settings: RedisSettings = typeof options.redis === 'string'
+      ? { url: options.redis, username: undefined, password: undefined, tlsCaFile: undefined, sentinel: null }
+      : options.redis;
+    const connect = (extra: RedisOptions) => new Redis(redisClientOptions(settings, { ...redisOptions(options.commandTimeoutMs), ...extra }));
+    this.redis = connect(name('main')) as ScriptRedis;
     // No client-side timeout on the blocking read: a client timer that fires just before a late
     // reply would drop a popped assignment. Redis itself ends each BLPOP after its timeout.
-    this.blocking = new Redis(options.url, { ...redisOptions(options.commandTimeoutMs), commandTimeout: undefined, ...name('inbox') });
+    this.blocking = connect({ commandTimeout: undefined, ...name('inbox') });
     for (const client of [this.redis, this.blocking]) client.on('error', () => undefined); // state is read via `ready`
     this.redis.defineCommand('claimSlot', { numberOfKeys: 2, lua: CLAIM });
     this.redis.defineCommand('registerIdle', { numberOfKeys: 3, lua: REGISTER_IDLE });

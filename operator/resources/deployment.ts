@@ -1,7 +1,7 @@
 /** The worker Deployment of a pool. */
 import { METRICS_PORT, WORKER_PORT, type KubeObject, type VoiceWorkerPool } from '../types.ts';
 import { childMetadata, selectorLabels } from './common.ts';
-import { POD_TLS_DIR, PRE_STOP_SECONDS, workerEnv } from './env.ts';
+import { POD_TLS_DIR, PRE_STOP_SECONDS, REDIS_CA_DIR, REDIS_CA_KEY, workerEnv } from './env.ts';
 
 export { managedEnv, PRE_STOP_SECONDS, workerEnv } from './env.ts';
 
@@ -37,6 +37,7 @@ export function buildDeployment(pool: VoiceWorkerPool, replicas: number | undefi
   // Probes use the plain-HTTP management port (C2), also when the pod serves TLS on 7860 (C4).
   const probe = (path: string, extra: Record<string, number>) => ({ httpGet: { path, port: 'metrics' }, ...extra });
   const tls = spec.podTLS;
+  const redisCa = spec.redis.tls?.caSecret;
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -84,6 +85,7 @@ export function buildDeployment(pool: VoiceWorkerPool, replicas: number | undefi
                 { name: 'tmp', mountPath: '/tmp' },
                 { name: 'data', mountPath: WORKER_DATA_DIR },
                 ...(tls ? [{ name: 'tls', mountPath: POD_TLS_DIR, readOnly: true }] : []),
+                ...(redisCa ? [{ name: 'redis-ca', mountPath: REDIS_CA_DIR, readOnly: true }] : []),
               ],
             },
           ],
@@ -91,6 +93,7 @@ export function buildDeployment(pool: VoiceWorkerPool, replicas: number | undefi
             { name: 'tmp', emptyDir: {} },
             { name: 'data', emptyDir: {} },
             ...(tls ? [{ name: 'tls', secret: { secretName: tls.secretName, defaultMode: 0o440 } }] : []),
+            ...(redisCa ? [{ name: 'redis-ca', secret: { secretName: redisCa.name, defaultMode: 0o440, items: [{ key: redisCa.key, path: REDIS_CA_KEY }] } }] : []),
           ],
         },
       },

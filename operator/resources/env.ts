@@ -18,6 +18,9 @@ export const DRAIN_MARGIN_SECONDS = 10;
 export const WORKER_MAX_DRAIN_SECONDS = 3600;
 /** Where podTLS's Secret is mounted (C4). */
 export const POD_TLS_DIR = '/etc/voice-worker/tls';
+/** Where redis.tls.caSecret's key is mounted, as the file REDIS_CA_KEY in this folder. */
+export const REDIS_CA_DIR = '/etc/voice-worker/redis-ca';
+export const REDIS_CA_KEY = 'ca.crt';
 
 /**
  * Every name the operator may set, whatever the pool's fields: extraEnv may not use them. The CRD's
@@ -29,6 +32,8 @@ export const RESERVED_ENV = [
   'LIVEKIT_API_SECRET', 'LLM_API_KEY', 'STT_API_KEY', 'TTS_API_KEY', 'OPENAI_API_KEY', 'LLM_BASE_URL', 'LLM_MODEL',
   'STT_BASE_URL', 'STT_MODEL', 'TTS_BASE_URL', 'TTS_MODEL', 'TTS_VOICE', 'OTEL_EXPORTER_OTLP_ENDPOINT',
   'OTEL_SERVICE_NAME', 'MAX_SESSION_SECONDS', 'TRANSCRIPT_STORE', 'TLS_CERT_FILE', 'TLS_KEY_FILE',
+  'REDIS_SENTINELS', 'REDIS_SENTINEL_MASTER', 'REDIS_SENTINEL_USERNAME', 'REDIS_SENTINEL_PASSWORD', 'REDIS_SENTINEL_TLS',
+  'REDIS_USERNAME', 'REDIS_PASSWORD', 'REDIS_TLS_CA_FILE',
 ] as const;
 
 function fromSecret(name: string, ref: SecretKeyRef | undefined): EnvVar[] {
@@ -61,6 +66,32 @@ function extra(e: NonNullable<VoiceWorkerPool['spec']['extraEnv']>[number]): Env
   return e.valueFrom ? { name: e.name, valueFrom: { secretKeyRef: { name: e.valueFrom.secretKeyRef.name, key: e.valueFrom.secretKeyRef.key } } } : { name: e.name, value: e.value ?? '' };
 }
 
+/**
+ * The session store (docs/worker.md, "Session store"). With Sentinel and no URL, the URL carries
+ * only the scheme: its host is never used, the Sentinels name the master.
+ */
+function redisEnv(pool: VoiceWorkerPool): EnvVar[] {
+  const { redis } = pool.spec;
+  const scheme = redis.tls?.enabled ? 'rediss' : 'redis';
+  const url = redis.urlSecret ? fromSecret('REDIS_URL', redis.urlSecret) : plain('REDIS_URL', redis.url ?? `${scheme}://sentinel-master`);
+  const s = redis.sentinel;
+  return [
+    ...url,
+    ...plain('REDIS_USERNAME', redis.username),
+    ...fromSecret('REDIS_PASSWORD', redis.passwordSecret),
+    ...(redis.tls?.caSecret ? plain('REDIS_TLS_CA_FILE', `${REDIS_CA_DIR}/${REDIS_CA_KEY}`) : []),
+    ...(s
+      ? [
+          ...plain('REDIS_SENTINELS', s.hosts.join(',')),
+          ...plain('REDIS_SENTINEL_MASTER', s.masterName ?? 'mymaster'),
+          ...plain('REDIS_SENTINEL_USERNAME', s.username),
+          ...fromSecret('REDIS_SENTINEL_PASSWORD', s.passwordSecret),
+          ...plain('REDIS_SENTINEL_TLS', s.tls ? 'true' : undefined),
+        ]
+      : []),
+  ];
+}
+
 function roomEnv(pool: VoiceWorkerPool): EnvVar[] {
   const { spec } = pool;
   if (spec.roomProvider === 'daily') return fromSecret('DAILY_API_KEY', spec.secrets.roomApiKey);
@@ -81,7 +112,7 @@ export function managedEnv(pool: VoiceWorkerPool): EnvVar[] {
     { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
     ...plain('PUBLIC_URL', publicUrlOf(pool) ?? endpointOf(pool).replace(/\/$/, '')),
     ...fromSecret('WORKER_TOKEN', spec.secrets.workerToken),
-    ...(spec.redis.urlSecret ? fromSecret('REDIS_URL', spec.redis.urlSecret) : plain('REDIS_URL', spec.redis.url)),
+    ...redisEnv(pool),
     ...plain('REDIS_KEY_PREFIX', redisKeyPrefix(pool)),
     ...plain('BACKEND_URL', spec.backendUrl),
     ...plain('WARM_POOL_SIZE', sessionsPerReplica(pool)),

@@ -9,6 +9,7 @@ import { parse } from 'yaml';
 import * as workerConfig from '../../worker/config.ts';
 import { createMetrics as createWorkerMetrics } from '../../worker/telemetry/metrics.ts';
 import type { VoiceWorkerPool } from '../types.ts';
+import { buildDeployment } from './deployment.ts';
 import { RESERVED_ENV, workerEnv, type EnvVar } from './env.ts';
 import { BUSY_SESSIONS_METRIC } from './hpa.ts';
 
@@ -103,6 +104,7 @@ describe('worker environment from the pool', () => {
     everything.spec.podTLS = { secretName: 'tls' };
     everything.spec.maxSessionSeconds = 900;
     everything.spec.transcriptStore = 's3://bucket';
+    everything.spec.redis = { username: 'voice', passwordSecret: { name: 'r', key: 'p' }, tls: { enabled: true, caSecret: { name: 'r', key: 'ca' } }, sentinel: { hosts: ['s0:26379'], username: 'sen', passwordSecret: { name: 'r', key: 's' }, tls: true } };
     everything.spec.telemetry = { otlpEndpoint: 'http://otel:4318', serviceName: 'v' };
     everything.spec.models = { llm: { baseUrl: 'http://l', model: 'm' }, stt: { baseUrl: 'http://s', model: 'm' }, tts: { baseUrl: 'http://t', model: 'm', voice: 'v' } };
     everything.spec.secrets = { ...everything.spec.secrets, llmApiKey: { name: 'm', key: 'l' }, sttApiKey: { name: 'm', key: 's' }, ttsApiKey: { name: 'm', key: 't' } };
@@ -112,6 +114,36 @@ describe('worker environment from the pool', () => {
     const crd = readFileSync(new URL('../../crds/voice.service.io_voiceworkerpools.yaml', import.meta.url), 'utf8');
     const rule = /rule: "!\(self\.name in \[([^\]]+)\]\)"/.exec(crd)?.[1];
     expect(rule?.split(', ').map((n) => n.replace(/'/g, '')).sort()).toEqual([...RESERVED_ENV].sort());
+  });
+
+  it('points the workers at Sentinel, with the ACL user, the passwords from Secrets and the mounted CA', () => {
+    const p = minimalPool('livekit');
+    p.spec.redis = {
+      url: 'rediss://redis:6379/1', username: 'voice', passwordSecret: { name: 'redis-auth', key: 'password' },
+      tls: { enabled: true, caSecret: { name: 'redis-ca', key: 'ca.pem' } },
+      sentinel: { hosts: ['sentinel-0.redis:26379', 'sentinel-1.redis'], masterName: 'voice', passwordSecret: { name: 'redis-auth', key: 'sentinel' }, tls: true },
+    };
+    const env = workerEnv(p);
+    expect(resolve(env)).toMatchObject({
+      REDIS_URL: 'rediss://redis:6379/1', REDIS_USERNAME: 'voice', REDIS_TLS_CA_FILE: '/etc/voice-worker/redis-ca/ca.crt',
+      REDIS_SENTINELS: 'sentinel-0.redis:26379,sentinel-1.redis', REDIS_SENTINEL_MASTER: 'voice', REDIS_SENTINEL_TLS: 'true',
+    });
+    expect(env).toContainEqual({ name: 'REDIS_PASSWORD', valueFrom: { secretKeyRef: { name: 'redis-auth', key: 'password' } } });
+    expect(env).toContainEqual({ name: 'REDIS_SENTINEL_PASSWORD', valueFrom: { secretKeyRef: { name: 'redis-auth', key: 'sentinel' } } });
+    // The worker reads exactly these: its own config accepts the result.
+    const config = workerConfig.loadConfig(resolve(env));
+    expect(config.redis.sentinel?.hosts).toEqual([{ host: 'sentinel-0.redis', port: 26379 }, { host: 'sentinel-1.redis', port: 26379 }]);
+    const deployment = buildDeployment(p, 1) as unknown as { spec: { template: { spec: { volumes: unknown[]; containers: Array<{ volumeMounts: unknown[] }> } } } };
+    expect(deployment.spec.template.spec.volumes).toContainEqual({ name: 'redis-ca', secret: { secretName: 'redis-ca', defaultMode: 0o440, items: [{ key: 'ca.pem', path: 'ca.crt' }] } });
+    expect(deployment.spec.template.spec.containers[0]!.volumeMounts).toContainEqual({ name: 'redis-ca', mountPath: '/etc/voice-worker/redis-ca', readOnly: true });
+  });
+
+  it('gives a Sentinel pool without a URL only the scheme', () => {
+    const p = minimalPool('livekit');
+    p.spec.redis = { sentinel: { hosts: ['s0'] } };
+    expect(resolve(workerEnv(p))).toMatchObject({ REDIS_URL: 'redis://sentinel-master', REDIS_SENTINELS: 's0', REDIS_SENTINEL_MASTER: 'mymaster' });
+    p.spec.redis.tls = { enabled: true };
+    expect(resolve(workerEnv(p)).REDIS_URL).toBe('rediss://sentinel-master');
   });
 
   it('scales on the gauge the worker really exports', async () => {

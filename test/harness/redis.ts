@@ -25,6 +25,8 @@ export interface RedisOptions {
   /** Keep an append-only file so that a restart keeps acknowledged writes. */
   persistent?: boolean;
   port?: number;
+  /** More redis-server arguments, e.g. `--replicaof`, TLS or ACL settings. */
+  args?: string[];
 }
 
 function requireBinary(): string {
@@ -40,7 +42,8 @@ async function ping(port: number): Promise<boolean> {
     socket.setTimeout(500);
     socket.on('connect', () => socket.write('PING\r\n'));
     socket.on('data', (d) => {
-      resolve(d.toString().startsWith('+PONG'));
+      // A server that requires a login answers NOAUTH: it is up all the same.
+      resolve(/^(\+PONG|-NOAUTH)/.test(d.toString()));
       socket.destroy();
     });
     socket.on('error', () => resolve(false));
@@ -61,6 +64,7 @@ export async function startRedis(options: RedisOptions = {}): Promise<RedisServe
     const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--daemonize', 'no'];
     args.push('--appendonly', options.persistent ? 'yes' : 'no');
     if (options.persistent) args.push('--appendfsync', 'always');
+    args.push(...(options.args ?? []));
     const proc = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
     child = proc;
     let stderr = '';
