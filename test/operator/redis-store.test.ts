@@ -42,7 +42,7 @@ describe("the chart's evaluation Redis", () => {
   type Doc = { kind?: string; metadata?: { name: string; namespace?: string; annotations?: Record<string, string> }; spec?: Record<string, unknown> } | null;
   const render = async (...set: string[]): Promise<Doc[]> =>
     (await helm(['template', 'm', CHART, '--namespace', namespace, ...set.flatMap((s) => ['--set', s])])).split(/^---$/m).map((d) => parse(d) as Doc).filter((d) => d);
-  const poolValues = ['pool.enabled=true', 'pool.spec.image.repository=reg/voice-worker', 'pool.spec.backendUrl=https://app.service.example', 'pool.spec.roomProvider=local', 'pool.spec.secrets.workerToken.name=worker'];
+  const poolValues = ['pool.enabled=true', 'pool.spec.image.repository=reg/voice-worker', 'pool.spec.backendUrl=https://app.service.example', 'pool.spec.roomProvider=local', 'pool.spec.secrets.workerToken.name=worker', 'pool.spec.secrets.openaiApiKey.name=models', 'pool.spec.secrets.openaiApiKey.key=openai'];
 
   it('is off by default, and a chart pool without spec.redis is then refused', async () => {
     expect((await render()).some((d) => d!.metadata?.name === 'm-voice-operator-redis')).toBe(false);
