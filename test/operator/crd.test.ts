@@ -69,8 +69,8 @@ describe('VoiceWorkerPool CRD', () => {
 
   it('applies the rules that span fields (CEL)', async () => {
     expect(await rejection(poolSpec({ autoscaling: { minReplicas: 8, maxReplicas: 4 } }))).toContain('autoscaling.minReplicas must be at most autoscaling.maxReplicas');
-    expect(await rejection(poolSpec({ redis: { url: 'redis://r', urlSecret: { name: 'r', key: 'url' } } }))).toContain('set exactly one of redis.url and redis.urlSecret');
-    expect(await rejection(poolSpec({ redis: {} }))).toContain('set exactly one of redis.url and redis.urlSecret');
+    expect(await rejection(poolSpec({ redis: { url: 'redis://r', urlSecret: { name: 'r', key: 'url' } } }))).toContain('set at most one of redis.url and redis.urlSecret');
+    expect(await rejection(poolSpec({ redis: {} }))).toContain('set redis.url or redis.urlSecret (or redis.sentinel)');
     expect(await rejection(poolSpec({ extraEnv: [{ name: 'A' }] }))).toContain('an extraEnv entry needs exactly one of value and valueFrom');
     expect(await rejection(poolSpec({ transcriptStore: '/data' }))).toContain('spec.transcriptStore');
     const window = { start: '2030-01-01T10:00:00Z', end: '2030-01-01T09:00:00Z', replicas: 4 };
