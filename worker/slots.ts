@@ -128,6 +128,17 @@ export class SlotManager extends EventEmitter {
     void this.options.rooms.deleteRoom(roomName).catch(() => undefined);
   }
 
+  /** The slots whose bot here is free (for the recovery sweep: Redis may say one of them is busy). */
+  idleSlotIds(): string[] {
+    return [...this.slots.values()].filter((s) => s.bot.state === 'idle').map((s) => s.id);
+  }
+
+  /** After its session: a slot whose bot is free again goes back into the pool with a fresh room. */
+  releaseIfIdle(slotId: string): void {
+    const slot = this.slots.get(slotId);
+    if (slot?.bot.state === 'idle') void this.release(slot);
+  }
+
   get busy(): number {
     return [...this.slots.values()].filter((s) => s.bot.state === 'busy').length;
   }

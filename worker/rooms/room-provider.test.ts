@@ -4,7 +4,7 @@ import { startFakeDaily, type FakeDaily } from '../../test/fakes/daily-api.ts';
 import { startLiveKitServer, type LiveKitServer } from '../../test/harness/livekit-server.ts';
 import { DailyRoomProvider } from './daily/rest-provider.ts';
 import { LiveKitRoomProvider } from './livekit/provider.ts';
-import { LocalRoomProvider, LocalRoomRegistry } from './local.ts';
+import { LocalRoomProvider, LocalRoomRegistry } from './local/provider.ts';
 import type { RoomProvider } from './provider.ts';
 import { verifyJwt } from './tokens.ts';
 
