@@ -78,10 +78,14 @@ async function run(job: BotJob): Promise<Outcome> {
 }
 
 process.on('message', (raw: unknown) => {
-  // Checked like the bot's own messages are at the worker: a malformed job is refused here, whole.
+  // Checked like the bot's messages are at the worker (FromBotSchema): a malformed job is refused whole.
   const parsed = ToBotSchema.safeParse(raw);
   if (!parsed.success) {
-    log.error('ignored an invalid message from the worker', { problem: parsed.error.issues[0]?.message ?? 'invalid message' });
+    const problem = `${parsed.error.issues[0]?.path.join('.') ?? ''}: ${parsed.error.issues[0]?.message ?? 'invalid message'}`;
+    log.error('refused an invalid message from the worker', { problem });
+    // A job we cannot read still ends, so that its session is reported and its slot comes back.
+    const sessionId = (raw as { job?: { sessionId?: unknown } } | null)?.job?.sessionId;
+    if (!busy && typeof sessionId === 'string') send({ type: 'finished', sessionId, outcome: { status: 'failed', reason: 'bot_error', message: `The bot could not read its job (${problem}).` } });
     return;
   }
   const msg = parsed.data;
