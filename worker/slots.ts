@@ -37,7 +37,7 @@ export interface SlotManagerOptions {
 
 /** Re-emits its bots' `finished`, `span` and `latency` events, whichever slot they come from. */
 export class SlotManager extends EventEmitter {
-  readonly slots = new Map<string, Slot>();
+  private readonly slots = new Map<string, Slot>();
   private draining = false;
 
   private readonly options: SlotManagerOptions;

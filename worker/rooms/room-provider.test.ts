@@ -113,6 +113,17 @@ describe.each(['daily', 'livekit', 'local'])('RoomProvider contract: %s', (name)
     }
   });
 
+  it("gives the bot a join ticket for its own transport, with the bot's token beside the address", async () => {
+    const s = subjects[name]!();
+    const room = await s.provider.createRoom({ ttlSeconds: 600 });
+    const now = Math.floor(Date.now() / 1000);
+    const request = { room, sessionId: 'inv_ticket', issuedAt: now, expiresAt: now + 300 };
+    const ticket = s.provider.botTicket(request);
+    expect(ticket).toEqual({ transport: name, url: room.url, token: s.provider.mintToken({ ...request, role: 'bot' }), room: room.name });
+    expect(s.verify(ticket.token)).toBe(room.name);
+    if (s.accepts) expect(await s.accepts(ticket.token)).toBe(200);
+  });
+
   it('deletes rooms, and deleting twice or an unknown room is not an error', async () => {
     const s = subjects[name]!();
     const room = await s.provider.createRoom({ ttlSeconds: 600 });
