@@ -125,7 +125,7 @@ export class OutcomeOutbox {
    */
   async submit(report: OutcomeReport, finishedAtMs = Date.now()): Promise<void> {
     const item = toItem(report, finishedAtMs + this.o.deadlineSeconds * 1000);
-    for (let attempt = 0; attempt < 60; attempt++) {
+    for (let storeTries = 0; storeTries < 60; storeTries++) {
       try {
         const ttlMs = Math.max(1, item.deadlineMs - Date.now());
         await this.redis.outboxEnqueue(this.key, this.itemKey(report.sessionId), report.sessionId, JSON.stringify(item), ttlMs, Date.now());

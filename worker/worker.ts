@@ -106,14 +106,14 @@ export async function startWorker(config: Readonly<WorkerConfig>, deps: { log: L
 
   // The room provider may be unreachable at start; keep trying, and stay not-ready meanwhile.
   const initRooms = async () => {
-    for (let attempt = 0; !draining; attempt++) {
+    for (let tries = 0; !draining; tries++) {
       try {
         await rooms.init();
         roomsReady = true;
         slots.start();
         return;
       } catch (err) {
-        log.warn('room provider not reachable yet', { provider: rooms.name, attempt, err });
+        log.warn('room provider not reachable yet', { provider: rooms.name, tries, err });
         await new Promise((r) => setTimeout(r, 2000));
       }
     }
