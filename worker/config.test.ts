@@ -25,7 +25,10 @@ describe('loadConfig', () => {
     expect(c.tts.voice).toBe('alloy');
     expect(c.transcriptStore).toMatch(/^file:\/\/\/.*\/transcripts$/);
     expect(c.publicUrl).toBe('http://127.0.0.1:7860');
-    expect(c.roomTokenSecret).not.toBe(minimal.WORKER_TOKEN);
+    if (c.roomProvider !== 'local') throw new Error('expected local rooms');
+    // ROOM_TOKEN_SECRET is derived from WORKER_TOKEN, never the token itself.
+    expect(c.rooms.tokenSecret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(c.rooms.tokenSecret).not.toBe(minimal.WORKER_TOKEN);
     expect(Object.isFrozen(c)).toBe(true);
   });
 
@@ -33,7 +36,8 @@ describe('loadConfig', () => {
     const { ROOM_PROVIDER: _omit, ...env } = minimal;
     expect(problem(env).variable).toBe('DAILY_API_KEY');
     const c = loadConfig({ ...env, DAILY_API_KEY: 'k' });
-    expect(c.daily).toMatchObject({ apiUrl: 'https://api.daily.co/v1', roomTtlSeconds: 3600, domainId: null });
+    expect(c.roomProvider).toBe('daily');
+    expect(c.rooms).toMatchObject({ apiUrl: 'https://api.daily.co/v1', roomTtlSeconds: 3600, domainId: null });
   });
 
   it('lets each provider key fall back to OPENAI_API_KEY, and names the missing one', () => {
@@ -73,9 +77,9 @@ describe('loadConfig', () => {
     const secret = 'a-livekit-secret-of-32-characters-or-more';
     const c = loadConfig({ ...minimal, ROOM_PROVIDER: 'livekit', LIVEKIT_URL: 'wss://lk.example.com/', LIVEKIT_API_KEY: 'APIkey', LIVEKIT_API_SECRET: secret });
     expect(c.roomProvider).toBe('livekit');
-    expect(c.livekit).toEqual({ url: 'wss://lk.example.com', apiKey: 'APIkey', apiSecret: secret });
-    expect(c.daily).toBeNull();
-    expect(loadConfig(minimal).livekit).toBeNull();
+    expect(c.rooms).toEqual({ url: 'wss://lk.example.com', apiKey: 'APIkey', apiSecret: secret });
+    // Only the chosen transport's settings are read and kept.
+    expect(Object.keys(loadConfig(minimal).rooms)).toEqual(['tokenSecret']);
     expect(ROOM_PROVIDERS).toEqual(['daily', 'livekit', 'local']);
   });
 

@@ -1,26 +1,20 @@
-import { createHmac } from 'node:crypto';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { boolVar, ConfigError, intVar, optionalString, requiredString, requiredUrl, urlVar, type Env } from '../lib/env.ts';
 import { redisSettings, type RedisSettings } from './redis-connection.ts';
+import { readRoomChoice, type RoomChoice } from './rooms/registry.ts';
 
 export { ConfigError };
+/** The transports ROOM_PROVIDER may name: worker/rooms/registry.ts keeps the list. */
+export { ROOM_PROVIDERS, type RoomProviderName } from './rooms/registry.ts';
 
 /**
  * The worker's configuration: read once from the environment, validated, frozen.
  * `loadConfig(env)` is pure; main.ts turns a ConfigError into one clear line and exit code 1.
- * Every variable and its default is documented in docs/worker.md.
+ * Every variable and its default is documented in docs/worker.md. The room transport's variables
+ * are read by the transport itself (worker/rooms/<name>/settings.ts, through rooms/registry.ts).
  */
-export const ROOM_PROVIDERS = ['daily', 'livekit', 'local'] as const;
-export type RoomProviderName = (typeof ROOM_PROVIDERS)[number];
-
-export interface LiveKitSettings {
-  /** ws(s):// address of the LiveKit server: the spawn answer's room_url, and where the bot joins. */
-  url: string;
-  apiKey: string;
-  apiSecret: string;
-}
 
 export interface ProviderEndpoint {
   baseURL: string;
@@ -28,7 +22,9 @@ export interface ProviderEndpoint {
   model: string;
 }
 
-export interface WorkerConfig {
+export type WorkerConfig = WorkerBaseConfig & RoomChoice;
+
+export interface WorkerBaseConfig {
   port: number;
   /** The management port: /metrics, /healthz, /readyz over plain HTTP (contract C2). */
   metricsPort: number;
@@ -48,10 +44,6 @@ export interface WorkerConfig {
   spawnBodyLimitBytes: number;
   sessionRecordTtlSeconds: number;
   drainGraceSeconds: number;
-  roomProvider: RoomProviderName;
-  roomTokenSecret: string;
-  daily: { apiKey: string; apiUrl: string; domainId: string | null; roomTtlSeconds: number; bridgePython: string } | null;
-  livekit: LiveKitSettings | null;
   backendUrl: string;
   reportTimeoutMs: number;
   reportAttempts: number;
@@ -161,15 +153,6 @@ function transcriptStore(env: Env): string {
   throw new ConfigError('TRANSCRIPT_STORE', `must be file://<folder> or s3://<bucket>[/<prefix>], got "${raw}"`);
 }
 
-function liveKitSettings(env: Env): LiveKitSettings {
-  const url = requiredUrl(env, 'LIVEKIT_URL', { schemes: ['ws', 'wss'] });
-  const apiKey = requiredString(env, 'LIVEKIT_API_KEY', { hint: 'the LiveKit server API key (ROOM_PROVIDER=livekit)' });
-  const apiSecret = requiredString(env, 'LIVEKIT_API_SECRET', { hint: 'the secret of LIVEKIT_API_KEY (ROOM_PROVIDER=livekit)' });
-  // livekit-server itself refuses secrets shorter than 32 characters; say so here, not at join time.
-  if (apiSecret.length < 32) throw new ConfigError('LIVEKIT_API_SECRET', 'must be at least 32 characters long (livekit-server refuses shorter secrets)');
-  return { url, apiKey, apiSecret };
-}
-
 export function loadConfig(env: Env): Readonly<WorkerConfig> {
   const port = intVar(env, 'PORT', { default: 7860, min: 0, max: 65535 });
   const certFile = optionalString(env, 'TLS_CERT_FILE');
@@ -181,22 +164,8 @@ export function loadConfig(env: Env): Readonly<WorkerConfig> {
   const workerToken = requiredString(env, 'WORKER_TOKEN', { hint: 'the shared bearer token that the service sends on spawn calls' });
   if (workerToken.length < 16) throw new ConfigError('WORKER_TOKEN', 'must be at least 16 characters long');
 
-  const roomProvider = (optionalString(env, 'ROOM_PROVIDER') ?? 'daily') as RoomProviderName;
-  if (!ROOM_PROVIDERS.includes(roomProvider)) {
-    throw new ConfigError('ROOM_PROVIDER', `must be one of ${ROOM_PROVIDERS.map((p) => `"${p}"`).join(', ')}, got "${String(roomProvider)}"`);
-  }
-  const daily =
-    roomProvider === 'daily'
-      ? {
-          apiKey: requiredString(env, 'DAILY_API_KEY', { hint: 'the video-room provider API key (ROOM_PROVIDER=daily)' }),
-          apiUrl: requiredUrl(env, 'DAILY_API_URL', { schemes: ['https', 'http'], default: 'https://api.daily.co/v1' }),
-          domainId: optionalString(env, 'DAILY_DOMAIN_ID') ?? null,
-          roomTtlSeconds: intVar(env, 'DAILY_ROOM_TTL_SECONDS', { default: 3600, min: 300, max: 7 * 86400 }),
-          // The interpreter with daily-python that runs the bot's bridge (worker/rooms/daily/bridge.py).
-          bridgePython: optionalString(env, 'DAILY_BRIDGE_PYTHON') ?? 'python3',
-        }
-      : null;
-  const livekit = roomProvider === 'livekit' ? liveKitSettings(env) : null;
+  // ROOM_PROVIDER and the variables of the transport it names.
+  const rooms = readRoomChoice(env, { workerToken });
 
   const heartbeatIntervalMs = intVar(env, 'HEARTBEAT_INTERVAL_MS', { default: 2000, min: 100, max: 60_000 });
   const heartbeatTtlMs = intVar(env, 'HEARTBEAT_TTL_MS', { default: heartbeatIntervalMs * 3, min: 200, max: 300_000 });
@@ -221,11 +190,7 @@ export function loadConfig(env: Env): Readonly<WorkerConfig> {
     spawnBodyLimitBytes: intVar(env, 'SPAWN_BODY_LIMIT_BYTES', { default: 65_536, min: 1024, max: 1_048_576 }),
     sessionRecordTtlSeconds: intVar(env, 'SESSION_RECORD_TTL_SECONDS', { default: 86_400, min: maxSessionSeconds, max: 30 * 86_400 }),
     drainGraceSeconds: intVar(env, 'DRAIN_GRACE_SECONDS', { default: 30, min: 0, max: 3600 }),
-    roomProvider,
-    // Derived from the shared WORKER_TOKEN by default, so every replica signs and checks the same way.
-    roomTokenSecret: optionalString(env, 'ROOM_TOKEN_SECRET') ?? createHmac('sha256', workerToken).update('local-room-tokens').digest('base64url'),
-    daily,
-    livekit,
+    ...rooms,
     backendUrl: requiredUrl(env, 'BACKEND_URL', { schemes: ['https', 'http'] }),
     reportTimeoutMs: intVar(env, 'REPORT_TIMEOUT_MS', { default: 8000, min: 100, max: 60_000 }),
     reportAttempts: intVar(env, 'REPORT_ATTEMPTS', { default: 5, min: 1, max: 20 }),

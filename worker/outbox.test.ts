@@ -56,6 +56,26 @@ describe('outcome outbox', () => {
     }
   });
 
+  it('keeps the service attempt under its stored name attempt, and sends items stored by an earlier release alike', async () => {
+    const prefix = `outbox-attempt-${Date.now()}`;
+    const { pool, outbox } = replica(prefix);
+    await backend.pause();
+    const ours = `inv_attempt${Date.now()}`;
+    await outbox.submit({ sessionId: ours, outcome: failed(1), serviceAttempt: 2, reportToken: null });
+    expect(JSON.parse((await pool.redis.get(pool.key('outbox', 'item', ours)))!)).toMatchObject({ attempt: 2 });
+    // An item as an earlier release wrote it, with `attempt` beside the report.
+    const older = `inv_older${Date.now()}`;
+    const item = { sessionId: older, outcome: failed(2), attempt: 1, reportToken: null, deadlineMs: Date.now() + 60_000, tries: 0 };
+    await pool.redis.set(pool.key('outbox', 'item', older), JSON.stringify(item), 'PX', 60_000);
+    await pool.redis.zadd(pool.key('outbox'), Date.now(), older);
+    await backend.resume();
+    outbox.start();
+    await waitFor(() => [ours, older].every((id) => backend.reports.some((r) => r.sessionId === id)), { timeoutMs: 10_000, what: 'both reports' });
+    // The contract's field is `attempt` (docs/contracts.md).
+    expect(backend.reports.find((r) => r.sessionId === ours)!.body).toMatchObject({ status: 'failed', attempt: 2 });
+    expect(backend.reports.find((r) => r.sessionId === older)!.body).toMatchObject({ status: 'failed', attempt: 1 });
+  });
+
   it('drops a report that passed its deadline unacknowledged, and counts it', async () => {
     const prefix = `outbox-deadline-${Date.now()}`;
     const { pool, outbox, metrics } = replica(prefix, 1);

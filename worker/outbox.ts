@@ -61,6 +61,7 @@ const Item = z.object({
     z.object({ status: z.literal('completed'), response: z.object({ transcriptKey: z.string(), summary: z.string() }) }),
     z.object({ status: z.literal('failed'), reason: z.string(), message: z.string() }),
   ]),
+  // The service's connect attempt, under the name items already stored in Redis carry.
   attempt: z.number().int().optional(),
   reportToken: z.string().nullable(),
   deadlineMs: z.number(),
@@ -123,8 +124,8 @@ export class OutcomeOutbox {
    * cannot take it at all, it is reported in-process with a few retries as a last resort.
    */
   async submit(report: OutcomeReport, finishedAtMs = Date.now()): Promise<void> {
-    const item: Item = { ...report, deadlineMs: finishedAtMs + this.o.deadlineSeconds * 1000, tries: 0 };
-    for (let attempt = 0; attempt < 60; attempt++) {
+    const item = toItem(report, finishedAtMs + this.o.deadlineSeconds * 1000);
+    for (let storeTries = 0; storeTries < 60; storeTries++) {
       try {
         const ttlMs = Math.max(1, item.deadlineMs - Date.now());
         await this.redis.outboxEnqueue(this.key, this.itemKey(report.sessionId), report.sessionId, JSON.stringify(item), ttlMs, Date.now());
@@ -165,7 +166,7 @@ export class OutcomeOutbox {
       this.o.log.error('an outcome report passed its deadline (or was unreadable) unacknowledged; dropped', { sessionId });
       return;
     }
-    const result = await deliverOnce(item, { ...this.o.report, log: this.o.log });
+    const result = await deliverOnce(reportOf(item), { ...this.o.report, log: this.o.log });
     if (result === 'retry' && Date.now() < item.deadlineMs) {
       const next: Item = { ...item, tries: item.tries + 1 };
       const delay = Math.min(this.o.maxBackoffMs, 500 * 2 ** Math.min(item.tries, 20));
@@ -177,6 +178,14 @@ export class OutcomeOutbox {
     if (result === 'ok') await this.o.pool.markReported(sessionId).catch(() => undefined);
     else this.o.log.error('outcome report dropped', { sessionId, why: result === 'refused' ? 'the service refused it' : 'its deadline passed' });
   }
+}
+
+function toItem({ serviceAttempt, ...report }: OutcomeReport, deadlineMs: number): Item {
+  return { ...report, ...(serviceAttempt === undefined ? {} : { attempt: serviceAttempt }), deadlineMs, tries: 0 };
+}
+
+function reportOf({ attempt, sessionId, outcome, reportToken }: Item): OutcomeReport {
+  return { sessionId, outcome, reportToken, ...(attempt === undefined ? {} : { serviceAttempt: attempt }) };
 }
 
 function pairs(reply: string[]): Array<[string, string]> {

@@ -30,9 +30,11 @@ while true do
       redis.call('HSET', skey, 'state', 'lapsed')
     elseif tonumber(s[5]) > now + tonumber(ARGV[9]) then
       redis.call('HSET', skey, 'state', 'busy', 'session', ARGV[2])
-      local attempt = (tonumber(redis.call('HGET', KEYS[1], 'attempt')) or 0) + 1
+      -- The claim number (1, then one more per retry after a failure). Its field keeps the stored
+      -- name 'attempt' so that records written by earlier releases still count on.
+      local claim_number = (tonumber(redis.call('HGET', KEYS[1], 'attempt')) or 0) + 1
       redis.call('DEL', KEYS[1])
-      redis.call('HSET', KEYS[1], 'attempt', attempt, 'sessionId', ARGV[2], 'interviewId', ARGV[8], 'slot', slot, 'pod', s[1],
+      redis.call('HSET', KEYS[1], 'attempt', claim_number, 'sessionId', ARGV[2], 'interviewId', ARGV[8], 'slot', slot, 'pod', s[1],
         'roomName', s[3], 'roomUrl', s[4], 'roomExp', s[5], 'claimedAt', ARGV[3], 'state', 'assigned',
         'spawn', ARGV[4], 'traceId', ARGV[6], 'spanId', ARGV[7])
       redis.call('EXPIRE', KEYS[1], tonumber(ARGV[5]))

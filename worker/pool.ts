@@ -2,6 +2,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
 import { redisClientOptions, type RedisSettings } from './redis-connection.ts';
 import { CLAIM, REAP, REGISTER_IDLE, TRANSITION, UPDATE_EXISTING, WITHDRAW } from './pool-scripts.ts';
+import { parseStoredSpawn, type StoredSpawn } from './spawn-request.ts';
 
 /**
  * Session state and the warm pool in Redis, shared by every replica. Commands fail fast when
@@ -19,16 +20,24 @@ export interface SessionRecord {
   roomUrl: string;
   roomExp: number;
   claimedAt: number;
-  /** 1 for the first claim of a session, one more for each claim after a failure (a retry). */
-  attempt: number;
+  /**
+   * 1 for the first claim of a session, one more for each claim after a failure (a retry). Not the
+   * service's connect attempt (the spawn's `serviceAttempt`). Stored as the hash field `attempt`,
+   * the name records already in Redis carry.
+   */
+  claimNumber: number;
   state: SessionState;
-  spawn: string;
+  /** The spawn as stored with the claim, read once here; null when it cannot be read (a damaged record). */
+  spawn: StoredSpawn | null;
   traceId: string;
   spanId: string;
   outcome?: string;
 }
 
-/** A session hash as read from Redis: checked, so a damaged or foreign record reads as absent. */
+/**
+ * A session hash as read from Redis: checked, so a damaged or foreign record reads as absent, and
+ * its spawn parsed once for everyone who reads the record.
+ */
 const SessionHash = z.object({
   sessionId: z.string().min(1),
   interviewId: z.string(),
@@ -40,11 +49,11 @@ const SessionHash = z.object({
   claimedAt: z.coerce.number().finite(),
   attempt: z.coerce.number().int().default(1),
   state: z.enum(['assigned', 'running', 'completed', 'failed']),
-  spawn: z.string(),
+  spawn: z.string().transform(parseStoredSpawn),
   traceId: z.string().default(''),
   spanId: z.string().default(''),
   outcome: z.string().optional(),
-});
+}).transform(({ attempt, ...fields }): SessionRecord => ({ ...fields, claimNumber: attempt }));
 
 export interface ClaimInput {
   sessionId: string;

@@ -23,8 +23,8 @@ export interface ReportOptions {
 export interface OutcomeReport {
   sessionId: string;
   outcome: Outcome;
-  /** The spawn body's `attempt`, echoed so the service can tell a late report apart. */
-  attempt?: number;
+  /** The service's connect attempt from the spawn body, echoed (as `attempt`) so the service can tell a late report apart. */
+  serviceAttempt?: number;
   /** The spawn's reportToken; null: report with the worker token. */
   reportToken: string | null;
 }
@@ -34,7 +34,8 @@ export type DeliveryResult = 'ok' | 'retry' | 'refused';
 
 export async function deliverOnce(report: OutcomeReport, options: Pick<ReportOptions, 'backendUrl' | 'token' | 'timeoutMs' | 'log'>): Promise<DeliveryResult> {
   const url = `${options.backendUrl}/api/v2/worker/sessions/${encodeURIComponent(report.sessionId)}/outcome`;
-  const body = JSON.stringify(report.attempt === undefined ? report.outcome : { ...report.outcome, attempt: report.attempt });
+  // `attempt` is the contract's name for the service's connect attempt (docs/contracts.md).
+  const body = JSON.stringify(report.serviceAttempt === undefined ? report.outcome : { ...report.outcome, attempt: report.serviceAttempt });
   try {
     const res = await fetch(url, {
       method: 'POST',

@@ -5,7 +5,7 @@ import express, { type RequestHandler } from 'express';
 import { HttpError } from '../lib/errors.ts';
 import { errorHandler, installClientErrorHandler, jsonBody, notFound } from '../lib/http.ts';
 import type { Logger } from '../lib/log.ts';
-import type { LocalRoomServer } from './rooms/local-server.ts';
+import type { RoomServer } from './rooms/provider.ts';
 
 /**
  * The public HTTP edge (PORT): the spawn route and WebSocket upgrades for local rooms, over TLS
@@ -18,7 +18,7 @@ export interface EdgeOptions {
   bodyLimitBytes: number;
   auth: RequestHandler;
   spawn: RequestHandler;
-  rooms: LocalRoomServer | null;
+  rooms: RoomServer | null;
 }
 
 export function createEdge(options: EdgeOptions): Server {

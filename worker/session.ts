@@ -2,19 +2,18 @@ import type { Logger } from '../lib/log.ts';
 import type { BotJob, Outcome, SpanRecord } from './bot/messages.ts';
 import type { RedisPool, SessionRecord } from './pool.ts';
 import type { OutcomeOutbox } from './outbox.ts';
-import { dailyBotJoinUrl } from './rooms/daily/join-url.ts';
 import type { RoomProvider } from './rooms/provider.ts';
 import type { SlotManager } from './slots.ts';
-import { parseStoredSpawn } from './spawn-request.ts';
 import { ATTR_POD, ATTR_SLOT_ID } from './telemetry/names.ts';
 import type { WorkerMetrics } from './telemetry/metrics.ts';
 import { recordSpan, remoteParent } from './telemetry/tracing.ts';
 
-const attemptKey = (sessionId: string, attempt: number): string => `${sessionId}#${attempt}`;
-/** What the report needs from the spawn: the service's attempt and this session's report token (C1). */
-function reportFields(record: SessionRecord | null | undefined): { attempt?: number; reportToken: string | null } {
-  const spawn = record ? parseStoredSpawn(record.spawn) : null;
-  return { ...(spawn?.attempt === undefined ? {} : { attempt: spawn.attempt }), reportToken: spawn?.reportToken ?? null };
+/** One claim of a session: a retry after a failure is claimed anew (see the claim script). */
+const claimKey = (sessionId: string, claimNumber: number): string => `${sessionId}#${claimNumber}`;
+/** What the report needs from the spawn: the service's connect attempt and this session's report token (C1). */
+function reportFields(record: SessionRecord | null | undefined): { serviceAttempt?: number; reportToken: string | null } {
+  const spawn = record?.spawn;
+  return { ...(spawn?.serviceAttempt === undefined ? {} : { serviceAttempt: spawn.serviceAttempt }), reportToken: spawn?.reportToken ?? null };
 }
 
 /**
@@ -27,8 +26,6 @@ export interface SessionCoordinatorOptions {
   pool: RedisPool;
   slots: SlotManager;
   rooms: RoomProvider;
-  /** ws(s)://127.0.0.1:<port>, where this pod's bots join local rooms. */
-  internalRoomBase: string;
   joinTimeoutSeconds: number;
   maxSessionSeconds: number;
   outbox: OutcomeOutbox;
@@ -88,14 +85,14 @@ export class SessionCoordinator {
 
   private async begin(sessionId: string): Promise<void> {
     // Only this pod starts sessions on its slots; these sets keep the inbox and the recovery sweep
-    // from starting one twice, or starting again an attempt that already ended here (a retry after
-    // a failure is a new attempt, see the claim script).
+    // from starting one twice, or starting again a claim that already ended here (a retry after
+    // a failure is a new claim, see the claim script).
     if (this.live.has(sessionId) || this.starting.has(sessionId)) return;
     this.starting.add(sessionId);
     try {
       const record = await this.o.pool.session(sessionId);
       if (!record || record.pod !== this.o.pod) return;
-      if (this.ended.has(attemptKey(sessionId, record.attempt))) return;
+      if (this.ended.has(claimKey(sessionId, record.claimNumber))) return;
       // `running` with no bot here happens when the move below reached Redis but its answer did not.
       if (record.state !== 'assigned' && record.state !== 'running') return;
       await this.o.pool.transition(sessionId, 'assigned', 'running');
@@ -107,32 +104,22 @@ export class SessionCoordinator {
 
   private start(sessionId: string, record: SessionRecord): void {
     this.live.set(sessionId, { record });
-    const spawn = parseStoredSpawn(record.spawn);
+    const spawn = record.spawn;
     if (!spawn) {
       void this.finish(sessionId, { status: 'failed', reason: 'invalid_record', message: 'The session record in Redis could not be read.' });
       return;
     }
-    const botToken = this.o.rooms.mintToken({
-      room: { name: record.roomName, url: record.roomUrl, exp: record.roomExp },
-      role: 'bot',
-      sessionId,
-      issuedAt: record.claimedAt,
-      expiresAt: record.claimedAt + this.o.joinTimeoutSeconds + this.o.maxSessionSeconds,
-    });
     const job: BotJob = {
       sessionId,
       interviewId: spawn.interviewId,
       interview: spawn.interview,
-      // Local rooms are joined over this pod's loopback, Daily rooms through the bot's bridge, LiveKit
-      // rooms at the room's own address.
-      joinUrl:
-        this.o.rooms.name === 'local'
-          ? `${this.o.internalRoomBase}/rooms/${record.roomName}?token=${encodeURIComponent(botToken)}`
-          : this.o.rooms.name === 'daily'
-            ? dailyBotJoinUrl(record.roomUrl, botToken)
-            : `${record.roomUrl}?token=${encodeURIComponent(botToken)}`,
-      roomProvider: this.o.rooms.name,
-      botCanJoin: this.o.rooms.botCanJoin,
+      // Where and with which token the bot joins is the transport's to say (worker/rooms/).
+      ticket: this.o.rooms.botTicket({
+        room: { name: record.roomName, url: record.roomUrl, exp: record.roomExp },
+        sessionId,
+        issuedAt: record.claimedAt,
+        expiresAt: record.claimedAt + this.o.joinTimeoutSeconds + this.o.maxSessionSeconds,
+      }),
     };
     if (!this.o.slots.assign(record.slot, job)) {
       void this.finish(sessionId, { status: 'failed', reason: 'slot_unavailable', message: 'The claimed bot slot was not available on its worker.' });
@@ -144,9 +131,8 @@ export class SessionCoordinator {
    * that Redis has `busy` with an `assigned` session while its bot here is idle gets it now.
    */
   async recover(): Promise<void> {
-    for (const slot of this.o.slots.slots.values()) {
-      if (slot.bot.state !== 'idle') continue;
-      const sessionId = await this.o.pool.busySession(slot.id);
+    for (const slotId of this.o.slots.idleSlotIds()) {
+      const sessionId = await this.o.pool.busySession(slotId);
       if (sessionId && !this.live.has(sessionId)) await this.begin(sessionId);
     }
   }
@@ -160,7 +146,7 @@ export class SessionCoordinator {
   async finish(sessionId: string, outcome: Outcome): Promise<void> {
     const live = this.live.get(sessionId);
     this.live.delete(sessionId);
-    if (live) this.ended.add(attemptKey(sessionId, live.record.attempt));
+    if (live) this.ended.add(claimKey(sessionId, live.record.claimNumber));
     if (this.ended.size > 10_000) this.ended.delete(this.ended.values().next().value!);
     const reason = outcome.status === 'failed' ? outcome.reason : 'completed';
     this.o.metrics.sessionOutcomes.inc({ status: outcome.status, reason });
@@ -168,8 +154,7 @@ export class SessionCoordinator {
     const slotId = live?.record.slot;
     if (slotId && live) {
       this.o.slots.forgetRoom(slotId, live.record.roomName);
-      const slot = this.o.slots.slots.get(slotId);
-      if (slot && slot.bot.state === 'idle') void this.o.slots.release(slot);
+      this.o.slots.releaseIfIdle(slotId);
     }
     this.o.slots.updateGauge();
     const task = this.record(sessionId, outcome, live?.record);
@@ -180,13 +165,13 @@ export class SessionCoordinator {
   /**
    * Stores the outcome in the session record (retrying through a short Redis outage), then hands
    * the report to the durable outbox. Stored first, so that a respondent retrying at once after a
-   * failure already gets a fresh bot; the report carries the service's attempt, so the service
+   * failure already gets a fresh bot; the report carries the service's connect attempt, so the service
    * ignores it if it arrives after the retry began.
    */
   private async record(sessionId: string, outcome: Outcome, record: SessionRecord | undefined): Promise<void> {
     const finishedAt = Date.now();
     const state = outcome.status === 'completed' ? 'completed' : 'failed';
-    for (let attempt = 0; attempt < 20; attempt++) {
+    for (let tries = 0; tries < 20; tries++) {
       try {
         await this.o.pool.finish(sessionId, state, JSON.stringify(outcome), false);
         break;

@@ -37,7 +37,7 @@ export interface SlotManagerOptions {
 
 /** Re-emits its bots' `finished`, `span` and `latency` events, whichever slot they come from. */
 export class SlotManager extends EventEmitter {
-  readonly slots = new Map<string, Slot>();
+  private readonly slots = new Map<string, Slot>();
   private draining = false;
 
   private readonly options: SlotManagerOptions;
@@ -126,6 +126,17 @@ export class SlotManager extends EventEmitter {
     const slot = this.slots.get(slotId);
     if (slot?.room?.name === roomName) slot.room = null;
     void this.options.rooms.deleteRoom(roomName).catch(() => undefined);
+  }
+
+  /** The slots whose bot here is free (for the recovery sweep: Redis may say one of them is busy). */
+  idleSlotIds(): string[] {
+    return [...this.slots.values()].filter((s) => s.bot.state === 'idle').map((s) => s.id);
+  }
+
+  /** After its session: a slot whose bot is free again goes back into the pool with a fresh room. */
+  releaseIfIdle(slotId: string): void {
+    const slot = this.slots.get(slotId);
+    if (slot?.bot.state === 'idle') void this.release(slot);
   }
 
   get busy(): number {

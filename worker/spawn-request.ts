@@ -8,7 +8,9 @@ import { InterviewSchema } from '../lib/interview.ts';
 export const SpawnRequest = z.object({
   sessionId: z.string().regex(/^inv_[A-Za-z0-9_-]{1,64}$/, 'must look like inv_<id>'),
   interviewId: z.string().regex(/^dpl_[A-Za-z0-9_-]{1,64}$/, 'must look like dpl_<id>'),
-  // The service's connect attempt; echoed in the outcome report so a late report of an earlier attempt is told apart.
+  // The service's connect attempt (from 0; contract field `attempt`): echoed in the outcome report so
+  // a late report of an earlier attempt is told apart. In worker code it is `serviceAttempt`, never
+  // to be mixed up with the Redis record's claim number (pool.ts, `claimNumber`, from 1).
   attempt: z.number().int().min(0).max(1_000_000).default(0),
   metadata: z.record(z.string(), z.unknown()).optional().default({}),
   interview: InterviewSchema,
@@ -28,19 +30,28 @@ export function describeProblem(error: z.ZodError): string {
 }
 
 /**
- * The spawn as kept in the session record in Redis, read back when the session starts and when
- * its outcome is reported. Read from Redis, so checked again: a record written by an older
- * release, or damaged, is refused rather than trusted.
+ * The spawn as kept in the session record in Redis, read back (once, with the record: pool.ts) when
+ * the session starts and when its outcome is reported. Read from Redis, so checked again: a record
+ * written by an older release, or damaged, is refused rather than trusted. The stored JSON keeps
+ * the contract's name `attempt` (records already stored read the same); the worker reads it as
+ * `serviceAttempt`.
  */
-export const StoredSpawn = z.object({
-  interviewId: z.string(),
-  attempt: z.number().int().optional(),
-  metadata: z.record(z.string(), z.unknown()).optional(),
-  interview: InterviewSchema,
-  expiresAt: z.string().nullable().optional(),
-  reportToken: z.string().optional(),
-});
-export type StoredSpawn = z.infer<typeof StoredSpawn>;
+export const StoredSpawn = z
+  .object({
+    interviewId: z.string(),
+    attempt: z.number().int().optional(),
+    metadata: z.record(z.string(), z.unknown()).optional(),
+    interview: InterviewSchema,
+    expiresAt: z.string().nullable().optional(),
+    reportToken: z.string().optional(),
+  })
+  .transform(({ attempt, ...fields }) => ({ ...fields, serviceAttempt: attempt }));
+export type StoredSpawn = z.output<typeof StoredSpawn>;
+
+/** The JSON stored with the claim: what the session and its report need, under the stored names. */
+export function storedSpawnJson(body: SpawnRequest): string {
+  return JSON.stringify({ interviewId: body.interviewId, attempt: body.attempt, metadata: body.metadata, interview: body.interview, expiresAt: body.expiresAt ?? null, reportToken: body.reportToken });
+}
 
 export function parseStoredSpawn(json: string): StoredSpawn | null {
   try {

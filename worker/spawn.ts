@@ -5,7 +5,7 @@ import type { Logger } from '../lib/log.ts';
 import { isoSeconds } from '../lib/time.ts';
 import type { RedisPool } from './pool.ts';
 import type { RoomProvider } from './rooms/provider.ts';
-import { describeProblem, SpawnRequest } from './spawn-request.ts';
+import { describeProblem, SpawnRequest, storedSpawnJson } from './spawn-request.ts';
 import type { WorkerMetrics } from './telemetry/metrics.ts';
 import { ATTR_INTERVIEW_ID, ATTR_POD, ATTR_ROOM_PROVIDER, ATTR_SESSION_ID, ATTR_SLOT_ID, ATTR_SPAWN_OUTCOME, SPAN_SESSION_START } from './telemetry/names.ts';
 import { failSpan, tracer } from './telemetry/tracing.ts';
@@ -68,7 +68,7 @@ export function spawnHandler(deps: SpawnDeps): RequestHandler {
         claim = await deps.pool.claim({
           sessionId: body.sessionId,
           interviewId: body.interviewId,
-          spawnJson: JSON.stringify({ interviewId: body.interviewId, attempt: body.attempt, metadata: body.metadata, interview: body.interview, expiresAt: body.expiresAt ?? null, reportToken: body.reportToken }),
+          spawnJson: storedSpawnJson(body),
           nowSeconds: Math.floor(Date.now() / 1000),
           recordTtlSeconds: deps.recordTtlSeconds,
           minRoomSeconds: deps.joinTimeoutSeconds + deps.maxSessionSeconds,

@@ -5,11 +5,7 @@ import type { WorkerConfig } from './config.ts';
 import { Heartbeat } from './heartbeat.ts';
 import { OutcomeOutbox } from './outbox.ts';
 import { RedisPool } from './pool.ts';
-import { DailyRoomProvider } from './rooms/daily/rest-provider.ts';
-import { LiveKitRoomProvider } from './rooms/livekit/provider.ts';
-import { LocalRoomProvider, LocalRoomRegistry } from './rooms/local.ts';
-import { createLocalRoomServer, type LocalRoomServer } from './rooms/local-server.ts';
-import type { RoomProvider } from './rooms/provider.ts';
+import { openWorkerRooms, roomTtlSeconds as roomLifetime } from './rooms/registry.ts';
 import { createManagementServer } from './management.ts';
 import { createEdge } from './server.ts';
 import { SessionCoordinator } from './session.ts';
@@ -50,33 +46,26 @@ export async function startWorker(config: Readonly<WorkerConfig>, deps: { log: L
     metrics,
     log,
   });
-  let localServer: LocalRoomServer | null = null;
-  let rooms: RoomProvider;
-  if (config.roomProvider === 'local') {
-    const registry = new LocalRoomRegistry();
-    rooms = new LocalRoomProvider({ publicUrl: config.publicUrl, secret: config.roomTokenSecret, registry });
-    localServer = createLocalRoomServer({ registry, secret: config.roomTokenSecret, log });
-  } else if (config.roomProvider === 'livekit') {
-    rooms = new LiveKitRoomProvider(config.livekit!);
-  } else {
-    const daily = config.daily!;
-    rooms = new DailyRoomProvider({ apiKey: daily.apiKey, apiUrl: daily.apiUrl, domainId: daily.domainId, log });
-  }
+  const edgeRef: { port: number } = { port: config.port };
+  // The room transport that ROOM_PROVIDER names (worker/rooms/registry.ts); local rooms are joined by
+  // this pod's bots over its loopback address, whatever port the edge ended up on.
+  const roomSide = await openWorkerRooms(config, {
+    log,
+    publicUrl: config.publicUrl,
+    internalRoomBase: () => `${config.tls ? 'wss' : 'ws'}://127.0.0.1:${edgeRef.port}`,
+  });
+  const rooms = roomSide.provider;
   const minRoomSeconds = config.joinTimeoutSeconds + config.maxSessionSeconds;
-  const roomTtlSeconds = config.daily ? Math.max(config.daily.roomTtlSeconds, minRoomSeconds + 300) : minRoomSeconds + 3600;
+  const roomTtlSeconds = roomLifetime(config, minRoomSeconds);
 
   let draining = false;
   let roomsReady = false;
   const slots = new SlotManager({ pod: instance, size: config.warmPoolSize, env: deps.env, pool, rooms, roomTtlSeconds, minRoomSeconds, metrics, log });
-  const edgeRef: { port: number } = { port: config.port };
   const sessions = new SessionCoordinator({
     pod: instance,
     pool,
     slots,
     rooms,
-    get internalRoomBase() {
-      return `${config.tls ? 'wss' : 'ws'}://127.0.0.1:${edgeRef.port}`;
-    },
     joinTimeoutSeconds: config.joinTimeoutSeconds,
     maxSessionSeconds: config.maxSessionSeconds,
     outbox,
@@ -104,7 +93,7 @@ export async function startWorker(config: Readonly<WorkerConfig>, deps: { log: L
       joinTimeoutSeconds: config.joinTimeoutSeconds,
       maxSessionSeconds: config.maxSessionSeconds,
     }),
-    rooms: localServer,
+    rooms: roomSide.server,
   });
   const management = createManagementServer({ log, metrics, ready });
   const listen = (s: typeof server, port: number) =>
@@ -117,14 +106,14 @@ export async function startWorker(config: Readonly<WorkerConfig>, deps: { log: L
 
   // The room provider may be unreachable at start; keep trying, and stay not-ready meanwhile.
   const initRooms = async () => {
-    for (let attempt = 0; !draining; attempt++) {
+    for (let tries = 0; !draining; tries++) {
       try {
         await rooms.init();
         roomsReady = true;
         slots.start();
         return;
       } catch (err) {
-        log.warn('room provider not reachable yet', { provider: rooms.name, attempt, err });
+        log.warn('room provider not reachable yet', { provider: rooms.name, tries, err });
         await new Promise((r) => setTimeout(r, 2000));
       }
     }
@@ -165,8 +154,7 @@ export async function startWorker(config: Readonly<WorkerConfig>, deps: { log: L
       await outbox.stop();
       await heartbeat.stop(true);
       await slots.stop();
-      localServer?.closeAll();
-      if (rooms instanceof DailyRoomProvider) rooms.close();
+      roomSide.close();
       for (const s of [server, management]) s.closeAllConnections();
       await Promise.all([server, management].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
       await pool.close();

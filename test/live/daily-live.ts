@@ -8,7 +8,6 @@
 import { createLogger } from '../../lib/log.ts';
 import { DailyBridge, type BridgeEvent } from '../../worker/rooms/daily/bridge-process.ts';
 import { joinDailyRoom } from '../../worker/rooms/daily/bot-room.ts';
-import { dailyBotJoinUrl } from '../../worker/rooms/daily/join-url.ts';
 import { DailyRoomProvider } from '../../worker/rooms/daily/rest-provider.ts';
 
 const apiKey = process.env.DAILY_API_KEY;
@@ -30,7 +29,7 @@ async function main(): Promise<void> {
   const room = await provider.createRoom({ ttlSeconds: 600 });
   const now = Math.floor(Date.now() / 1000);
   const token = (role: 'bot' | 'respondent') => provider.mintToken({ room, role, sessionId: 'live-test', issuedAt: now, expiresAt: now + 600 });
-  const bot = await joinDailyRoom(new DailyBridge({ python }), dailyBotJoinUrl(room.url, token('bot')));
+  const bot = await joinDailyRoom(new DailyBridge({ python }), { url: room.url, token: token('bot') });
   const page = new DailyBridge({ python });
   const pageEvents: BridgeEvent[] = [];
   let pageAudio = 0;

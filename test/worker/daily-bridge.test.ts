@@ -3,11 +3,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../lib/log.ts';
-import type { BotRoom } from '../../worker/bot/room-link.ts';
+import type { BotRoom } from '../../worker/rooms/bot-room.ts';
 import { bridgeEnvironment, DailyBridge } from '../../worker/rooms/daily/bridge-process.ts';
 import { DailyRoomJoiner, joinDailyRoom } from '../../worker/rooms/daily/bot-room.ts';
 import { encodeAudio, encodeJson, FrameDecoder } from '../../worker/rooms/daily/framing.ts';
-import { dailyBotJoinUrl } from '../../worker/rooms/daily/join-url.ts';
 import { DailyRoomProvider } from '../../worker/rooms/daily/rest-provider.ts';
 import type { PreparedRoom } from '../../worker/rooms/provider.ts';
 import { startFakeDaily, type FakeDaily } from '../fakes/daily-api.ts';
@@ -79,7 +78,7 @@ describe('the Daily bot room over the bridge', () => {
     const room = await provider.createRoom({ ttlSeconds: 600 });
     const bridge = new DailyBridge({ python: dailyPython(), env });
     await bridge.ready;
-    const botRoom: BotRoom = await joinDailyRoom(bridge, dailyBotJoinUrl(room.url, token(room, 'bot')));
+    const botRoom: BotRoom = await joinDailyRoom(bridge, { url: room.url, token: token(room, 'bot') });
     expect(rooms.botPresent(room.name)).toBe(true);
     expect(rooms.joins.at(-1)).toEqual({ room: room.name, ok: true, owner: true });
     expect(botRoom.respondentPresent).toBe(false);
@@ -130,19 +129,19 @@ describe('the Daily bot room over the bridge', () => {
     const other = await provider.createRoom({ ttlSeconds: 600 });
     const bridge = new DailyBridge({ python: dailyPython(), env });
     const exited = next<string>(bridge, 'exit');
-    await expect(joinDailyRoom(bridge, dailyBotJoinUrl(room.url, token(other, 'bot')))).rejects.toThrow(/Daily refused the join: invalid meeting token: token is for another room/);
+    await expect(joinDailyRoom(bridge, { url: room.url, token: token(other, 'bot') })).rejects.toThrow(/Daily refused the join: invalid meeting token: token is for another room/);
     await exited;
     expect(bridge.alive).toBe(false);
     expect(rooms.joins.at(-1)).toEqual({ room: room.name, ok: false, error: 'token is for another room' });
     // A token that does not verify at all (another API key signed it) is refused the same way.
     const forged = token(room, 'bot').replace(/\.[^.]+$/, '.AAAA');
-    await expect(joinDailyRoom(new DailyBridge({ python: dailyPython(), env }), dailyBotJoinUrl(room.url, forged))).rejects.toThrow(/invalid meeting token: bad signature/);
+    await expect(joinDailyRoom(new DailyBridge({ python: dailyPython(), env }), { url: room.url, token: forged })).rejects.toThrow(/invalid meeting token: bad signature/);
   });
 
   it('says which interpreter it could not start', async () => {
     const bridge = new DailyBridge({ python: '/nonexistent/python3', env });
     await expect(bridge.ready).rejects.toThrow(/could not start \(DAILY_BRIDGE_PYTHON=\/nonexistent\/python3\): spawn \/nonexistent\/python3 ENOENT/);
-    await expect(joinDailyRoom(bridge, 'https://voice-test.daily.co/rm?t=x')).rejects.toThrow(/DAILY_BRIDGE_PYTHON/);
+    await expect(joinDailyRoom(bridge, { url: 'https://voice-test.daily.co/rm', token: 'x' })).rejects.toThrow(/DAILY_BRIDGE_PYTHON/);
   });
 
   it('keeps a bridge prewarmed, hands it to one session, and has the next ready for a back-to-back session', async () => {
@@ -150,7 +149,7 @@ describe('the Daily bot room over the bridge', () => {
     const first = joiner.prewarmed!;
     await first.ready; // started with the joiner, before any session
     const [a, b] = [await provider.createRoom({ ttlSeconds: 600 }), await provider.createRoom({ ttlSeconds: 600 })];
-    const roomA = await joiner.join(dailyBotJoinUrl(a.url, token(a, 'bot')));
+    const roomA = await joiner.join({ url: a.url, token: token(a, 'bot') });
     expect(rooms.botPresent(a.name)).toBe(true);
     expect(joiner.prewarmed).toBeNull(); // the session holds it
     // The bot lets go of room A (its bridge may still be playing) and is assigned at once again.
@@ -158,7 +157,7 @@ describe('the Daily bot room over the bridge', () => {
     roomA.close();
     const second = joiner.prewarmed!;
     expect(second).not.toBe(first);
-    const roomB = await joiner.join(dailyBotJoinUrl(b.url, token(b, 'bot')));
+    const roomB = await joiner.join({ url: b.url, token: token(b, 'bot') });
     expect(rooms.botPresent(b.name)).toBe(true);
     await waitFor(() => !rooms.botPresent(a.name), { timeoutMs: 5000, what: 'the first bridge to leave room A' });
     expect(first.alive).toBe(false);

@@ -1,7 +1,8 @@
 import type { Attributes } from '@opentelemetry/api';
 import { z } from 'zod';
-import type { RoomProviderName } from '../config.ts';
-import type { InterviewDefinition, InterviewQuestion } from '../../lib/interview.ts';
+import { InterviewSchema, type InterviewDefinition, type InterviewQuestion } from '../../lib/interview.ts';
+import type { JoinTicket } from '../rooms/join-ticket.ts';
+import { JoinTicketSchema } from '../rooms/registry.ts';
 
 /**
  * The messages between the worker (parent) and a bot process (child) over Node's IPC channel.
@@ -13,10 +14,8 @@ export interface BotJob {
   sessionId: string;
   interviewId: string;
   interview: InterviewDefinition;
-  /** Where the bot joins, with its token as `?token=`: a local room's internal address, or LIVEKIT_URL. */
-  joinUrl: string;
-  roomProvider: RoomProviderName;
-  botCanJoin: boolean;
+  /** Where and with which token the bot joins its room (worker/rooms/join-ticket.ts). */
+  ticket: JoinTicket;
 }
 
 export type Outcome =
@@ -57,4 +56,13 @@ export const FromBotSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('latency'), provider: z.enum(['stt', 'llm', 'tts']), operation: text(64), seconds: z.number().nonnegative() }),
   z.object({ type: z.literal('turn'), kind: z.enum(['turn_end', 'interruption']), reason: text(32), latencySeconds: z.number().nonnegative().optional() }),
   z.object({ type: z.literal('finished'), sessionId: text(128), outcome: OutcomeSchema, recycle: z.boolean().optional() }),
+]);
+
+/** The worker's message, checked by the bot like the bot's are by the worker: the IPC boundary. */
+export const ToBotSchema = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('assign'),
+    job: z.object({ sessionId: text(128), interviewId: text(128), interview: InterviewSchema, ticket: JoinTicketSchema }),
+  }),
+  z.object({ type: z.literal('stop'), reason: text(128) }),
 ]);

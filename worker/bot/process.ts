@@ -4,10 +4,9 @@ import { createProviders } from '../providers/index.ts';
 import { createTranscriptStore } from '../transcripts/store.ts';
 import { runInterview } from './interview.ts';
 import { loadTurnModels } from './turns/models.ts';
-import type { BotJob, FromBot, Outcome, ToBot } from './messages.ts';
-import { DailyRoomJoiner } from '../rooms/daily/bot-room.ts';
+import { ToBotSchema, type BotJob, type FromBot, type Outcome } from './messages.ts';
 import { ATTR_ROOM_CONNECT_MS, ATTR_ROOM_PROVIDER, ATTR_SESSION_ID, SPAN_ROOM_CONNECT } from '../telemetry/names.ts';
-import { joinBotRoom, prewarmRoomClient, type BotRoom } from './room-link.ts';
+import { openRoomLink, type BotRoom } from './room-link.ts';
 
 /**
  * A prewarmed bot: its own process, started by the worker with the same environment. It builds
@@ -17,8 +16,9 @@ import { joinBotRoom, prewarmRoomClient, type BotRoom } from './room-link.ts';
 const config = loadConfig(process.env);
 const providers = createProviders(config);
 const store = createTranscriptStore(config);
-// Daily rooms: the bridge process starts with the bot, so a session's join does not wait for it.
-const dailyRooms = config.daily ? new DailyRoomJoiner({ python: config.daily.bridgePython }) : null;
+// The room transport's bot side opens with the bot (the prewarm: LiveKit's native client loads, a
+// Daily bridge process starts), so a session's join waits for neither.
+const rooms = await openRoomLink(config);
 const log = createLogger({ name: 'bot' });
 let streamingNoticed = false;
 // The turn models load with the bot (prewarm), not at its first turn.
@@ -37,13 +37,13 @@ async function run(job: BotJob): Promise<Outcome> {
   let room: BotRoom;
   const startMs = Date.now();
   try {
-    // A WebRTC connect (ICE, DTLS) takes longer than a WebSocket upgrade, and more under load.
-    const joined = await joinBotRoom(job, dailyRooms, job.roomProvider === 'local' ? 5000 : 15_000);
+    // Each transport joins within its own deadline (a WebRTC connect takes longer than a WebSocket upgrade).
+    const joined = await rooms.join(job.ticket);
     room = joined.room;
-    const attributes = { [ATTR_SESSION_ID]: job.sessionId, [ATTR_ROOM_PROVIDER]: job.roomProvider, [ATTR_ROOM_CONNECT_MS]: Math.round(joined.connectMs) };
+    const attributes = { [ATTR_SESSION_ID]: job.sessionId, [ATTR_ROOM_PROVIDER]: job.ticket.transport, [ATTR_ROOM_CONNECT_MS]: Math.round(joined.connectMs) };
     send({ type: 'span', sessionId: job.sessionId, span: { name: SPAN_ROOM_CONNECT, startMs, endMs: Date.now(), attributes } });
   } catch (err) {
-    send({ type: 'span', sessionId: job.sessionId, span: { name: SPAN_ROOM_CONNECT, startMs, endMs: Date.now(), attributes: { [ATTR_SESSION_ID]: job.sessionId, [ATTR_ROOM_PROVIDER]: job.roomProvider }, error: (err as Error).message } });
+    send({ type: 'span', sessionId: job.sessionId, span: { name: SPAN_ROOM_CONNECT, startMs, endMs: Date.now(), attributes: { [ATTR_SESSION_ID]: job.sessionId, [ATTR_ROOM_PROVIDER]: job.ticket.transport }, error: (err as Error).message } });
     return { status: 'failed', reason: 'room_join_failed', message: `The bot could not join its room: ${(err as Error).message}` };
   }
   const outcome = await runInterview(job, {
@@ -77,7 +77,18 @@ async function run(job: BotJob): Promise<Outcome> {
   return outcome;
 }
 
-process.on('message', (msg: ToBot) => {
+process.on('message', (raw: unknown) => {
+  // Checked like the bot's messages are at the worker (FromBotSchema): a malformed job is refused whole.
+  const parsed = ToBotSchema.safeParse(raw);
+  if (!parsed.success) {
+    const problem = `${parsed.error.issues[0]?.path.join('.') ?? ''}: ${parsed.error.issues[0]?.message ?? 'invalid message'}`;
+    log.error('refused an invalid message from the worker', { problem });
+    // A job we cannot read still ends, so that its session is reported and its slot comes back.
+    const sessionId = (raw as { job?: { sessionId?: unknown } } | null)?.job?.sessionId;
+    if (!busy && typeof sessionId === 'string') send({ type: 'finished', sessionId, outcome: { status: 'failed', reason: 'bot_error', message: `The bot could not read its job (${problem}).` } });
+    return;
+  }
+  const msg = parsed.data;
   if (msg.type === 'assign') {
     if (busy) return; // The supervisor never double-assigns; ignore rather than corrupt a session.
     busy = true;
@@ -114,19 +125,15 @@ for (const event of ['uncaughtException', 'unhandledRejection'] as const) {
 
 // The worker went away: nothing can receive our outcome any more.
 process.on('disconnect', () => process.exit(0));
-// A bridge whose bot is gone would linger in its room; its input closing ends it too, this is sooner.
-process.on('exit', () => dailyRooms?.close());
-// Prewarm: the room client (for LiveKit, its native WebRTC library) loads before the first session.
-await prewarmRoomClient(config.roomProvider);
-if (!dailyRooms) send({ type: 'ready' });
-else {
-  // A slot is warm only with its bridge ready; a bridge that cannot start (no Python, no SDK) makes
-  // the bot exit, so the slot never takes a session and the supervisor retries with backoff.
-  dailyRooms.prewarmed!.ready.then(
-    () => send({ type: 'ready' }),
-    (err: unknown) => {
-      createLogger({ name: 'bot' }).error('the bot cannot take sessions: its Daily bridge did not start', { slot: process.env.BOT_SLOT_ID, reason: (err as Error).message });
-      process.exit(1);
-    },
-  );
-}
+// What the transport started ahead (a Daily bridge) would linger in its room; its input closing ends it too, this is sooner.
+process.on('exit', () => rooms.close());
+// A slot is warm only once its transport is ready (Daily: its bridge); one that cannot start (no
+// Python, no SDK) makes the bot exit, so the slot never takes a session and the supervisor retries
+// with backoff.
+rooms.ready.then(
+  () => send({ type: 'ready' }),
+  (err: unknown) => {
+    log.error(`the bot cannot take sessions: ${rooms.notReady}`, { slot: process.env.BOT_SLOT_ID, reason: (err as Error).message });
+    process.exit(1);
+  },
+);

@@ -4,7 +4,7 @@ import { startFakeDaily, type FakeDaily } from '../../test/fakes/daily-api.ts';
 import { startLiveKitServer, type LiveKitServer } from '../../test/harness/livekit-server.ts';
 import { DailyRoomProvider } from './daily/rest-provider.ts';
 import { LiveKitRoomProvider } from './livekit/provider.ts';
-import { LocalRoomProvider, LocalRoomRegistry } from './local.ts';
+import { LocalRoomProvider, LocalRoomRegistry } from './local/provider.ts';
 import type { RoomProvider } from './provider.ts';
 import { verifyJwt } from './tokens.ts';
 
@@ -111,6 +111,17 @@ describe.each(['daily', 'livekit', 'local'])('RoomProvider contract: %s', (name)
       expect(await s.accepts(`${token.slice(0, -4)}AAAA`)).toBe(401);
       expect(await s.accepts(s.provider.mintToken({ ...request, issuedAt: now - 600, expiresAt: now - 60 }))).toBe(401);
     }
+  });
+
+  it("gives the bot a join ticket for its own transport, with the bot's token beside the address", async () => {
+    const s = subjects[name]!();
+    const room = await s.provider.createRoom({ ttlSeconds: 600 });
+    const now = Math.floor(Date.now() / 1000);
+    const request = { room, sessionId: 'inv_ticket', issuedAt: now, expiresAt: now + 300 };
+    const ticket = s.provider.botTicket(request);
+    expect(ticket).toEqual({ transport: name, url: room.url, token: s.provider.mintToken({ ...request, role: 'bot' }), room: room.name });
+    expect(s.verify(ticket.token)).toBe(room.name);
+    if (s.accepts) expect(await s.accepts(ticket.token)).toBe(200);
   });
 
   it('deletes rooms, and deleting twice or an unknown room is not an error', async () => {

@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
-import type { BotRoom } from '../../bot/room-link.ts';
+import type { BotRoom } from '../bot-room.ts';
+import type { JoinTicket } from '../join-ticket.ts';
+import { PacedOutbound, type OutboundItem } from '../paced-outbound.ts';
 import { DailyBridge, type BridgeEvent, type BridgeOptions } from './bridge-process.ts';
-import { parseDailyJoinUrl } from './join-url.ts';
 
 /**
  * The bot's side of a Daily room, through a bridge process (bridge-process.ts). Same seam as local
@@ -14,18 +15,21 @@ export const DAILY_JOIN_TIMEOUT_MS = 20_000;
 const DAILY_LEAVE_LIMIT_MS = 30_000;
 /** The bot's voice rate into the bridge (docs/daily-bridge-protocol.md). */
 const DAILY_OUTPUT_SAMPLE_RATE = 24_000;
+/**
+ * The bridge plays what it is given in order at real time and cannot skip, so the bot's voice is
+ * handed over only LEAD_MS ahead of playing: an interruption then drops the rest here, and at most
+ * LEAD_MS of the voice still plays. Control messages keep their place after the audio before them.
+ */
 const LEAD_MS = 200;
-const PUMP_INTERVAL_MS = 20;
-
-type PacedItem = { kind: 'audio'; pcm: Buffer } | { kind: 'control'; msg: Record<string, unknown> } | { kind: 'leave' };
 
 export class DailyBotRoom extends EventEmitter implements BotRoom {
   private readonly present = new Set<string>();
   private closed = false;
   private released = false;
-  private readonly queue: PacedItem[] = [];
-  private playingUntil = 0;
-  private pumpTimer: NodeJS.Timeout | undefined;
+  private readonly outbound = new PacedOutbound({
+    deliver: (item) => this.deliver(item),
+    pace: { sampleRate: DAILY_OUTPUT_SAMPLE_RATE, leadMs: LEAD_MS },
+  });
 
   private readonly bridge: DailyBridge;
   private readonly onRelease: () => void;
@@ -62,8 +66,7 @@ export class DailyBotRoom extends EventEmitter implements BotRoom {
   private markClosed(): void {
     if (this.closed) return;
     this.closed = true;
-    clearTimeout(this.pumpTimer);
-    this.queue.length = 0;
+    this.outbound.clear();
     this.release();
     this.emit('closed');
   }
@@ -84,7 +87,7 @@ export class DailyBotRoom extends EventEmitter implements BotRoom {
 
   /** Drops the voice not yet handed to the bridge, and tells the respondent's page at once. */
   interrupt(): void {
-    for (let i = this.queue.length - 1; i >= 0; i--) if (this.queue[i]!.kind === 'audio') this.queue.splice(i, 1);
+    this.outbound.dropAudio();
     if (!this.closed) this.bridge.send({ op: 'app_message', message: { type: 'interrupt' } });
   }
 
@@ -94,33 +97,15 @@ export class DailyBotRoom extends EventEmitter implements BotRoom {
     this.release();
   }
 
-  /**
-   * The bridge plays what it is given in order at real time and cannot skip, so the bot's voice is
-   * handed over only LEAD_MS ahead of playing: an interruption then drops the rest here, and at most
-   * LEAD_MS of the voice still plays. Control messages keep their place after the audio before them.
-   */
-  private enqueue(item: PacedItem): void {
-    if (this.closed) return;
-    this.queue.push(item);
-    this.pump();
+  private enqueue(item: OutboundItem): void {
+    if (!this.closed) this.outbound.push(item);
   }
 
-  private pump(): void {
-    clearTimeout(this.pumpTimer);
-    while (this.queue.length > 0 && !this.closed) {
-      const item = this.queue[0]!;
-      if (item.kind === 'audio') {
-        const now = Date.now();
-        if (this.playingUntil - now > LEAD_MS) {
-          this.pumpTimer = setTimeout(() => this.pump(), PUMP_INTERVAL_MS);
-          return;
-        }
-        this.bridge.sendAudio(item.pcm);
-        this.playingUntil = Math.max(this.playingUntil, now) + (item.pcm.length / 2 / DAILY_OUTPUT_SAMPLE_RATE) * 1000;
-      } else if (item.kind === 'control') this.bridge.send({ op: 'app_message', message: item.msg });
-      else this.bridge.leave();
-      this.queue.shift();
-    }
+  private deliver(item: OutboundItem): void {
+    if (this.closed) return;
+    if (item.kind === 'audio') this.bridge.sendAudio(item.pcm);
+    else if (item.kind === 'control') this.bridge.send({ op: 'app_message', message: item.msg });
+    else this.bridge.leave();
   }
 
   /** Settles when the bridge has left the room (its queue played out), or after a bound. */
@@ -136,9 +121,11 @@ export class DailyBotRoom extends EventEmitter implements BotRoom {
   }
 }
 
-/** Joins through a ready bridge; rejects (and ends the bridge) when the room refuses or is silent. */
-export async function joinDailyRoom(bridge: DailyBridge, joinUrl: string, timeoutMs = DAILY_JOIN_TIMEOUT_MS, onRelease?: () => void): Promise<BotRoom> {
-  const { roomUrl, token } = parseDailyJoinUrl(joinUrl);
+/**
+ * Joins the ticket's room (its URL, the bot's owner token) through a ready bridge; rejects (and ends
+ * the bridge) when the room refuses or is silent.
+ */
+export async function joinDailyRoom(bridge: DailyBridge, ticket: Pick<JoinTicket, 'url' | 'token'>, timeoutMs = DAILY_JOIN_TIMEOUT_MS, onRelease?: () => void): Promise<BotRoom> {
   await bridge.ready;
   // Listen before joining: participants already in the room are announced right after `joined`.
   const room = new DailyBotRoom(bridge, onRelease);
@@ -160,7 +147,7 @@ export async function joinDailyRoom(bridge: DailyBridge, joinUrl: string, timeou
     const timer = setTimeout(() => done(new Error(`no answer from Daily within ${timeoutMs} ms`)), timeoutMs);
     bridge.on('event', onEvent);
     bridge.once('exit', onExit);
-    bridge.send({ op: 'join', url: roomUrl, token });
+    bridge.send({ op: 'join', url: ticket.url, token: ticket.token });
   });
   return room;
 }
@@ -180,13 +167,13 @@ export class DailyRoomJoiner {
     this.spare = new DailyBridge(options);
   }
 
-  async join(joinUrl: string, timeoutMs?: number): Promise<BotRoom> {
+  async join(ticket: Pick<JoinTicket, 'url' | 'token'>, timeoutMs?: number): Promise<BotRoom> {
     const bridge = this.spare?.alive ? this.spare : new DailyBridge(this.options);
     this.spare = null;
     const prepare = () => {
       this.spare ??= new DailyBridge(this.options);
     };
-    return joinDailyRoom(bridge, joinUrl, timeoutMs, prepare).catch((err: unknown) => {
+    return joinDailyRoom(bridge, ticket, timeoutMs, prepare).catch((err: unknown) => {
       prepare();
       throw err;
     });

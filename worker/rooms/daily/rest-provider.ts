@@ -1,4 +1,5 @@
 import type { Logger } from '../../../lib/log.ts';
+import type { JoinTicket } from '../join-ticket.ts';
 import type { PreparedRoom, RoomProvider, TokenRequest } from '../provider.ts';
 import { callProviderApi, RoomProviderApiError } from '../provider-api.ts';
 import { signJwt } from '../tokens.ts';
@@ -34,8 +35,6 @@ interface DailyRoom {
 
 export class DailyRoomProvider implements RoomProvider {
   readonly name = 'daily' as const;
-  // The bot joins through Daily's Python SDK (bridge.py, bot-room.ts).
-  readonly botCanJoin = true;
   private domainId: string | null;
   private readonly deleteQueue: Array<{ name: string; attempts: number }> = [];
   private readonly timer: NodeJS.Timeout;
@@ -101,6 +100,11 @@ export class DailyRoomProvider implements RoomProvider {
       ejt: true,
     };
     return signJwt(claims, this.options.apiKey);
+  }
+
+  /** The bot joins the room's own URL through its bridge (bot-room.ts), with an owner token. */
+  botTicket(request: Omit<TokenRequest, 'role'>): JoinTicket {
+    return { transport: this.name, url: request.room.url, token: this.mintToken({ ...request, role: 'bot' }), room: request.room.name };
   }
 
   async deleteRoom(name: string): Promise<void> {

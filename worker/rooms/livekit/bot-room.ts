@@ -12,8 +12,9 @@ import {
   type RemoteParticipant,
   type RemoteTrack,
 } from '@livekit/rtc-node';
-import type { BotRoom } from '../../bot/room-link.ts';
 import { CONTROL_TOPIC, decodeControl, encodeControl } from '../../../lib/room-control.ts';
+import type { BotRoom } from '../bot-room.ts';
+import { PacedOutbound, type OutboundItem } from '../paced-outbound.ts';
 import { roleOf } from './tokens.ts';
 
 /**
@@ -23,9 +24,10 @@ import { roleOf } from './tokens.ts';
  * caption, audio_end, ended; hangup back) travel as reliable data messages.
  *
  * WebRTC plays audio in real time while the pipeline hands over whole utterances at once, so audio
- * and control messages share one ordered queue: a control message that follows audio goes out only
- * once that audio has played out, and "listening" or "ended" reach the respondent when the
- * interviewer has audibly finished (what the local room's page works out from its own buffer).
+ * and control messages share one ordered queue (paced-outbound.ts; the AudioSource paces it): a
+ * control message that follows audio goes out only once that audio has played out, and "listening"
+ * or "ended" reach the respondent when the interviewer has audibly finished (what the local room's
+ * page works out from its own buffer).
  */
 export const LIVEKIT_OUTPUT_SAMPLE_RATE = 24_000;
 export const LIVEKIT_INPUT_SAMPLE_RATE = 16_000;
@@ -34,13 +36,10 @@ const DRAIN_LIMIT_MS = 15_000;
 const HANGUP_GRACE_MS = 1500;
 const LINGER_MS = 300;
 
-type Item = { kind: 'audio'; pcm: Buffer } | { kind: 'control'; msg: Record<string, unknown> };
-
 class LiveKitBotRoom extends EventEmitter implements BotRoom {
   respondentPresent = false;
   private hungUp = false;
-  private readonly queue: Item[] = [];
-  private pumping: Promise<void> | null = null;
+  private readonly outbound = new PacedOutbound({ deliver: (item) => this.deliver(item) });
   private audioSincePlayout = false;
   private closing: Promise<void> | null = null;
   private readonly room: Room;
@@ -107,44 +106,30 @@ class LiveKitBotRoom extends EventEmitter implements BotRoom {
   }
 
   sendControl(msg: Record<string, unknown>): void {
-    this.enqueue({ kind: 'control', msg });
+    this.outbound.push({ kind: 'control', msg });
   }
 
   sendAudio(pcm: Buffer): void {
-    this.enqueue({ kind: 'audio', pcm });
+    if (!this.closing) this.outbound.push({ kind: 'audio', pcm });
   }
 
   /** Drops the voice not yet played (ours and the source's) and tells the respondent's page at once. */
   interrupt(): void {
-    for (let i = this.queue.length - 1; i >= 0; i--) if (this.queue[i]!.kind === 'audio') this.queue.splice(i, 1);
+    this.outbound.dropAudio();
     this.source.clearQueue();
     this.audioSincePlayout = false;
     void this.room.localParticipant?.publishData(encodeControl({ type: 'interrupt' }), { reliable: true, topic: CONTROL_TOPIC }).catch(() => undefined);
   }
 
-  private enqueue(item: Item): void {
-    if (this.closing && item.kind === 'audio') return;
-    this.queue.push(item);
-    this.pumping ??= this.pump().finally(() => {
-      this.pumping = null;
-    });
-  }
-
-  private async pump(): Promise<void> {
-    for (let item = this.queue.shift(); item; item = this.queue.shift()) {
-      try {
-        if (item.kind === 'audio') {
-          const samples = new Int16Array(item.pcm.buffer.slice(item.pcm.byteOffset, item.pcm.byteOffset + (item.pcm.byteLength & ~1)));
-          await this.source.captureFrame(new AudioFrame(samples, LIVEKIT_OUTPUT_SAMPLE_RATE, 1, samples.length));
-          this.audioSincePlayout = true;
-        } else {
-          if (this.audioSincePlayout) await this.source.waitForPlayout();
-          this.audioSincePlayout = false;
-          await this.room.localParticipant?.publishData(encodeControl(item.msg), { reliable: true, topic: CONTROL_TOPIC });
-        }
-      } catch {
-        // A room that went away mid-send: the interview hears of it through 'closed'.
-      }
+  private async deliver(item: OutboundItem): Promise<void> {
+    if (item.kind === 'audio') {
+      const samples = new Int16Array(item.pcm.buffer.slice(item.pcm.byteOffset, item.pcm.byteOffset + (item.pcm.byteLength & ~1)));
+      await this.source.captureFrame(new AudioFrame(samples, LIVEKIT_OUTPUT_SAMPLE_RATE, 1, samples.length));
+      this.audioSincePlayout = true;
+    } else if (item.kind === 'control') {
+      if (this.audioSincePlayout) await this.source.waitForPlayout();
+      this.audioSincePlayout = false;
+      await this.room.localParticipant?.publishData(encodeControl(item.msg), { reliable: true, topic: CONTROL_TOPIC });
     }
   }
 
@@ -159,9 +144,9 @@ class LiveKitBotRoom extends EventEmitter implements BotRoom {
   private async shutdown(): Promise<void> {
     // The closing words and the final `ended` go out first, within a bound.
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.pumping ?? Promise.resolve(), new Promise((r) => (timer = setTimeout(r, DRAIN_LIMIT_MS)))]);
+    await Promise.race([this.outbound.whenDrained(), new Promise((r) => (timer = setTimeout(r, DRAIN_LIMIT_MS)))]);
     clearTimeout(timer);
-    this.queue.length = 0;
+    this.outbound.clear();
     // publishData resolves once the message is handed to the data channel, not delivered; leaving at
     // once can drop the last message (`ended`), and the respondent would see a lost room instead.
     await new Promise((r) => setTimeout(r, LINGER_MS));

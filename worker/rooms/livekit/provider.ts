@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { JoinTicket } from '../join-ticket.ts';
 import type { PreparedRoom, RoomProvider, TokenRequest } from '../provider.ts';
 import { LiveKitServerApi } from './server-api.ts';
 import { mintJoinToken, type LiveKitKeys } from './tokens.ts';
@@ -21,7 +22,6 @@ export interface LiveKitProviderOptions extends LiveKitKeys {
 
 export class LiveKitRoomProvider implements RoomProvider {
   readonly name = 'livekit' as const;
-  readonly botCanJoin = true;
   readonly api: LiveKitServerApi;
   private readonly options: LiveKitProviderOptions;
 
@@ -45,6 +45,11 @@ export class LiveKitRoomProvider implements RoomProvider {
 
   mintToken(request: TokenRequest): string {
     return mintJoinToken(request, this.options);
+  }
+
+  /** The bot joins at the room's own address, LIVEKIT_URL, like the respondent. */
+  botTicket(request: Omit<TokenRequest, 'role'>): JoinTicket {
+    return { transport: this.name, url: request.room.url, token: this.mintToken({ ...request, role: 'bot' }), room: request.room.name };
   }
 
   async deleteRoom(name: string): Promise<void> {

@@ -1,10 +1,9 @@
-import type { IncomingMessage } from 'node:http';
-import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
-import type { Logger } from '../../lib/log.ts';
-import { parseControlFrame } from './control-frame.ts';
-import { LOCAL_INPUT_SAMPLE_RATE, LOCAL_OUTPUT_SAMPLE_RATE, type LocalRoom, type LocalRoomRegistry } from './local.ts';
-import { verifyJwt } from './tokens.ts';
+import type { Logger } from '../../../lib/log.ts';
+import { parseControlFrame } from '../control-frame.ts';
+import type { RoomServer } from '../provider.ts';
+import { verifyJwt } from '../tokens.ts';
+import { LOCAL_INPUT_SAMPLE_RATE, LOCAL_OUTPUT_SAMPLE_RATE, type LocalRoom, type LocalRoomRegistry } from './provider.ts';
 
 /**
  * The WebSocket side of local rooms: a two-party relay between the respondent and the bot.
@@ -21,12 +20,6 @@ export const CLOSE_ALREADY_JOINED = 4409;
 const BOT_TO_RESPONDENT = new Set(['state', 'caption', 'audio_end', 'interrupt', 'ended']);
 const MAX_FRAME_BYTES = 256 * 1024;
 const MAX_BUFFERED_AUDIO_BYTES = 1024 * 1024;
-
-export interface LocalRoomServer {
-  /** Returns false when the request is not for /rooms/, so the caller can refuse it. */
-  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
-  closeAll(): void;
-}
 
 function send(ws: WebSocket | null, data: string | Buffer): void {
   if (ws && ws.readyState === ws.OPEN) ws.send(data);
@@ -51,7 +44,7 @@ export function parseRequestTarget(target: string | undefined): URL | null {
   }
 }
 
-export function createLocalRoomServer(options: { registry: LocalRoomRegistry; secret: string; log: Logger; clock?: () => number }): LocalRoomServer {
+export function createLocalRoomServer(options: { registry: LocalRoomRegistry; secret: string; log: Logger; clock?: () => number }): RoomServer {
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
   const now = () => Math.floor((options.clock ?? Date.now)() / 1000);
 

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { joinLocalRoom } from './room-link.ts';
+import { joinLocalRoom } from './bot-room.ts';
 
 /**
  * A bot that leaves a local room and then exits must not do so before the relay has read what it

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { WebSocket } from 'ws';
-import type { PreparedRoom, RoomProvider, TokenRequest } from './provider.ts';
-import { signJwt } from './tokens.ts';
+import type { JoinTicket } from '../join-ticket.ts';
+import type { PreparedRoom, RoomProvider, TokenRequest } from '../provider.ts';
+import { signJwt } from '../tokens.ts';
 
 /**
- * Local rooms: served by this worker over WebSocket on its own port (see local-server.ts and
+ * Local rooms: served by this worker over WebSocket on its own port (see server.ts and
  * docs/local-room-protocol.md). A room lives in the memory of the pod that prepared it, which is
  * also the pod whose bot slot holds it, so `room_url` points at that pod's PUBLIC_URL.
  */
@@ -47,13 +48,21 @@ export class LocalRoomRegistry {
 export const LOCAL_INPUT_SAMPLE_RATE = 16_000;
 export const LOCAL_OUTPUT_SAMPLE_RATE = 24_000;
 
+export interface LocalProviderOptions {
+  publicUrl: string;
+  secret: string;
+  registry: LocalRoomRegistry;
+  /** ws(s)://127.0.0.1:<port>: the bot joins over this replica's loopback, not its public address. */
+  internalRoomBase?: () => string;
+  clock?: () => number;
+}
+
 export class LocalRoomProvider implements RoomProvider {
   readonly name = 'local' as const;
-  readonly botCanJoin = true;
 
-  private readonly options: { publicUrl: string; secret: string; registry: LocalRoomRegistry; clock?: () => number };
+  private readonly options: LocalProviderOptions;
 
-  constructor(options: { publicUrl: string; secret: string; registry: LocalRoomRegistry; clock?: () => number }) {
+  constructor(options: LocalProviderOptions) {
     this.options = options;
   }
 
@@ -71,6 +80,11 @@ export class LocalRoomProvider implements RoomProvider {
       { room: request.room.name, role: request.role, sid: request.sessionId, iat: request.issuedAt, exp: request.expiresAt },
       this.options.secret,
     );
+  }
+
+  botTicket(request: Omit<TokenRequest, 'role'>): JoinTicket {
+    const base = this.options.internalRoomBase?.() ?? toWebSocketBase(this.options.publicUrl);
+    return { transport: this.name, url: `${base}/rooms/${request.room.name}`, token: this.mintToken({ ...request, role: 'bot' }), room: request.room.name };
   }
 
   async deleteRoom(name: string): Promise<void> {
