@@ -1,14 +1,13 @@
 import type { Logger } from '../lib/log.ts';
-import type { BotJob, Outcome, SpanRecord } from './bot/messages.ts';
+import type { BotJob, Outcome } from './bot/messages.ts';
 import type { RedisPool, SessionRecord } from './pool.ts';
 import type { OutcomeOutbox } from './outbox.ts';
 import { dailyBotJoinUrl } from './rooms/daily/join-url.ts';
 import type { RoomProvider } from './rooms/provider.ts';
 import type { SlotManager } from './slots.ts';
 import { parseStoredSpawn } from './spawn-request.ts';
-import { ATTR_POD, ATTR_SLOT_ID } from './telemetry/names.ts';
 import type { WorkerMetrics } from './telemetry/metrics.ts';
-import { recordSpan, remoteParent } from './telemetry/tracing.ts';
+import { recordBotEvent } from './telemetry/bot-telemetry.ts';
 
 const attemptKey = (sessionId: string, attempt: number): string => `${sessionId}#${attempt}`;
 /** What the report needs from the spawn: the service's attempt and this session's report token (C1). */
@@ -53,14 +52,9 @@ export class SessionCoordinator {
 
   constructor(o: SessionCoordinatorOptions) {
     this.o = o;
-    o.slots.on('finished', (sessionId: string, outcome: Outcome) => void this.finish(sessionId, outcome));
-    o.slots.on('span', (sessionId: string, span: SpanRecord) => this.onSpan(sessionId, span));
-    o.slots.on('latency', (provider: string, operation: string, seconds: number) => o.metrics.providerLatency.observe({ provider, operation }, seconds));
-    o.slots.on('turn', (kind: string, reason: string, latencySeconds?: number) => {
-      if (kind === 'interruption') return o.metrics.interruptions.inc({ kind: reason });
-      if (latencySeconds === undefined) o.metrics.turnEnds.inc({ reason });
-      else o.metrics.turnLatency.observe(latencySeconds);
-    });
+    o.slots.on('finished', (sessionId, outcome) => void this.finish(sessionId, outcome));
+    // Telemetry is translated in one place; this only says which session (and trace) it belongs to.
+    o.slots.on('telemetry', (sessionId, event) => recordBotEvent(event, { metrics: o.metrics, pod: o.pod, session: this.live.get(sessionId)?.record }));
   }
 
   get activeCount(): number {
@@ -149,12 +143,6 @@ export class SessionCoordinator {
       const sessionId = await this.o.pool.busySession(slot.id);
       if (sessionId && !this.live.has(sessionId)) await this.begin(sessionId);
     }
-  }
-
-  private onSpan(sessionId: string, span: SpanRecord): void {
-    const record = this.live.get(sessionId)?.record;
-    const parent = remoteParent(record?.traceId, record?.spanId);
-    recordSpan(span.name, span.startMs, span.endMs, { ...span.attributes, [ATTR_POD]: this.o.pod, [ATTR_SLOT_ID]: record?.slot ?? '' }, parent, span.error);
   }
 
   async finish(sessionId: string, outcome: Outcome): Promise<void> {
