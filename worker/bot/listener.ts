@@ -16,6 +16,11 @@ import { TurnDetector, type DetectorEvent, type TurnEnd, type TurnEndReason, typ
  * stops and the page drops its queued audio). The turn then runs as any other; if it stays shorter
  * than `bargeInConfirmMs` and its words are only a backchannel ("mm-hm", a cough), it is marked so
  * and the bot goes on from the sentence it was in.
+ *
+ * Bounds: the detector keeps at most one utterance's worth of audio waiting to be classified, and
+ * at most MAX_TEXTS_IN_FLIGHT turns wait for their text at once; beyond either, audio or whole turns
+ * are dropped and `onBound` says so (the process is recycled after the session). A respondent never
+ * gets there; a flood of audio does, and memory stays bounded while it lasts.
  */
 export interface HeardTurn {
   text: string;
@@ -65,10 +70,19 @@ export interface ListenerOptions {
 
 /** How long a "finished" from the model waits for the words so far before it stands on its own. */
 const WORDS_WAIT_MS = 300;
+/** Turns being transcribed at once (each holds its audio until then). */
+const MAX_TEXTS_IN_FLIGHT = 3;
 
 type Waiter = { resolve(turn: HeardTurn): void; reject(err: Error): void; since: number };
 
-export class Listener {
+/** What the dialogue needs from the listener (a test can stand in for it). */
+export interface Hearing {
+  readonly busy: boolean;
+  nextTurn(since: number, onStale?: (turn: HeardTurn) => void): Promise<HeardTurn>;
+  speechStarted(): { promise: Promise<void>; cancel(): void };
+}
+
+export class Listener implements Hearing {
   private readonly options: ListenerOptions;
   private readonly detector: TurnDetector;
   private readonly clock: () => number;
@@ -96,6 +110,7 @@ export class Listener {
     this.detector = new TurnDetector({
       ...options.detector,
       onEvent: (e) => this.onEvent(e),
+      onOverflow: () => options.onBound?.(),
       wordsUnfinished: async () => {
         const text = await options.transcriber.textSoFar(WORDS_WAIT_MS);
         return text !== null && wordsUnfinished(text, options.language);
@@ -103,6 +118,11 @@ export class Listener {
     });
     options.room.on('audio', this.onAudio);
     options.transcriber.warm();
+  }
+
+  /** Respondent audio received and not yet classified (bounded: one utterance's worth). */
+  get backlogBytes(): number {
+    return this.detector.backlogBytes;
   }
 
   /** Whether the respondent is talking now, or a turn of theirs is still being transcribed. */
@@ -206,6 +226,11 @@ export class Listener {
   }
 
   private async finishTurn(end: TurnEnd, startedAt: number, bargeIn: boolean): Promise<void> {
+    if (this.pendingTexts >= MAX_TEXTS_IN_FLIGHT) {
+      this.options.transcriber.discard();
+      this.options.onBound?.();
+      return this.options.onDropped?.('too many turns waiting for their text');
+    }
     this.pendingTexts++;
     try {
       const { text, mode } = await this.options.transcriber.finish(end.audio);
