@@ -213,7 +213,8 @@ describe('the interview in stages (memory room, scripted providers, fake clock)'
       if (flooded || msg.type !== 'state' || msg.state !== 'listening') return;
       flooded = true;
       // 40 messages of 256 KB (about 5.5 minutes of audio) in one turn of the event loop.
-      for (let i = 0; i < 40; i++) run.room.emit('audio', tone(8192));
+      const loud = tone(8192);
+      for (let i = 0; i < 40; i++) run.room.emit('audio', Buffer.from(loud));
     });
     // The flood is the first answer (its turn ends at the bound); the follow-up is answered as usual.
     answerWhenHeard(run.room, () => answer());

@@ -1,0 +1,121 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { silencePcm } from '../../lib/pcm.ts';
+import { MemoryRoom } from '../../test/fakes/memory-room.ts';
+import { scriptedProviders } from '../../test/fakes/scripted-providers.ts';
+import { quietHooks } from './hooks.ts';
+import type { InterviewConfig } from './interview.ts';
+import { createListener, planListening } from './listening.ts';
+import { Playback } from './playback.ts';
+import type { TurnCompletionModel } from './turns/types.ts';
+
+/**
+ * The listener on its own, built by the factory from a configuration as the bot builds it, fed by
+ * a memory room on fake timers: what is decided from the settings, the idle timeout counted from
+ * the end of the bot's audio, and the bound on audio waiting to be heard during a flood.
+ */
+const RATE = 16_000;
+
+function tone(ms: number): Buffer {
+  const samples = Math.round((RATE * ms) / 1000);
+  const out = Buffer.alloc(samples * 2);
+  for (let i = 0; i < samples; i++) out.writeInt16LE(Math.round(Math.sin((2 * Math.PI * 220 * i) / RATE) * 0.3 * 32767), i * 2);
+  return out;
+}
+
+const CONFIG: InterviewConfig = {
+  joinTimeoutSeconds: 5,
+  maxSessionSeconds: 300,
+  idleTimeoutSeconds: 5,
+  vad: { thresholdDbfs: -45, silenceMs: 300, minSpeechMs: 100, maxUtteranceSeconds: 10 },
+  turns: {
+    vadEngine: 'energy', vadSpeechThreshold: 0.5, detection: 'silence', modelSilenceMs: 200, modelThreshold: 0.5, maxSilenceMs: 1600,
+    modelsDir: null, sttMode: 'batch', sttRealtimeModel: 'none', bargeIn: true, bargeInMinSpeechMs: 200, bargeInConfirmMs: 700,
+  },
+};
+
+function listen(options: { config?: InterviewConfig; hooks?: typeof quietHooks } = {}) {
+  const room = new MemoryRoom();
+  const playback = new Playback(() => Date.now());
+  const abort = new AbortController();
+  const listener = createListener(options.config ?? CONFIG, {
+    room,
+    providers: scriptedProviders({ transcripts: ['first', 'second'] }),
+    models: { vad: null, turn: null },
+    playback,
+    hooks: options.hooks ?? quietHooks,
+    language: 'en',
+    signal: abort.signal,
+    onBargeIn: () => undefined,
+    clock: () => Date.now(),
+  });
+  return { room, playback, listener, close: () => (abort.abort(), listener.close()) };
+}
+
+beforeEach(() => {
+  vi.useFakeTimers({ now: Date.UTC(2026, 10, 25, 12) });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('listening, planned from the configuration', () => {
+  const model: TurnCompletionModel = { completion: () => Promise.resolve(0.9) };
+
+  it('uses the end-of-turn model only when TURN_DETECTION=model and it is loaded', () => {
+    expect(planListening(CONFIG, { vad: null, turn: model }).turnModel).toBeNull();
+    const withModel = { ...CONFIG, turns: { ...CONFIG.turns, detection: 'model' as const } };
+    expect(planListening(withModel, { vad: null, turn: model }).turnModel).toBe(model);
+    expect(planListening(withModel, { vad: null, turn: null }).turnModel).toBeNull();
+  });
+
+  it('bounds the audio waiting to be heard by one utterance, and a stall by the longest silence', () => {
+    const plan = planListening(CONFIG, { vad: null, turn: null });
+    expect(plan.detector.maxUtteranceBytes).toBe(10 * RATE * 2);
+    expect(plan.detector.maxBacklogBytes).toBe(plan.detector.maxUtteranceBytes);
+    expect(plan.listener.stallMs).toBe(1600 + 500);
+    expect(plan.vad.frameBytes).toBe(640);
+  });
+});
+
+describe('the listener', () => {
+  it('counts the idle timeout from the end of the bot\'s audio, not from when it was sent', async () => {
+    const { listener, playback, close } = listen();
+    playback.add(3000); // the bot's question plays for 3 s
+    let failed: Error | null = null;
+    listener.nextTurn(Date.now()).catch((err: Error) => (failed = err));
+    await vi.advanceTimersByTimeAsync(7900);
+    expect(failed).toBeNull();
+    await vi.advanceTimersByTimeAsync(200);
+    expect(failed).toMatchObject({ reason: 'idle_timeout' });
+    close();
+  });
+
+  it('keeps the audio of a flood under the utterance bound while it arrives, and says so once', async () => {
+    let bounds = 0;
+    const { room, listener, close } = listen({ hooks: { ...quietHooks, utteranceBound: () => bounds++ } });
+    const bound = 10 * RATE * 2;
+    let peak = 0;
+    // 120 messages of 256 KB of speech-loud audio (16 minutes of it), as fast as a socket delivers.
+    const loud = tone(8192);
+    for (let i = 0; i < 120; i++) {
+      room.emit('audio', Buffer.from(loud)); // a new buffer per message, as a socket gives
+      peak = Math.max(peak, listener.backlogBytes);
+    }
+    expect(peak).toBeLessThanOrEqual(bound);
+    expect(bounds).toBe(1);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(listener.backlogBytes).toBeLessThan(640);
+    close();
+  });
+
+  it('hears a turn whose audio arrives in one burst, and gives turns in order', async () => {
+    const { room, listener, close } = listen();
+    const since = Date.now();
+    room.burst(Buffer.concat([tone(600), silencePcm(500, RATE), tone(600), silencePcm(500, RATE)]), 300);
+    const first = listener.nextTurn(since);
+    await vi.advanceTimersByTimeAsync(500);
+    expect((await first).text).toBe('first');
+    expect((await listener.nextTurn(since)).text).toBe('second');
+    close();
+  });
+});
