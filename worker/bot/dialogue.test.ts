@@ -1,6 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { silencePcm } from '../../lib/pcm.ts';
+import { tonePcm } from '../../test/fakes/audio.ts';
 import { MemoryRoom } from '../../test/fakes/memory-room.ts';
+import { STAGE_CONFIG } from '../../test/fakes/stage-config.ts';
 import { scriptedProviders, type ProviderScript } from '../../test/fakes/scripted-providers.ts';
 import { ProviderError } from '../providers/errors.ts';
 import type { BotEvent } from './events.ts';
@@ -17,24 +19,10 @@ import type { BotJob, InterviewDefinition, Outcome } from './messages.ts';
 const RATE = 16_000;
 const START = Date.UTC(2026, 10, 25, 12);
 
-function tone(ms: number): Buffer {
-  const samples = Math.round((RATE * ms) / 1000);
-  const out = Buffer.alloc(samples * 2);
-  for (let i = 0; i < samples; i++) out.writeInt16LE(Math.round(Math.sin((2 * Math.PI * 220 * i) / RATE) * 0.3 * 32767), i * 2);
-  return out;
-}
+const tone = (ms: number): Buffer => tonePcm(ms, RATE, 220, 0.3);
 const answer = (ms = 900) => Buffer.concat([tone(ms), silencePcm(600, RATE)]);
 
-const CONFIG: InterviewConfig = {
-  joinTimeoutSeconds: 5,
-  maxSessionSeconds: 300,
-  idleTimeoutSeconds: 5,
-  vad: { thresholdDbfs: -45, silenceMs: 300, minSpeechMs: 100, maxUtteranceSeconds: 10 },
-  turns: {
-    vadEngine: 'energy', vadSpeechThreshold: 0.5, detection: 'silence', modelSilenceMs: 200, modelThreshold: 0.5, maxSilenceMs: 1600,
-    modelsDir: null, sttMode: 'batch', sttRealtimeModel: 'none', bargeIn: true, bargeInMinSpeechMs: 200, bargeInConfirmMs: 700,
-  },
-};
+const CONFIG = STAGE_CONFIG;
 
 const INTERVIEW: InterviewDefinition = {
   title: 'Stages',

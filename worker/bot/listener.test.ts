@@ -1,6 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { silencePcm } from '../../lib/pcm.ts';
+import { tonePcm } from '../../test/fakes/audio.ts';
 import { MemoryRoom } from '../../test/fakes/memory-room.ts';
+import { STAGE_CONFIG } from '../../test/fakes/stage-config.ts';
 import { scriptedProviders } from '../../test/fakes/scripted-providers.ts';
 import { quietHooks } from './hooks.ts';
 import type { InterviewConfig } from './interview.ts';
@@ -15,23 +17,9 @@ import type { TurnCompletionModel } from './turns/types.ts';
  */
 const RATE = 16_000;
 
-function tone(ms: number): Buffer {
-  const samples = Math.round((RATE * ms) / 1000);
-  const out = Buffer.alloc(samples * 2);
-  for (let i = 0; i < samples; i++) out.writeInt16LE(Math.round(Math.sin((2 * Math.PI * 220 * i) / RATE) * 0.3 * 32767), i * 2);
-  return out;
-}
+const tone = (ms: number): Buffer => tonePcm(ms, RATE, 220, 0.3);
 
-const CONFIG: InterviewConfig = {
-  joinTimeoutSeconds: 5,
-  maxSessionSeconds: 300,
-  idleTimeoutSeconds: 5,
-  vad: { thresholdDbfs: -45, silenceMs: 300, minSpeechMs: 100, maxUtteranceSeconds: 10 },
-  turns: {
-    vadEngine: 'energy', vadSpeechThreshold: 0.5, detection: 'silence', modelSilenceMs: 200, modelThreshold: 0.5, maxSilenceMs: 1600,
-    modelsDir: null, sttMode: 'batch', sttRealtimeModel: 'none', bargeIn: true, bargeInMinSpeechMs: 200, bargeInConfirmMs: 700,
-  },
-};
+const CONFIG = STAGE_CONFIG;
 
 function listen(options: { config?: InterviewConfig; hooks?: typeof quietHooks } = {}) {
   const room = new MemoryRoom();
