@@ -6,8 +6,11 @@ import { STAGE_CONFIG } from '../../test/fakes/stage-config.ts';
 import { scriptedProviders } from '../../test/fakes/scripted-providers.ts';
 import { quietHooks } from './hooks.ts';
 import type { InterviewConfig } from './interview.ts';
+import { Listener, type HeardTurn } from './listener.ts';
 import { createListener, planListening } from './listening.ts';
 import { Playback } from './playback.ts';
+import { energyFrameVad, type FrameVad } from './turns/frame-vad.ts';
+import { TurnTranscriber } from './turns/transcriber.ts';
 import type { TurnCompletionModel } from './turns/types.ts';
 
 /**
@@ -105,5 +108,35 @@ describe('the listener', () => {
     expect((await first).text).toBe('first');
     expect((await listener.nextTurn(since)).text).toBe('second');
     close();
+  });
+
+  it('counts a stall from when a burst has been classified, not from its arrival', async () => {
+    // A loaded machine: the VAD takes 40 ms per 20 ms frame, so a 4.4 s burst takes 8.8 s to
+    // classify, far more than the stall (2.1 s). The end-of-turn model finds the answer unfinished
+    // (0.1), so after the burst only the stall can end the turn: as silence, not at the bound.
+    const energy = energyFrameVad(-45);
+    const slow: FrameVad = { ...energy, isSpeech: async (frame, inSpeech) => (await new Promise((r) => setTimeout(r, 40)), energy.isSpeech(frame, inSpeech)) };
+    const plan = planListening({ ...CONFIG, turns: { ...CONFIG.turns, detection: 'model' } }, { vad: null, turn: { completion: () => Promise.resolve(0.1) } });
+    const room = new MemoryRoom();
+    const abort = new AbortController();
+    const listener = new Listener({
+      room,
+      detector: { vad: slow, model: plan.turnModel, settings: plan.detector, clock: () => Date.now() },
+      transcriber: new TurnTranscriber({ batch: scriptedProviders({ transcripts: ['an answer'] }).stt, streaming: null, signal: abort.signal }),
+      playback: new Playback(() => Date.now()),
+      settings: plan.listener,
+      signal: abort.signal,
+      onBargeIn: () => undefined,
+      clock: () => Date.now(),
+    });
+    const arrived = Date.now();
+    room.burst(Buffer.concat([silencePcm(3000, RATE), tone(800), silencePcm(600, RATE)]), 640);
+    let heard: HeardTurn | Error | null = null;
+    listener.nextTurn(arrived).then((t) => (heard = t), (err: Error) => (heard = err));
+    await vi.advanceTimersByTimeAsync(8800 + 2100 + 500);
+    expect(heard).toMatchObject({ reason: 'silence', text: 'an answer' });
+    expect((heard as unknown as HeardTurn).decidedAt - arrived).toBeGreaterThanOrEqual(8800 + 2100);
+    abort.abort();
+    listener.close();
   });
 });

@@ -95,13 +95,20 @@ export class Listener implements Hearing {
   private idleTimer: NodeJS.Timeout | undefined;
   private readonly speechWaiters = new Set<() => void>();
   private stallTimer: NodeJS.Timeout | undefined;
+  private arrivals = 0;
+  private closed = false;
   private readonly onAudio = (pcm: Buffer) => {
     this.detector.push(pcm);
-    // A respondent whose audio stops mid-turn (a muted or dropped track) has stopped speaking. Armed
-    // on every arrival, not only inside a turn: audio that comes in a burst is classified after it
-    // has arrived, so the turn may start only once the last of it is in.
+    // A respondent whose audio stops mid-turn (a muted or dropped track) has stopped speaking. The
+    // stall is counted from when the audio so far has been classified, not from its arrival: a
+    // burst (a whole answer at once, a network stall letting go) can take longer to classify than
+    // the stall itself, and its turn may only start once the last of it is in.
+    const arrival = ++this.arrivals;
     clearTimeout(this.stallTimer);
-    this.stallTimer = setTimeout(() => this.detector.forceEnd('silence'), this.options.settings.stallMs);
+    void this.detector.drained().then(() => {
+      if (arrival !== this.arrivals || this.closed) return;
+      this.stallTimer = setTimeout(() => this.detector.forceEnd('silence'), this.options.settings.stallMs);
+    });
   };
 
   constructor(options: ListenerOptions) {
@@ -160,6 +167,7 @@ export class Listener implements Hearing {
   }
 
   close(): void {
+    this.closed = true;
     this.speechWaiters.clear();
     clearTimeout(this.maxTimer);
     clearTimeout(this.idleTimer);
@@ -174,7 +182,8 @@ export class Listener implements Hearing {
     const wait = this.options.settings.idleTimeoutSeconds * 1000 + this.options.playback.remainingMs;
     this.idleTimer = setTimeout(() => {
       if (!this.waiter) return;
-      if (this.busy) return this.armIdle();
+      // Audio that has arrived but is not classified yet (a burst) is not silence: wait for it.
+      if (this.busy || this.detector.classifying) return this.armIdle();
       const { reject } = this.waiter;
       this.waiter = null;
       reject(new SessionEnd('idle_timeout', 'timeout', `The respondent said nothing for ${this.options.settings.idleTimeoutSeconds} s.`));

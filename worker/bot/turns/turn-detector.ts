@@ -126,6 +126,11 @@ export class TurnDetector {
     return this.inSpeech ? this.speechMs : 0;
   }
 
+  /** Whether received audio is being classified now (a burst can take a while). */
+  get classifying(): boolean {
+    return this.draining;
+  }
+
   /** Audio received and not yet classified (bounded by `maxBacklogBytes`). */
   get backlogBytes(): number {
     return this.unclassified;
