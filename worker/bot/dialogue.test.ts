@@ -163,7 +163,6 @@ describe('the interview in stages (memory room, scripted providers, fake clock)'
     run.room.onControl((msg) => {
       if (msg.type === 'caption' && msg.text === 'Tell me about your first week.') setTimeout(() => void run.room.speak(answer(1500)), 500);
     });
-    run.room.on('audio', () => undefined);
     const interrupt = run.room.interrupt.bind(run.room);
     run.room.interrupt = () => ((sentAtBargeIn = run.room.audioBytes), interrupt());
     const outcome = await finish(run);
