@@ -15,7 +15,7 @@ describe('bot telemetry', () => {
       { type: 'interruption', kind: 'backchannel' },
       { type: 'span', span: { name: 'llm.turn', startMs: 1, endMs: 2, attributes: {} } },
     ];
-    for (const event of events) recordBotEvent(BotEventSchema.parse(event), { metrics, pod: 'pod-a' });
+    for (const event of events) recordBotEvent(BotEventSchema.parse(event) as BotEvent, { metrics, pod: 'pod-a' });
     const text = await metrics.registry.metrics();
     expect(text).toContain('worker_provider_latency_seconds_count{provider="llm",operation="follow_up"} 1');
     expect(text).toContain('worker_turn_ends_total{reason="model"} 2');
