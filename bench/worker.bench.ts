@@ -111,7 +111,7 @@ printTable(['operation', 'per second'], [['claim script (atomic, idempotent)', M
 // ---- 3. memory per idle slot -------------------------------------------------------------------
 const botEnv = { ...process.env, ...env, WARM_POOL_SIZE: '1' };
 const bots = Array.from({ length: 3 }, (_, i) => new BotProcess(`bench/${i}`, botEnv));
-await Promise.all(bots.map((b) => new Promise((r) => (b.once('ready', r), b.start()))));
+await Promise.all(bots.map((b) => new Promise<void>((r) => (b.once('ready', () => r()), b.start()))));
 await new Promise((r) => setTimeout(r, 500));
 const botRss = bots.map((b) => rssMiB(b.pid!));
 const bare = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)']);

@@ -1,12 +1,12 @@
 import type { Logger } from '../lib/log.ts';
-import type { BotJob, Outcome, SpanRecord } from './bot/messages.ts';
+import type { BotJob, Outcome } from './bot/messages.ts';
 import type { RedisPool, SessionRecord } from './pool.ts';
 import type { OutcomeOutbox } from './outbox.ts';
 import type { RoomProvider } from './rooms/provider.ts';
 import type { SlotManager } from './slots.ts';
 import { ATTR_POD, ATTR_SLOT_ID } from './telemetry/names.ts';
 import type { WorkerMetrics } from './telemetry/metrics.ts';
-import { recordSpan, remoteParent } from './telemetry/tracing.ts';
+import { recordBotEvent } from './telemetry/bot-telemetry.ts';
 
 /** One claim of a session: a retry after a failure is claimed anew (see the claim script). */
 const claimKey = (sessionId: string, claimNumber: number): string => `${sessionId}#${claimNumber}`;
@@ -50,14 +50,9 @@ export class SessionCoordinator {
 
   constructor(o: SessionCoordinatorOptions) {
     this.o = o;
-    o.slots.on('finished', (sessionId: string, outcome: Outcome) => void this.finish(sessionId, outcome));
-    o.slots.on('span', (sessionId: string, span: SpanRecord) => this.onSpan(sessionId, span));
-    o.slots.on('latency', (provider: string, operation: string, seconds: number) => o.metrics.providerLatency.observe({ provider, operation }, seconds));
-    o.slots.on('turn', (kind: string, reason: string, latencySeconds?: number) => {
-      if (kind === 'interruption') return o.metrics.interruptions.inc({ kind: reason });
-      if (latencySeconds === undefined) o.metrics.turnEnds.inc({ reason });
-      else o.metrics.turnLatency.observe(latencySeconds);
-    });
+    o.slots.on('finished', (sessionId, outcome) => void this.finish(sessionId, outcome));
+    // Telemetry is translated in one place; this only says which session (and trace) it belongs to.
+    o.slots.on('telemetry', (sessionId, event) => recordBotEvent(event, { metrics: o.metrics, pod: o.pod, session: this.live.get(sessionId)?.record }));
   }
 
   get activeCount(): number {
@@ -135,12 +130,6 @@ export class SessionCoordinator {
       const sessionId = await this.o.pool.busySession(slotId);
       if (sessionId && !this.live.has(sessionId)) await this.begin(sessionId);
     }
-  }
-
-  private onSpan(sessionId: string, span: SpanRecord): void {
-    const record = this.live.get(sessionId)?.record;
-    const parent = remoteParent(record?.traceId, record?.spanId);
-    recordSpan(span.name, span.startMs, span.endMs, { ...span.attributes, [ATTR_POD]: this.o.pod, [ATTR_SLOT_ID]: record?.slot ?? '' }, parent, span.error);
   }
 
   async finish(sessionId: string, outcome: Outcome): Promise<void> {

@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from '../lib/log.ts';
+import type { BotEvent } from './bot/events.ts';
 import { BotProcess } from './bot/supervisor.ts';
-import type { BotJob } from './bot/messages.ts';
+import type { BotJob, Outcome } from './bot/messages.ts';
 import type { RedisPool } from './pool.ts';
 import type { PreparedRoom, RoomProvider } from './rooms/provider.ts';
 import type { WorkerMetrics } from './telemetry/metrics.ts';
@@ -35,8 +36,13 @@ export interface SlotManagerOptions {
   log: Logger;
 }
 
-/** Re-emits its bots' `finished`, `span` and `latency` events, whichever slot they come from. */
-export class SlotManager extends EventEmitter {
+export interface SlotManagerEvents {
+  finished: [sessionId: string, outcome: Outcome];
+  telemetry: [sessionId: string, event: BotEvent];
+}
+
+/** Re-emits its bots' `finished` and `telemetry` events, whichever slot they come from. */
+export class SlotManager extends EventEmitter<SlotManagerEvents> {
   private readonly slots = new Map<string, Slot>();
   private draining = false;
 
@@ -52,9 +58,10 @@ export class SlotManager extends EventEmitter {
       const id = `${this.options.pod}/${i}`;
       const slot: Slot = { id, bot: new BotProcess(id, this.options.env), room: null, preparing: false, reclaimed: false };
       slot.bot.on('ready', () => void this.release(slot));
-      slot.bot.on('invalid', (problem: string) => this.options.log.warn('ignored an invalid message from a bot', { slot: id, problem }));
-      for (const event of ['finished', 'span', 'latency', 'turn']) slot.bot.on(event, (...args: unknown[]) => this.emit(event, ...args));
-      slot.bot.on('exit', (code: number | null, signal: string | null, recycled: boolean) => {
+      slot.bot.on('invalid', (problem) => this.options.log.warn('ignored an invalid message from a bot', { slot: id, problem }));
+      slot.bot.on('finished', (sessionId, outcome) => this.emit('finished', sessionId, outcome));
+      slot.bot.on('telemetry', (sessionId, event) => this.emit('telemetry', sessionId, event));
+      slot.bot.on('exit', (code, signal, recycled) => {
         if (!this.draining) {
           this.options.metrics.botRestarts.inc({ reason: recycled ? 'recycled' : (signal ?? `exit_${code}`) });
           if (recycled) this.options.log.info('bot process recycled after a session that held a lot of audio', { slot: id });

@@ -1,6 +1,6 @@
 import { silencePcm } from '../../lib/pcm.ts';
 import { loadConfig } from '../../worker/config.ts';
-import { energyFrameVad, sileroFrameVad } from '../../worker/bot/turns/frame-vad.ts';
+import { planListening } from '../../worker/bot/listening.ts';
 import { loadTurnModels } from '../../worker/bot/turns/models.ts';
 import { TurnDetector } from '../../worker/bot/turns/turn-detector.ts';
 import type { TurnCompletionModel } from '../../worker/bot/turns/types.ts';
@@ -49,33 +49,27 @@ export async function detectorCpu(items: readonly AnswerItem[], pipelineEnv: Rec
   const turns = { ...config.turns, modelsDir: config.turns.modelsDir ?? modelsDir };
   const models = await loadTurnModels(turns);
   const audioSeconds = items.reduce((s, i) => s + i.pcm.length / 32_000 + GAP_MS / 1000, 0);
+  // The detector's engines and settings as the bot plans them (worker/bot/listening.ts).
+  const plan = planListening(config, models);
   const run = async (withModel: boolean): Promise<{ share: number; calls: number }> => {
-    models.vad?.reset();
+    plan.vad.reset();
     let calls = 0;
     let inFlight: Promise<unknown> = Promise.resolve();
     const counted: TurnCompletionModel | null =
-      withModel && models.turn
+      withModel && plan.turnModel
         ? {
             completion: (pcm) => {
               calls++;
-              const answer = models.turn!.completion(pcm);
+              const answer = plan.turnModel!.completion(pcm);
               inFlight = answer.catch(() => undefined);
               return answer;
             },
           }
         : null;
     const detector = new TurnDetector({
-      vad: models.vad && turns.vadEngine === 'silero' ? sileroFrameVad(models.vad, turns.vadSpeechThreshold) : energyFrameVad(config.vad.thresholdDbfs),
+      vad: plan.vad,
       model: counted,
-      settings: {
-        detection: counted ? 'model' : 'silence',
-        minSpeechMs: config.vad.minSpeechMs,
-        silenceMs: config.vad.silenceMs,
-        modelSilenceMs: turns.modelSilenceMs,
-        maxSilenceMs: turns.maxSilenceMs,
-        modelThreshold: turns.modelThreshold,
-        maxUtteranceBytes: config.vad.maxUtteranceSeconds * 16_000 * 2,
-      },
+      settings: plan.detector,
       onEvent: () => undefined,
     });
     const before = process.cpuUsage();

@@ -1,5 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { tonePcm } from '../fakes/audio.ts';
+import { speechPcm, tonePcm } from '../fakes/audio.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
 import { waitFor } from '../harness/ports.ts';
 import { baseEnv, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, type FakeBackend, type WorkerProcess } from './harness.ts';
@@ -15,18 +16,26 @@ import { runRespondent } from './respondent.ts';
 let openai: FakeOpenAI;
 let backend: FakeBackend;
 let worker: WorkerProcess;
+/** The default pipeline (Silero VAD, Smart Turn, realtime text), whose VAD is slower than a flood. */
+let defaults: WorkerProcess;
 
 beforeAll(async () => {
   [openai, backend] = await Promise.all([startFakeOpenAI({ voice: 'tone' }), startFakeBackend()]);
-  worker = await startWorkerProcess(baseEnv({ redisUrl: inject('redisUrl'), backendUrl: backend.url, llmUrl: openai.url, REDIS_KEY_PREFIX: `flood-${Date.now()}`, WARM_POOL_SIZE: '1', MAX_UTTERANCE_SECONDS: '3', IDLE_TIMEOUT_SECONDS: '20', VAD_ENGINE: 'energy' }));
-  await worker.waitReady();
-  await waitIdleSlots(worker, 1);
+  const env = { redisUrl: inject('redisUrl'), backendUrl: backend.url, llmUrl: openai.url, WARM_POOL_SIZE: '1', IDLE_TIMEOUT_SECONDS: '20' };
+  [worker, defaults] = await Promise.all([
+    startWorkerProcess(baseEnv({ ...env, REDIS_KEY_PREFIX: `flood-${Date.now()}`, MAX_UTTERANCE_SECONDS: '3', VAD_ENGINE: 'energy' })),
+    startWorkerProcess(baseEnv({ ...env, REDIS_KEY_PREFIX: `flood-speech-${Date.now()}` })),
+  ]);
+  await Promise.all([worker.waitReady(), defaults.waitReady()]);
+  await Promise.all([waitIdleSlots(worker, 1), waitIdleSlots(defaults, 1, 60_000)]);
 });
 
 afterAll(async () => {
-  await worker?.stop();
+  await Promise.all([worker?.stop(), defaults?.stop()]);
   await Promise.all([openai?.close(), backend?.close()]);
 });
+
+const rssMiB = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 
 describe('one utterance is bounded', () => {
   it('ends a flooded turn at the byte bound, completes the interview and recycles the bot', async () => {
@@ -58,4 +67,42 @@ describe('one utterance is bounded', () => {
     expect(botAfter).toBeDefined();
     expect(botAfter).not.toBe(botBefore);
   }, 90_000);
+
+  it('keeps a bot\'s memory bounded while a flood of speech lasts, and hears the next answer soon after it', async () => {
+    // Issue 19: 256 KB messages of looped speech as fast as the socket takes them took a bot from
+    // 179 to 1,155 MB in 30 s, because audio waited, unbounded, for a VAD slower than the flood.
+    const [bot] = defaults.botPids();
+    expect(bot).toBeDefined();
+    const body = spawnBody();
+    const spawned = await defaults.spawnSession(body);
+    expect(spawned.status).toBe(200);
+    const speech = speechPcm('I liked the onboarding a lot, and the support team answered every question I had.', 16_000);
+    const message = Buffer.alloc(256 * 1024);
+    for (let i = 0; i < message.length; i += speech.length) speech.copy(message, i, 0, Math.min(speech.length, message.length - i));
+    const before = rssMiB(bot!);
+    let peak = before;
+    let floodEnded = 0;
+    const respondent = runRespondent(String(spawned.body.room_url), String(spawned.body.token), {
+      onListening: (turn) => {
+        if (turn !== 1) return 'answer';
+        const until = Date.now() + 12_000;
+        const pump = (): void => {
+          if (respondent.socket.readyState !== respondent.socket.OPEN) return;
+          if (Date.now() > until) return void (floodEnded = Date.now());
+          while (respondent.socket.bufferedAmount < 1024 * 1024) respondent.socket.send(message);
+          setImmediate(pump);
+        };
+        pump();
+        return 'silent';
+      },
+    });
+    const sampler = setInterval(() => (peak = Math.max(peak, rssMiB(bot!))), 250);
+    const done = await respondent.done.finally(() => clearInterval(sampler));
+    expect(done.ended, JSON.stringify(done.messages.slice(-6))).toBe('completed');
+    expect(floodEnded).toBeGreaterThan(0);
+    // Bounded: the bot holds at most one utterance waiting to be heard (on main it grew about
+    // 17 MB a second of flood, and went on for a minute after it, working through the backlog).
+    expect(peak - before, `RSS ${before.toFixed(0)} -> ${peak.toFixed(0)} MiB`).toBeLessThan(150);
+    expect(Date.now() - floodEnded).toBeLessThan(30_000);
+  }, 120_000);
 });

@@ -16,6 +16,11 @@ import { TurnDetector, type DetectorEvent, type TurnEnd, type TurnEndReason, typ
  * stops and the page drops its queued audio). The turn then runs as any other; if it stays shorter
  * than `bargeInConfirmMs` and its words are only a backchannel ("mm-hm", a cough), it is marked so
  * and the bot goes on from the sentence it was in.
+ *
+ * Bounds: the detector keeps at most one utterance's worth of audio waiting to be classified, and
+ * at most MAX_TEXTS_IN_FLIGHT turns wait for their text at once; beyond either, audio or whole turns
+ * are dropped and `onBound` says so (the process is recycled after the session). A respondent never
+ * gets there; a flood of audio does, and memory stays bounded while it lasts.
  */
 export interface HeardTurn {
   text: string;
@@ -65,10 +70,19 @@ export interface ListenerOptions {
 
 /** How long a "finished" from the model waits for the words so far before it stands on its own. */
 const WORDS_WAIT_MS = 300;
+/** Turns being transcribed at once (each holds its audio until then). */
+const MAX_TEXTS_IN_FLIGHT = 3;
 
 type Waiter = { resolve(turn: HeardTurn): void; reject(err: Error): void; since: number };
 
-export class Listener {
+/** What the dialogue needs from the listener (a test can stand in for it). */
+export interface Hearing {
+  readonly busy: boolean;
+  nextTurn(since: number, onStale?: (turn: HeardTurn) => void): Promise<HeardTurn>;
+  speechStarted(): { promise: Promise<void>; cancel(): void };
+}
+
+export class Listener implements Hearing {
   private readonly options: ListenerOptions;
   private readonly detector: TurnDetector;
   private readonly clock: () => number;
@@ -81,13 +95,20 @@ export class Listener {
   private idleTimer: NodeJS.Timeout | undefined;
   private readonly speechWaiters = new Set<() => void>();
   private stallTimer: NodeJS.Timeout | undefined;
+  private arrivals = 0;
+  private closed = false;
   private readonly onAudio = (pcm: Buffer) => {
     this.detector.push(pcm);
-    // A respondent whose audio stops mid-turn (a muted or dropped track) has stopped speaking. Armed
-    // on every arrival, not only inside a turn: audio that comes in a burst is classified after it
-    // has arrived, so the turn may start only once the last of it is in.
+    // A respondent whose audio stops mid-turn (a muted or dropped track) has stopped speaking. The
+    // stall is counted from when the audio so far has been classified, not from its arrival: a
+    // burst (a whole answer at once, a network stall letting go) can take longer to classify than
+    // the stall itself, and its turn may only start once the last of it is in.
+    const arrival = ++this.arrivals;
     clearTimeout(this.stallTimer);
-    this.stallTimer = setTimeout(() => this.detector.forceEnd('silence'), this.options.settings.stallMs);
+    void this.detector.drained().then(() => {
+      if (arrival !== this.arrivals || this.closed) return;
+      this.stallTimer = setTimeout(() => this.detector.forceEnd('silence'), this.options.settings.stallMs);
+    });
   };
 
   constructor(options: ListenerOptions) {
@@ -96,6 +117,7 @@ export class Listener {
     this.detector = new TurnDetector({
       ...options.detector,
       onEvent: (e) => this.onEvent(e),
+      onOverflow: () => options.onBound?.(),
       wordsUnfinished: async () => {
         const text = await options.transcriber.textSoFar(WORDS_WAIT_MS);
         return text !== null && wordsUnfinished(text, options.language);
@@ -103,6 +125,11 @@ export class Listener {
     });
     options.room.on('audio', this.onAudio);
     options.transcriber.warm();
+  }
+
+  /** Respondent audio received and not yet classified (bounded: one utterance's worth). */
+  get backlogBytes(): number {
+    return this.detector.backlogBytes;
   }
 
   /** Whether the respondent is talking now, or a turn of theirs is still being transcribed. */
@@ -140,6 +167,7 @@ export class Listener {
   }
 
   close(): void {
+    this.closed = true;
     this.speechWaiters.clear();
     clearTimeout(this.maxTimer);
     clearTimeout(this.idleTimer);
@@ -154,7 +182,8 @@ export class Listener {
     const wait = this.options.settings.idleTimeoutSeconds * 1000 + this.options.playback.remainingMs;
     this.idleTimer = setTimeout(() => {
       if (!this.waiter) return;
-      if (this.busy) return this.armIdle();
+      // Audio that has arrived but is not classified yet (a burst) is not silence: wait for it.
+      if (this.busy || this.detector.classifying) return this.armIdle();
       const { reject } = this.waiter;
       this.waiter = null;
       reject(new SessionEnd('idle_timeout', 'timeout', `The respondent said nothing for ${this.options.settings.idleTimeoutSeconds} s.`));
@@ -206,6 +235,11 @@ export class Listener {
   }
 
   private async finishTurn(end: TurnEnd, startedAt: number, bargeIn: boolean): Promise<void> {
+    if (this.pendingTexts >= MAX_TEXTS_IN_FLIGHT) {
+      this.options.transcriber.discard();
+      this.options.onBound?.();
+      return this.options.onDropped?.('too many turns waiting for their text');
+    }
     this.pendingTexts++;
     try {
       const { text, mode } = await this.options.transcriber.finish(end.audio);

@@ -41,9 +41,10 @@ async function run(job: BotJob): Promise<Outcome> {
     const joined = await rooms.join(job.ticket);
     room = joined.room;
     const attributes = { [ATTR_SESSION_ID]: job.sessionId, [ATTR_ROOM_PROVIDER]: job.ticket.transport, [ATTR_ROOM_CONNECT_MS]: Math.round(joined.connectMs) };
-    send({ type: 'span', sessionId: job.sessionId, span: { name: SPAN_ROOM_CONNECT, startMs, endMs: Date.now(), attributes } });
+    send({ type: 'telemetry', sessionId: job.sessionId, event: { type: 'span', span: { name: SPAN_ROOM_CONNECT, startMs, endMs: Date.now(), attributes } } });
   } catch (err) {
-    send({ type: 'span', sessionId: job.sessionId, span: { name: SPAN_ROOM_CONNECT, startMs, endMs: Date.now(), attributes: { [ATTR_SESSION_ID]: job.sessionId, [ATTR_ROOM_PROVIDER]: job.ticket.transport }, error: (err as Error).message } });
+    const span = { name: SPAN_ROOM_CONNECT, startMs, endMs: Date.now(), attributes: { [ATTR_SESSION_ID]: job.sessionId, [ATTR_ROOM_PROVIDER]: job.ticket.transport }, error: (err as Error).message };
+    send({ type: 'telemetry', sessionId: job.sessionId, event: { type: 'span', span } });
     return { status: 'failed', reason: 'room_join_failed', message: `The bot could not join its room: ${(err as Error).message}` };
   }
   const outcome = await runInterview(job, {
@@ -51,25 +52,18 @@ async function run(job: BotJob): Promise<Outcome> {
     providers,
     store,
     stop: stop.signal,
-    settings: {
-      joinTimeoutSeconds: config.joinTimeoutSeconds,
-      maxSessionSeconds: config.maxSessionSeconds,
-      idleTimeoutSeconds: config.idleTimeoutSeconds,
-      maxUtteranceSeconds: config.vad.maxUtteranceSeconds,
-      vad: config.vad,
-      turns: config.turns,
-    },
+    config,
     models,
-    onUtteranceBound: () => {
-      recycle = true;
-    },
-    emitSpan: (span) => send({ type: 'span', sessionId: job.sessionId, span }),
-    emitLatency: (provider, operation, seconds) => send({ type: 'latency', provider, operation, seconds }),
-    emitTurn: (event) => send({ type: 'turn', ...event }),
-    onStreamingUnavailable: (reason) => {
-      if (streamingNoticed) return;
-      streamingNoticed = true;
-      log.warn('streaming speech-to-text is not available: turns are transcribed in batch', { reason });
+    hooks: {
+      telemetry: (event) => send({ type: 'telemetry', sessionId: job.sessionId, event }),
+      utteranceBound: () => {
+        recycle = true;
+      },
+      streamingUnavailable: (reason) => {
+        if (streamingNoticed) return;
+        streamingNoticed = true;
+        log.warn('streaming speech-to-text is not available: turns are transcribed in batch', { reason });
+      },
     },
   });
   // The closing words play out before the worker hears the outcome and deletes the room.

@@ -1,19 +1,28 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { FromBotSchema, type BotJob, type FromBot, type Outcome, type SpanRecord } from './messages.ts';
+import type { BotEvent } from './events.ts';
+import { FromBotSchema, type BotJob, type FromBot, type Outcome } from './messages.ts';
 
 /**
- * One warm slot's bot process, seen from the worker. Events:
- * `ready` (warm and free), `finished` (sessionId, outcome), `span` (sessionId, span),
- * `latency` (provider, operation, seconds), `exit` (code, signal). A bot that dies while busy
+ * One warm slot's bot process, seen from the worker. Events (typed, BotProcessEvents):
+ * `ready` (warm and free), `finished` (sessionId, outcome), `telemetry` (sessionId, a typed bot
+ * event), `invalid` (a message that failed its check), `exit` (code, signal). A bot that dies while busy
  * finishes its session as failed (`bot_crashed`); a new process is started unless stopping.
  */
 const BOT_ENTRY = fileURLToPath(new URL('./process.ts', import.meta.url));
 
 export type BotState = 'starting' | 'idle' | 'busy' | 'stopped';
 
-export class BotProcess extends EventEmitter {
+export interface BotProcessEvents {
+  ready: [];
+  finished: [sessionId: string, outcome: Outcome];
+  telemetry: [sessionId: string, event: BotEvent];
+  invalid: [problem: string];
+  exit: [code: number | null, signal: NodeJS.Signals | null, recycled: boolean];
+}
+
+export class BotProcess extends EventEmitter<BotProcessEvents> {
   state: BotState = 'starting';
   sessionId: string | null = null;
   private child: ChildProcess | null = null;
@@ -78,14 +87,8 @@ export class BotProcess extends EventEmitter {
         this.state = 'idle';
         this.emit('ready');
         break;
-      case 'span':
-        this.emit('span', msg.sessionId, msg.span satisfies SpanRecord);
-        break;
-      case 'latency':
-        this.emit('latency', msg.provider, msg.operation, msg.seconds);
-        break;
-      case 'turn':
-        this.emit('turn', msg.kind, msg.reason, msg.latencySeconds);
+      case 'telemetry':
+        this.emit('telemetry', msg.sessionId, msg.event);
         break;
       case 'finished':
         if (msg.sessionId !== this.sessionId) return;

@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import type { InferenceSession } from 'onnxruntime-node';
 import type { TurnSettings } from '../../config.ts';
 import type { SpeechProbabilityModel, TurnCompletionModel } from './types.ts';
 
@@ -77,23 +76,6 @@ export function resolveTurnModels(dir: string | null): TurnModelPaths {
   };
 }
 
-/**
- * One ONNX Runtime session for a turn model, sized for many bots per machine: CPU only, one thread
- * for the operators and one for the graph, and no spin-waiting (an idle spinning pool burns a core
- * per bot between frames).
- */
-export async function openModelSession(path: string): Promise<InferenceSession> {
-  const { InferenceSession } = await import('onnxruntime-node');
-  return InferenceSession.create(path, {
-    executionProviders: ['cpu'],
-    intraOpNumThreads: 1,
-    interOpNumThreads: 1,
-    executionMode: 'sequential',
-    graphOptimizationLevel: 'all',
-    extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } },
-  });
-}
-
 export interface TurnModels {
   /** Silero VAD when VAD_ENGINE=silero, else null (the energy VAD needs no model). */
   vad: SpeechProbabilityModel | null;
@@ -116,7 +98,8 @@ export async function loadTurnModels(settings: Pick<TurnSettings, 'vadEngine' | 
   const wantTurn = settings.detection === 'model';
   if (!needsTurnModels(settings)) return { vad: null, turn: null };
   const paths = resolveTurnModels(settings.modelsDir);
-  // Imported here, not at the top: they import this file (openModelSession).
+  // Imported here, not at the top: they load ONNX Runtime's native library, which the energy VAD
+  // with silence detection never needs.
   const [{ loadSileroVad }, { loadSmartTurn }] = await Promise.all([import('./silero-vad.ts'), import('./smart-turn.ts')]);
   const [vad, turn] = await Promise.all([wantVad ? loadSileroVad(paths.sileroVad) : null, wantTurn ? loadSmartTurn(paths.smartTurn) : null]);
   return { vad, turn };

@@ -1,5 +1,5 @@
 import { Tensor } from 'onnxruntime-node';
-import { openModelSession } from './models.ts';
+import { openModelSession } from './onnx-session.ts';
 import { LISTEN_SAMPLE_RATE, type SpeechProbabilityModel } from './types.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { Tensor } from 'onnxruntime-node';
-import { openModelSession } from './models.ts';
+import { openModelSession } from './onnx-session.ts';
 import type { TurnCompletionModel } from './types.ts';
 import { N_FRAMES, N_MELS, whisperLogMel } from './whisper-features.ts';
 

@@ -107,6 +107,14 @@ export class TurnTranscriber {
     return { text, mode: 'batch' };
   }
 
+  /** The turn is dropped without its text: audio not yet committed is cleared, nothing is awaited. */
+  discard(): void {
+    this.segments = [];
+    if (this.broken || this.uncommitted === 0) return;
+    this.uncommitted = 0;
+    void this.withStream((s) => s.clear()).catch(() => undefined);
+  }
+
   close(): void {
     void this.stream?.then((s) => s?.close());
   }

@@ -21,13 +21,13 @@ function tone(ms: number): Buffer {
 }
 
 const SETTINGS: TurnDetectorSettings = {
-  detection: 'model',
   minSpeechMs: 100,
   silenceMs: 700,
   modelSilenceMs: 200,
   maxSilenceMs: 1600,
   modelThreshold: 0.5,
   maxUtteranceBytes: 60 * RATE * 2,
+  maxBacklogBytes: 60 * RATE * 2,
 };
 
 function harness(settings: Partial<TurnDetectorSettings>, model: TurnCompletionModel | null) {
@@ -68,7 +68,7 @@ const scripted = (...answers: number[]): TurnCompletionModel & { calls: number[]
 
 describe('turn detector', () => {
   it('silence detection (today\'s rule): the turn ends after VAD_SILENCE_MS, with a pause (commit point) at 200 ms', async () => {
-    const h = harness({ detection: 'silence' }, null);
+    const h = harness({}, null);
     await h.play(Buffer.concat([silencePcm(300, RATE), tone(600), silencePcm(1000, RATE)]));
     expect(h.types()).toEqual(['speech_start', 'pause', 'turn_end']);
     const [end] = h.ends();
@@ -170,13 +170,47 @@ describe('turn detector', () => {
     const detector = new TurnDetector({
       vad: { frameBytes: 640, frameMs: 20, isSpeech: () => (++calls === 3 ? Promise.reject(new Error('onnx failed')) : Promise.resolve(true)), reset: () => undefined },
       model: null,
-      settings: { ...SETTINGS, detection: 'silence' },
+      settings: SETTINGS,
       onEvent: () => undefined,
       onModelError: (err) => errors.push(err),
     });
     detector.push(tone(200));
     await detector.drained();
     expect(errors).toHaveLength(1);
+    expect(detector.speaking).toBe(true);
+  });
+
+  it('hears an answer that arrives in one burst, in chunks that do not end on a frame', async () => {
+    // A network stall, or a respondent that sends a whole answer at once: every chunk arrives in
+    // the same turn of the event loop. 300-byte chunks complete no 640-byte frame on their own.
+    const events: DetectorEvent[] = [];
+    const detector = new TurnDetector({ vad: energyFrameVad(-45), model: null, settings: SETTINGS, onEvent: (e) => events.push(e) });
+    const pcm = Buffer.concat([tone(600), silencePcm(1000, RATE)]);
+    for (let i = 0; i < pcm.length; i += 300) detector.push(pcm.subarray(i, i + 300));
+    await detector.drained();
+    expect(events.filter((e) => e.type !== 'audio').map((e) => e.type)).toEqual(['speech_start', 'pause', 'turn_end']);
+    expect(detector.backlogBytes).toBeLessThan(640);
+  });
+
+  it('keeps at most maxBacklogBytes of audio waiting to be classified, and says when it drops some', async () => {
+    let release!: () => void;
+    let gate = new Promise<void>((r) => (release = r));
+    let overflows = 0;
+    // A VAD that is far slower than the audio arrives (a loaded machine under a flood).
+    const slow = { frameBytes: 640, frameMs: 20, isSpeech: async () => (await gate, true), reset: () => undefined };
+    const detector = new TurnDetector({ vad: slow, model: null, settings: { ...SETTINGS, maxBacklogBytes: 64_000 }, onEvent: () => undefined, onOverflow: () => overflows++ });
+    const big = tone(2000); // 64,000 bytes
+    let peak = 0;
+    for (let i = 0; i < 50; i++) {
+      detector.push(big);
+      peak = Math.max(peak, detector.backlogBytes);
+    }
+    expect(peak).toBeLessThanOrEqual(64_000);
+    expect(overflows).toBe(1);
+    release();
+    gate = Promise.resolve();
+    await detector.drained();
+    expect(detector.backlogBytes).toBe(0);
     expect(detector.speaking).toBe(true);
   });
 });

@@ -15,17 +15,21 @@ import { LISTEN_SAMPLE_RATE } from './types.ts';
  *
  * The detector runs for a whole session: after a turn ends it listens for the next one at once, so
  * a respondent who goes on talking is heard. Frames are classified in arrival order, one at a time.
+ * Audio waiting to be classified is bounded (`maxBacklogBytes`): audio that arrives faster than it
+ * can be classified beyond that is dropped on arrival and reported (`onOverflow`), so a flood cannot
+ * grow the process's memory; an answer that arrives in one burst (within the bound) is heard whole.
  */
 export type TurnEndReason = 'silence' | 'model' | 'max';
 
 export interface TurnDetectorSettings {
-  detection: 'model' | 'silence';
   minSpeechMs: number;
   silenceMs: number;
   modelSilenceMs: number;
   maxSilenceMs: number;
   modelThreshold: number;
   maxUtteranceBytes: number;
+  /** Audio received but not yet classified, at most (beyond it, arriving audio is dropped). */
+  maxBacklogBytes: number;
 }
 
 export interface TurnEnd {
@@ -56,7 +60,7 @@ const MODEL_WINDOW_BYTES = 8 * LISTEN_SAMPLE_RATE * 2;
 
 export interface TurnDetectorOptions {
   vad: FrameVad;
-  /** Null: no model (silence detection only). */
+  /** The end-of-turn model; null: silence detection only (the caller decides, worker/bot/listening.ts). */
   model: TurnCompletionModel | null;
   settings: TurnDetectorSettings;
   onEvent(event: DetectorEvent): void;
@@ -68,6 +72,8 @@ export interface TurnDetectorOptions {
   onWordsVeto?(): void;
   /** A failed model call is treated as "not finished" (a failed VAD frame as silence); it is reported here. */
   onModelError?(err: unknown): void;
+  /** Audio was dropped because the backlog was full (once per overflow, until the backlog drains). */
+  onOverflow?(): void;
   clock?: () => number;
 }
 
@@ -78,8 +84,13 @@ export class TurnDetector {
   private readonly options: TurnDetectorOptions;
   private readonly clock: () => number;
   private readonly pending: Buffer[] = [];
+  /** Bytes received and not yet classified: the queue, and the partial frame carried over. */
+  private unclassified = 0;
+  private overflowed = false;
   private carry: Buffer = Buffer.alloc(0);
-  private draining: Promise<void> | null = null;
+  /** Set and cleared synchronously: a drain that ends without awaiting must not look still running. */
+  private draining = false;
+  private idle: Promise<void> = Promise.resolve();
   private closed = false;
 
   private inSpeech = false;
@@ -100,7 +111,7 @@ export class TurnDetector {
   constructor(options: TurnDetectorOptions) {
     this.options = options;
     this.vad = options.vad;
-    this.model = options.settings.detection === 'model' ? options.model : null;
+    this.model = options.model;
     this.settings = options.settings;
     this.clock = options.clock ?? Date.now;
   }
@@ -115,17 +126,40 @@ export class TurnDetector {
     return this.inSpeech ? this.speechMs : 0;
   }
 
+  /** Whether received audio is being classified now (a burst can take a while). */
+  get classifying(): boolean {
+    return this.draining;
+  }
+
+  /** Audio received and not yet classified (bounded by `maxBacklogBytes`). */
+  get backlogBytes(): number {
+    return this.unclassified;
+  }
+
   push(pcm: Buffer): void {
-    if (this.closed) return;
+    if (this.closed || pcm.length === 0) return;
+    const room = this.settings.maxBacklogBytes - this.unclassified;
+    if (pcm.length > room) {
+      if (!this.overflowed) this.options.onOverflow?.();
+      this.overflowed = true;
+      // What fits is kept (copied, so the rest of a large message is not held by a view of it).
+      const fits = room - (room % 2);
+      if (fits <= 0) return;
+      pcm = Buffer.from(pcm.subarray(0, fits));
+    }
     this.pending.push(pcm);
-    this.draining ??= this.drain().finally(() => {
-      this.draining = null;
-    });
+    this.unclassified += pcm.length;
+    if (this.draining) return;
+    // Many messages can arrive in one turn of the event loop (a burst). A chunk that completes no
+    // frame makes the drain end at once; the flag is cleared inside it, so the next push (in the
+    // same turn) starts another drain instead of leaving its audio unheard.
+    this.draining = true;
+    this.idle = this.drain();
   }
 
   /** Settles when every frame pushed so far has been classified. */
   drained(): Promise<void> {
-    return this.draining ?? Promise.resolve();
+    return this.idle;
   }
 
   /** Ends the current turn now (the wall-time bound of one utterance). */
@@ -136,17 +170,25 @@ export class TurnDetector {
   close(): void {
     this.closed = true;
     this.pending.length = 0;
+    this.unclassified = 0;
   }
 
   private async drain(): Promise<void> {
     const size = this.vad.frameBytes;
-    while (this.pending.length > 0 && !this.closed) {
-      const chunk = this.pending.shift()!;
-      let data = this.carry.length ? Buffer.concat([this.carry, chunk]) : chunk;
-      let offset = 0;
-      for (; data.length - offset >= size && !this.closed; offset += size) await this.frame(data.subarray(offset, offset + size));
-      data = data.subarray(offset);
-      this.carry = Buffer.from(data);
+    try {
+      while (this.pending.length > 0 && !this.closed) {
+        const chunk = this.pending.shift()!;
+        let data = this.carry.length ? Buffer.concat([this.carry, chunk]) : chunk;
+        let offset = 0;
+        for (; data.length - offset >= size && !this.closed; offset += size) {
+          await this.frame(data.subarray(offset, offset + size));
+          if (!this.closed) this.unclassified -= size;
+        }
+        data = data.subarray(offset);
+        this.carry = Buffer.from(data);
+      }
+    } finally {
+      this.draining = false;
     }
   }
 

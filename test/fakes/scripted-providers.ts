@@ -1,0 +1,90 @@
+import type { Providers } from '../../worker/providers/index.ts';
+import type { ChatMessage } from '../../worker/providers/llm.ts';
+
+/**
+ * Model providers that answer from a script, on the clock the test controls (every wait is a
+ * setTimeout, so fake timers run them in no real time): for unit tests of the interview's stages.
+ * Speech-to-text returns the scripted texts in order; the language model streams the scripted
+ * replies (`NEXT`, `FOLLOW_UP: ...`, or an Error to throw); speech is silence, `msPerWord` long.
+ * The protocol-faithful fakes of the real HTTP APIs are in openai-compatible.ts.
+ */
+export interface ProviderScript {
+  transcripts?: string[];
+  /** One per follow-up decision; an Error fails that call. Default `NEXT`. */
+  replies?: Array<string | Error>;
+  summary?: string | Error;
+  sttDelayMs?: number;
+  /** Before the language model's first token. */
+  llmDelayMs?: number;
+  ttsFirstByteMs?: number;
+  msPerWord?: number;
+  /** Fails speech synthesis of any sentence containing this text. */
+  ttsFailsOn?: { text: string; error: Error };
+}
+
+export interface ScriptedProviders extends Providers {
+  calls: { stt: number; llm: ChatMessage[][]; tts: string[] };
+}
+
+const TTS_RATE = 24_000;
+const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function abortable(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('aborted');
+}
+
+export function scriptedProviders(script: ProviderScript = {}): ScriptedProviders {
+  const transcripts = [...(script.transcripts ?? [])];
+  const replies = [...(script.replies ?? [])];
+  const calls: ScriptedProviders['calls'] = { stt: 0, llm: [], tts: [] };
+  return {
+    calls,
+    stt: {
+      provider: 'scripted',
+      model: 'stt-script',
+      async transcribe(_pcm, options) {
+        calls.stt++;
+        await wait(script.sttDelayMs ?? 50);
+        abortable(options.signal);
+        return transcripts.shift() ?? `answer ${calls.stt}`;
+      },
+    },
+    sttStream: null,
+    llm: {
+      provider: 'scripted',
+      model: 'llm-script',
+      async *stream(messages, options = {}) {
+        calls.llm.push(messages);
+        const reply = replies.shift() ?? 'NEXT';
+        await wait(script.llmDelayMs ?? 100);
+        abortable(options.signal);
+        if (reply instanceof Error) throw reply;
+        for (const piece of reply.match(/.{1,12}/gs) ?? []) {
+          abortable(options.signal);
+          yield piece;
+          await wait(10);
+        }
+      },
+      async complete(messages, options = {}) {
+        calls.llm.push(messages);
+        await wait(script.llmDelayMs ?? 100);
+        abortable(options.signal);
+        if (script.summary instanceof Error) throw script.summary;
+        return script.summary ?? 'Summary: scripted.';
+      },
+    },
+    tts: {
+      provider: 'scripted',
+      model: 'tts-script',
+      sampleRate: TTS_RATE,
+      async *synthesize(text, options = {}) {
+        calls.tts.push(text);
+        await wait(script.ttsFirstByteMs ?? 20);
+        abortable(options.signal);
+        if (script.ttsFailsOn && text.includes(script.ttsFailsOn.text)) throw script.ttsFailsOn.error;
+        const ms = text.split(/\s+/).length * (script.msPerWord ?? 250);
+        yield Buffer.alloc(Math.round((TTS_RATE * ms) / 1000) * 2);
+      },
+    },
+  };
+}

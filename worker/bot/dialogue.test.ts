@@ -1,0 +1,213 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { silencePcm } from '../../lib/pcm.ts';
+import { tonePcm } from '../../test/fakes/audio.ts';
+import { MemoryRoom } from '../../test/fakes/memory-room.ts';
+import { STAGE_CONFIG } from '../../test/fakes/stage-config.ts';
+import { scriptedProviders, type ProviderScript } from '../../test/fakes/scripted-providers.ts';
+import { ProviderError } from '../providers/errors.ts';
+import type { BotEvent } from './events.ts';
+import { runInterview, type InterviewConfig } from './interview.ts';
+import type { BotJob, InterviewDefinition, Outcome } from './messages.ts';
+
+/**
+ * The interview's stages driven without a worker: a room in memory, providers from a script, and
+ * fake timers as the clock (the clock every stage is given), so a minute of conversation runs in
+ * milliseconds and every timing is exact. The respondent is the test: it answers once it has heard
+ * the bot out (as a person, and as test/worker/respondent.ts in real time), speaks over the bot, or
+ * sends a whole answer at once. Energy VAD (a tone is speech), silence detection, batch text.
+ */
+const RATE = 16_000;
+const START = Date.UTC(2026, 10, 25, 12);
+
+const tone = (ms: number): Buffer => tonePcm(ms, RATE, 220, 0.3);
+const answer = (ms = 900) => Buffer.concat([tone(ms), silencePcm(600, RATE)]);
+
+const CONFIG = STAGE_CONFIG;
+
+const INTERVIEW: InterviewDefinition = {
+  title: 'Stages',
+  language: 'en',
+  intro: 'Hi.',
+  questions: [{ id: 'q1', text: 'What did you like?', maxFollowUps: 1 }],
+  closing: 'Thanks, bye.',
+};
+
+interface Run {
+  room: MemoryRoom;
+  providers: ReturnType<typeof scriptedProviders>;
+  events: BotEvent[];
+  bounds: () => number;
+  transcript: () => { turns: Array<{ speaker: string; text: string; questionId?: string }> };
+  outcome: Promise<Outcome>;
+}
+
+function start(script: ProviderScript, interview: InterviewDefinition = INTERVIEW, config: InterviewConfig = CONFIG): Run {
+  const room = new MemoryRoom();
+  const providers = scriptedProviders(script);
+  const events: BotEvent[] = [];
+  let bounds = 0;
+  let stored = '';
+  const job: BotJob = { sessionId: 'inv_stage1', interviewId: 'dpl_1', interview, ticket: { transport: 'local', url: 'ws://memory.invalid/', token: 'memory', room: 'memory' } };
+  const outcome = runInterview(job, {
+    room,
+    providers,
+    models: { vad: null, turn: null },
+    store: { put: (id, body) => ((stored = body), Promise.resolve(`memory://${id}.json`)) },
+    config,
+    hooks: { telemetry: (e) => events.push(e), utteranceBound: () => bounds++, streamingUnavailable: () => undefined },
+    stop: new AbortController().signal,
+    clock: () => Date.now(),
+  });
+  room.join();
+  return { room, providers, events, bounds: () => bounds, transcript: () => JSON.parse(stored) as ReturnType<Run['transcript']>, outcome };
+}
+
+/** Answers each `listening` once the bot's audio has played out (and 300 ms more), as a person does. */
+function answerWhenHeard(room: MemoryRoom, say: (turn: number) => Buffer | null): void {
+  let timer: NodeJS.Timeout | undefined;
+  let turn = 0;
+  room.onControl((msg) => {
+    if (msg.type !== 'state') return;
+    clearTimeout(timer);
+    if (msg.state !== 'listening') return;
+    const due = () => {
+      const left = room.playingUntil - Date.now();
+      if (left > 0) return void (timer = setTimeout(due, left));
+      timer = setTimeout(() => {
+        const pcm = say(++turn);
+        if (pcm) void room.speak(pcm);
+      }, 300);
+    };
+    due();
+  });
+}
+
+/** Runs the fake clock until the interview ends (at most ten minutes of it). */
+async function finish(run: Run): Promise<Outcome> {
+  let result: Outcome | null = null;
+  void run.outcome.then((o) => (result = o));
+  for (let t = 0; t < 600_000 && result === null; t += 50) await vi.advanceTimersByTimeAsync(50);
+  if (result === null) throw new Error(`the interview did not end; states: ${run.room.states().join(' ')}`);
+  return result;
+}
+
+const spoken = (run: Run) => run.transcript().turns.map((t) => `${t.speaker}: ${t.text}`);
+
+beforeEach(() => {
+  vi.useFakeTimers({ now: START });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('the interview in stages (memory room, scripted providers, fake clock)', () => {
+  it('asks, hears, follows up, closes, and reports every measure as a typed event', async () => {
+    const run = start({ transcripts: ['I liked the onboarding.', 'The support team answered fast.'], replies: ['FOLLOW_UP: What about the support?'] });
+    answerWhenHeard(run.room, () => answer());
+    const outcome = await finish(run);
+    expect(outcome.status, JSON.stringify(outcome)).toBe('completed');
+    expect(spoken(run)).toEqual([
+      'bot: Hi.',
+      'bot: What did you like?',
+      'respondent: I liked the onboarding.',
+      'bot: What about the support?',
+      'respondent: The support team answered fast.',
+      'bot: Thanks, bye.',
+    ]);
+    expect(run.room.controls.at(-1)).toEqual({ type: 'ended', reason: 'completed' });
+    const kinds = run.events.map((e) => (e.type === 'span' ? `span:${e.span.name}` : e.type));
+    expect(kinds.filter((k) => k === 'turn_end')).toHaveLength(2);
+    expect(kinds.filter((k) => k === 'turn_latency')).toHaveLength(2);
+    expect(kinds.filter((k) => k === 'span:llm.turn')).toHaveLength(2); // the decision after the first answer, the summary
+    expect(run.events).toContainEqual({ type: 'turn_end', reason: 'silence' });
+    // The bot's first audio after an answer follows the end of its speech by the silence rule
+    // (300 ms), the text and the model's first sentence: a fake clock makes it exact enough to bound.
+    const latency = run.events.find((e) => e.type === 'turn_latency');
+    expect(latency && latency.type === 'turn_latency' ? latency.seconds : -1).toBeGreaterThan(0.3);
+    expect(run.bounds()).toBe(0);
+  });
+
+  it('joins up an answer whose turn was taken as ended too soon, and drops the reply it had begun', async () => {
+    // The respondent pauses 400 ms (more than VAD_SILENCE_MS) mid-answer; the model is slow, so
+    // they go on before the bot's first word: one answer, and the follow-up is never spoken.
+    const run = start({ transcripts: ['I liked', 'the onboarding.'], replies: ['FOLLOW_UP: Why was that?', 'NEXT'], llmDelayMs: 1500 });
+    answerWhenHeard(run.room, (turn) => (turn === 1 ? Buffer.concat([tone(700), silencePcm(400, RATE), tone(700), silencePcm(600, RATE)]) : null));
+    const outcome = await finish(run);
+    expect(outcome.status, JSON.stringify(outcome)).toBe('completed');
+    expect(spoken(run)).toEqual(['bot: Hi.', 'bot: What did you like?', 'respondent: I liked the onboarding.', 'bot: Thanks, bye.']);
+    expect(run.providers.calls.tts.join(' ')).not.toContain('Why was that?');
+  });
+
+  it('goes on from the cut sentence after a backchannel over the question', async () => {
+    const question = 'First, think of your first week. Then, tell me what you liked. Take your time.';
+    const run = start({ transcripts: ['mm-hm', 'I liked the onboarding.'] }, { ...INTERVIEW, questions: [{ id: 'q1', text: question, maxFollowUps: 0 }] });
+    // "mm-hm" 500 ms into the question (its first sentence is playing), then the answer once heard.
+    let said = false;
+    run.room.onControl((msg) => {
+      if (said || msg.type !== 'caption' || msg.text !== 'First, think of your first week.') return;
+      said = true;
+      setTimeout(() => void run.room.speak(Buffer.concat([tone(300), silencePcm(600, RATE)])), 500);
+    });
+    answerWhenHeard(run.room, () => answer());
+    const outcome = await finish(run);
+    expect(outcome.status, JSON.stringify(outcome)).toBe('completed');
+    expect(run.room.interrupts, JSON.stringify(run.room.controls)).toBe(1);
+    expect(run.events.filter((e) => e.type === 'interruption')).toEqual([{ type: 'interruption', kind: 'barge_in' }, { type: 'interruption', kind: 'backchannel' }]);
+    expect(spoken(run)).toEqual(['bot: Hi.', `bot: ${question}`, `bot: ${question}`, 'respondent: I liked the onboarding.', 'bot: Thanks, bye.']);
+  });
+
+  it('stops at once when the respondent talks over it, and takes what they said as the answer', async () => {
+    const question = 'Tell me about your first week. What went well? What did not?';
+    const run = start({ transcripts: ['Honestly the first week was rough.'] }, { ...INTERVIEW, questions: [{ id: 'q1', text: question, maxFollowUps: 0 }] });
+    let sentAtBargeIn = -1;
+    run.room.onControl((msg) => {
+      if (msg.type === 'caption' && msg.text === 'Tell me about your first week.') setTimeout(() => void run.room.speak(answer(1500)), 500);
+    });
+    const interrupt = run.room.interrupt.bind(run.room);
+    run.room.interrupt = () => ((sentAtBargeIn = run.room.audioBytes), interrupt());
+    const outcome = await finish(run);
+    expect(outcome.status, JSON.stringify(outcome)).toBe('completed');
+    expect(run.events.filter((e) => e.type === 'interruption')).toEqual([{ type: 'interruption', kind: 'barge_in' }]);
+    expect(spoken(run)).toEqual(['bot: Hi.', `bot: ${question}`, 'respondent: Honestly the first week was rough.', 'bot: Thanks, bye.']);
+    // Nothing of the question was sent after the barge-in (only the closing, 2 words of 250 ms).
+    expect(run.room.audioBytes - sentAtBargeIn).toBe(2 * 250 * 48);
+  });
+
+  it('ends as failed, with the provider\'s reason, when the language model fails', async () => {
+    const run = start({ replies: [new ProviderError('llm', 'timeout', true, 'The language model did not answer in time.')] });
+    answerWhenHeard(run.room, () => answer());
+    const outcome = await finish(run);
+    expect(outcome).toEqual({ status: 'failed', reason: 'llm_timeout', message: 'The language model did not answer in time.' });
+    expect(run.room.controls.at(-1)).toEqual({ type: 'ended', reason: 'failed' });
+    const llm = run.events.find((e) => e.type === 'span' && e.span.name === 'llm.turn');
+    expect(llm?.type === 'span' && llm.span.error).toBe('The language model did not answer in time.');
+  });
+
+  it('hears an answer sent in one burst, the moment the bot says it listens (issue 19)', async () => {
+    const run = start({ transcripts: ['I liked the onboarding.', 'The support.'], replies: ['FOLLOW_UP: And the support?'] });
+    run.room.onControl((msg) => {
+      if (msg.type === 'state' && msg.state === 'listening') run.room.burst(answer(), 300);
+    });
+    const outcome = await finish(run);
+    expect(outcome.status, JSON.stringify(outcome)).toBe('completed');
+    expect(spoken(run).filter((t) => t.startsWith('respondent'))).toEqual(['respondent: I liked the onboarding.', 'respondent: The support.']);
+  });
+
+  it('goes on after a flood of audio, and asks for the process to be recycled (issue 19)', async () => {
+    const run = start({ transcripts: ['flood', 'I liked the onboarding.'], replies: ['FOLLOW_UP: Could you say that again?'] });
+    let flooded = false;
+    run.room.onControl((msg) => {
+      if (flooded || msg.type !== 'state' || msg.state !== 'listening') return;
+      flooded = true;
+      // 40 messages of 256 KB (about 5.5 minutes of audio) in one turn of the event loop.
+      const loud = tone(8192);
+      for (let i = 0; i < 40; i++) run.room.emit('audio', Buffer.from(loud));
+    });
+    // The flood is the first answer (its turn ends at the bound); the follow-up is answered as usual.
+    answerWhenHeard(run.room, () => answer());
+    const outcome = await finish(run);
+    expect(outcome.status, JSON.stringify({ outcome, controls: run.room.controls, stt: run.providers.calls.stt })).toBe('completed');
+    expect(run.bounds()).toBeGreaterThan(0);
+    expect(spoken(run)).toContain('respondent: I liked the onboarding.');
+  });
+});

@@ -1,0 +1,142 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { silencePcm } from '../../lib/pcm.ts';
+import { tonePcm } from '../../test/fakes/audio.ts';
+import { MemoryRoom } from '../../test/fakes/memory-room.ts';
+import { STAGE_CONFIG } from '../../test/fakes/stage-config.ts';
+import { scriptedProviders } from '../../test/fakes/scripted-providers.ts';
+import { quietHooks } from './hooks.ts';
+import type { InterviewConfig } from './interview.ts';
+import { Listener, type HeardTurn } from './listener.ts';
+import { createListener, planListening } from './listening.ts';
+import { Playback } from './playback.ts';
+import { energyFrameVad, type FrameVad } from './turns/frame-vad.ts';
+import { TurnTranscriber } from './turns/transcriber.ts';
+import type { TurnCompletionModel } from './turns/types.ts';
+
+/**
+ * The listener on its own, built by the factory from a configuration as the bot builds it, fed by
+ * a memory room on fake timers: what is decided from the settings, the idle timeout counted from
+ * the end of the bot's audio, and the bound on audio waiting to be heard during a flood.
+ */
+const RATE = 16_000;
+
+const tone = (ms: number): Buffer => tonePcm(ms, RATE, 220, 0.3);
+
+const CONFIG = STAGE_CONFIG;
+
+function listen(options: { config?: InterviewConfig; hooks?: typeof quietHooks } = {}) {
+  const room = new MemoryRoom();
+  const playback = new Playback(() => Date.now());
+  const abort = new AbortController();
+  const listener = createListener(options.config ?? CONFIG, {
+    room,
+    providers: scriptedProviders({ transcripts: ['first', 'second'] }),
+    models: { vad: null, turn: null },
+    playback,
+    hooks: options.hooks ?? quietHooks,
+    language: 'en',
+    signal: abort.signal,
+    onBargeIn: () => undefined,
+    clock: () => Date.now(),
+  });
+  return { room, playback, listener, close: () => (abort.abort(), listener.close()) };
+}
+
+beforeEach(() => {
+  vi.useFakeTimers({ now: Date.UTC(2026, 10, 25, 12) });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('listening, planned from the configuration', () => {
+  const model: TurnCompletionModel = { completion: () => Promise.resolve(0.9) };
+
+  it('uses the end-of-turn model only when TURN_DETECTION=model and it is loaded', () => {
+    expect(planListening(CONFIG, { vad: null, turn: model }).turnModel).toBeNull();
+    const withModel = { ...CONFIG, turns: { ...CONFIG.turns, detection: 'model' as const } };
+    expect(planListening(withModel, { vad: null, turn: model }).turnModel).toBe(model);
+    expect(planListening(withModel, { vad: null, turn: null }).turnModel).toBeNull();
+  });
+
+  it('bounds the audio waiting to be heard by one utterance, and a stall by the longest silence', () => {
+    const plan = planListening(CONFIG, { vad: null, turn: null });
+    expect(plan.detector.maxUtteranceBytes).toBe(10 * RATE * 2);
+    expect(plan.detector.maxBacklogBytes).toBe(plan.detector.maxUtteranceBytes);
+    expect(plan.listener.stallMs).toBe(1600 + 500);
+    expect(plan.vad.frameBytes).toBe(640);
+  });
+});
+
+describe('the listener', () => {
+  it('counts the idle timeout from the end of the bot\'s audio, not from when it was sent', async () => {
+    const { listener, playback, close } = listen();
+    playback.add(3000); // the bot's question plays for 3 s
+    let failed: Error | null = null;
+    listener.nextTurn(Date.now()).catch((err: Error) => (failed = err));
+    await vi.advanceTimersByTimeAsync(7900);
+    expect(failed).toBeNull();
+    await vi.advanceTimersByTimeAsync(200);
+    expect(failed).toMatchObject({ reason: 'idle_timeout' });
+    close();
+  });
+
+  it('keeps the audio of a flood under the utterance bound while it arrives, and says so once', async () => {
+    let bounds = 0;
+    const { room, listener, close } = listen({ hooks: { ...quietHooks, utteranceBound: () => bounds++ } });
+    const bound = 10 * RATE * 2;
+    let peak = 0;
+    // 120 messages of 256 KB of speech-loud audio (16 minutes of it), as fast as a socket delivers.
+    const loud = tone(8192);
+    for (let i = 0; i < 120; i++) {
+      room.emit('audio', Buffer.from(loud)); // a new buffer per message, as a socket gives
+      peak = Math.max(peak, listener.backlogBytes);
+    }
+    expect(peak).toBeLessThanOrEqual(bound);
+    expect(bounds).toBe(1);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(listener.backlogBytes).toBeLessThan(640);
+    close();
+  });
+
+  it('hears a turn whose audio arrives in one burst, and gives turns in order', async () => {
+    const { room, listener, close } = listen();
+    const since = Date.now();
+    room.burst(Buffer.concat([tone(600), silencePcm(500, RATE), tone(600), silencePcm(500, RATE)]), 300);
+    const first = listener.nextTurn(since);
+    await vi.advanceTimersByTimeAsync(500);
+    expect((await first).text).toBe('first');
+    expect((await listener.nextTurn(since)).text).toBe('second');
+    close();
+  });
+
+  it('counts a stall from when a burst has been classified, not from its arrival', async () => {
+    // A loaded machine: the VAD takes 40 ms per 20 ms frame, so a 4.4 s burst takes 8.8 s to
+    // classify, far more than the stall (2.1 s). The end-of-turn model finds the answer unfinished
+    // (0.1), so after the burst only the stall can end the turn: as silence, not at the bound.
+    const energy = energyFrameVad(-45);
+    const slow: FrameVad = { ...energy, isSpeech: async (frame, inSpeech) => (await new Promise((r) => setTimeout(r, 40)), energy.isSpeech(frame, inSpeech)) };
+    const plan = planListening({ ...CONFIG, turns: { ...CONFIG.turns, detection: 'model' } }, { vad: null, turn: { completion: () => Promise.resolve(0.1) } });
+    const room = new MemoryRoom();
+    const abort = new AbortController();
+    const listener = new Listener({
+      room,
+      detector: { vad: slow, model: plan.turnModel, settings: plan.detector, clock: () => Date.now() },
+      transcriber: new TurnTranscriber({ batch: scriptedProviders({ transcripts: ['an answer'] }).stt, streaming: null, signal: abort.signal }),
+      playback: new Playback(() => Date.now()),
+      settings: plan.listener,
+      signal: abort.signal,
+      onBargeIn: () => undefined,
+      clock: () => Date.now(),
+    });
+    const arrived = Date.now();
+    room.burst(Buffer.concat([silencePcm(3000, RATE), tone(800), silencePcm(600, RATE)]), 640);
+    let heard: HeardTurn | Error | null = null;
+    listener.nextTurn(arrived).then((t) => (heard = t), (err: Error) => (heard = err));
+    await vi.advanceTimersByTimeAsync(8800 + 2100 + 500);
+    expect(heard).toMatchObject({ reason: 'silence', text: 'an answer' });
+    expect((heard as unknown as HeardTurn).decidedAt - arrived).toBeGreaterThanOrEqual(8800 + 2100);
+    abort.abort();
+    listener.close();
+  });
+});

@@ -1,0 +1,79 @@
+import { ATTR_LLM_PURPOSE, ATTR_LLM_TTFT_MS, ATTR_MODEL, ATTR_PROVIDER, ATTR_SESSION_ID, SPAN_LLM_TURN } from '../telemetry/names.ts';
+import type { ChatMessage, LanguageModel } from '../providers/llm.ts';
+import type { BotEventSink } from './events.ts';
+
+/**
+ * One call to the language model, streamed or whole, with its `llm.turn` span (time to first token
+ * when there is one) and its latency measure, recorded here and nowhere else: on success, and with
+ * the error when the call fails.
+ */
+export type ModelPurpose = 'follow_up' | 'summary';
+
+export interface ModelTurnOptions {
+  llm: LanguageModel;
+  sessionId: string;
+  telemetry: BotEventSink;
+  clock: () => number;
+}
+
+export interface ModelCall {
+  purpose: ModelPurpose;
+  signal: AbortSignal;
+  maxTokens: number;
+}
+
+export class ModelTurn {
+  private readonly options: ModelTurnOptions;
+
+  constructor(options: ModelTurnOptions) {
+    this.options = options;
+  }
+
+  /** The reply as text deltas; the span ends with the stream (or its failure). */
+  async *stream(messages: ChatMessage[], call: ModelCall): AsyncIterable<string> {
+    const measure = this.start(call.purpose);
+    try {
+      for await (const delta of this.options.llm.stream(messages, { signal: call.signal, maxTokens: call.maxTokens })) {
+        measure.firstToken();
+        yield delta;
+      }
+    } catch (err) {
+      measure.failed(err);
+      throw err;
+    }
+    measure.done();
+  }
+
+  /** The whole reply in one answer (the summary). */
+  async complete(messages: ChatMessage[], call: ModelCall): Promise<string> {
+    const measure = this.start(call.purpose);
+    try {
+      const text = await this.options.llm.complete(messages, { signal: call.signal, maxTokens: call.maxTokens });
+      measure.done();
+      return text;
+    } catch (err) {
+      measure.failed(err);
+      throw err;
+    }
+  }
+
+  private start(purpose: ModelPurpose) {
+    const { llm, sessionId, telemetry, clock } = this.options;
+    const t0 = clock();
+    let ttft: number | undefined;
+    const attributes = { [ATTR_SESSION_ID]: sessionId, [ATTR_PROVIDER]: llm.provider, [ATTR_MODEL]: llm.model, [ATTR_LLM_PURPOSE]: purpose };
+    return {
+      firstToken: () => {
+        ttft ??= clock() - t0;
+      },
+      done: () => {
+        const t1 = clock();
+        telemetry({ type: 'span', span: { name: SPAN_LLM_TURN, startMs: t0, endMs: t1, attributes: { ...attributes, ...(ttft !== undefined ? { [ATTR_LLM_TTFT_MS]: ttft } : {}) } } });
+        telemetry({ type: 'provider_latency', provider: 'llm', operation: purpose, seconds: (t1 - t0) / 1000 });
+      },
+      failed: (err: unknown) => {
+        telemetry({ type: 'span', span: { name: SPAN_LLM_TURN, startMs: t0, endMs: clock(), attributes, error: (err as Error).message } });
+      },
+    };
+  }
+}
