@@ -4,7 +4,6 @@ import type { RedisPool, SessionRecord } from './pool.ts';
 import type { OutcomeOutbox } from './outbox.ts';
 import type { RoomProvider } from './rooms/provider.ts';
 import type { SlotManager } from './slots.ts';
-import { ATTR_POD, ATTR_SLOT_ID } from './telemetry/names.ts';
 import type { WorkerMetrics } from './telemetry/metrics.ts';
 import { recordBotEvent } from './telemetry/bot-telemetry.ts';
 
