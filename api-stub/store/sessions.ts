@@ -182,6 +182,52 @@ export const markCompleted = (db: Database, sessionId: string, response: { trans
 export const markExpired = (db: Database, sessionId: string, now: number): EventResult => applySessionEvent(db, sessionId, 'expired', now);
 
 /**
+ * A session's connect attempt and its outcome so far (docs/connect.md, "one outcome per attempt").
+ * `attempt` counts from 0; `failedAt` is set once the worker reported this attempt failed.
+ */
+export interface AttemptState {
+  attempt: number;
+  failedAt: number | null;
+}
+
+export function attemptStateOf(db: Database, sessionId: string): AttemptState {
+  const row = stmt(db, 'SELECT attempt, failed_at FROM sessions WHERE id = ?').get(sessionId);
+  return { attempt: row ? Number(row.attempt) : 0, failedAt: row ? nullableNumber(row.failed_at) : null };
+}
+
+/** The attempt a connect starts: the current one, or the next after a reported failure (a retry). */
+export function nextConnectAttempt(db: Database, sessionId: string): number {
+  const { attempt, failedAt } = attemptStateOf(db, sessionId);
+  return attempt + (failedAt === null ? 0 : 1);
+}
+
+/** The route a spawn took (the worker's substrate). */
+export type SessionRoute = 'hosted' | 'self_hosted';
+
+/**
+ * A spawn succeeded: STARTED (through the state machine), the route recorded, and, when this
+ * connect opened a new attempt, the attempt stored with the last failure cleared. One transaction.
+ */
+export function markConnected(db: Database, sessionId: string, spawn: { route: SessionRoute; attempt: number }, now: number): EventResult {
+  return transaction(db, () => {
+    const result = markStarted(db, sessionId, now);
+    if (result.kind === 'refused' || result.kind === 'not_found') return result;
+    stmt(db, 'UPDATE sessions SET route = ? WHERE id = ?').run(spawn.route, sessionId);
+    stmt(db, 'UPDATE sessions SET attempt = ?, failed_at = NULL, failure_reason = NULL WHERE id = ? AND attempt < ?').run(spawn.attempt, sessionId, spawn.attempt);
+    return result;
+  });
+}
+
+/**
+ * The worker reported the current attempt failed: records when and why, once per attempt.
+ * Returns false when this attempt's failure was already recorded (a repeated report).
+ */
+export function recordAttemptFailure(db: Database, sessionId: string, reason: string, now: number): boolean {
+  const marked = stmt(db, 'UPDATE sessions SET failed_at = ?, failure_reason = ?, updated_at = ? WHERE id = ? AND failed_at IS NULL').run(now, reason, now, sessionId);
+  return Number(marked.changes) === 1;
+}
+
+/**
  * Ids of sessions whose expiry is due (for the expiry sweeper; the rule is sessions/expiry-rule.ts):
  * not started and past expiresAt, or STARTED and past expiresAt + the grace.
  */
