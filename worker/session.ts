@@ -9,6 +9,7 @@ import { parseStoredSpawn } from './spawn-request.ts';
 import { ATTR_POD, ATTR_SLOT_ID } from './telemetry/names.ts';
 import type { WorkerMetrics } from './telemetry/metrics.ts';
 import { recordSpan, remoteParent } from './telemetry/tracing.ts';
+import { FailureReason } from '../lib/failure-reasons.ts';
 
 const attemptKey = (sessionId: string, attempt: number): string => `${sessionId}#${attempt}`;
 /** What the report needs from the spawn: the service's attempt and this session's report token (C1). */
@@ -109,7 +110,7 @@ export class SessionCoordinator {
     this.live.set(sessionId, { record });
     const spawn = parseStoredSpawn(record.spawn);
     if (!spawn) {
-      void this.finish(sessionId, { status: 'failed', reason: 'invalid_record', message: 'The session record in Redis could not be read.' });
+      void this.finish(sessionId, { status: 'failed', reason: FailureReason.invalid_record, message: 'The session record in Redis could not be read.' });
       return;
     }
     const botToken = this.o.rooms.mintToken({
@@ -135,7 +136,7 @@ export class SessionCoordinator {
       botCanJoin: this.o.rooms.botCanJoin,
     };
     if (!this.o.slots.assign(record.slot, job)) {
-      void this.finish(sessionId, { status: 'failed', reason: 'slot_unavailable', message: 'The claimed bot slot was not available on its worker.' });
+      void this.finish(sessionId, { status: 'failed', reason: FailureReason.slot_unavailable, message: 'The claimed bot slot was not available on its worker.' });
     }
   }
 
@@ -218,7 +219,7 @@ export class SessionCoordinator {
    */
   async reportLost(sessionIds: string[], outcome: Outcome): Promise<void> {
     await Promise.all(sessionIds.map(async (sessionId) => {
-      this.o.metrics.sessionOutcomes.inc({ status: 'failed', reason: 'worker_lost' });
+      this.o.metrics.sessionOutcomes.inc({ status: 'failed', reason: FailureReason.worker_lost });
       const record = await this.o.pool.session(sessionId).catch(() => null);
       if (record?.roomName) void this.o.rooms.deleteRoom(record.roomName).catch(() => undefined);
       await this.o.outbox.submit({ sessionId, outcome, ...reportFields(record) });

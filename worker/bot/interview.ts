@@ -30,6 +30,7 @@ import { energyFrameVad, sileroFrameVad } from './turns/frame-vad.ts';
 import { splitSentences } from './turns/sentences.ts';
 import { TurnTranscriber } from './turns/transcriber.ts';
 import type { TurnModels } from './turns/models.ts';
+import { FailureReason } from '../../lib/failure-reasons.ts';
 
 /**
  * One interview, run by a bot: greeting, each question with follow-ups the language model
@@ -88,11 +89,11 @@ export async function runInterview(job: BotJob, deps: InterviewDeps): Promise<Ou
     ending = e;
     abort.abort(e);
   };
-  const maxTimer = setTimeout(() => end(new SessionEnd('max_duration', 'timeout', `The session reached MAX_SESSION_SECONDS (${settings.maxSessionSeconds} s).`)), settings.maxSessionSeconds * 1000);
-  const onHangup = () => end(new SessionEnd('respondent_hangup', 'hangup', 'The respondent hung up before the end.'));
-  const onLeft = () => end(new SessionEnd('respondent_left', 'hangup', 'The respondent left the room before the end.'));
-  const onClosed = () => end(new SessionEnd('room_closed', 'failed', 'The room closed under the bot.'));
-  const onStop = () => end(new SessionEnd(String(deps.stop.reason ?? 'worker_shutdown'), 'failed', 'The worker is shutting down.'));
+  const maxTimer = setTimeout(() => end(new SessionEnd(FailureReason.max_duration, 'timeout', `The session reached MAX_SESSION_SECONDS (${settings.maxSessionSeconds} s).`)), settings.maxSessionSeconds * 1000);
+  const onHangup = () => end(new SessionEnd(FailureReason.respondent_hangup, 'hangup', 'The respondent hung up before the end.'));
+  const onLeft = () => end(new SessionEnd(FailureReason.respondent_left, 'hangup', 'The respondent left the room before the end.'));
+  const onClosed = () => end(new SessionEnd(FailureReason.room_closed, 'failed', 'The room closed under the bot.'));
+  const onStop = () => end(new SessionEnd(String(deps.stop.reason ?? FailureReason.worker_shutdown), 'failed', 'The worker is shutting down.'));
   room.on('hangup', onHangup);
   room.on('left', onLeft);
   room.on('closed', onClosed);
@@ -348,7 +349,7 @@ export async function runInterview(job: BotJob, deps: InterviewDeps): Promise<Ou
     try {
       transcriptKey = await deps.store.put(job.sessionId, JSON.stringify(transcript, null, 2));
     } catch (err) {
-      throw new SessionEnd('transcript_store_error', 'failed', `The transcript could not be stored: ${(err as Error).message}`);
+      throw new SessionEnd(FailureReason.transcript_store_error, 'failed', `The transcript could not be stored: ${(err as Error).message}`);
     }
     room.sendControl({ type: 'ended', reason: 'completed' });
     return { status: 'completed', response: { transcriptKey, summary } };
@@ -370,13 +371,13 @@ export async function runInterview(job: BotJob, deps: InterviewDeps): Promise<Ou
 function toSessionEnd(err: unknown): SessionEnd {
   if (err instanceof SessionEnd) return err;
   if (err instanceof ProviderError) return new SessionEnd(err.reason, 'failed', err.message);
-  return new SessionEnd('bot_error', 'failed', 'The bot failed unexpectedly.');
+  return new SessionEnd(FailureReason.bot_error, 'failed', 'The bot failed unexpectedly.');
 }
 
 async function waitForRespondent(room: BotRoom, timeoutMs: number, signal: AbortSignal): Promise<void> {
   if (room.respondentPresent) return;
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => done(new SessionEnd('respondent_absent', 'timeout', `The respondent did not join within ${timeoutMs / 1000} s.`)), timeoutMs);
+    const timer = setTimeout(() => done(new SessionEnd(FailureReason.respondent_absent, 'timeout', `The respondent did not join within ${timeoutMs / 1000} s.`)), timeoutMs);
     const onJoined = () => done();
     const onAbort = () => done(signal.reason as Error);
     const done = (err?: Error) => {

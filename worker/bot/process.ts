@@ -8,6 +8,7 @@ import type { BotJob, FromBot, Outcome, ToBot } from './messages.ts';
 import { DailyRoomJoiner } from '../rooms/daily/bot-room.ts';
 import { ATTR_ROOM_CONNECT_MS, ATTR_ROOM_PROVIDER, ATTR_SESSION_ID, SPAN_ROOM_CONNECT } from '../telemetry/names.ts';
 import { joinBotRoom, prewarmRoomClient, type BotRoom } from './room-link.ts';
+import { FailureReason } from '../../lib/failure-reasons.ts';
 
 /**
  * A prewarmed bot: its own process, started by the worker with the same environment. It builds
@@ -44,7 +45,7 @@ async function run(job: BotJob): Promise<Outcome> {
     send({ type: 'span', sessionId: job.sessionId, span: { name: SPAN_ROOM_CONNECT, startMs, endMs: Date.now(), attributes } });
   } catch (err) {
     send({ type: 'span', sessionId: job.sessionId, span: { name: SPAN_ROOM_CONNECT, startMs, endMs: Date.now(), attributes: { [ATTR_SESSION_ID]: job.sessionId, [ATTR_ROOM_PROVIDER]: job.roomProvider }, error: (err as Error).message } });
-    return { status: 'failed', reason: 'room_join_failed', message: `The bot could not join its room: ${(err as Error).message}` };
+    return { status: 'failed', reason: FailureReason.room_join_failed, message: `The bot could not join its room: ${(err as Error).message}` };
   }
   const outcome = await runInterview(job, {
     room,
@@ -83,7 +84,7 @@ process.on('message', (msg: ToBot) => {
     busy = true;
     stop = new AbortController();
     void run(msg.job)
-      .catch((err: unknown): Outcome => ({ status: 'failed', reason: 'bot_error', message: `The bot failed: ${(err as Error).message}` }))
+      .catch((err: unknown): Outcome => ({ status: 'failed', reason: FailureReason.bot_error, message: `The bot failed: ${(err as Error).message}` }))
       .then((outcome) => {
         busy = false;
         // A flood of audio leaves the heap large even once it is garbage; a fresh process returns

@@ -2,6 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { FromBotSchema, type BotJob, type FromBot, type Outcome, type SpanRecord } from './messages.ts';
+import { FailureReason } from '../../lib/failure-reasons.ts';
 
 /**
  * One warm slot's bot process, seen from the worker. Events:
@@ -56,7 +57,7 @@ export class BotProcess extends EventEmitter {
       this.sessionId = null;
       this.state = 'stopped';
       if (lost) {
-        const outcome: Outcome = { status: 'failed', reason: 'bot_crashed', message: 'The voice bot process stopped in the middle of the interview.' };
+        const outcome: Outcome = { status: 'failed', reason: FailureReason.bot_crashed, message: 'The voice bot process stopped in the middle of the interview.' };
         this.emit('finished', lost, outcome);
       }
       const recycled = this.recycling;
