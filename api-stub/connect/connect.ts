@@ -8,7 +8,7 @@ import type { RoutingConfig } from '../routing-config.ts';
 import type { RoutingDeps } from '../routing-deps.ts';
 import { getSelfHost, openToken } from '../self-host/settings-store.ts';
 import { getDeployment } from '../store/deployments.ts';
-import { getSession, markClicked, markConnected, nextConnectAttempt, type SessionRecord } from '../store/sessions.ts';
+import { getSession, isProvisional, markClicked, markConnected, nextConnectAttempt, type SessionRecord } from '../store/sessions.ts';
 import { countHeldHostedSessions, forgetReportToken, mintReportToken, storeReportToken } from '../store/report-tokens.ts';
 import { callSpawn, spawnFailure, type Route, type SpawnAnswer, type SpawnTarget } from './spawn-call.ts';
 
@@ -90,8 +90,9 @@ export async function connectSession(ctx: ConnectContext, req: ConnectRequest): 
   try {
     // The budget starts before anything else: token decryption, DNS, TLS and the answer all count.
     const signal = AbortSignal.timeout(ctx.config.spawnTimeoutMs);
-    // Connecting proves the respondent opened the page, even if that call was missed.
-    if (session.clickedAt === null) markClicked(ctx.db, session.id, ctx.now());
+    // Connecting proves the respondent opened the page, even if that call was missed. A session this
+    // connect created was opened by nobody yet: markConnected records the open once a bot takes it.
+    if (session.clickedAt === null && !isProvisional(ctx.db, session.id)) markClicked(ctx.db, session.id, ctx.now());
     const target = await targetFor(ctx, req.workspaceId, signal);
     const deployment = getDeployment(ctx.db, req.interviewId)!;
     const started = performance.now();
@@ -126,6 +127,8 @@ export async function connectSession(ctx: ConnectContext, req: ConnectRequest): 
     }
     const moved = markConnected(ctx.db, session.id, { route: target.route, attempt }, ctx.now());
     if (moved.kind === 'refused') throw new HttpError('session_not_connectable', moved.reason);
+    // A provisional session whose expiry came during the spawn was discarded by the sweeper.
+    if (moved.kind === 'not_found') throw new HttpError('session_not_connectable', 'The session expired while connecting; create a new session.');
     ctx.log.info('session connected', { sessionId: session.id, workspaceId: req.workspaceId, route: target.route, spawnMs: Math.round(performance.now() - started) });
     return { ...answer, sessionId: session.id, route: target.route };
   } finally {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../db/database.ts';
 import { applySeed, parseSeed } from '../seed.ts';
-import { applySessionEvent, applyStatusEvent, attemptStateOf, getSession, insertSession, markConnected, nextConnectAttempt, recordAttemptFailure } from './sessions.ts';
+import { applySessionEvent, applyStatusEvent, attemptStateOf, discardProvisionalSession, getSession, insertSession, isProvisional, markConnected, nextConnectAttempt, recordAttemptFailure } from './sessions.ts';
 import { SESSION_EVENTS, SESSION_STATUSES, transition } from '../sessions/state-machine.ts';
 
 /** The SQL paths (the guarded UPDATE and the transactional one) agree with the pure state machine. */
@@ -120,5 +120,44 @@ describe('session attempts', () => {
     expect(attemptStateOf(db, 'inv_none')).toEqual({ attempt: 0, failedAt: null });
     expect(markConnected(db, 'inv_none', { route: 'hosted', attempt: 0 }, 1).kind).toBe('not_found');
     expect(recordAttemptFailure(db, 'inv_none', 'x', 1)).toBe(false);
+  });
+});
+
+/** Sessions that connect created: provisional until a spawn succeeds, deleted (not expired) if none does. */
+describe('provisional sessions', () => {
+  const db = openDatabase(':memory:');
+  applySeed(
+    db,
+    parseSeed({
+      workspaces: [
+        { id: 'ws_p', name: 'P', keys: {}, deployments: [{ id: 'dpl_p', status: 'ACTIVE', interview: { title: 't', intro: 'i', questions: [{ id: 'q', text: 'q?' }], closing: 'c' } }] },
+      ],
+    }),
+    0,
+  );
+  let n = 0;
+  const newSession = (provisional: boolean): string => {
+    const id = `inv_p${n++}`;
+    insertSession(db, { id, workspaceId: 'ws_p', deploymentId: 'dpl_p', metadata: {}, url: 'u', createdAt: 0, expiresAt: 10_000, provisional });
+    return id;
+  };
+
+  it('only a provisional session that no spawn took is discarded', () => {
+    const offered = newSession(false);
+    const unclaimed = newSession(true);
+    expect([isProvisional(db, offered), isProvisional(db, unclaimed)]).toEqual([false, true]);
+    expect(discardProvisionalSession(db, offered)).toBe(false);
+    expect(discardProvisionalSession(db, unclaimed)).toBe(true);
+    expect(getSession(db, unclaimed)).toBeNull();
+    expect(getSession(db, offered)).not.toBeNull();
+    expect(discardProvisionalSession(db, unclaimed)).toBe(false);
+  });
+
+  it('a spawn that succeeds ends provisional and records the page open with STARTED', () => {
+    const id = newSession(true);
+    expect(markConnected(db, id, { route: 'hosted', attempt: 0 }, 500).kind).toBe('moved');
+    expect(isProvisional(db, id)).toBe(false);
+    expect(getSession(db, id)).toMatchObject({ status: 'STARTED', clickedAt: 500, startedAt: 500 });
+    expect(discardProvisionalSession(db, id)).toBe(false);
   });
 });

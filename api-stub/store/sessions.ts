@@ -38,15 +38,17 @@ export interface NewSession {
   url: string;
   createdAt: number;
   expiresAt: number;
+  /** Created by a connect call: provisional until a spawn succeeds (docs/session-states.md). */
+  provisional?: boolean;
 }
 
 /** `linkTokenSha256`: the digest of the capability in the session's URL (store/link-tokens.ts). */
 export function insertSession(db: Database, s: NewSession, linkTokenSha256: string | null = null): void {
   stmt(
     db,
-    `INSERT INTO sessions (id, workspace_id, deployment_id, status, metadata_json, url, created_at, expires_at, updated_at, link_token_sha256)
-     VALUES (?, ?, ?, 'PENDING', ?, ?, ?, ?, ?, ?)`,
-  ).run(s.id, s.workspaceId, s.deploymentId, JSON.stringify(s.metadata), s.url, s.createdAt, s.expiresAt, s.createdAt, linkTokenSha256);
+    `INSERT INTO sessions (id, workspace_id, deployment_id, status, metadata_json, url, created_at, expires_at, updated_at, link_token_sha256, provisional)
+     VALUES (?, ?, ?, 'PENDING', ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(s.id, s.workspaceId, s.deploymentId, JSON.stringify(s.metadata), s.url, s.createdAt, s.expiresAt, s.createdAt, linkTokenSha256, s.provisional ? 1 : 0);
 }
 
 const nullableNumber = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
@@ -205,14 +207,18 @@ export function nextConnectAttempt(db: Database, sessionId: string): number {
 export type SessionRoute = 'hosted' | 'self_hosted';
 
 /**
- * A spawn succeeded: STARTED (through the state machine), the route recorded, and, when this
- * connect opened a new attempt, the attempt stored with the last failure cleared. One transaction.
+ * A spawn succeeded: STARTED (through the state machine), the route recorded, the session no longer
+ * provisional, and, when this connect opened a new attempt, the attempt stored with the last failure
+ * cleared. One transaction.
  */
 export function markConnected(db: Database, sessionId: string, spawn: { route: SessionRoute; attempt: number }, now: number): EventResult {
   return transaction(db, () => {
+    // A connect proves the page open: recorded here when it was not before (a session connect created).
+    applyStatusEvent(db, sessionId, 'clicked', now);
     const result = markStarted(db, sessionId, now);
     if (result.kind === 'refused' || result.kind === 'not_found') return result;
-    stmt(db, 'UPDATE sessions SET route = ? WHERE id = ?').run(spawn.route, sessionId);
+    // A bot took it: a provisional session (created by connect) is now an interview like any other.
+    stmt(db, 'UPDATE sessions SET route = ?, provisional = 0 WHERE id = ?').run(spawn.route, sessionId);
     stmt(db, 'UPDATE sessions SET attempt = ?, failed_at = NULL, failure_reason = NULL WHERE id = ? AND attempt < ?').run(spawn.attempt, sessionId, spawn.attempt);
     return result;
   });
@@ -225,6 +231,27 @@ export function markConnected(db: Database, sessionId: string, spawn: { route: S
 export function recordAttemptFailure(db: Database, sessionId: string, reason: string, now: number): boolean {
   const marked = stmt(db, 'UPDATE sessions SET failed_at = ?, failure_reason = ?, updated_at = ? WHERE id = ? AND failed_at IS NULL').run(now, reason, now, sessionId);
   return Number(marked.changes) === 1;
+}
+
+/** True for a session that connect created and no spawn has taken yet (docs/session-states.md). */
+export function isProvisional(db: Database, sessionId: string): boolean {
+  return Number(stmt(db, 'SELECT provisional FROM sessions WHERE id = ?').get(sessionId)?.provisional ?? 0) === 1;
+}
+
+/**
+ * Deletes a provisional session (connect created it, no spawn ever took it): it was never offered
+ * to anyone, so its expiry is no customer's event. Called by the sweeper once its expiry is due.
+ * Returns false, touching nothing, for any other session.
+ */
+export function discardProvisionalSession(db: Database, sessionId: string): boolean {
+  return transaction(db, () => {
+    const row = stmt(db, 'SELECT provisional, status FROM sessions WHERE id = ?').get(sessionId);
+    if (!row || Number(row.provisional) !== 1 || row.status === 'STARTED' || row.status === 'COMPLETED') return false;
+    stmt(db, 'DELETE FROM idempotency_keys WHERE session_id = ?').run(sessionId);
+    // Its report tokens go with it (ON DELETE CASCADE): a failed spawn left none.
+    stmt(db, 'DELETE FROM sessions WHERE id = ?').run(sessionId);
+    return true;
+  });
 }
 
 /**
