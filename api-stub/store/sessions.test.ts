@@ -1,3 +1,6 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../db/database.ts';
 import { applySeed, parseSeed } from '../seed.ts';
@@ -159,5 +162,34 @@ describe('provisional sessions', () => {
     expect(isProvisional(db, id)).toBe(false);
     expect(getSession(db, id)).toMatchObject({ status: 'STARTED', clickedAt: 500, startedAt: 500 });
     expect(discardProvisionalSession(db, id)).toBe(false);
+  });
+});
+
+/** The store is the one writer of a session's status, attempt, failure and route: no SQL elsewhere. */
+describe('ownership of the session columns', () => {
+  const apiStub = fileURLToPath(new URL('..', import.meta.url));
+  const sources = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+      const path = join(dir, e.name);
+      if (e.isDirectory()) return sources(path);
+      return e.name.endsWith('.ts') && !e.name.endsWith('.test.ts') ? [path] : [];
+    });
+
+  it('no file but store/sessions.ts writes sessions or touches attempt, failed_at or failure_reason', () => {
+    // The hosted-hold count joins report tokens to sessions and reads failed_at (read-only, one query).
+    const allowedReads = new Set(['store/report-tokens.ts']);
+    const offenders: string[] = [];
+    for (const file of sources(apiStub)) {
+      const name = relative(apiStub, file);
+      if (name === 'store/sessions.ts') continue;
+      // Every SQL text in the file: a string or template literal starting with a statement keyword.
+      for (const [, , sql] of readFileSync(file, 'utf8').matchAll(/(['`])\s*((?:SELECT|UPDATE|INSERT|DELETE)\b[\s\S]*?)\1/g)) {
+        if (/\b(UPDATE|INSERT INTO|DELETE FROM) sessions\b/.test(sql!)) offenders.push(`${name}: writes sessions: ${sql!.slice(0, 60)}`);
+        const readsSessions = /\b(FROM|JOIN) sessions\b/.test(sql!);
+        const columns = /\b(failed_at|failure_reason)\b/.test(sql!) || (readsSessions && /\b(s\.)?(attempt|route)\b/.test(sql!.replace(/\bt\.(attempt|route)\b/g, '')));
+        if (columns && !allowedReads.has(name)) offenders.push(`${name}: attempt/failed_at/failure_reason/route in SQL: ${sql!.slice(0, 60)}`);
+      }
+    }
+    expect(offenders).toEqual([]);
   });
 });
