@@ -124,7 +124,11 @@ export function createServiceClient(options: ClientOptions): ServiceClient {
       return room;
     } catch (err) {
       if (!(err instanceof ServiceError)) throw err;
-      if (err.sessionId) unfinished.set(key, err.sessionId);
+      if (err.sessionId) {
+        // Bounded: a page that fails with many different inputs keeps only the latest few.
+        if (unfinished.size >= 32) unfinished.delete(unfinished.keys().next().value!);
+        unfinished.set(key, err.sessionId);
+      }
       else if (earlier && (err.code === 'session_not_found' || err.code === 'session_not_connectable')) {
         // The session of the earlier failure is gone (its link expired): start afresh.
         unfinished.delete(key);

@@ -46,6 +46,7 @@ describe('a connect that created its session and failed', () => {
       }
       expect(failed.status).toBe(status);
       expect(failed.body).toEqual({ error: code, message: expect.any(String), sessionId: expect.stringMatching(/^inv_/) });
+      if (status === 503) expect(failed.headers.get('retry-after')).toBe('5');
       const sessionId = failed.body.sessionId as string;
       expect(sessionCount()).toBe(before + 1);
       // Nobody opened a page and no bot took it: still PENDING, not CLICKED.
