@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../db/database.ts';
 import { applySeed, parseSeed } from '../seed.ts';
-import { applySessionEvent, applyStatusEvent, attemptStateOf, discardProvisionalSession, getSession, insertSession, isProvisional, markConnected, nextConnectAttempt, recordAttemptFailure } from './sessions.ts';
+import { applySessionEvent, applyStatusEvent, attemptStateOf, discardProvisionalSession, getSession, insertSession, isProvisional, markClicked, markConnected, nextConnectAttempt, recordAttemptFailure } from './sessions.ts';
 import { SESSION_EVENTS, SESSION_STATUSES, transition } from '../sessions/state-machine.ts';
 
 /** The SQL paths (the guarded UPDATE and the transactional one) agree with the pure state machine. */
@@ -154,6 +154,13 @@ describe('provisional sessions', () => {
     expect(getSession(db, unclaimed)).toBeNull();
     expect(getSession(db, offered)).not.toBeNull();
     expect(discardProvisionalSession(db, unclaimed)).toBe(false);
+  });
+
+  it('an opened page ends provisional: the interview was offered', () => {
+    const id = newSession(true);
+    expect(markClicked(db, id, 300).kind).toBe('moved');
+    expect(isProvisional(db, id)).toBe(false);
+    expect(discardProvisionalSession(db, id)).toBe(false);
   });
 
   it('a spawn that succeeds ends provisional and records the page open with STARTED', () => {

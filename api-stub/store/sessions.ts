@@ -171,8 +171,17 @@ export function applyStatusEvent(db: Database, sessionId: string, event: Exclude
 /** The 201 carrying the link reached the client (PENDING → SENT). */
 export const markSent = (db: Database, sessionId: string, now: number): 'moved' | 'stayed' | 'refused' | 'not_found' =>
   applyStatusEvent(db, sessionId, 'link_sent', now);
-/** The respondent opened the page. Idempotent: a second open changes nothing. */
-export const markClicked = (db: Database, sessionId: string, now: number): EventResult => applySessionEvent(db, sessionId, 'clicked', now);
+/**
+ * The respondent opened the page. Idempotent: a second open changes nothing. An opened page is an
+ * offered interview, so a provisional session (docs/session-states.md) stops being one.
+ */
+export function markClicked(db: Database, sessionId: string, now: number): EventResult {
+  return transaction(db, () => {
+    const result = applySessionEvent(db, sessionId, 'clicked', now);
+    if (result.kind === 'moved' || result.kind === 'stayed') stmt(db, 'UPDATE sessions SET provisional = 0 WHERE id = ? AND provisional = 1').run(sessionId);
+    return result;
+  });
+}
 /** A connect call spawned the pipeline. Idempotent. */
 export const markStarted = (db: Database, sessionId: string, now: number): EventResult => applySessionEvent(db, sessionId, 'connected', now);
 /** The pipeline reported failure: the session stays STARTED (checked, not moved). */
