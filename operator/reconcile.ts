@@ -10,12 +10,12 @@
  *     watched namespaces only; elsewhere pods: list (to learn about a missing Secret from pod status)
  *   events: create
  */
-import type { Logger } from '../lib/log.ts';
 import { childPath, fieldOwners } from './children.ts';
 import { blockedConditions, ConditionType, findCondition, healthConditions, Reason, transcriptCondition } from './conditions.ts';
 import type { FloorDecision } from './floor.ts';
 import { isNotFound, KubeError, resourcePath, type KubeClient } from './kube.ts';
 import { podSecretProblem } from './pod-secrets.ts';
+import type { ReconcileDeps } from './reconcile-deps.ts';
 import { desiredState, type ChildKind } from './resources/index.ts';
 import { statusFields, warn, writeStatus } from './status.ts';
 import { FIELD_MANAGER, GROUP, INITIAL_REPLICAS_MANAGER, PLURAL, VERSION, type KubeObject, type VoiceWorkerPool } from './types.ts';
@@ -24,24 +24,8 @@ import { secretProblem, secretRefs, specProblem, type Problem } from './validate
 /** `blocked` names why a pool cannot be satisfied (a terminal error: counted as one, not retried). */
 export type Outcome = { result: 'done'; blocked?: string } | { result: 'requeue'; afterMs: number; blocked?: string } | { result: 'error'; error: Error };
 
-export interface ReconcileDeps {
-  kube: KubeClient;
-  log: Logger;
-  now: () => Date;
-  /** How soon a pool blocked by a missing Secret is looked at again (Secrets are not watched). */
-  blockedRetryMs: number;
-  /** The informers' caches: reads come from here instead of a GET per reconcile (absent: GETs). */
-  cache?: ReconcileCache;
-  /** Warning Events already sent (pool uid/reason to message), so a stale cache does not repeat them. */
-  sentEvents?: Map<string, string>;
-}
-
-export interface ReconcileCache {
-  /** The pool as the informer last saw it; undefined when it is not there (deleted). */
-  pool(namespace: string, name: string): VoiceWorkerPool | undefined;
-  /** A child of the operator as its informer last saw it. */
-  child(kind: ChildKind, namespace: string, name: string): KubeObject | undefined;
-}
+// The deps live in their own file so that status.ts can take them without importing this one.
+export type { ReconcileCache, ReconcileDeps } from './reconcile-deps.ts';
 
 export const poolPath = (namespace: string, name?: string, subresource?: string): string =>
   resourcePath({ group: GROUP, version: VERSION, plural: PLURAL, namespace, ...(name ? { name } : {}), ...(subresource ? { subresource } : {}) });

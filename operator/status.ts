@@ -6,7 +6,7 @@ import { mergeConditions, type ConditionInput } from './conditions.ts';
 import { recordEvent } from './events.ts';
 import type { FloorDecision } from './floor.ts';
 import { resourcePath } from './kube.ts';
-import type { ReconcileDeps } from './reconcile.ts';
+import type { ReconcileDeps } from './reconcile-deps.ts';
 import { endpointOf } from './resources/common.ts';
 import { GROUP, PLURAL, VERSION, type VoiceWorkerPool, type VoiceWorkerPoolStatus } from './types.ts';
 

@@ -3,6 +3,7 @@ import type { Outcome } from './bot/messages.ts';
 import type { RedisPool } from './pool.ts';
 import type { SessionCoordinator } from './session.ts';
 import type { SlotManager } from './slots.ts';
+import { FailureReason } from '../lib/failure-reasons.ts';
 
 /**
  * The pod's pulse in Redis. Every interval: refresh this pod's alive key (PX ttl), reconcile its
@@ -20,7 +21,7 @@ export interface HeartbeatOptions {
   log: Logger;
 }
 
-const LOST: Outcome = { status: 'failed', reason: 'worker_lost', message: 'The worker running this interview stopped responding.' };
+const LOST: Outcome = { status: 'failed', reason: FailureReason.worker_lost, message: 'The worker running this interview stopped responding.' };
 
 export class Heartbeat {
   private timer: NodeJS.Timeout | null = null;

@@ -6,6 +6,7 @@ import type { RoomProvider } from './rooms/provider.ts';
 import type { SlotManager } from './slots.ts';
 import type { WorkerMetrics } from './telemetry/metrics.ts';
 import { recordBotEvent } from './telemetry/bot-telemetry.ts';
+import { FailureReason } from '../lib/failure-reasons.ts';
 
 /** One claim of a session: a retry after a failure is claimed anew (see the claim script). */
 const claimKey = (sessionId: string, claimNumber: number): string => `${sessionId}#${claimNumber}`;
@@ -100,7 +101,7 @@ export class SessionCoordinator {
     this.live.set(sessionId, { record });
     const spawn = record.spawn;
     if (!spawn) {
-      void this.finish(sessionId, { status: 'failed', reason: 'invalid_record', message: 'The session record in Redis could not be read.' });
+      void this.finish(sessionId, { status: 'failed', reason: FailureReason.invalid_record, message: 'The session record in Redis could not be read.' });
       return;
     }
     const job: BotJob = {
@@ -116,7 +117,7 @@ export class SessionCoordinator {
       }),
     };
     if (!this.o.slots.assign(record.slot, job)) {
-      void this.finish(sessionId, { status: 'failed', reason: 'slot_unavailable', message: 'The claimed bot slot was not available on its worker.' });
+      void this.finish(sessionId, { status: 'failed', reason: FailureReason.slot_unavailable, message: 'The claimed bot slot was not available on its worker.' });
     }
   }
 
@@ -191,7 +192,7 @@ export class SessionCoordinator {
    */
   async reportLost(sessionIds: string[], outcome: Outcome): Promise<void> {
     await Promise.all(sessionIds.map(async (sessionId) => {
-      this.o.metrics.sessionOutcomes.inc({ status: 'failed', reason: 'worker_lost' });
+      this.o.metrics.sessionOutcomes.inc({ status: 'failed', reason: FailureReason.worker_lost });
       const record = await this.o.pool.session(sessionId).catch(() => null);
       if (record?.roomName) void this.o.rooms.deleteRoom(record.roomName).catch(() => undefined);
       await this.o.outbox.submit({ sessionId, outcome, ...reportFields(record) });

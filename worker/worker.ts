@@ -12,6 +12,7 @@ import { SessionCoordinator } from './session.ts';
 import { SlotManager } from './slots.ts';
 import { bearerAuth, spawnHandler } from './spawn.ts';
 import { createMetrics, type WorkerMetrics } from './telemetry/metrics.ts';
+import { FailureReason } from '../lib/failure-reasons.ts';
 
 /**
  * The composition root of one worker: config and dependencies in, a running worker out.
@@ -141,7 +142,7 @@ export async function startWorker(config: Readonly<WorkerConfig>, deps: { log: L
         const deadline = Date.now() + config.drainGraceSeconds * 1000;
         if (!(await sessions.idle(deadline))) {
           log.warn('grace period over: ending the sessions still running', { live: sessions.activeCount });
-          slots.interruptAll('worker_shutdown');
+          slots.interruptAll(FailureReason.worker_shutdown);
           await sessions.idle(Date.now() + 5000);
         }
         await sessions.settleReports();

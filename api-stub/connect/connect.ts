@@ -1,15 +1,14 @@
 import { HttpError } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
 import { isoSeconds } from '../../lib/time.ts';
-import { transaction, type Database } from '../db/database.ts';
-import { stmt } from '../db/statements.ts';
+import type { Database } from '../db/database.ts';
 import { SecretDecryptError } from '../crypto/envelope.ts';
 import { OutboundError } from '../outbound/outbound-error.ts';
 import type { RoutingConfig } from '../routing-config.ts';
 import type { RoutingDeps } from '../routing-deps.ts';
 import { getSelfHost, openToken } from '../self-host/settings-store.ts';
 import { getDeployment } from '../store/deployments.ts';
-import { getSession, markClicked, markStarted, type SessionRecord } from '../store/sessions.ts';
+import { getSession, isProvisional, markClicked, markConnected, nextConnectAttempt, type SessionRecord } from '../store/sessions.ts';
 import { countHeldHostedSessions, forgetReportToken, mintReportToken, storeReportToken } from '../store/report-tokens.ts';
 import { callSpawn, spawnFailure, type Route, type SpawnAnswer, type SpawnTarget } from './spawn-call.ts';
 
@@ -82,12 +81,6 @@ async function raceDeadline<T>(work: Promise<T>, signal: AbortSignal): Promise<T
   });
 }
 
-/** The attempt a connect starts: the current one, or the next after a reported failure. */
-function nextAttempt(db: Database, sessionId: string): number {
-  const row = stmt(db, 'SELECT attempt, failed_at FROM sessions WHERE id = ?').get(sessionId);
-  return Number(row?.attempt ?? 0) + (row?.failed_at == null ? 0 : 1);
-}
-
 export async function connectSession(ctx: ConnectContext, req: ConnectRequest): Promise<ConnectResult> {
   const session = connectableSession(ctx, req);
   const release = ctx.routing.limiter.tryAcquire(req.workspaceId);
@@ -97,14 +90,15 @@ export async function connectSession(ctx: ConnectContext, req: ConnectRequest): 
   try {
     // The budget starts before anything else: token decryption, DNS, TLS and the answer all count.
     const signal = AbortSignal.timeout(ctx.config.spawnTimeoutMs);
-    // Connecting proves the respondent opened the page, even if that call was missed.
-    if (session.clickedAt === null) markClicked(ctx.db, session.id, ctx.now());
+    // Connecting proves the respondent opened the page, even if that call was missed. A session this
+    // connect created was opened by nobody yet: markConnected records the open once a bot takes it.
+    if (session.clickedAt === null && !isProvisional(ctx.db, session.id)) markClicked(ctx.db, session.id, ctx.now());
     const target = await targetFor(ctx, req.workspaceId, signal);
     const deployment = getDeployment(ctx.db, req.interviewId)!;
     const started = performance.now();
     // After a reported failure this connect is the respondent retrying: a new attempt, which the
     // worker serves on a fresh bot and which may complete, or fail with its own interview.failed.
-    const attempt = nextAttempt(ctx.db, session.id);
+    const attempt = nextConnectAttempt(ctx.db, session.id);
     if (target.route === 'hosted') {
       // The shared hosted capacity: one workspace may hold only so many sessions at once.
       const held = countHeldHostedSessions(ctx.db, req.workspaceId, ctx.now() - ctx.config.hostedSessionHoldSeconds * 1000, session.id);
@@ -131,14 +125,10 @@ export async function connectSession(ctx: ConnectContext, req: ConnectRequest): 
       forgetReportToken(ctx.db, session.id, reportToken);
       throw err;
     }
-    const moved = transaction(ctx.db, () => {
-      const result = markStarted(ctx.db, session.id, ctx.now());
-      if (result.kind === 'refused') return result.reason;
-      stmt(ctx.db, 'UPDATE sessions SET route = ? WHERE id = ?').run(target.route, session.id);
-      stmt(ctx.db, 'UPDATE sessions SET attempt = ?, failed_at = NULL, failure_reason = NULL WHERE id = ? AND attempt < ?').run(attempt, session.id, attempt);
-      return null;
-    });
-    if (moved !== null) throw new HttpError('session_not_connectable', moved);
+    const moved = markConnected(ctx.db, session.id, { route: target.route, attempt }, ctx.now());
+    if (moved.kind === 'refused') throw new HttpError('session_not_connectable', moved.reason);
+    // A provisional session whose expiry came during the spawn was discarded by the sweeper.
+    if (moved.kind === 'not_found') throw new HttpError('session_not_connectable', 'The session expired while connecting; create a new session.');
     ctx.log.info('session connected', { sessionId: session.id, workspaceId: req.workspaceId, route: target.route, spawnMs: Math.round(performance.now() - started) });
     return { ...answer, sessionId: session.id, route: target.route };
   } finally {

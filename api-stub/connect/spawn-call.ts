@@ -3,6 +3,7 @@ import type { EgressPolicy } from '../outbound/egress-guard.ts';
 import { OutboundError } from '../outbound/outbound-error.ts';
 import { postJson } from '../outbound/post-json.ts';
 import type { InterviewDefinition } from '../store/deployments.ts';
+import type { SessionRoute } from '../store/sessions.ts';
 
 /**
  * The spawn request (docs/contracts.md) and its answer. The body carries the session, the interview
@@ -26,7 +27,8 @@ export interface SpawnAnswer {
   token: string;
 }
 
-export type Route = 'hosted' | 'self_hosted';
+/** The substrate a spawn goes to; the store records it on the session. */
+export type Route = SessionRoute;
 
 export const UNREACHABLE_MESSAGE = 'The voice worker is unreachable. Check the endpoint status in Settings → Server → Self-host.';
 const HOSTED_UNREACHABLE_MESSAGE = 'The hosted voice pipeline is unreachable. Retry in a moment.';

@@ -11,7 +11,8 @@ import type { AppDeps } from '../deps.ts';
 import type { RoutingDeps } from '../routing-deps.ts';
 import { createSessionBodySchema } from '../sessions/schemas.ts';
 import { createSession } from '../sessions/create.ts';
-import { publicUrlOf } from './sessions.ts';
+import { idempotencyKeyOf, publicUrlOf } from './sessions.ts';
+import { SessionNamedError } from '../connect/session-named-error.ts';
 import { apiJsonBody, parseBody } from '../validation.ts';
 
 export const CONNECT_PATH = '/api/v2/sdk/connect';
@@ -44,7 +45,7 @@ const cors: RequestHandler = (req, res, next) => {
   res.setHeader('Access-Control-Expose-Headers', 'Retry-After');
   if (req.method === 'OPTIONS') {
     res.setHeader('Access-Control-Allow-Methods', 'POST');
-    res.setHeader('Access-Control-Allow-Headers', 'Content-Type');
+    res.setHeader('Access-Control-Allow-Headers', 'Content-Type, Idempotency-Key');
     res.setHeader('Access-Control-Max-Age', '600');
     res.status(204).end();
     return;
@@ -60,6 +61,7 @@ export function connectRouter(config: Readonly<ApiStubConfig>, deps: AppDeps, ro
     const body = parseBody(connectBody, req.body);
     let sessionId = body.sessionId;
     let workspaceId: string;
+    let createdHere = false;
     if (sessionId !== undefined && body.sessionToken !== undefined) {
       // The link's own capability stands in for the publishable key, for this one session only. An
       // unknown session and a wrong token get the same answer.
@@ -70,20 +72,33 @@ export function connectRouter(config: Readonly<ApiStubConfig>, deps: AppDeps, ro
       if (!rate.allowed) throw rateLimitError(rate, 'publishable');
     } else if (sessionId === undefined) {
       // The spec's body: create the session (same checks, errors and rate count as
-      // POST /api/v2/sdk/sessions, metadata stored), then connect it; one call, counted once.
-      const created = await createSession(deps.db, body, { config, now: deps.clock(), publicUrl: publicUrlOf(config, req), idempotencyKey: null });
+      // POST /api/v2/sdk/sessions, metadata stored), then connect it; one call, counted once. The
+      // session is provisional until a spawn succeeds; an Idempotency-Key binds retries to it.
+      const created = await createSession(deps.db, body, {
+        config, now: deps.clock(), publicUrl: publicUrlOf(config, req), idempotencyKey: idempotencyKeyOf(req), provisional: true,
+      });
       sessionId = created.session.id;
       workspaceId = created.session.workspaceId;
+      createdHere = true;
+      if (created.replayed) {
+        // A replay creates nothing but is still a connect call: counted like one with sessionId.
+        const rate = consumeRate(deps.db, workspaceId, config.publishableRateCaps, deps.clock(), 'publishable');
+        if (!rate.allowed) throw new SessionNamedError(rateLimitError(rate, 'publishable'), sessionId);
+      }
     } else {
       workspaceId = authenticatePublishable(deps.db, body.publishableKey).workspaceId;
       // The workspace's hourly and per-second caps cover connect like every API call (spec section 8).
       const rate = consumeRate(deps.db, workspaceId, config.publishableRateCaps, deps.clock(), 'publishable');
       if (!rate.allowed) throw rateLimitError(rate, 'publishable');
     }
+    const connectedSessionId = sessionId;
     const result = await connectSession(
       { db: deps.db, now: deps.clock, log: deps.log, config: config.routing, routing },
       { workspaceId, interviewId: body.interviewId, sessionId },
-    );
+    ).catch((err: unknown) => {
+      // The client has no other way to learn the id of the session this call created.
+      throw createdHere && err instanceof HttpError ? new SessionNamedError(err, connectedSessionId) : err;
+    });
     res.setHeader('Cache-Control', 'no-store');
     res.status(200).json({ room_url: result.room_url, token: result.token, sessionId: result.sessionId, route: result.route });
   });

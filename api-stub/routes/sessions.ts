@@ -29,7 +29,8 @@ const createCors: RequestHandler = (req, res, next) => {
   next();
 };
 
-function idempotencyKeyOf(req: Request): string | null {
+/** The `Idempotency-Key` header (session creation, and connect with the spec's body). */
+export function idempotencyKeyOf(req: Request): string | null {
   const value = req.get('Idempotency-Key');
   if (value === undefined) return null;
   if (!IDEMPOTENCY_KEY.test(value)) throw new HttpError('invalid_request', 'Idempotency-Key: expected 1 to 255 visible ASCII characters.');

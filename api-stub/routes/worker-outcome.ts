@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { HttpError } from '../../lib/errors.ts';
+import { isFailureReason } from '../../lib/failure-reasons.ts';
 import type { ApiStubConfig } from '../config.ts';
 import type { AppDeps } from '../deps.ts';
 import type { RoutingDeps } from '../routing-deps.ts';
@@ -20,7 +21,7 @@ const outcomeBody = z.discriminatedUnion('status', [
   z.strictObject({
     status: z.literal('failed'),
     attempt: z.number().int().min(0).optional(),
-    // A short machine-readable code such as llm_timeout; anything up to 200 characters is kept rather than refused.
+    // A code of lib/failure-reasons.ts such as llm_timeout; anything up to 200 characters is kept rather than refused.
     reason: z.string().min(1).max(200),
     message: z.string().transform((m) => m.slice(0, 2000)).optional(),
   }),
@@ -38,6 +39,9 @@ export function workerOutcomeRouter(config: Readonly<ApiStubConfig>, deps: AppDe
     const sessionId = String(req.params.sessionId);
     if (!isReportTokenFor(deps.db, sessionId, match[1]!)) throw refused();
     const report = parseBody(outcomeBody, req.body);
+    // Refusing would lose the outcome (the worker drops a 4xx report): a reason outside the catalogue
+    // (a worker newer than this service) is kept and passed on, and said here (docs/webhooks.md).
+    if (report.status === 'failed' && !isFailureReason(report.reason)) deps.log.warn('reported failure reason is not in the catalogue', { sessionId, reason: report.reason.slice(0, 64) });
     const result = applyOutcome(deps.db, sessionId, report, deps.clock());
     if (result.applied) {
       routing.wakeOutbox();

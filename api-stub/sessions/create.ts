@@ -18,6 +18,8 @@ export interface CreateContext {
   /** Respondent page base, without a trailing slash. */
   publicUrl: string;
   idempotencyKey: string | null;
+  /** Connect creating its own session (the spec's body): provisional until a spawn succeeds. */
+  provisional?: boolean;
 }
 
 export interface CreateOutcome {
@@ -78,7 +80,7 @@ export async function createSession(db: Database, body: CreateSessionBody, ctx: 
     const linkToken = mintLinkToken();
     const url = `${ctx.publicUrl}/s/${id}?from=sdk#${LINK_TOKEN_PARAM}=${linkToken}`;
     const session: NewSession = { id, workspaceId, deploymentId: deployment.id, metadata, url, createdAt: ctx.now, expiresAt };
-    insertSession(db, session, linkTokenDigest(linkToken));
+    insertSession(db, { ...session, provisional: ctx.provisional === true }, linkTokenDigest(linkToken));
     if (ctx.idempotencyKey !== null) {
       rememberIdempotencyKey(db, workspaceId, ctx.idempotencyKey, { requestHash: fingerprint!, sessionId: id, createdAt: ctx.now });
     }

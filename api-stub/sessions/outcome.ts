@@ -1,7 +1,6 @@
 import { HttpError } from '../../lib/errors.ts';
 import { transaction, type Database } from '../db/database.ts';
-import { stmt } from '../db/statements.ts';
-import { getSession, markCompleted, markFailed, type SessionRecord } from '../store/sessions.ts';
+import { attemptStateOf, getSession, markCompleted, markFailed, recordAttemptFailure, type SessionRecord } from '../store/sessions.ts';
 import { completedEvent, failedEvent } from '../webhooks/events.ts';
 import { enqueueEvent } from '../webhooks/outbox-store.ts';
 
@@ -25,11 +24,6 @@ export interface OutcomeResult {
 
 const facts = (s: SessionRecord) => ({ sessionId: s.id, interviewId: s.deploymentId, metadata: s.metadata });
 
-function failureOf(db: Database, sessionId: string): { failedAt: number | null; attempt: number } {
-  const row = stmt(db, 'SELECT failed_at, attempt FROM sessions WHERE id = ?').get(sessionId);
-  return { failedAt: row && row.failed_at !== null ? Number(row.failed_at) : null, attempt: row ? Number(row.attempt) : 0 };
-}
-
 function conflict(reason: string): HttpError {
   return new HttpError('outcome_conflict', reason);
 }
@@ -39,9 +33,9 @@ export function applyOutcome(db: Database, sessionId: string, report: OutcomeRep
     const before = getSession(db, sessionId);
     if (!before) throw new HttpError('session_not_found', `No session ${JSON.stringify(sessionId)} exists.`);
     // A late report of an attempt the respondent has already retried past changes nothing.
-    if (report.attempt !== undefined && report.attempt < failureOf(db, sessionId).attempt) return { session: before, applied: false };
+    if (report.attempt !== undefined && report.attempt < attemptStateOf(db, sessionId).attempt) return { session: before, applied: false };
     if (report.status === 'completed') {
-      if (failureOf(db, sessionId).failedAt !== null) throw conflict('This attempt was already reported as failed; a completed report can only follow a new connect.');
+      if (attemptStateOf(db, sessionId).failedAt !== null) throw conflict('This attempt was already reported as failed; a completed report can only follow a new connect.');
       const result = markCompleted(db, sessionId, report.response, now);
       if (result.kind === 'refused') throw conflict(result.reason);
       if (result.kind === 'not_found') throw new HttpError('session_not_found', `No session ${JSON.stringify(sessionId)} exists.`);
@@ -53,10 +47,8 @@ export function applyOutcome(db: Database, sessionId: string, report: OutcomeRep
     const result = markFailed(db, sessionId, now);
     if (result.kind === 'refused') throw conflict(result.reason);
     if (result.kind === 'not_found') throw new HttpError('session_not_found', `No session ${JSON.stringify(sessionId)} exists.`);
-    const marked = stmt(db, 'UPDATE sessions SET failed_at = ?, failure_reason = ?, updated_at = ? WHERE id = ? AND failed_at IS NULL')
-      .run(now, report.reason, now, sessionId);
-    if (Number(marked.changes) === 0) return { session: result.session, applied: false };
-    enqueueEvent(db, before.workspaceId, failedEvent(facts(before), { reason: report.reason, message: report.message ?? null }, now, now), now, sessionId, failureOf(db, sessionId).attempt);
+    if (!recordAttemptFailure(db, sessionId, report.reason, now)) return { session: result.session, applied: false };
+    enqueueEvent(db, before.workspaceId, failedEvent(facts(before), { reason: report.reason, message: report.message ?? null }, now, now), now, sessionId, attemptStateOf(db, sessionId).attempt);
     return { session: result.session, applied: true };
   });
 }

@@ -38,15 +38,17 @@ export interface NewSession {
   url: string;
   createdAt: number;
   expiresAt: number;
+  /** Created by a connect call: provisional until a spawn succeeds (docs/session-states.md). */
+  provisional?: boolean;
 }
 
 /** `linkTokenSha256`: the digest of the capability in the session's URL (store/link-tokens.ts). */
 export function insertSession(db: Database, s: NewSession, linkTokenSha256: string | null = null): void {
   stmt(
     db,
-    `INSERT INTO sessions (id, workspace_id, deployment_id, status, metadata_json, url, created_at, expires_at, updated_at, link_token_sha256)
-     VALUES (?, ?, ?, 'PENDING', ?, ?, ?, ?, ?, ?)`,
-  ).run(s.id, s.workspaceId, s.deploymentId, JSON.stringify(s.metadata), s.url, s.createdAt, s.expiresAt, s.createdAt, linkTokenSha256);
+    `INSERT INTO sessions (id, workspace_id, deployment_id, status, metadata_json, url, created_at, expires_at, updated_at, link_token_sha256, provisional)
+     VALUES (?, ?, ?, 'PENDING', ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(s.id, s.workspaceId, s.deploymentId, JSON.stringify(s.metadata), s.url, s.createdAt, s.expiresAt, s.createdAt, linkTokenSha256, s.provisional ? 1 : 0);
 }
 
 const nullableNumber = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
@@ -169,8 +171,17 @@ export function applyStatusEvent(db: Database, sessionId: string, event: Exclude
 /** The 201 carrying the link reached the client (PENDING → SENT). */
 export const markSent = (db: Database, sessionId: string, now: number): 'moved' | 'stayed' | 'refused' | 'not_found' =>
   applyStatusEvent(db, sessionId, 'link_sent', now);
-/** The respondent opened the page. Idempotent: a second open changes nothing. */
-export const markClicked = (db: Database, sessionId: string, now: number): EventResult => applySessionEvent(db, sessionId, 'clicked', now);
+/**
+ * The respondent opened the page. Idempotent: a second open changes nothing. An opened page is an
+ * offered interview, so a provisional session (docs/session-states.md) stops being one.
+ */
+export function markClicked(db: Database, sessionId: string, now: number): EventResult {
+  return transaction(db, () => {
+    const result = applySessionEvent(db, sessionId, 'clicked', now);
+    if (result.kind === 'moved' || result.kind === 'stayed') stmt(db, 'UPDATE sessions SET provisional = 0 WHERE id = ? AND provisional = 1').run(sessionId);
+    return result;
+  });
+}
 /** A connect call spawned the pipeline. Idempotent. */
 export const markStarted = (db: Database, sessionId: string, now: number): EventResult => applySessionEvent(db, sessionId, 'connected', now);
 /** The pipeline reported failure: the session stays STARTED (checked, not moved). */
@@ -180,6 +191,77 @@ export const markCompleted = (db: Database, sessionId: string, response: { trans
   applySessionEvent(db, sessionId, 'completed', now, { response });
 /** expiresAt passed. Idempotent. */
 export const markExpired = (db: Database, sessionId: string, now: number): EventResult => applySessionEvent(db, sessionId, 'expired', now);
+
+/**
+ * A session's connect attempt and its outcome so far (docs/connect.md, "one outcome per attempt").
+ * `attempt` counts from 0; `failedAt` is set once the worker reported this attempt failed.
+ */
+export interface AttemptState {
+  attempt: number;
+  failedAt: number | null;
+}
+
+export function attemptStateOf(db: Database, sessionId: string): AttemptState {
+  const row = stmt(db, 'SELECT attempt, failed_at FROM sessions WHERE id = ?').get(sessionId);
+  return { attempt: row ? Number(row.attempt) : 0, failedAt: row ? nullableNumber(row.failed_at) : null };
+}
+
+/** The attempt a connect starts: the current one, or the next after a reported failure (a retry). */
+export function nextConnectAttempt(db: Database, sessionId: string): number {
+  const { attempt, failedAt } = attemptStateOf(db, sessionId);
+  return attempt + (failedAt === null ? 0 : 1);
+}
+
+/** The route a spawn took (the worker's substrate). */
+export type SessionRoute = 'hosted' | 'self_hosted';
+
+/**
+ * A spawn succeeded: STARTED (through the state machine), the route recorded, the session no longer
+ * provisional, and, when this connect opened a new attempt, the attempt stored with the last failure
+ * cleared. One transaction.
+ */
+export function markConnected(db: Database, sessionId: string, spawn: { route: SessionRoute; attempt: number }, now: number): EventResult {
+  return transaction(db, () => {
+    // A connect proves the page open: recorded here when it was not before (a session connect created).
+    applyStatusEvent(db, sessionId, 'clicked', now);
+    const result = markStarted(db, sessionId, now);
+    if (result.kind === 'refused' || result.kind === 'not_found') return result;
+    // A bot took it: a provisional session (created by connect) is now an interview like any other.
+    stmt(db, 'UPDATE sessions SET route = ?, provisional = 0 WHERE id = ?').run(spawn.route, sessionId);
+    stmt(db, 'UPDATE sessions SET attempt = ?, failed_at = NULL, failure_reason = NULL WHERE id = ? AND attempt < ?').run(spawn.attempt, sessionId, spawn.attempt);
+    return result;
+  });
+}
+
+/**
+ * The worker reported the current attempt failed: records when and why, once per attempt.
+ * Returns false when this attempt's failure was already recorded (a repeated report).
+ */
+export function recordAttemptFailure(db: Database, sessionId: string, reason: string, now: number): boolean {
+  const marked = stmt(db, 'UPDATE sessions SET failed_at = ?, failure_reason = ?, updated_at = ? WHERE id = ? AND failed_at IS NULL').run(now, reason, now, sessionId);
+  return Number(marked.changes) === 1;
+}
+
+/** True for a session that connect created and no spawn has taken yet (docs/session-states.md). */
+export function isProvisional(db: Database, sessionId: string): boolean {
+  return Number(stmt(db, 'SELECT provisional FROM sessions WHERE id = ?').get(sessionId)?.provisional ?? 0) === 1;
+}
+
+/**
+ * Deletes a provisional session (connect created it, no spawn ever took it): it was never offered
+ * to anyone, so its expiry is no customer's event. Called by the sweeper once its expiry is due.
+ * Returns false, touching nothing, for any other session.
+ */
+export function discardProvisionalSession(db: Database, sessionId: string): boolean {
+  return transaction(db, () => {
+    const row = stmt(db, 'SELECT provisional, status FROM sessions WHERE id = ?').get(sessionId);
+    if (!row || Number(row.provisional) !== 1 || row.status === 'STARTED' || row.status === 'COMPLETED') return false;
+    stmt(db, 'DELETE FROM idempotency_keys WHERE session_id = ?').run(sessionId);
+    // Its report tokens go with it (ON DELETE CASCADE): a failed spawn left none.
+    stmt(db, 'DELETE FROM sessions WHERE id = ?').run(sessionId);
+    return true;
+  });
+}
 
 /**
  * Ids of sessions whose expiry is due (for the expiry sweeper; the rule is sessions/expiry-rule.ts):

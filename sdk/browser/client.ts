@@ -36,15 +36,20 @@ export interface ConnectedRoom {
 /** Session (created), declared once for the service and both SDKs. */
 export type { CreatedSession };
 
-/** A non-2xx answer of the service, with the spec's `{error, message}` as `.code` and `.message`. */
+/**
+ * A non-2xx answer of the service, with the spec's `{error, message}` as `.code` and `.message`.
+ * `sessionId`: the session a failed connect created (connect again with it to reach that session).
+ */
 export class ServiceError extends Error {
   readonly status: number;
   readonly code: string;
-  constructor(status: number, code: string, message: string) {
+  readonly sessionId: string | undefined;
+  constructor(status: number, code: string, message: string, sessionId?: string) {
     super(message);
     this.name = 'ServiceError';
     this.status = status;
     this.code = code;
+    this.sessionId = sessionId;
   }
 }
 
@@ -92,19 +97,45 @@ export function createServiceClient(options: ClientOptions): ServiceClient {
     if (!res.ok) {
       const code = typeof body?.error === 'string' ? body.error : 'internal_error';
       const message = typeof body?.message === 'string' ? body.message : `The service answered ${res.status}.`;
-      throw new ServiceError(res.status, code, message);
+      throw new ServiceError(res.status, code, message, typeof body?.sessionId === 'string' ? body.sessionId : undefined);
     }
     return { res, body };
   };
 
-  const connect = async (input: ConnectInput): Promise<ConnectedRoom> => {
+  // Sessions that a failed connect created, by interview and metadata: the next connect() with the
+  // same input retries that session instead of creating another (docs/connect.md).
+  const unfinished = new Map<string, string>();
+  const connectOnce = async (input: ConnectInput, sessionId: string | undefined): Promise<ConnectedRoom> => {
     const { res, body } = await postJson('/api/v2/sdk/connect', {
-      interviewId: input.interviewId, ...(input.sessionId ? { sessionId: input.sessionId } : {}), ...(input.metadata ? { metadata: input.metadata } : {}),
+      interviewId: input.interviewId, ...(sessionId ? { sessionId } : {}), ...(input.metadata ? { metadata: input.metadata } : {}),
     });
     if (!body || typeof body.sessionId !== 'string' || typeof body.room_url !== 'string' || typeof body.token !== 'string') {
       throw new ServiceError(res.status, 'internal_error', 'The service answered without a sessionId, room_url and token.');
     }
     return { sessionId: body.sessionId, room_url: body.room_url, token: body.token };
+  };
+  const connect = async (input: ConnectInput): Promise<ConnectedRoom> => {
+    if (input.sessionId) return connectOnce(input, input.sessionId);
+    const key = JSON.stringify([input.interviewId, input.metadata ?? null]);
+    const earlier = unfinished.get(key);
+    try {
+      const room = await connectOnce(input, earlier);
+      unfinished.delete(key);
+      return room;
+    } catch (err) {
+      if (!(err instanceof ServiceError)) throw err;
+      if (err.sessionId) {
+        // Bounded: a page that fails with many different inputs keeps only the latest few.
+        if (unfinished.size >= 32) unfinished.delete(unfinished.keys().next().value!);
+        unfinished.set(key, err.sessionId);
+      }
+      else if (earlier && (err.code === 'session_not_found' || err.code === 'session_not_connectable')) {
+        // The session of the earlier failure is gone (its link expired): start afresh.
+        unfinished.delete(key);
+        return connect(input);
+      }
+      throw err;
+    }
   };
 
   const createSession = async (input: CreateSessionInput): Promise<CreatedSession> => {

@@ -1,5 +1,5 @@
 import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
-import { signatureHeader } from '../../lib/signature.ts';
+import { parseSignatureHeader, signatureHeader } from '../../lib/signature.ts';
 
 /**
  * Verifying `Service-Signature` headers (spec section 6): HMAC-SHA256 of `<t>.<rawBody>` keyed with
@@ -48,38 +48,6 @@ function bodyBytes(rawBody: unknown): Buffer | string {
   );
 }
 
-const HEX64 = /^[0-9a-fA-F]{64}$/;
-const DIGITS = /^\d{1,12}$/;
-
-/**
- * Parses `t=<seconds>,v1=<hex>[,v1=<hex>...]` in one pass (this runs on every webhook received).
- * Same rules as lib/signature.ts parseSignatureHeader: unknown schemes and v1 values that are not
- * 64 hex digits are ignored; a missing or repeated `t`, or an item without `=`, is a bad format.
- */
-function parseHeader(header: string): { timestamp: number; signatures: Buffer[] } | 'bad_format' | 'no_v1' {
-  let timestamp = -1;
-  const signatures: Buffer[] = [];
-  let start = 0;
-  while (start <= header.length) {
-    let end = header.indexOf(',', start);
-    if (end === -1) end = header.length;
-    const eq = header.indexOf('=', start);
-    if (eq <= start || eq >= end) return 'bad_format';
-    const key = header.slice(start, eq).trim();
-    const value = header.slice(eq + 1, end).trim();
-    if (key === 't') {
-      if (timestamp !== -1 || !DIGITS.test(value)) return 'bad_format';
-      timestamp = Number(value);
-    } else if (key === 'v1' && HEX64.test(value)) {
-      signatures.push(Buffer.from(value, 'hex'));
-    }
-    start = end + 1;
-  }
-  if (timestamp === -1) return 'bad_format';
-  if (signatures.length === 0) return 'no_v1';
-  return { timestamp, signatures };
-}
-
 // Secrets as prepared HMAC keys: a receiver verifies with the same few secrets again and again.
 const preparedKeys = new Map<string, KeyObject>();
 function hmacKey(secret: string): KeyObject {
@@ -122,12 +90,12 @@ export function constructEvent<D = Record<string, unknown>>(
   if (typeof value !== 'string' || value.trim() === '') {
     throw new WebhookSignatureError('missing_header', 'No Service-Signature header on the request.');
   }
-  const parsed = parseHeader(value);
+  const parsed = parseSignatureHeader(value);
   if (parsed === 'bad_format') {
     throw new WebhookSignatureError('bad_format', 'The Service-Signature header is not of the form t=<unix seconds>,v1=<hex>[,v1=<hex>...].');
   }
   if (parsed === 'no_v1') throw new WebhookSignatureError('no_v1', 'The Service-Signature header has no v1 signature.');
-  if (!anyMatch(secrets, parsed.timestamp, body, parsed.signatures)) {
+  if (!anyMatch(secrets, parsed.timestamp, body, parsed.signatures.map((hex) => Buffer.from(hex, 'hex')))) {
     throw new WebhookSignatureError(
       'signature_mismatch',
       'No v1 signature matches. Check that you pass the raw body exactly as received (not re-serialized JSON) and the whsec_ secret of this endpoint, without stray whitespace.',

@@ -13,6 +13,7 @@ import { buildSummaryPrompt } from './prompts.ts';
 import type { BotRoom } from './room-link.ts';
 import { Playback } from './playback.ts';
 import { Speaker } from './speaker.ts';
+import { FailureReason } from '../../lib/failure-reasons.ts';
 import { SessionEnd } from './session-end.ts';
 import type { TurnModels } from './turns/models.ts';
 
@@ -91,7 +92,7 @@ export async function runInterview(job: BotJob, deps: InterviewDeps): Promise<Ou
     try {
       transcriptKey = await deps.store.put(job.sessionId, JSON.stringify(transcript, null, 2));
     } catch (err) {
-      throw new SessionEnd('transcript_store_error', 'failed', `The transcript could not be stored: ${(err as Error).message}`);
+      throw new SessionEnd(FailureReason.transcript_store_error, 'failed', `The transcript could not be stored: ${(err as Error).message}`);
     }
     room.sendControl({ type: 'ended', reason: 'completed' });
     return { status: 'completed', response: { transcriptKey, summary } };
@@ -117,15 +118,15 @@ class SessionBounds {
   private readonly timer: NodeJS.Timeout;
   private readonly room: BotRoom;
   private readonly stop: AbortSignal;
-  private readonly onHangup = () => this.end(new SessionEnd('respondent_hangup', 'hangup', 'The respondent hung up before the end.'));
-  private readonly onLeft = () => this.end(new SessionEnd('respondent_left', 'hangup', 'The respondent left the room before the end.'));
-  private readonly onClosed = () => this.end(new SessionEnd('room_closed', 'failed', 'The room closed under the bot.'));
-  private readonly onStop = () => this.end(new SessionEnd(String(this.stop.reason ?? 'worker_shutdown'), 'failed', 'The worker is shutting down.'));
+  private readonly onHangup = () => this.end(new SessionEnd(FailureReason.respondent_hangup, 'hangup', 'The respondent hung up before the end.'));
+  private readonly onLeft = () => this.end(new SessionEnd(FailureReason.respondent_left, 'hangup', 'The respondent left the room before the end.'));
+  private readonly onClosed = () => this.end(new SessionEnd(FailureReason.room_closed, 'failed', 'The room closed under the bot.'));
+  private readonly onStop = () => this.end(new SessionEnd(String(this.stop.reason ?? FailureReason.worker_shutdown), 'failed', 'The worker is shutting down.'));
 
   constructor(room: BotRoom, stop: AbortSignal, maxSessionSeconds: number) {
     this.room = room;
     this.stop = stop;
-    this.timer = setTimeout(() => this.end(new SessionEnd('max_duration', 'timeout', `The session reached MAX_SESSION_SECONDS (${maxSessionSeconds} s).`)), maxSessionSeconds * 1000);
+    this.timer = setTimeout(() => this.end(new SessionEnd(FailureReason.max_duration, 'timeout', `The session reached MAX_SESSION_SECONDS (${maxSessionSeconds} s).`)), maxSessionSeconds * 1000);
     room.on('hangup', this.onHangup);
     room.on('left', this.onLeft);
     room.on('closed', this.onClosed);
@@ -155,13 +156,13 @@ class SessionBounds {
 function toSessionEnd(err: unknown): SessionEnd {
   if (err instanceof SessionEnd) return err;
   if (err instanceof ProviderError) return new SessionEnd(err.reason, 'failed', err.message);
-  return new SessionEnd('bot_error', 'failed', 'The bot failed unexpectedly.');
+  return new SessionEnd(FailureReason.bot_error, 'failed', 'The bot failed unexpectedly.');
 }
 
 async function waitForRespondent(room: BotRoom, timeoutMs: number, signal: AbortSignal): Promise<void> {
   if (room.respondentPresent) return;
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => done(new SessionEnd('respondent_absent', 'timeout', `The respondent did not join within ${timeoutMs / 1000} s.`)), timeoutMs);
+    const timer = setTimeout(() => done(new SessionEnd(FailureReason.respondent_absent, 'timeout', `The respondent did not join within ${timeoutMs / 1000} s.`)), timeoutMs);
     const onJoined = () => done();
     const onAbort = () => done(signal.reason as Error);
     const done = (err?: Error) => {

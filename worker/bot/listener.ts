@@ -5,6 +5,7 @@ import { isBackchannel } from './turns/backchannel.ts';
 import { wordsUnfinished } from './turns/unfinished-words.ts';
 import type { TurnTranscriber } from './turns/transcriber.ts';
 import { TurnDetector, type DetectorEvent, type TurnEnd, type TurnEndReason, type TurnDetectorOptions } from './turns/turn-detector.ts';
+import { FailureReason } from '../../lib/failure-reasons.ts';
 
 /**
  * The respondent's side of a session, for its whole length: every frame they send goes through
@@ -186,7 +187,7 @@ export class Listener implements Hearing {
       if (this.busy || this.detector.classifying) return this.armIdle();
       const { reject } = this.waiter;
       this.waiter = null;
-      reject(new SessionEnd('idle_timeout', 'timeout', `The respondent said nothing for ${this.options.settings.idleTimeoutSeconds} s.`));
+      reject(new SessionEnd(FailureReason.idle_timeout, 'timeout', `The respondent said nothing for ${this.options.settings.idleTimeoutSeconds} s.`));
     }, wait);
   }
 

@@ -7,6 +7,7 @@ import { loadTurnModels } from './turns/models.ts';
 import { ToBotSchema, type BotJob, type FromBot, type Outcome } from './messages.ts';
 import { ATTR_ROOM_CONNECT_MS, ATTR_ROOM_PROVIDER, ATTR_SESSION_ID, SPAN_ROOM_CONNECT } from '../telemetry/names.ts';
 import { openRoomLink, type BotRoom } from './room-link.ts';
+import { FailureReason } from '../../lib/failure-reasons.ts';
 
 /**
  * A prewarmed bot: its own process, started by the worker with the same environment. It builds
@@ -45,7 +46,7 @@ async function run(job: BotJob): Promise<Outcome> {
   } catch (err) {
     const span = { name: SPAN_ROOM_CONNECT, startMs, endMs: Date.now(), attributes: { [ATTR_SESSION_ID]: job.sessionId, [ATTR_ROOM_PROVIDER]: job.ticket.transport }, error: (err as Error).message };
     send({ type: 'telemetry', sessionId: job.sessionId, event: { type: 'span', span } });
-    return { status: 'failed', reason: 'room_join_failed', message: `The bot could not join its room: ${(err as Error).message}` };
+    return { status: 'failed', reason: FailureReason.room_join_failed, message: `The bot could not join its room: ${(err as Error).message}` };
   }
   const outcome = await runInterview(job, {
     room,
@@ -79,7 +80,7 @@ process.on('message', (raw: unknown) => {
     log.error('refused an invalid message from the worker', { problem });
     // A job we cannot read still ends, so that its session is reported and its slot comes back.
     const sessionId = (raw as { job?: { sessionId?: unknown } } | null)?.job?.sessionId;
-    if (!busy && typeof sessionId === 'string') send({ type: 'finished', sessionId, outcome: { status: 'failed', reason: 'bot_error', message: `The bot could not read its job (${problem}).` } });
+    if (!busy && typeof sessionId === 'string') send({ type: 'finished', sessionId, outcome: { status: 'failed', reason: FailureReason.bot_error, message: `The bot could not read its job (${problem}).` } });
     return;
   }
   const msg = parsed.data;
@@ -88,7 +89,7 @@ process.on('message', (raw: unknown) => {
     busy = true;
     stop = new AbortController();
     void run(msg.job)
-      .catch((err: unknown): Outcome => ({ status: 'failed', reason: 'bot_error', message: `The bot failed: ${(err as Error).message}` }))
+      .catch((err: unknown): Outcome => ({ status: 'failed', reason: FailureReason.bot_error, message: `The bot failed: ${(err as Error).message}` }))
       .then((outcome) => {
         busy = false;
         // A flood of audio leaves the heap large even once it is garbage; a fresh process returns

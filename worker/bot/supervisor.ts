@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import type { BotEvent } from './events.ts';
 import { FromBotSchema, type BotJob, type FromBot, type Outcome } from './messages.ts';
+import { FailureReason } from '../../lib/failure-reasons.ts';
 
 /**
  * One warm slot's bot process, seen from the worker. Events (typed, BotProcessEvents):
@@ -65,7 +66,7 @@ export class BotProcess extends EventEmitter<BotProcessEvents> {
       this.sessionId = null;
       this.state = 'stopped';
       if (lost) {
-        const outcome: Outcome = { status: 'failed', reason: 'bot_crashed', message: 'The voice bot process stopped in the middle of the interview.' };
+        const outcome: Outcome = { status: 'failed', reason: FailureReason.bot_crashed, message: 'The voice bot process stopped in the middle of the interview.' };
         this.emit('finished', lost, outcome);
       }
       const recycled = this.recycling;

@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import { PROVIDER_FAILURE_REASONS, type FailureReason } from '../../lib/failure-reasons.ts';
 
 /**
  * Every model-provider failure becomes a ProviderError, and whether it is worth retrying is
@@ -26,9 +27,9 @@ export class ProviderError extends Error {
   }
 
   /** The reason code of a failed session's outcome, e.g. `llm_timeout`, `tts_error`. */
-  get reason(): string {
-    if (this.kind === 'unavailable') return `${this.provider}_stream_unavailable`;
-    return `${this.provider}_${this.kind === 'timeout' ? 'timeout' : 'error'}`;
+  get reason(): FailureReason {
+    const reasons = PROVIDER_FAILURE_REASONS[this.provider];
+    return this.kind === 'unavailable' ? reasons.unavailable : this.kind === 'timeout' ? reasons.timeout : reasons.error;
   }
 }
 

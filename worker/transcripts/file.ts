@@ -1,8 +1,7 @@
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { TranscriptStore } from './store.ts';
-import { objectName } from './store.ts';
+import { objectName, type TranscriptStore } from './transcript-store.ts';
 
 /** Transcripts as files in a folder (`file:///abs/folder`); written atomically via rename. */
 export class FileTranscriptStore implements TranscriptStore {

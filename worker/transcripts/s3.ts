@@ -1,7 +1,6 @@
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { WorkerConfig } from '../config.ts';
-import type { TranscriptStore } from './store.ts';
-import { objectName } from './store.ts';
+import { objectName, type TranscriptStore } from './transcript-store.ts';
 
 /**
  * Transcripts in an S3-compatible bucket (`s3://bucket/optional/prefix`). Credentials come from

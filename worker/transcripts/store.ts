@@ -1,10 +1,8 @@
 import type { WorkerConfig } from '../config.ts';
 import { FileTranscriptStore } from './file.ts';
+import type { TranscriptStore } from './transcript-store.ts';
 
-/** Where finished transcripts go. `put` returns the object-store URI reported as `transcriptKey`. */
-export interface TranscriptStore {
-  put(sessionId: string, body: string): Promise<string>;
-}
+export type { TranscriptStore } from './transcript-store.ts';
 
 export function createTranscriptStore(config: Pick<WorkerConfig, 'transcriptStore' | 's3'>): TranscriptStore {
   if (config.transcriptStore.startsWith('file://')) return new FileTranscriptStore(config.transcriptStore);
@@ -16,10 +14,4 @@ export function createTranscriptStore(config: Pick<WorkerConfig, 'transcriptStor
       return (await s3).put(sessionId, body);
     },
   };
-}
-
-/** Session ids are `inv_<id>`; anything else must never become part of a path or key. */
-export function objectName(sessionId: string): string {
-  if (!/^inv_[A-Za-z0-9_-]{1,64}$/.test(sessionId)) throw new Error('refusing to store a transcript under a malformed session id');
-  return `${sessionId}.json`;
 }

@@ -1,0 +1,24 @@
+import type { Logger } from '../lib/log.ts';
+import type { KubeClient } from './kube.ts';
+import type { ChildKind } from './resources/index.ts';
+import type { KubeObject, VoiceWorkerPool } from './types.ts';
+
+/** What one reconcile pass is given: clients, clock and caches (the status writer takes them too). */
+export interface ReconcileDeps {
+  kube: KubeClient;
+  log: Logger;
+  now: () => Date;
+  /** How soon a pool blocked by a missing Secret is looked at again (Secrets are not watched). */
+  blockedRetryMs: number;
+  /** The informers' caches: reads come from here instead of a GET per reconcile (absent: GETs). */
+  cache?: ReconcileCache;
+  /** Warning Events already sent (pool uid/reason to message), so a stale cache does not repeat them. */
+  sentEvents?: Map<string, string>;
+}
+
+export interface ReconcileCache {
+  /** The pool as the informer last saw it; undefined when it is not there (deleted). */
+  pool(namespace: string, name: string): VoiceWorkerPool | undefined;
+  /** A child of the operator as its informer last saw it. */
+  child(kind: ChildKind, namespace: string, name: string): KubeObject | undefined;
+}
