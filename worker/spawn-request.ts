@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { InterviewSchema } from '../lib/interview.ts';
+import { metadataSchema } from '../lib/json-metadata.ts';
 
 /**
  * The spawn body (docs/contracts.md, docs/worker.md). Unknown fields are dropped, never stored:
@@ -10,7 +11,9 @@ export const SpawnRequest = z.object({
   interviewId: z.string().regex(/^dpl_[A-Za-z0-9_-]{1,64}$/, 'must look like dpl_<id>'),
   // The service's connect attempt; echoed in the outcome report so a late report of an earlier attempt is told apart.
   attempt: z.number().int().min(0).max(1_000_000).default(0),
-  metadata: z.record(z.string(), z.unknown()).optional().default({}),
+  // Bounded in depth here, before anything walks it (a 5,000-deep value overflowed the stack further
+  // on), and kept as sent: the shared schema never rebuilds the object, so `__proto__` keys survive.
+  metadata: metadataSchema().optional().default({}),
   interview: InterviewSchema,
   expiresAt: z.iso.datetime({ offset: true }).optional(),
   // Contract C1: the credential of this session's outcome report (absent from older services).
@@ -35,7 +38,7 @@ export function describeProblem(error: z.ZodError): string {
 export const StoredSpawn = z.object({
   interviewId: z.string(),
   attempt: z.number().int().optional(),
-  metadata: z.record(z.string(), z.unknown()).optional(),
+  metadata: metadataSchema().optional(),
   interview: InterviewSchema,
   expiresAt: z.string().nullable().optional(),
   reportToken: z.string().optional(),
