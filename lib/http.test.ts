@@ -27,7 +27,7 @@ beforeAll(async () => {
   const port = await freePort();
   apiStubUrl = `http://127.0.0.1:${port}`;
   apiStub = spawn(process.execPath, ['--import', 'tsx', 'api-stub/main.ts'], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), API_STUB_DB: join(mkdtempSync(join(tmpdir(), 'edge-')), 'db.sqlite'), LOG_LEVEL: 'warn' },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), API_STUB_DB: join(mkdtempSync(join(tmpdir(), 'edge-')), 'db.sqlite'), API_STUB_MODE: 'development', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   apiStub.stdout!.on('data', (c: Buffer) => (apiStubOutput += c.toString()));
