@@ -110,7 +110,8 @@ describe('api-stub main process', () => {
       ids.push(id);
     }
     const log = async (url: string) => (await call('GET', `${url}/api/v2/workspace/webhook-deliveries`, undefined, { authorization: `Bearer ${A.sk}` })).body.data as Array<{ eventId: string; attempt: number; outcome: string; error: string | null }>;
-    await waitFor(async () => (await log(first.url)).length >= 2, { timeoutMs: 5_000, what: 'two refused first attempts' });
+    // Rows are written when an attempt starts (in_flight) and settled after: wait for two settled ones.
+    await waitFor(async () => (await log(first.url)).filter((d) => d.outcome !== 'in_flight').length >= 2, { timeoutMs: 5_000, what: 'two refused first attempts' });
     expect((await log(first.url)).every((d) => d.outcome === 'retry_scheduled' && /^refused/.test(d.error ?? ''))).toBe(true);
     first.child.kill('SIGTERM');
     expect(await first.exited).toBe(0);
