@@ -116,7 +116,7 @@ describe('shared HTTP edge', () => {
   });
 
   it('answers a body not sent as application/json with 415 unsupported_media_type, on both servers', async () => {
-    const targets = [
+    const targets: Array<{ name: string; url: string; headers: Record<string, string> }> = [
       { name: 'api-stub', url: `${apiStubUrl}/api/v2/sdk/sessions`, headers: {} },
       { name: 'worker', url: `${worker.url}/`, headers: { authorization: `Bearer ${WORKER_TOKEN}` } },
     ];
