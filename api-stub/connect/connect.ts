@@ -12,7 +12,7 @@ import { getDeployment } from '../store/deployments.ts';
 import { getSession, markClicked, markStarted, type SessionRecord } from '../store/sessions.ts';
 import { forgetReportToken, mintReportToken, storeReportToken } from '../store/report-tokens.ts';
 import { enforceHostedShare, heldHostedTotal } from './hosted-share.ts';
-import { callSpawn, spawnFailure, type Route, type SpawnAnswer, type SpawnTarget } from './spawn-call.ts';
+import { callSpawn, PoolFullError, spawnFailure, type Route, type SpawnAnswer, type SpawnTarget } from './spawn-call.ts';
 
 /**
  * `POST /api/v2/sdk/connect` after authentication (spec section 1, routing): check the session,
@@ -107,7 +107,7 @@ export async function connectSession(ctx: ConnectContext, req: ConnectRequest): 
     // worker serves on a fresh bot and which may complete, or fail with its own interview.failed.
     const attempt = nextAttempt(ctx.db, session.id);
     // The shared hosted capacity: one workspace may hold only its fair share of it at once.
-    const share = { db: ctx.db, capacity: ctx.routing.hostedCapacity, configuredCap: ctx.config.hostedSessionsPerWorkspace, since: ctx.now() - ctx.config.hostedSessionHoldSeconds * 1000 };
+    const share = { db: ctx.db, capacity: ctx.routing.hostedCapacity, configuredCap: ctx.config.hostedSessionsPerWorkspace, now: ctx.now(), since: ctx.now() - ctx.config.hostedSessionHoldSeconds * 1000 };
     if (target.route === 'hosted') enforceHostedShare(share, req.workspaceId, session.id);
     // Stored before the call (and with no await since the count above, so concurrent connects see it):
     // the worker may report (a failure, say) before its answer reaches us.
@@ -126,7 +126,7 @@ export async function connectSession(ctx: ConnectContext, req: ConnectRequest): 
       }, { signal, policy: ctx.routing.policy, ...(ctx.routing.ca ? { ca: ctx.routing.ca } : {}) });
     } catch (err) {
       forgetReportToken(ctx.db, session.id, reportToken);
-      if (target.route === 'hosted' && err instanceof HttpError && err.code === 'no_capacity') ctx.routing.hostedCapacity.noteRefused(heldHostedTotal(ctx.db, share.since));
+      if (target.route === 'hosted' && err instanceof PoolFullError) ctx.routing.hostedCapacity.noteRefused(heldHostedTotal(ctx.db, share.since), ctx.now());
       throw err;
     }
     if (target.route === 'hosted') ctx.routing.hostedCapacity.noteAccepted(heldHostedTotal(ctx.db, share.since));

@@ -16,30 +16,38 @@ import { heldHostedByWorkspace } from '../store/report-tokens.ts';
  * (HOSTED_SESSIONS_PER_WORKSPACE) still bounds the share.
  *
  * The capacity is HOSTED_PIPELINE_CAPACITY when set. Otherwise it is learned from the pool itself:
- * when it refuses a spawn for capacity (503) while we hold T ≥ 1 hosted sessions, its capacity is
- * taken to be T; when it later takes a spawn with more held than that, the estimate rises to match.
- * Until the pool has refused once, only the configured cap applies. The estimate lives in memory and
- * is learned again after a restart.
+ * when it refuses a spawn because no warm slot is free (503 `no_capacity`; other 503s, such as a
+ * draining replica, teach nothing) while we hold T ≥ 1 hosted sessions, its capacity is taken to be
+ * T; when it later takes a spawn with more held than that, the estimate rises to match. The estimate
+ * is forgotten LEARNED_CAPACITY_MEMORY_MS after the last such refusal (a pool that grew, or a refusal
+ * that was a passing fault, must not cap workspaces for good), and lives in memory only. Without
+ * either, only the configured cap applies.
  */
+export const LEARNED_CAPACITY_MEMORY_MS = 10 * 60_000;
+
 export interface HostedCapacity {
-  /** Slots of the hosted pool: configured, else learned, else null (not known yet). */
-  current(): number | null;
-  /** The pool answered 503 while `heldTotal` hosted sessions (all workspaces) were held. */
-  noteRefused(heldTotal: number): void;
+  /** Slots of the hosted pool at `now`: configured, else learned and not yet forgotten, else null. */
+  current(now: number): number | null;
+  /** The pool said it was full (503 no_capacity) while `heldTotal` hosted sessions (all workspaces) were held. */
+  noteRefused(heldTotal: number, now: number): void;
   /** The pool took a spawn while `heldTotal` hosted sessions were held, this one included. */
   noteAccepted(heldTotal: number): void;
 }
 
 export function createHostedCapacity(configured: number | null): HostedCapacity {
-  let learned: number | null = null;
+  let learned: { slots: number; at: number } | null = null;
   return {
-    current: () => configured ?? learned,
-    noteRefused(heldTotal) {
+    current(now) {
+      if (configured !== null) return configured;
+      if (learned && now - learned.at >= LEARNED_CAPACITY_MEMORY_MS) learned = null;
+      return learned?.slots ?? null;
+    },
+    noteRefused(heldTotal, now) {
       // A refusal while we hold nothing says the pool is busy with work we do not see, not its size.
-      if (heldTotal >= 1) learned = heldTotal;
+      if (heldTotal >= 1) learned = { slots: heldTotal, at: now };
     },
     noteAccepted(heldTotal) {
-      if (learned !== null && heldTotal > learned) learned = heldTotal;
+      if (learned !== null && heldTotal > learned.slots) learned = { ...learned, slots: heldTotal };
     },
   };
 }
@@ -54,6 +62,7 @@ export interface HostedShareContext {
   db: Database;
   capacity: HostedCapacity;
   configuredCap: number;
+  now: number;
   /** Spawns older than this no longer hold a slot (the hold time has passed). */
   since: number;
 }
@@ -62,7 +71,7 @@ export interface HostedShareContext {
 export function enforceHostedShare(ctx: HostedShareContext, workspaceId: string, sessionId: string): void {
   const held = heldHostedByWorkspace(ctx.db, ctx.since, sessionId);
   const mine = held.get(workspaceId) ?? 0;
-  const capacity = ctx.capacity.current();
+  const capacity = ctx.capacity.current(ctx.now);
   const share = hostedShare({ capacity, configuredCap: ctx.configuredCap, activeWorkspaces: held.size + (held.has(workspaceId) ? 0 : 1) });
   if (mine < share) return;
   const why = capacity !== null && share < ctx.configuredCap

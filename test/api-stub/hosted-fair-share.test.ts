@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { hostedShare } from '../../api-stub/connect/hosted-share.ts';
+import { hostedShare, LEARNED_CAPACITY_MEMORY_MS } from '../../api-stub/connect/hosted-share.ts';
 import { B, call, connect, newSession, reportTokenOf, startRoutingStack, type RoutingStack } from './routing-harness.ts';
 
 /**
@@ -44,9 +44,16 @@ describe('the fair share of the hosted pool', () => {
     const [one, two] = [await newSession(s), await newSession(s)];
     expect((await connect(s, one!)).status).toBe(200);
     expect((await connect(s, two!)).status).toBe(200);
-    // The pool is full: it refuses the next spawn. The api-stub now knows the pool holds 2.
+    // A 503 that is not "no warm slot" (a draining replica, say) teaches nothing.
     s.hosted.setBehaviour({ kind: 'status', status: 503 });
     expect((await connect(s, await newSession(s))).body.error).toBe('no_capacity');
+    s.hosted.setBehaviour({ kind: 'ok' });
+    const [three, four] = [await newSession(s), await newSession(s)];
+    expect((await connect(s, three!)).status).toBe(200);
+    expect((await completed(s, three!)).status).toBe(200);
+    // The pool is full: it refuses the next spawn with no_capacity. The api-stub now knows it holds 2.
+    s.hosted.setBehaviour({ kind: 'full' });
+    expect((await connect(s, four!)).body.error).toBe('no_capacity');
     s.hosted.setBehaviour({ kind: 'ok' });
 
     // One session ends: A holds 1, its share of 2 slots, so its next connect is refused by us, not by the
@@ -56,5 +63,13 @@ describe('the fair share of the hosted pool', () => {
     expect(mine.status).toBe(429);
     expect(mine.body.message).toMatch(/fair share of the pool's 2 slots/);
     expect((await connect(s, await newSession(s, B), B)).status).toBe(200);
+
+    // The estimate is forgotten ten minutes after the last refusal: then only the configured cap applies.
+    s.clock.now = Date.now() + LEARNED_CAPACITY_MEMORY_MS + 1_000;
+    try {
+      expect((await connect(s, await newSession(s))).status).toBe(200);
+    } finally {
+      s.clock.now = null;
+    }
   });
 });
