@@ -37,8 +37,10 @@ export function jsonBody(options: JsonBodyOptions): RequestHandler {
     strict: true,
     type: () => true,
     // Kept for the number check below, which needs the text as written.
+    // JSON between systems is UTF-8 (RFC 8259 section 8.1); another charset is refused here.
     verify: (req, _res, buf, encoding) => {
-      (req as WithRawText)[RAW_TEXT] = new TextDecoder(encoding || 'utf-8').decode(buf);
+      if (encoding && encoding.toLowerCase() !== 'utf-8' && encoding.toLowerCase() !== 'utf8') throw Object.assign(new Error('charset'), { type: 'charset.unsupported' });
+      (req as WithRawText)[RAW_TEXT] = buf.toString('utf8');
     },
   });
   return (req, res, next) => {

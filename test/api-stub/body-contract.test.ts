@@ -41,8 +41,11 @@ describe('the API contract on request bodies', () => {
     const connect = await fetch(`${stub.url}/api/v2/sdk/connect`, { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body });
     expect(connect.status).toBe(415);
     expect(count()).toBe(before);
-    // application/json with a charset parameter is JSON.
+    // application/json with a charset parameter is JSON; JSON is UTF-8 (RFC 8259), so another charset is 400.
     expect((await post(create, body, { 'Content-Type': 'application/json; charset=utf-8' })).status).toBe(201);
+    const utf16 = await post(create, body, { 'Content-Type': 'application/json; charset=utf-16' });
+    expect(utf16.status).toBe(400);
+    expect(utf16.body).toEqual({ error: 'invalid_request', message: 'The request body must be UTF-8 JSON.' });
   });
 
   it('still answers the browsers preflight that an application/json POST needs', async () => {
