@@ -129,7 +129,7 @@ export async function connectSession(ctx: ConnectContext, req: ConnectRequest): 
       if (target.route === 'hosted' && err instanceof PoolFullError) ctx.routing.hostedCapacity.noteRefused(heldHostedTotal(ctx.db, share.since), ctx.now());
       throw err;
     }
-    if (target.route === 'hosted') ctx.routing.hostedCapacity.noteAccepted(heldHostedTotal(ctx.db, share.since));
+    if (target.route === 'hosted') ctx.routing.hostedCapacity.noteAccepted(() => heldHostedTotal(ctx.db, share.since));
     const moved = transaction(ctx.db, () => {
       const result = markStarted(ctx.db, session.id, ctx.now());
       if (result.kind === 'refused') return result.reason;

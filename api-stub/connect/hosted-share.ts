@@ -1,6 +1,6 @@
 import { HttpError } from '../../lib/errors.ts';
 import type { Database } from '../db/database.ts';
-import { heldHostedByWorkspace } from '../store/report-tokens.ts';
+import { countHeldHostedSessions, heldHostedByWorkspace } from '../store/report-tokens.ts';
 
 /**
  * A workspace's fair share of the shared hosted pool (issue 19). A fixed cap per workspace (20 by
@@ -30,8 +30,8 @@ export interface HostedCapacity {
   current(now: number): number | null;
   /** The pool said it was full (503 no_capacity) while `heldTotal` hosted sessions (all workspaces) were held. */
   noteRefused(heldTotal: number, now: number): void;
-  /** The pool took a spawn while `heldTotal` hosted sessions were held, this one included. */
-  noteAccepted(heldTotal: number): void;
+  /** The pool took a spawn; `heldTotal` counts the hosted sessions held, this one included (asked only when needed). */
+  noteAccepted(heldTotal: () => number): void;
 }
 
 export function createHostedCapacity(configured: number | null): HostedCapacity {
@@ -47,7 +47,9 @@ export function createHostedCapacity(configured: number | null): HostedCapacity 
       if (heldTotal >= 1) learned = { slots: heldTotal, at: now };
     },
     noteAccepted(heldTotal) {
-      if (learned !== null && heldTotal > learned.slots) learned = { ...learned, slots: heldTotal };
+      if (learned === null) return;
+      const total = heldTotal();
+      if (total > learned.slots) learned = { ...learned, slots: total };
     },
   };
 }
@@ -69,9 +71,10 @@ export interface HostedShareContext {
 
 /** Throws 429 when `workspaceId` already holds its share; `sessionId` (reconnecting) is not counted. */
 export function enforceHostedShare(ctx: HostedShareContext, workspaceId: string, sessionId: string): void {
-  const held = heldHostedByWorkspace(ctx.db, ctx.since, sessionId);
-  const mine = held.get(workspaceId) ?? 0;
   const capacity = ctx.capacity.current(ctx.now);
+  // Without a known capacity only this workspace's own count matters (the cheaper query).
+  const held = capacity === null ? new Map([[workspaceId, countHeldHostedSessions(ctx.db, workspaceId, ctx.since, sessionId)]]) : heldHostedByWorkspace(ctx.db, ctx.since, sessionId);
+  const mine = held.get(workspaceId) ?? 0;
   const share = hostedShare({ capacity, configuredCap: ctx.configuredCap, activeWorkspaces: held.size + (held.has(workspaceId) ? 0 : 1) });
   if (mine < share) return;
   const why = capacity !== null && share < ctx.configuredCap
