@@ -1,4 +1,5 @@
-import express, { type Express } from 'express';
+import express, { type ErrorRequestHandler, type Express } from 'express';
+import { noteWriteError } from './db/write-health.ts';
 import { errorHandler, notFound } from '../lib/http.ts';
 import type { ApiStubConfig } from './config.ts';
 import type { AppDeps } from './deps.ts';
@@ -32,6 +33,11 @@ export function createApp(config: Readonly<ApiStubConfig>, deps: AppDeps): Expre
   app.use(deliveriesRouter(config, deps));
 
   app.use(notFound);
+  // A write that failed outside a transaction (a single statement) is remembered for readiness too.
+  app.use(((err, _req, _res, next) => {
+    noteWriteError(deps.db, err);
+    next(err);
+  }) as ErrorRequestHandler);
   app.use(translateClientErrors);
   app.use(errorHandler(deps.log));
   return app;

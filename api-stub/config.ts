@@ -13,7 +13,14 @@ export interface RateCapConfig {
   perSecond: number;
 }
 
+/**
+ * `production` (the default) refuses to start without PIPELINE_KEK, so that no secret is ever stored
+ * in clear by accident; `development` allows it, and says so loudly at every start.
+ */
+export type ApiStubMode = 'production' | 'development';
+
 export interface ApiStubConfig {
+  mode: ApiStubMode;
   port: number;
   host: string;
   /** Path of the SQLite file; ':memory:' keeps nothing across restarts. */
@@ -50,7 +57,10 @@ export function loadConfig(env: Env): Readonly<ApiStubConfig> {
   const host = optionalString(env, 'HOST') ?? '127.0.0.1';
   const hourly = intVar(env, 'RATE_CAP_HOURLY', { default: 10_000, min: 1, max: 1_000_000_000 });
   const perSecond = intVar(env, 'RATE_CAP_PER_SECOND', { default: 100, min: 1, max: 1_000_000_000 });
+  const mode = optionalString(env, 'API_STUB_MODE') ?? 'production';
+  if (mode !== 'production' && mode !== 'development') throw new ConfigError('API_STUB_MODE', `expected production or development, got ${JSON.stringify(mode.slice(0, 40))}`);
   const config: ApiStubConfig = {
+    mode,
     port,
     host,
     dbPath: optionalString(env, 'API_STUB_DB') ?? 'api-stub.sqlite',

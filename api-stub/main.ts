@@ -1,27 +1,35 @@
 import { createServer } from 'node:http';
-import { loadConfig } from './config.ts';
+import { ConfigError, loadConfig } from './config.ts';
 import { openDatabase } from './db/database.ts';
 import { createApp } from './app.ts';
 import { applySeed, loadSeedFile } from './seed.ts';
 import { createLogger } from '../lib/log.ts';
 import { systemClock } from '../lib/time.ts';
-import { assertKeyForSelfHost, loadKeyProvider } from './crypto/key-provider.ts';
+import { assertKeyForMode, assertKeyForSelfHost, loadKeyProvider } from './crypto/key-provider.ts';
 import { createRuntime } from './runtime.ts';
 import { countSelfHostWorkspaces } from './self-host/settings-store.ts';
 import { selfHostSeedHooks } from './self-host/seed-hook.ts';
 import { installClientErrorHandler } from '../lib/http.ts';
+import { describeListenError, exitAtStartup, exitOnUncaught } from '../lib/process-exit.ts';
 import { countPlaintextEndpointSecrets, sealStoredEndpointSecrets } from './webhooks/endpoint-secrets.ts';
 
 /**
  * The only file that listens: read config, open and migrate the database, apply the seed,
- * serve, and close cleanly on SIGTERM/SIGINT.
+ * serve, and close cleanly on SIGTERM/SIGINT. A failure to start is one line on stderr and exit 1
+ * (a bad variable, no key in production, a port in use); a fault that reaches the top ends with 70.
  */
 const log = createLogger({ name: 'api-stub' });
+exitOnUncaught(log);
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
-  const db = openDatabase(config.dbPath);
   const keys = loadKeyProvider(process.env, log);
+  // Before the database is touched: a seed would otherwise store its signing secrets in clear.
+  assertKeyForMode(keys, config.mode);
+  if (config.mode === 'development' && !keys.provider) {
+    log.warn('DEVELOPMENT MODE (API_STUB_MODE=development) without PIPELINE_KEK: webhook signing secrets are stored IN CLEAR in the database; never run this way in production');
+  }
+  const db = openDatabase(config.dbPath);
   if (config.seedPath) {
     const seed = loadSeedFile(config.seedPath);
     const summary = applySeed(db, seed, systemClock(), await selfHostSeedHooks(seed, keys.provider));
@@ -42,6 +50,7 @@ async function main(): Promise<void> {
   runtime.start();
   const server = createServer(app);
   installClientErrorHandler(server);
+  server.once('error', (err) => exitAtStartup('api-stub', 'failed to start: ' + describeListenError(err, { host: config.host, port: config.port, variable: 'PORT' })));
   server.listen(config.port, config.host, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
@@ -75,6 +84,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  log.error('api-stub failed to start', { err });
-  process.exit(1);
+  // The message names the variable or the cause; the stack helps only with LOG_LEVEL=debug.
+  log.debug('api-stub failed to start', { err });
+  exitAtStartup('api-stub', `failed to start: ${err instanceof ConfigError ? `configuration error: ${err.message}` : err instanceof Error ? err.message : String(err)}`);
 });

@@ -2,6 +2,7 @@ import type { Logger } from '../lib/log.ts';
 import type { Clock } from '../lib/time.ts';
 import type { ApiStubConfig } from './config.ts';
 import { createSpawnLimiter } from './connect/spawn-limiter.ts';
+import { createHostedCapacity } from './connect/hosted-share.ts';
 import type { KeyProvider } from './crypto/key-provider.ts';
 import type { Database } from './db/database.ts';
 import { loadTrustedCas } from './outbound/trust.ts';
@@ -35,6 +36,7 @@ export function createRuntime(config: Readonly<ApiStubConfig>, deps: { db: Datab
   const routing: RoutingDeps = {
     keys: deps.keys, policy, ...(ca ? { ca } : {}),
     limiter: createSpawnLimiter(r.spawnMaxInFlightPerWorkspace),
+    hostedCapacity: createHostedCapacity(r.hostedPipelineCapacity),
     wakeOutbox: () => dispatcher.wake(),
   };
   return {

@@ -26,6 +26,9 @@ export const ERROR_STATUS = {
   no_capacity: 503,
   unavailable: 503,
   outcome_conflict: 409,
+  // Node's own parser refusals: the spec pairs invalid_request with 400 only.
+  request_timeout: 408,
+  headers_too_large: 431,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

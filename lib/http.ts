@@ -1,7 +1,8 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import { HttpError, type ErrorCode } from './errors.ts';
+import { describeUnsafeNumber, findUnsafeNumber } from './json-numbers.ts';
 import type { Logger } from './log.ts';
 
 /**
@@ -21,13 +22,44 @@ interface BodyParserError {
   status?: number;
 }
 
+const RAW_TEXT = Symbol('raw JSON text');
+type WithRawText = IncomingMessage & { [RAW_TEXT]?: string };
+
+/** True when the request carries a body (RFC 9112 section 6.3: Transfer-Encoding, or a Content-Length above 0). */
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
 export function jsonBody(options: JsonBodyOptions): RequestHandler {
-  const parse = express.json({ limit: options.limit, strict: true, type: () => true });
+  const parse = express.json({
+    limit: options.limit,
+    strict: true,
+    type: () => true,
+    // Kept for the number check below, which needs the text as written.
+    // JSON between systems is UTF-8 (RFC 8259 section 8.1); another charset is refused here.
+    verify: (req, _res, buf, encoding) => {
+      if (encoding && encoding.toLowerCase() !== 'utf-8' && encoding.toLowerCase() !== 'utf8') throw Object.assign(new Error('charset'), { type: 'charset.unsupported' });
+      (req as WithRawText)[RAW_TEXT] = buf.toString('utf8');
+    },
+  });
   return (req, res, next) => {
     // A body-less request (e.g. GET) is passed through untouched.
     if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return next();
+    // Bodies are JSON sent as such (spec: "All bodies are JSON with Content-Type: application/json");
+    // a body of another type, or of none, is refused before it is read.
+    if (hasBody(req) && !req.is('application/json')) {
+      const sent = req.get('Content-Type');
+      const got = sent === undefined ? 'no Content-Type' : `Content-Type ${JSON.stringify(sent.slice(0, 100))}`;
+      return next(new HttpError('unsupported_media_type', `Send the body as JSON with Content-Type: application/json (got ${got}).`));
+    }
     parse(req, res, (err?: unknown) => {
-      if (!err) return next();
+      if (!err) {
+        const raw = (req as WithRawText)[RAW_TEXT];
+        const unsafe = raw === undefined ? null : findUnsafeNumber(raw);
+        if (unsafe) return next(new HttpError('invalid_request', describeUnsafeNumber(unsafe)));
+        return next();
+      }
       const e = err as BodyParserError;
       if (e.type === 'entity.too.large') {
         return next(new HttpError(options.tooLargeCode, `The request body is larger than ${options.limit}.`));
@@ -76,21 +108,24 @@ interface ClientError extends Error {
   code?: string;
 }
 
+/** A raw HTTP/1.1 answer in the `{error, message}` shape, written where no Express response exists. */
+function rawAnswer(status: number, reason: string, code: ErrorCode, message: string): string {
+  const body = JSON.stringify({ error: code, message });
+  return `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
+}
+
 /** The raw answer to a request Node's parser rejected, in the `{error, message}` shape. */
 export function clientErrorResponse(err: ClientError): string {
-  const [status, reason, message] =
-    err.code === 'HPE_HEADER_OVERFLOW'
-      ? [431, 'Request Header Fields Too Large', 'The request headers are too large.']
-      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? [408, 'Request Timeout', 'The request was not received in time.']
-        : [400, 'Bad Request', 'The request is not valid HTTP/1.1.'];
-  const body = JSON.stringify({ error: 'invalid_request', message });
-  return `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
+  if (err.code === 'HPE_HEADER_OVERFLOW') return rawAnswer(431, 'Request Header Fields Too Large', 'headers_too_large', 'The request headers are too large.');
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return rawAnswer(408, 'Request Timeout', 'request_timeout', 'The request was not received in time.');
+  return rawAnswer(400, 'Bad Request', 'invalid_request', 'The request is not valid HTTP/1.1.');
 }
 
 /**
  * Node answers a request it cannot parse (bad request line, oversized headers) with a bare 400 or
- * 431. This gives those answers our JSON shape, where the socket can still take one.
+ * 431, and an HTTP/1.1 request without `Host` with a bare 400 too. This gives those answers our JSON
+ * shape, where the socket can still take one: parser errors through `clientError`, and the missing
+ * `Host` by turning Node's own check off and making it here, in front of the app.
  */
 export function installClientErrorHandler(server: Server): void {
   server.on('clientError', (err: ClientError, socket: Duplex) => {
@@ -99,5 +134,17 @@ export function installClientErrorHandler(server: Server): void {
       return;
     }
     socket.end(clientErrorResponse(err));
+  });
+  (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;
+  const app = server.listeners('request') as Array<(req: IncomingMessage, res: ServerResponse) => void>;
+  server.removeAllListeners('request');
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    // RFC 9112 section 3.2: a server must answer 400 to an HTTP/1.1 request that lacks Host.
+    if (req.httpVersion === '1.1' && req.headers.host === undefined) {
+      const body = JSON.stringify({ error: 'invalid_request', message: 'An HTTP/1.1 request must carry a Host header (RFC 9112 section 3.2).' });
+      res.writeHead(400, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close' }).end(body);
+      return;
+    }
+    for (const listener of app) listener.call(server, req, res);
   });
 }

@@ -3,11 +3,14 @@
  * election, watches, work queue, reconcile workers) and the probe and metrics server.
  */
 import { createLogger } from '../lib/log.ts';
+import { describeListenError, exitAtStartup, exitOnUncaught } from '../lib/process-exit.ts';
 import { loadConfig } from './config.ts';
 import { startOperator } from './controller.ts';
 import { KubeClient } from './kube.ts';
 
 const log = createLogger({ name: 'voice-operator' });
+// A fault that reaches the top ends the process on purpose (70); the Deployment restarts it.
+exitOnUncaught(log);
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -28,7 +31,12 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
+/** A failed start is one line on stderr and exit 1: a taken metrics port says which port and what to do. */
 main().catch((err: unknown) => {
-  log.error('operator failed to start', { error: err });
-  process.exit(1);
+  log.debug('operator failed to start', { err });
+  const e = err as { syscall?: string; address?: string; port?: number };
+  const line = e.syscall === 'listen'
+    ? describeListenError(err, { host: e.address ?? '0.0.0.0', port: e.port ?? 0, variable: 'METRICS_PORT' })
+    : err instanceof Error ? err.message : String(err);
+  exitAtStartup('voice-operator', `failed to start: ${line}`);
 });

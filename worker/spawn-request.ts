@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { InterviewSchema } from '../lib/interview.ts';
+import { metadataSchema } from '../lib/json-metadata.ts';
 
 /**
  * The spawn body (docs/contracts.md, docs/worker.md). Unknown fields are dropped, never stored:
@@ -12,7 +13,9 @@ export const SpawnRequest = z.object({
   // a late report of an earlier attempt is told apart. In worker code it is `serviceAttempt`, never
   // to be mixed up with the Redis record's claim number (pool.ts, `claimNumber`, from 1).
   attempt: z.number().int().min(0).max(1_000_000).default(0),
-  metadata: z.record(z.string(), z.unknown()).optional().default({}),
+  // Bounded in depth here, before anything walks it (a 5,000-deep value overflowed the stack further
+  // on), and kept as sent: the shared schema never rebuilds the object, so `__proto__` keys survive.
+  metadata: metadataSchema().optional().default({}),
   interview: InterviewSchema,
   expiresAt: z.iso.datetime({ offset: true }).optional(),
   // Contract C1: the credential of this session's outcome report (absent from older services).
@@ -40,7 +43,7 @@ export const StoredSpawn = z
   .object({
     interviewId: z.string(),
     attempt: z.number().int().optional(),
-    metadata: z.record(z.string(), z.unknown()).optional(),
+    metadata: metadataSchema().optional(),
     interview: InterviewSchema,
     expiresAt: z.string().nullable().optional(),
     reportToken: z.string().optional(),

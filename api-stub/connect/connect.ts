@@ -9,8 +9,9 @@ import type { RoutingDeps } from '../routing-deps.ts';
 import { getSelfHost, openToken } from '../self-host/settings-store.ts';
 import { getDeployment } from '../store/deployments.ts';
 import { getSession, isProvisional, markClicked, markConnected, nextConnectAttempt, type SessionRecord } from '../store/sessions.ts';
-import { countHeldHostedSessions, forgetReportToken, mintReportToken, storeReportToken } from '../store/report-tokens.ts';
-import { callSpawn, spawnFailure, type Route, type SpawnAnswer, type SpawnTarget } from './spawn-call.ts';
+import { forgetReportToken, mintReportToken, storeReportToken } from '../store/report-tokens.ts';
+import { enforceHostedShare, heldHostedTotal } from './hosted-share.ts';
+import { callSpawn, PoolFullError, spawnFailure, type Route, type SpawnAnswer, type SpawnTarget } from './spawn-call.ts';
 
 /**
  * `POST /api/v2/sdk/connect` after authentication (spec section 1, routing): check the session,
@@ -99,13 +100,9 @@ export async function connectSession(ctx: ConnectContext, req: ConnectRequest): 
     // After a reported failure this connect is the respondent retrying: a new attempt, which the
     // worker serves on a fresh bot and which may complete, or fail with its own interview.failed.
     const attempt = nextConnectAttempt(ctx.db, session.id);
-    if (target.route === 'hosted') {
-      // The shared hosted capacity: one workspace may hold only so many sessions at once.
-      const held = countHeldHostedSessions(ctx.db, req.workspaceId, ctx.now() - ctx.config.hostedSessionHoldSeconds * 1000, session.id);
-      if (held >= ctx.config.hostedSessionsPerWorkspace) {
-        throw new HttpError('rate_limit_exceeded', `This workspace already holds ${held} voice sessions on the hosted pipeline, its limit at once. Retry when one ends, or self-host a worker.`, { 'Retry-After': '30' });
-      }
-    }
+    // The shared hosted capacity: one workspace may hold only its fair share of it at once.
+    const share = { db: ctx.db, capacity: ctx.routing.hostedCapacity, configuredCap: ctx.config.hostedSessionsPerWorkspace, now: ctx.now(), since: ctx.now() - ctx.config.hostedSessionHoldSeconds * 1000 };
+    if (target.route === 'hosted') enforceHostedShare(share, req.workspaceId, session.id);
     // Stored before the call (and with no await since the count above, so concurrent connects see it):
     // the worker may report (a failure, say) before its answer reaches us.
     const reportToken = mintReportToken();
@@ -123,8 +120,10 @@ export async function connectSession(ctx: ConnectContext, req: ConnectRequest): 
       }, { signal, policy: ctx.routing.policy, ...(ctx.routing.ca ? { ca: ctx.routing.ca } : {}) });
     } catch (err) {
       forgetReportToken(ctx.db, session.id, reportToken);
+      if (target.route === 'hosted' && err instanceof PoolFullError) ctx.routing.hostedCapacity.noteRefused(heldHostedTotal(ctx.db, share.since), ctx.now());
       throw err;
     }
+    if (target.route === 'hosted') ctx.routing.hostedCapacity.noteAccepted(() => heldHostedTotal(ctx.db, share.since));
     const moved = markConnected(ctx.db, session.id, { route: target.route, attempt }, ctx.now());
     if (moved.kind === 'refused') throw new HttpError('session_not_connectable', moved.reason);
     // A provisional session whose expiry came during the spawn was discarded by the sweeper.

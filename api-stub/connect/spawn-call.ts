@@ -47,6 +47,27 @@ export function spawnFailure(err: OutboundError, route: Route): HttpError {
   }
 }
 
+/**
+ * A 503 whose body says `no_capacity`: the pool has no free warm slot (the worker's own answer), as
+ * opposed to another 503 (a draining replica, an outage). The hosted share learns from this one only.
+ */
+export class PoolFullError extends HttpError {
+  constructor(message: string, headers: Record<string, string>) {
+    super('no_capacity', message, headers);
+    this.name = 'PoolFullError';
+  }
+}
+
+/** The `error` field of a JSON error body, or null. */
+function errorCodeOf(body: string): string | null {
+  try {
+    const parsed = JSON.parse(body) as { error?: unknown } | null;
+    return typeof parsed?.error === 'string' ? parsed.error : null;
+  } catch {
+    return null;
+  }
+}
+
 export interface SpawnTarget {
   route: Route;
   url: string;
@@ -67,7 +88,9 @@ export async function callSpawn(target: SpawnTarget, body: SpawnBody, options: {
   const who = target.route === 'self_hosted' ? 'The voice worker' : 'The hosted voice pipeline';
   if (res.status === 503) {
     const retryAfter = String(res.headers['retry-after'] ?? '5');
-    throw new HttpError('no_capacity', `${who} has no free capacity right now. Retry after ${retryAfter} s.`, { 'Retry-After': /^\d{1,5}$/.test(retryAfter) ? retryAfter : '5' });
+    const message = `${who} has no free capacity right now. Retry after ${retryAfter} s.`;
+    const headers = { 'Retry-After': /^\d{1,5}$/.test(retryAfter) ? retryAfter : '5' };
+    throw errorCodeOf(res.body) === 'no_capacity' ? new PoolFullError(message, headers) : new HttpError('no_capacity', message, headers);
   }
   if (res.status === 401 || res.status === 403) {
     throw new HttpError('worker_error', `${who} refused the service's credentials (${res.status}). Check that the token in Settings → Server → Self-host matches the worker's.`);

@@ -79,3 +79,14 @@ export function assertKeyForSelfHost(loaded: LoadedKeyProvider, selfHostWorkspac
     throw new Error(`PIPELINE_KEK: not set, but ${selfHostWorkspaces} workspace(s) have self-host settings whose tokens need it; set PIPELINE_KEK (base64 of 32 bytes) or PIPELINE_KEK_DEV=1 for a throwaway dev key`);
   }
 }
+
+/**
+ * Startup check: in production mode a key is required, whatever the database holds today, because
+ * webhook signing secrets (seeded, or set later) would otherwise be stored in clear. Development
+ * mode runs without one; the caller says so loudly.
+ */
+export function assertKeyForMode(loaded: LoadedKeyProvider, mode: 'production' | 'development'): void {
+  if (loaded.provider === null && mode === 'production') {
+    throw new Error('PIPELINE_KEK: not set; in production the api-stub seals webhook signing secrets and pipeline tokens with it and will not store them in clear. Set PIPELINE_KEK (base64 of 32 bytes, e.g. `openssl rand -base64 32`), or API_STUB_MODE=development to run without a key on a development machine');
+  }
+}

@@ -2,6 +2,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { chmodSync, closeSync, existsSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
+import { noteWriteError } from './write-health.ts';
 
 /**
  * The api-stub's embedded store: one SQLite file through Node 24's built-in `node:sqlite`
@@ -101,6 +102,8 @@ export function transaction<T>(db: Database, fn: () => T): T {
     db.exec(level === 0 ? 'COMMIT' : `RELEASE ${savepoint}`);
     return result;
   } catch (err) {
+    // A full disk or an I/O error is remembered for readiness (write-health.ts).
+    noteWriteError(db, err);
     db.exec(level === 0 ? 'ROLLBACK' : `ROLLBACK TO ${savepoint}; RELEASE ${savepoint}`);
     throw err;
   } finally {
@@ -169,6 +172,7 @@ function commitGroup(db: Database, group: Group): void {
     depth.set(db, 0);
     for (const w of group.waiters) w.resolve();
   } catch (err) {
+    noteWriteError(db, err);
     try {
       if (db.isOpen && db.isTransaction) db.exec('ROLLBACK');
     } catch {

@@ -1,39 +1,12 @@
 import { z } from 'zod';
+import { MAX_METADATA_DEPTH, jsonDepth, metadataSchema as sharedMetadataSchema } from '../../lib/json-metadata.ts';
 
-/**
- * The one schema of a session's `metadata` and of the bodies that carry it (create and connect).
- * `metadata` is bounded here, before anything walks it: nesting depth first (checked without
- * recursion, so a hostile depth cannot overflow the stack), then serialized size. Deeper values
- * than MAX_METADATA_DEPTH overflowed recursive code further on (canonical JSON, the spawn call).
- */
-export const MAX_METADATA_DEPTH = 32;
+/** The one schema of `metadata` lives in lib/json-metadata.ts (the worker checks spawns with it too). */
+export { MAX_METADATA_DEPTH, jsonDepth };
 
-/** Nesting depth of a JSON value: 0 for a scalar, 1 for `{}` or `[]`, and so on. Iterative. */
-export function jsonDepth(value: unknown, stopAfter = Number.POSITIVE_INFINITY): number {
-  let deepest = 0;
-  const stack: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
-  while (stack.length > 0) {
-    const { value: v, depth } = stack.pop()!;
-    if (v === null || typeof v !== 'object') continue;
-    const here = depth + 1;
-    if (here > deepest) deepest = here;
-    if (deepest > stopAfter) return deepest;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push({ value: child, depth: here });
-  }
-  return deepest;
-}
-
-/** `metadata`: a JSON object at most MAX_METADATA_DEPTH deep and `limitBytes` serialized. */
+/** `metadata` on creation and connect: bounded in depth and serialized size, kept as given. */
 export function metadataSchema(limitBytes: number) {
-  return z.record(z.string(), z.unknown(), { error: 'expected a JSON object' }).superRefine((value, ctx) => {
-    const depth = jsonDepth(value, MAX_METADATA_DEPTH);
-    if (depth > MAX_METADATA_DEPTH) {
-      ctx.addIssue({ code: 'custom', message: `nested more than ${MAX_METADATA_DEPTH} levels deep`, abort: true });
-      return;
-    }
-    const bytes = Buffer.byteLength(JSON.stringify(value));
-    if (bytes > limitBytes) ctx.addIssue({ code: 'custom', message: `larger than ${limitBytes} bytes when serialized (${bytes})` });
-  });
+  return sharedMetadataSchema({ limitBytes });
 }
 
 /**

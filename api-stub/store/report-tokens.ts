@@ -23,6 +23,10 @@ export function forgetReportToken(db: Database, sessionId: string, token: string
   stmt(db, 'DELETE FROM report_tokens WHERE session_id = ? AND token_sha256 = ?').run(sessionId, digest(token));
 }
 
+/** A hosted spawn since `?` (first parameter) for a session other than `?` (second) that has no outcome after it. */
+const HELD_HOSTED = `t.route = 'hosted' AND t.created_at > ? AND t.session_id <> ?
+      AND s.status NOT IN ('COMPLETED', 'EXPIRED') AND (s.failed_at IS NULL OR s.failed_at < t.created_at)`;
+
 /**
  * Sessions of a workspace that hold a hosted slot now, other than `exceptSessionId`: a hosted spawn
  * since `since`, and no outcome after it (not COMPLETED or EXPIRED, no failure reported after it).
@@ -30,8 +34,14 @@ export function forgetReportToken(db: Database, sessionId: string, token: string
  */
 export function countHeldHostedSessions(db: Database, workspaceId: string, since: number, exceptSessionId: string): number {
   return Number(stmt(db, `SELECT count(DISTINCT t.session_id) AS n FROM report_tokens t JOIN sessions s ON s.id = t.session_id
-    WHERE s.workspace_id = ? AND t.route = 'hosted' AND t.created_at > ? AND t.session_id <> ?
-      AND s.status NOT IN ('COMPLETED', 'EXPIRED') AND (s.failed_at IS NULL OR s.failed_at < t.created_at)`).get(workspaceId, since, exceptSessionId)!.n);
+    WHERE s.workspace_id = ? AND ${HELD_HOSTED}`).get(workspaceId, since, exceptSessionId)!.n);
+}
+
+/** The same count for every workspace that holds a hosted slot now: the shared pool's occupancy. */
+export function heldHostedByWorkspace(db: Database, since: number, exceptSessionId: string): Map<string, number> {
+  const rows = stmt(db, `SELECT s.workspace_id AS ws, count(DISTINCT t.session_id) AS n FROM report_tokens t JOIN sessions s ON s.id = t.session_id
+    WHERE ${HELD_HOSTED} GROUP BY s.workspace_id`).all(since, exceptSessionId);
+  return new Map(rows.map((r) => [String(r.ws), Number(r.n)]));
 }
 
 /**

@@ -5,9 +5,15 @@ import { stmt } from '../db/statements.ts';
 
 /**
  * The `webhook_deliveries` record of spec section 2: one row per attempt, readable per workspace,
- * newest first, paged by an opaque cursor (the row's sequence number).
+ * newest first, paged by an opaque cursor (the row's sequence number). A row is written before its
+ * attempt is sent (`in_flight`) and settled after it, so an attempt cut short by a kill still has
+ * its row; the next dispatcher marks it `interrupted` when it sends the event again.
  */
 export type DeliveryOutcome = 'delivered' | 'retry_scheduled' | 'dropped';
+export type DeliveryState = DeliveryOutcome | 'in_flight' | 'interrupted';
+
+/** The error text of an attempt its process did not live to finish. */
+export const INTERRUPTED_ERROR = 'the api-stub stopped before this attempt finished; the event is sent again (at least once)';
 
 export interface DeliveryRecord {
   workspaceId: string;
@@ -20,7 +26,7 @@ export interface DeliveryRecord {
   durationMs: number;
   error: string | null;
   responseBody: string | null;
-  outcome: DeliveryOutcome;
+  outcome: DeliveryState;
   createdAt: number;
 }
 
@@ -34,6 +40,23 @@ export function recordDelivery(db: Database, record: DeliveryRecord): string {
     id, record.workspaceId, record.eventId, record.eventType, record.endpointId, record.endpointUrl, record.attempt,
     record.statusCode, record.durationMs, record.error, record.responseBody, record.outcome, record.createdAt);
   return id;
+}
+
+/**
+ * Logs an attempt about to be sent, and first marks as interrupted any attempt of the same event to
+ * the same endpoint still in flight: the dispatcher now holding the lease is the only sender, so such
+ * a row was left by one that died. Returns the new row's id for `settleDelivery`.
+ */
+export function recordAttemptStart(db: Database, record: Omit<DeliveryRecord, 'statusCode' | 'durationMs' | 'error' | 'responseBody' | 'outcome'>): string {
+  stmt(db, `UPDATE webhook_deliveries SET outcome = 'interrupted', error = ? WHERE event_id = ? AND endpoint_id = ? AND outcome = 'in_flight'`).run(
+    INTERRUPTED_ERROR, record.eventId, record.endpointId);
+  return recordDelivery(db, { ...record, statusCode: null, durationMs: 0, error: null, responseBody: null, outcome: 'in_flight' });
+}
+
+/** Writes what came of an attempt logged by `recordAttemptStart`. */
+export function settleDelivery(db: Database, id: string, result: Pick<DeliveryRecord, 'statusCode' | 'durationMs' | 'error' | 'responseBody'> & { outcome: DeliveryOutcome }): void {
+  stmt(db, `UPDATE webhook_deliveries SET status_code = ?, duration_ms = ?, error = ?, response_body = ?, outcome = ? WHERE id = ?`).run(
+    result.statusCode, result.durationMs, result.error, result.responseBody, result.outcome, id);
 }
 
 export interface DeliveryPage {
@@ -68,7 +91,7 @@ export function listDeliveries(db: Database, workspaceId: string, options: { lim
       durationMs: Number(r.duration_ms),
       error: r.error === null ? null : String(r.error),
       responseBody: r.response_body === null ? null : String(r.response_body),
-      outcome: String(r.outcome) as DeliveryOutcome,
+      outcome: String(r.outcome) as DeliveryState,
       createdAt: isoSeconds(Number(r.created_at)),
     })),
     nextCursor: rows.length > options.limit && last ? encodeCursor(Number(last.seq)) : null,

@@ -4,7 +4,7 @@ import type { Clock } from '../../lib/time.ts';
 import { transaction, type Database } from '../db/database.ts';
 import type { EgressPolicy } from '../outbound/egress-guard.ts';
 import { attemptDelivery, type AttemptResult } from './deliver.ts';
-import { recordDelivery, type DeliveryOutcome } from './delivery-log.ts';
+import { recordAttemptStart, settleDelivery, type DeliveryOutcome } from './delivery-log.ts';
 import { claimDue, settle, type ClaimedDelivery, type Settlement } from './outbox-store.ts';
 import { isRetryable, retryDelay } from './retry-policy.ts';
 import { openEndpointSecrets } from './endpoint-secrets.ts';
@@ -67,6 +67,11 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
 
   const attempt = async (claim: ClaimedDelivery): Promise<void> => {
     const { db, clock, log } = options;
+    // Logged before anything is sent: a kill during the attempt still leaves its row.
+    const deliveryId = transaction(db, () => recordAttemptStart(db, {
+      workspaceId: claim.workspaceId, eventId: claim.eventId, eventType: claim.eventType, endpointId: claim.endpointId,
+      endpointUrl: claim.endpoint?.url ?? '', attempt: claim.attempt, createdAt: clock(),
+    }));
     let result: AttemptResult;
     let secrets: string[] = [];
     let secretsError: string | null = null;
@@ -88,11 +93,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const now = clock();
     const { settlement, outcome } = decide(claim, result, now, options);
     transaction(db, () => {
-      recordDelivery(db, {
-        workspaceId: claim.workspaceId, eventId: claim.eventId, eventType: claim.eventType, endpointId: claim.endpointId,
-        endpointUrl: claim.endpoint?.url ?? '', attempt: claim.attempt, statusCode: result.statusCode, durationMs: result.durationMs,
-        error: result.error, responseBody: result.responseBody, outcome, createdAt: now,
-      });
+      settleDelivery(db, deliveryId, { statusCode: result.statusCode, durationMs: result.durationMs, error: result.error, responseBody: result.responseBody, outcome });
       if (!settle(db, claim.outboxId, owner, settlement, now)) log.warn('webhook lease lost before settling', { eventId: claim.eventId, outboxId: claim.outboxId });
     });
     const fields = { eventId: claim.eventId, type: claim.eventType, endpointId: claim.endpointId, attempt: claim.attempt, status: result.statusCode, durationMs: result.durationMs, outcome };

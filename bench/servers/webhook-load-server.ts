@@ -52,7 +52,7 @@ server.listen(0, '127.0.0.1', () => {
 process.on('SIGTERM', () => {
   if (timer) clearInterval(timer);
   const inFlight = runtime.dispatcher.inFlight();
-  const delivered = Number(db.prepare("SELECT COUNT(*) AS n FROM webhook_deliveries").get()!.n);
+  const delivered = Number(db.prepare("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE outcome <> 'in_flight'").get()!.n);
   const events = Number(db.prepare('SELECT COUNT(*) AS n FROM webhook_events').get()!.n);
   process.stderr.write(`${JSON.stringify({ eventsEnqueued: events, attemptsLogged: delivered, inFlightAtStop: inFlight })}\n`);
   server.closeAllConnections();

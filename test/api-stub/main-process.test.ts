@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -50,11 +50,36 @@ describe('api-stub main process', () => {
   it('refuses to start when the seed holds a self-host token but PIPELINE_KEK is missing, without printing the token', async () => {
     const seedFile = join(dir, 'selfhost-seed.json');
     writeFileSync(seedFile, JSON.stringify(routingSeed('http://127.0.0.1:9/hook', { pipelineEndpoint: 'https://worker.example.com/', pipelineToken: WORKER_TOKEN })));
-    const proc = await startMain({ API_STUB_DB: join(dir, 'refuse.sqlite'), API_STUB_SEED: seedFile }, await freePort());
+    // Development mode, so that the self-host check (not the production one) is what refuses.
+    const proc = await startMain({ API_STUB_MODE: 'development', API_STUB_DB: join(dir, 'refuse.sqlite'), API_STUB_SEED: seedFile }, await freePort());
     running.push(proc);
     expect(await proc.exited).toBe(1);
-    expect(proc.output()).toMatch(/PIPELINE_KEK: not set/);
+    expect(proc.output()).toMatch(/PIPELINE_KEK: not set, but the seed gives workspace .* a self-host token/);
     expect(proc.output()).not.toContain(WORKER_TOKEN);
+  });
+
+  it('refuses to start in production mode (the default) without PIPELINE_KEK, before the seed stores any secret in clear', async () => {
+    const seedFile = join(dir, 'plain-seed.json');
+    writeFileSync(seedFile, JSON.stringify(routingSeed('http://127.0.0.1:9/hook')));
+    const dbPath = join(dir, 'production.sqlite');
+    const proc = await startMain({ API_STUB_DB: dbPath, API_STUB_SEED: seedFile, PIPELINE_KEK: '' }, await freePort());
+    running.push(proc);
+    expect(await proc.exited).toBe(1);
+    expect(proc.output()).toMatch(/^api-stub: failed to start: PIPELINE_KEK: not set; in production .* API_STUB_MODE=development/m);
+    // Nothing was written: no database file, so no webhook secret in clear.
+    expect(existsSync(dbPath)).toBe(false);
+    expect(proc.output()).not.toContain(WHSEC);
+  });
+
+  it('starts without a key in development mode, saying loudly that secrets are stored in clear', async () => {
+    const seedFile = join(dir, 'dev-seed.json');
+    writeFileSync(seedFile, JSON.stringify(routingSeed('http://127.0.0.1:9/hook')));
+    const proc = await startMain({ API_STUB_MODE: 'development', API_STUB_DB: join(dir, 'dev.sqlite'), API_STUB_SEED: seedFile, PIPELINE_KEK: '' }, await freePort());
+    running.push(proc);
+    await ready(proc);
+    expect(proc.output()).toMatch(/"level":"warn".*DEVELOPMENT MODE.*IN CLEAR/);
+    proc.child.kill('SIGTERM');
+    expect(await proc.exited).toBe(0);
   });
 
   it('after a restart, sends the webhooks that were pending, each once', async () => {
@@ -85,7 +110,8 @@ describe('api-stub main process', () => {
       ids.push(id);
     }
     const log = async (url: string) => (await call('GET', `${url}/api/v2/workspace/webhook-deliveries`, undefined, { authorization: `Bearer ${A.sk}` })).body.data as Array<{ eventId: string; attempt: number; outcome: string; error: string | null }>;
-    await waitFor(async () => (await log(first.url)).length >= 2, { timeoutMs: 5_000, what: 'two refused first attempts' });
+    // Rows are written when an attempt starts (in_flight) and settled after: wait for two settled ones.
+    await waitFor(async () => (await log(first.url)).filter((d) => d.outcome !== 'in_flight').length >= 2, { timeoutMs: 5_000, what: 'two refused first attempts' });
     expect((await log(first.url)).every((d) => d.outcome === 'retry_scheduled' && /^refused/.test(d.error ?? ''))).toBe(true);
     first.child.kill('SIGTERM');
     expect(await first.exited).toBe(0);

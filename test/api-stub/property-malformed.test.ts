@@ -7,12 +7,14 @@ import { MAX_METADATA_DEPTH } from '../../api-stub/sessions/schemas.ts';
  * Property: whatever malformed input reaches either session endpoint, the answer is a 4xx in the
  * `{error, message}` shape (never a 500) and the database is exactly as before.
  */
+const JSON_TYPE = { 'Content-Type': 'application/json' };
+
 describe('property: malformed input never causes a 500 or a state change', () => {
   let stub: RunningApiStub;
   beforeAll(async () => {
     stub = await startApiStub({ seed: testSeed() });
     // One real session, so that retrieval has something to guard.
-    await fetch(`${stub.url}/api/v2/sdk/sessions`, { method: 'POST', body: JSON.stringify({ publishableKey: K.pk, interviewId: K.active }) });
+    await fetch(`${stub.url}/api/v2/sdk/sessions`, { method: 'POST', headers: JSON_TYPE, body: JSON.stringify({ publishableKey: K.pk, interviewId: K.active }) });
   });
   afterAll(() => stub.stop());
 
@@ -58,7 +60,8 @@ describe('property: malformed input never causes a 500 or a state change', () =>
   it('POST /api/v2/sdk/sessions', async () => {
     const before = snapshot();
     await fc.assert(
-      fc.asyncProperty(malformedBody, fc.option(headerValue), fc.option(headerValue), async (body, contentType, idempotencyKey) => {
+      // Mostly JSON, so that the bodies reach validation; sometimes anything (415 or 400 then).
+      fc.asyncProperty(malformedBody, fc.option(fc.oneof(fc.constant('application/json'), fc.constant('application/json'), headerValue)), fc.option(headerValue), async (body, contentType, idempotencyKey) => {
         const headers: Record<string, string> = {};
         if (contentType !== null) headers['Content-Type'] = contentType;
         if (idempotencyKey !== null) headers['Idempotency-Key'] = idempotencyKey;
@@ -92,12 +95,12 @@ describe('property: malformed input never causes a 500 or a state change', () =>
       fc.asyncProperty(tooDeep, fc.boolean(), async ({ depth, shape }, withKey) => {
         // The top-level object is one level, so `depth` more inside it is depth + 1 in all.
         const metadata = `{"m":${nested(depth, shape)}}`;
-        const headers: Record<string, string> = withKey ? { 'Idempotency-Key': `deep-${depth}-${shape}` } : {};
+        const headers: Record<string, string> = withKey ? { ...JSON_TYPE, 'Idempotency-Key': `deep-${depth}-${shape}` } : { ...JSON_TYPE };
         const created = await fetch(`${stub.url}/api/v2/sdk/sessions`, { method: 'POST', headers, body: `{"publishableKey":"${K.pk}","interviewId":"${K.active}","metadata":${metadata}}` });
         const text = await created.clone().text();
         await expectClientError(created);
         expect(JSON.parse(text).error).toBe('invalid_request');
-        const connect = await fetch(`${stub.url}/api/v2/sdk/connect`, { method: 'POST', body: `{"publishableKey":"${K.pk}","interviewId":"${K.active}","sessionId":"inv_x1","metadata":${metadata}}` });
+        const connect = await fetch(`${stub.url}/api/v2/sdk/connect`, { method: 'POST', headers: JSON_TYPE, body: `{"publishableKey":"${K.pk}","interviewId":"${K.active}","sessionId":"inv_x1","metadata":${metadata}}` });
         await expectClientError(connect);
       }),
       { numRuns: 40 },
@@ -106,7 +109,7 @@ describe('property: malformed input never causes a 500 or a state change', () =>
   });
 
   it('metadata exactly at the depth bound is accepted', async () => {
-    const res = await fetch(`${stub.url}/api/v2/sdk/sessions`, { method: 'POST', body: `{"publishableKey":"${K.pk}","interviewId":"${K.active}","metadata":{"m":${nested(MAX_METADATA_DEPTH - 1, 'mixed')}}}` });
+    const res = await fetch(`${stub.url}/api/v2/sdk/sessions`, { method: 'POST', headers: JSON_TYPE, body: `{"publishableKey":"${K.pk}","interviewId":"${K.active}","metadata":{"m":${nested(MAX_METADATA_DEPTH - 1, 'mixed')}}}` });
     expect(res.status, await res.clone().text()).toBe(201);
     const id = String(((await res.json()) as { sessionId: string }).sessionId);
     stub.db.prepare('DELETE FROM sessions WHERE id = ?').run(id);
@@ -150,14 +153,14 @@ describe('property: malformed input never causes a 500 or a state change', () =>
     const connectBody = fc.record({ sessionId, sessionToken: fc.oneof(fc.string(), fc.stringMatching(/^[A-Za-z0-9_-]{43}$/), notAString), interviewId: fc.oneof(fc.constant(K.active), fc.string(), notAString), metadata: fc.jsonValue() }, { requiredKeys: ['sessionToken'] });
     await fc.assert(
       fc.asyncProperty(connectBody, async (body) => {
-        await expectClientError(await fetch(`${stub.url}/api/v2/sdk/connect`, { method: 'POST', body: JSON.stringify(body) }));
+        await expectClientError(await fetch(`${stub.url}/api/v2/sdk/connect`, { method: 'POST', headers: JSON_TYPE, body: JSON.stringify(body) }));
       }),
       { numRuns: 150 },
     );
     const bearer = fc.option(fc.oneof(headerValue, headerValue.map((v) => `Bearer ${v}`), fc.constant(`Bearer ${K.sk}`)));
     await fc.assert(
       fc.asyncProperty(fc.oneof(fc.constant(existing), fc.string({ minLength: 1 }).map(encodeURIComponent)), bearer, fc.oneof(fc.string(), fc.jsonValue().map((v) => JSON.stringify(v) ?? 'null')), async (id, auth, body) => {
-        const headers: Record<string, string> = auth === null ? {} : { Authorization: auth };
+        const headers: Record<string, string> = auth === null ? { ...JSON_TYPE } : { ...JSON_TYPE, Authorization: auth };
         await expectClientError(await fetch(`${stub.url}/api/v2/worker/sessions/${id}/outcome`, { method: 'POST', headers, body }));
       }),
       { numRuns: 150 },

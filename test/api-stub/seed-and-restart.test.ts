@@ -37,7 +37,7 @@ describe('the api-stub process: seed file, persistence across restarts, SIGTERM'
 
   it('starts from examples/seed.json, keeps sessions across a restart, and exits 0 on SIGTERM', async () => {
     const port = await freePort();
-    const env = { PORT: String(port), API_STUB_DB: join(dir, 'main.sqlite'), API_STUB_SEED: join(ROOT, 'examples/seed.json') };
+    const env = { PORT: String(port), API_STUB_DB: join(dir, 'main.sqlite'), API_STUB_SEED: join(ROOT, 'examples/seed.json'), API_STUB_MODE: 'development' };
     const seed = JSON.parse(readFileSync(join(ROOT, 'examples/seed.json'), 'utf8'));
     const ws = seed.workspaces[0];
     const base = `http://127.0.0.1:${port}/api/v2/sdk/sessions`;
@@ -72,7 +72,7 @@ describe('the api-stub process: seed file, persistence across restarts, SIGTERM'
   it('refuses to start on a bad seed file, naming the field, and on a bad variable, naming it', async () => {
     const bad = join(dir, 'bad-seed.json');
     writeFileSync(bad, JSON.stringify({ workspaces: [{ id: 'ws_x', name: 'X', keys: { publishable: ['pk_nope'] } }] }));
-    const proc = startMain({ PORT: String(await freePort()), API_STUB_DB: join(dir, 'bad.sqlite'), API_STUB_SEED: bad });
+    const proc = startMain({ PORT: String(await freePort()), API_STUB_DB: join(dir, 'bad.sqlite'), API_STUB_SEED: bad, API_STUB_MODE: 'development' });
     expect(await proc.exited).toBe(1);
     expect(proc.output()).toContain('workspaces.0.keys.publishable.0');
     const badPort = startMain({ PORT: 'eighty', API_STUB_DB: join(dir, 'bad2.sqlite') });

@@ -48,7 +48,8 @@ function enqueue(database: Database, sessionId = facts.sessionId) {
   return event;
 }
 
-const rows = (database = db) => listDeliveries(database, 'ws_1', { limit: 100 }).data;
+// Settled attempts: a row is written (in_flight) when its attempt starts and settled when it ends.
+const rows = (database = db) => listDeliveries(database, 'ws_1', { limit: 100 }).data.filter((r) => r.outcome !== 'in_flight');
 
 beforeEach(async () => {
   receiver = await startWebhookReceiver();

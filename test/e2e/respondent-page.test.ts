@@ -180,7 +180,7 @@ describe('browser SDK and respondent page', () => {
   });
 
   it('sessionUrl alone starts the interview: opened directly (an email link) and in a plain iframe without the SDK', async () => {
-    const created = await (await fetch(`${apiBase}/api/v2/sdk/sessions`, { method: 'POST', body: JSON.stringify({ publishableKey: PK, interviewId: 'dpl_page' }) })).json() as { sessionId: string; sessionUrl: string };
+    const created = await (await fetch(`${apiBase}/api/v2/sdk/sessions`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ publishableKey: PK, interviewId: 'dpl_page' }) })).json() as { sessionId: string; sessionUrl: string };
     expect(created.sessionUrl).toMatch(/#k=[A-Za-z0-9_-]{43}$/);
     // Opened as a link: no SDK, no publishable key anywhere.
     const direct = await browser.context.newPage();

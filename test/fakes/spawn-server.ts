@@ -14,6 +14,8 @@ export type SpawnBehaviour =
   | { kind: 'slow'; delayMs: number }
   | { kind: 'hang' }
   | { kind: 'status'; status: number }
+  // The worker's own answer when no warm slot is free on any replica (docs/worker.md).
+  | { kind: 'full' }
   | { kind: 'malformed' };
 
 export interface RecordedSpawn {
@@ -92,6 +94,9 @@ export async function startSpawnServer(options: SpawnServerOptions): Promise<Spa
         case 'slow': setTimeout(answer, behaviour.delayMs); return;
         case 'hang': return; // never answers; the socket stays open until the client gives up
         case 'status': return json(behaviour.status, { error: 'worker_fault', message: 'stand-in failure' });
+        case 'full':
+          res.setHeader('retry-after', '5');
+          return json(503, { error: 'no_capacity', message: 'No warm voice bot is free on any replica. Retry after the Retry-After delay.' });
         case 'malformed': res.writeHead(200, { 'content-type': 'application/json' }); res.end('{"room_url": '); return;
       }
     });

@@ -50,6 +50,8 @@ describe('spawn validation', () => {
     ['a malformed interviewId', JSON.stringify(spawnBody({ interviewId: 'abc' })), /interviewId: must look like dpl_/],
     ['no questions', JSON.stringify(spawnBody({ interview: { intro: 'Hi', questions: [], closing: 'Bye' } })), /interview.questions/],
     ['a non-object metadata', JSON.stringify(spawnBody({ metadata: 'x' })), /metadata/],
+    // Bounded before anything walks it: deeper metadata reached Redis and came back as a 503 "outage".
+    ['metadata nested 33 levels deep', JSON.stringify(spawnBody()).replace('"metadata":{"plan":"test"}', `"metadata":{"m":${'['.repeat(32)}${']'.repeat(32)}}`), /^metadata: nested more than 32 levels deep/],
   ])('answers 400 invalid_request for %s', async (_name, body, message) => {
     const res = await worker.spawnSession(body);
     expect(res.status).toBe(400);
