@@ -105,6 +105,7 @@ export async function startWorker(config: Readonly<WorkerConfig>, deps: { log: L
       maxSessionSeconds: config.maxSessionSeconds,
     }),
     rooms: localServer,
+    limits: config.publicLimits,
   });
   const management = createManagementServer({ log, metrics, ready });
   const listen = (s: typeof server, port: number) =>
