@@ -38,7 +38,7 @@ describe('Redis outage', () => {
     await redis.kill();
     const t0 = Date.now();
     const during = await worker.spawnSession(spawnBody());
-    expect(Date.now() - t0).toBeLessThan(1500);
+    expect(Date.now() - t0).toBeLessThan(3000); // SPAWN_BUDGET_MS is 500: far from a connect timeout, with room for a loaded machine
     expect(during.status).toBe(503);
     expect(during.body.error).toBe('unavailable');
     expect(during.headers['retry-after']).toBeDefined();
