@@ -73,7 +73,7 @@ describe('webhook delivery to a real receiver', () => {
     expect(verified.id).toMatch(/^evt_/);
     expect(Number.isInteger(verified.created)).toBe(true);
     expect(Stripe.webhooks.constructEvent(got!.rawBody, header, SECRET).id).toBe(event.id);
-    await waitFor(() => rows().length === 1, { timeoutMs: 2_000, what: 'the delivery row' });
+    await waitFor(() => rows().length === 1, { timeoutMs: 10_000, what: 'the delivery row' });
     expect(rows()[0]).toMatchObject({ eventId: event.id, eventType: 'interview.completed', endpointUrl: receiver.url, attempt: 1, statusCode: 200, error: null, responseBody: 'ok', outcome: 'delivered' });
   });
 
@@ -119,7 +119,7 @@ describe('webhook delivery to a real receiver', () => {
       await d.stop();
       enqueue(db, 'inv_tls_2');
       dispatcher();
-      await waitFor(() => rows().length === 2, { timeoutMs: 3_000, what: 'the refused TLS attempt' });
+      await waitFor(() => rows().length === 2, { timeoutMs: 10_000, what: 'the refused TLS attempt' });
       expect(rows()[0]!.error).toMatch(/^tls: The TLS handshake with 127\.0\.0\.1 failed/);
       expect(tlsReceiver.received).toHaveLength(1);
     } finally {
@@ -141,7 +141,7 @@ describe('failures, retries and timeouts', () => {
     receiver.setMode({ kind: 'status', status: 500 });
     enqueue(db);
     dispatcher();
-    await waitFor(() => rows().length === 1, { timeoutMs: 3_000, what: 'one logged attempt' });
+    await waitFor(() => rows().length === 1, { timeoutMs: 10_000, what: 'one logged attempt' });
     expect(rows()[0]).toMatchObject({ attempt: 1, statusCode: 500, error: 'receiver answered 500', responseBody: 'receiver says 500', outcome: 'dropped' });
     expect(pendingCount(db)).toBe(0);
     // Nothing is due any more: another dispatcher finds nothing to send.
@@ -179,7 +179,7 @@ describe('failures, retries and timeouts', () => {
     receiver.setMode({ kind: 'hang' });
     enqueue(db);
     dispatcher({ timeoutMs: 300 });
-    await waitFor(() => rows().length === 1, { timeoutMs: 3_000, what: 'the timed-out attempt' });
+    await waitFor(() => rows().length === 1, { timeoutMs: 10_000, what: 'the timed-out attempt' });
     const [row] = rows();
     expect(row).toMatchObject({ statusCode: null, error: 'timeout: timed out after 300 ms', outcome: 'dropped' });
     expect(row!.durationMs).toBeGreaterThanOrEqual(290);
@@ -204,7 +204,7 @@ describe('failures, retries and timeouts', () => {
     db.prepare('UPDATE webhook_endpoints SET url = ?').run(`https://localhost:${port}/hook`);
     enqueue(db);
     dispatcher({ policy: { allowHosts: new Set() } });
-    await waitFor(() => rows().length === 1, { timeoutMs: 3_000, what: 'the refused attempt' });
+    await waitFor(() => rows().length === 1, { timeoutMs: 10_000, what: 'the refused attempt' });
     expect(rows()[0]!.error).toMatch(/egress_refused: The host localhost resolves to .*, a loopback address/);
     expect(receiver.received).toHaveLength(0);
   });
@@ -227,7 +227,7 @@ describe('the outbox across restarts', () => {
     const second = openDatabase(file);
     dispatcher({}, second);
     await receiver.waitForCount(6);
-    await waitFor(() => pendingCount(second) === 0, { timeoutMs: 3_000, what: 'an empty outbox' });
+    await waitFor(() => pendingCount(second) === 0, { timeoutMs: 10_000, what: 'an empty outbox' });
     const ids = receiver.received.map((g) => (JSON.parse(g.rawBody) as { id: string }).id);
     expect(new Set(ids).size).toBe(6);
     expect(ids).toHaveLength(6);
