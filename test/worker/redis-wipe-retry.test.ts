@@ -45,8 +45,10 @@ describe('a retry after a Redis wipe', () => {
     await waitIdleSlots(worker, 1, 15_000);
 
     await client.flushall();
-    // The next heartbeat puts the warm slot back into the (empty) pool.
-    await waitFor(async () => (await client.llen('{voice}:idle')) === 1, { timeoutMs: 10_000, what: 'the idle list to be rebuilt after FLUSHALL' });
+    // The next heartbeat puts the pod's alive key and its warm slot back into the (empty) pool. Both:
+    // a beat cut in two by the wipe can register the slot before the key is back, and a claim in
+    // that moment finds the slot's pod not alive (503 once, until the next beat).
+    await waitFor(async () => (await client.llen('{voice}:idle')) === 1 && (await client.keys('{voice}:pod:*:alive')).length === 1, { timeoutMs: 10_000, what: 'the pool to be rebuilt after FLUSHALL' });
 
     const again = await worker.spawnSession(body);
     expect(again.status).toBe(200);
