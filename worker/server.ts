@@ -57,7 +57,8 @@ export function createEdge(options: EdgeOptions): Server {
     connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(headersTimeoutMs / 2))),
   };
   const server = options.tls
-    ? createHttpsServer({ cert: readFileSync(options.tls.certFile), key: readFileSync(options.tls.keyFile), ...timeouts }, app)
+    ? // A TLS handshake never begun is bounded the same way (Node's default would hold it for 120 s).
+      createHttpsServer({ cert: readFileSync(options.tls.certFile), key: readFileSync(options.tls.keyFile), handshakeTimeout: headersTimeoutMs, ...timeouts }, app)
     : createHttpServer(timeouts, app);
   server.maxConnections = maxConnections;
   let warnedAt = 0;

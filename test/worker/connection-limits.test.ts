@@ -1,6 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
+import { createCertificateAuthority } from '../harness/pki.ts';
 import { waitFor } from '../harness/ports.ts';
 import { baseEnv, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, type FakeBackend, type WorkerProcess } from './harness.ts';
 import { runRespondent } from './respondent.ts';
@@ -96,4 +97,23 @@ describe('the public port under a flood of idle connections', () => {
     expect(next.status).toBe(200);
     expect(worker.logs.join('')).toContain('the public port is at its connection cap');
   }, 90_000);
+
+  it('over TLS, closes a connection that never starts its handshake within the same timeout', async () => {
+    const ca = createCertificateAuthority();
+    const cert = ca.issueServer('worker', ['127.0.0.1']);
+    const tls = await startWorkerProcess(
+      baseEnv({ redisUrl: inject('redisUrl'), backendUrl: backend.url, llmUrl: openai.url, REDIS_KEY_PREFIX: `connlimits-tls-${Date.now()}`, WARM_POOL_SIZE: '0', TLS_CERT_FILE: cert.certFile, TLS_KEY_FILE: cert.keyFile, PUBLIC_HEADERS_TIMEOUT_SECONDS: '1' }),
+      { tls: true, caFile: ca.certFile },
+    );
+    try {
+      await tls.waitReady();
+      const silent = await idleConnection(tls.port);
+      flood.push(silent.socket);
+      // Node's own default would hold it for 120 s.
+      await waitFor(() => silent.closed(), { timeoutMs: 15_000, what: 'the silent TLS connection to be closed' });
+      expect(await tls.healthz()).toBe(200);
+    } finally {
+      await tls.stop();
+    }
+  }, 60_000);
 });
