@@ -8,6 +8,8 @@ export default defineConfig({
     maxWorkers: 2,
     pool: 'forks',
     reporters: ['default'],
+    // fast-check from a fixed seed (FC_SEED to change it): no test depends on chance.
+    setupFiles: ['test/harness/fixed-seed.ts'],
     // A project's globalSetup runs only when that project has files to run, so the API server
     // starts only for the Kubernetes tests and Redis only for the others.
     projects: [

@@ -32,6 +32,14 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(c)).toBe(true);
   });
 
+  it('bounds the public port: connection cap and timeouts, from env, checked', () => {
+    expect(loadConfig(minimal).publicLimits).toEqual({ maxConnections: 1000, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 65_000 });
+    const c = loadConfig({ ...minimal, PUBLIC_MAX_CONNECTIONS: '50', PUBLIC_HEADERS_TIMEOUT_SECONDS: '2', PUBLIC_KEEPALIVE_TIMEOUT_SECONDS: '30' });
+    expect(c.publicLimits).toEqual({ maxConnections: 50, headersTimeoutMs: 2000, keepAliveTimeoutMs: 30_000 });
+    expect(problem({ ...minimal, PUBLIC_MAX_CONNECTIONS: '0' }).variable).toBe('PUBLIC_MAX_CONNECTIONS');
+    expect(problem({ ...minimal, PUBLIC_HEADERS_TIMEOUT_SECONDS: 'soon' }).variable).toBe('PUBLIC_HEADERS_TIMEOUT_SECONDS');
+  });
+
   it('defaults to the daily provider, which needs DAILY_API_KEY', () => {
     const { ROOM_PROVIDER: _omit, ...env } = minimal;
     expect(problem(env).variable).toBe('DAILY_API_KEY');

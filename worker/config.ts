@@ -42,6 +42,8 @@ export interface WorkerBaseConfig {
   spawnBudgetMs: number;
   retryAfterSeconds: number;
   spawnBodyLimitBytes: number;
+  /** The public port's bounds (docs/worker.md, "Connection limits"). */
+  publicLimits: { maxConnections: number; headersTimeoutMs: number; keepAliveTimeoutMs: number };
   sessionRecordTtlSeconds: number;
   drainGraceSeconds: number;
   backendUrl: string;
@@ -188,6 +190,12 @@ export function loadConfig(env: Env): Readonly<WorkerConfig> {
     spawnBudgetMs: intVar(env, 'SPAWN_BUDGET_MS', { default: 1000, min: 50, max: 10_000 }),
     retryAfterSeconds: intVar(env, 'RETRY_AFTER_SECONDS', { default: 2, min: 1, max: 600 }),
     spawnBodyLimitBytes: intVar(env, 'SPAWN_BODY_LIMIT_BYTES', { default: 65_536, min: 1024, max: 1_048_576 }),
+    publicLimits: {
+      maxConnections: intVar(env, 'PUBLIC_MAX_CONNECTIONS', { default: 1000, min: 10, max: 1_000_000 }),
+      headersTimeoutMs: intVar(env, 'PUBLIC_HEADERS_TIMEOUT_SECONDS', { default: 10, min: 1, max: 300 }) * 1000,
+      // Longer than the usual load balancer's 60 s idle timeout, so that it never reuses a connection we just closed.
+      keepAliveTimeoutMs: intVar(env, 'PUBLIC_KEEPALIVE_TIMEOUT_SECONDS', { default: 65, min: 1, max: 3600 }) * 1000,
+    },
     sessionRecordTtlSeconds: intVar(env, 'SESSION_RECORD_TTL_SECONDS', { default: 86_400, min: maxSessionSeconds, max: 30 * 86_400 }),
     drainGraceSeconds: intVar(env, 'DRAIN_GRACE_SECONDS', { default: 30, min: 0, max: 3600 }),
     ...rooms,

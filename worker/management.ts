@@ -7,8 +7,11 @@ import type { WorkerMetrics } from './telemetry/metrics.ts';
 /**
  * The management port (METRICS_PORT, contract C2): /metrics, /healthz and /readyz over plain
  * HTTP, for the kubelet's probes and for scraping. It is a port of its own so that the public
- * port (Service 443, Ingress) never exposes them.
+ * port (Service 443, Ingress) never exposes them. It shares nothing with the public port but the
+ * process: the public port's connection cap (server.ts) keeps the process's file descriptors for
+ * this one, and its own small cap and short timeouts keep a misbehaving scraper from using them up.
  */
+export const MANAGEMENT_MAX_CONNECTIONS = 64;
 export interface ManagementOptions {
   log: Logger;
   metrics: WorkerMetrics;
@@ -34,7 +37,8 @@ export function createManagementServer(options: ManagementOptions): Server {
   });
   app.use(notFound);
   app.use(errorHandler(options.log));
-  const server = createServer(app);
+  const server = createServer({ headersTimeout: 10_000, requestTimeout: 15_000, keepAliveTimeout: 5000, connectionsCheckingInterval: 1000 }, app);
+  server.maxConnections = MANAGEMENT_MAX_CONNECTIONS;
   installClientErrorHandler(server);
   return server;
 }

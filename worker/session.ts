@@ -8,8 +8,12 @@ import type { WorkerMetrics } from './telemetry/metrics.ts';
 import { recordBotEvent } from './telemetry/bot-telemetry.ts';
 import { FailureReason } from '../lib/failure-reasons.ts';
 
-/** One claim of a session: a retry after a failure is claimed anew (see the claim script). */
-const claimKey = (sessionId: string, claimNumber: number): string => `${sessionId}#${claimNumber}`;
+/**
+ * One claim of a session, as this pod remembers it ended. The claim number alone repeats: after a
+ * Redis wipe the claim script counts from 1 again. The room does not: each claim takes the slot's
+ * current room, and a slot gets a fresh room (a new random name) after every session.
+ */
+const claimKey = (record: Pick<SessionRecord, 'sessionId' | 'claimNumber' | 'roomName'>): string => `${record.sessionId}#${record.claimNumber}#${record.roomName}`;
 /** What the report needs from the spawn: the service's connect attempt and this session's report token (C1). */
 function reportFields(record: SessionRecord | null | undefined): { serviceAttempt?: number; reportToken: string | null } {
   const spawn = record?.spawn;
@@ -87,7 +91,7 @@ export class SessionCoordinator {
     try {
       const record = await this.o.pool.session(sessionId);
       if (!record || record.pod !== this.o.pod) return;
-      if (this.ended.has(claimKey(sessionId, record.claimNumber))) return;
+      if (this.ended.has(claimKey(record))) return this.decline(record);
       // `running` with no bot here happens when the move below reached Redis but its answer did not.
       if (record.state !== 'assigned' && record.state !== 'running') return;
       await this.o.pool.transition(sessionId, 'assigned', 'running');
@@ -95,6 +99,18 @@ export class SessionCoordinator {
     } finally {
       this.starting.delete(sessionId);
     }
+  }
+
+  /**
+   * A claim of a session that already ended here (a delivery repeated by the recovery sweep). Its
+   * slot must not stay promised to it: when the record still holds the slot for a bot that will
+   * never come and the slot's bot is free, the slot goes back to the pool.
+   */
+  private decline(record: SessionRecord): void {
+    if (record.state !== 'assigned' || !this.o.slots.idleSlotIds().includes(record.slot)) return;
+    if ([...this.live.values()].some((l) => l.record.slot === record.slot)) return;
+    this.o.log.warn('a claim of a session that already ended here; its slot goes back to the pool', { sessionId: record.sessionId, slot: record.slot });
+    this.o.slots.releaseIfIdle(record.slot);
   }
 
   private start(sessionId: string, record: SessionRecord): void {
@@ -135,7 +151,7 @@ export class SessionCoordinator {
   async finish(sessionId: string, outcome: Outcome): Promise<void> {
     const live = this.live.get(sessionId);
     this.live.delete(sessionId);
-    if (live) this.ended.add(claimKey(sessionId, live.record.claimNumber));
+    if (live) this.ended.add(claimKey(live.record));
     if (this.ended.size > 10_000) this.ended.delete(this.ended.values().next().value!);
     const reason = outcome.status === 'failed' ? outcome.reason : 'completed';
     this.o.metrics.sessionOutcomes.inc({ status: outcome.status, reason });

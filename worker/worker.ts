@@ -95,6 +95,7 @@ export async function startWorker(config: Readonly<WorkerConfig>, deps: { log: L
       maxSessionSeconds: config.maxSessionSeconds,
     }),
     rooms: roomSide.server,
+    limits: config.publicLimits,
   });
   const management = createManagementServer({ log, metrics, ready });
   const listen = (s: typeof server, port: number) =>

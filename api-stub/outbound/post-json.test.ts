@@ -96,7 +96,7 @@ describe('postJson over real HTTPS', () => {
     const started = Date.now();
     const err = await failure(call(server.url, { signal: AbortSignal.timeout(300) }));
     expect(err.kind).toBe('timeout');
-    expect(Date.now() - started).toBeLessThan(1_500);
+    expect(Date.now() - started).toBeLessThan(4_000); // the 300 ms deadline, not the hang (wide: a loaded machine)
     server.setBehaviour({ kind: 'ok' });
   });
 

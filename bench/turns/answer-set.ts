@@ -74,7 +74,7 @@ const BACKCHANNELS: Array<{ text: string } | { noiseMs: number; seed: number }> 
 
 /** One utterance from espeak-ng + sox, cached by content; the cache survives between runs. */
 export function spokenPcm(text: string, cacheDir: string): Buffer {
-  const key = createHash('sha256').update(`en-us|175|${SPEECH_RATE}|${text}`).digest('hex').slice(0, 16);
+  const key = createHash('sha256').update(`en-us|175|${SPEECH_RATE}|sox-D|${text}`).digest('hex').slice(0, 16);
   const file = join(cacheDir, `${key}.wav`);
   if (!existsSync(file)) {
     // Written beside, then renamed: a run killed mid-write leaves no half file under the key.

@@ -24,7 +24,7 @@ describe('the 10 s spawn budget and per-workspace spawn limits (default budget)'
     expect(capped.status).toBe(429);
     expect(capped.body.error).toBe('rate_limit_exceeded');
     expect(capped.headers.get('retry-after')).toBe('2');
-    expect(capped.ms).toBeLessThan(1_000);
+    expect(capped.ms).toBeLessThan(3_000); // at once, not after the hang's 10 s (wide: a loaded machine)
 
     // Beta's spawns go to the hosted pipeline, unaffected by alpha's hanging worker.
     const betaTimes: number[] = [];
@@ -34,7 +34,7 @@ describe('the 10 s spawn budget and per-workspace spawn limits (default budget)'
       expect(res.body.route).toBe('hosted');
       betaTimes.push(res.ms);
     }
-    expect(Math.max(...betaTimes)).toBeLessThan(1_000);
+    expect(Math.max(...betaTimes)).toBeLessThan(3_000);
 
     for (const res of await Promise.all(hanging)) {
       expect(res.status).toBe(504);
@@ -69,7 +69,7 @@ describe('decryption counts against the budget', () => {
     expect(res.status).toBe(504);
     expect(res.body.error).toBe('worker_unreachable');
     expect(res.ms).toBeGreaterThanOrEqual(750);
-    expect(res.ms).toBeLessThan(2_000);
+    expect(res.ms).toBeLessThan(4_000); // the 0.8 s budget, far from the 10 s default
     expect(stack.worker.requests).toHaveLength(0);
     expect((await connect(stack, await newSession(stack))).status).toBe(200);
   });

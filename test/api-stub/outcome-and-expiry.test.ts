@@ -98,12 +98,12 @@ describe('outcome reports', () => {
       for (const id of ids) {
         const res = await report(id, completed);
         expect(res.status).toBe(200);
-        expect(res.ms).toBeLessThan(500);
+        expect(res.ms).toBeLessThan(900); // under the hung receiver's WEBHOOK_TIMEOUT_MS (1 s), with room for a loaded machine
       }
       await expect.poll(() => stack.runtime.dispatcher.inFlight(), { timeout: 3_000 }).toBe(3);
       const create = await call('POST', `${stack.url}/api/v2/sdk/sessions`, { publishableKey: A.pk, interviewId: A.dpl });
       expect(create.status).toBe(201);
-      expect(create.ms).toBeLessThan(500);
+      expect(create.ms).toBeLessThan(900);
     } finally {
       stack.receiver.setMode({ kind: 'status', status: 200 });
     }

@@ -74,7 +74,7 @@ describe('webhook delivery to a real receiver', () => {
     expect(verified.id).toMatch(/^evt_/);
     expect(Number.isInteger(verified.created)).toBe(true);
     expect(Stripe.webhooks.constructEvent(got!.rawBody, header, SECRET).id).toBe(event.id);
-    await waitFor(() => rows().length === 1, { timeoutMs: 2_000, what: 'the delivery row' });
+    await waitFor(() => rows().length === 1, { timeoutMs: 10_000, what: 'the delivery row' });
     expect(rows()[0]).toMatchObject({ eventId: event.id, eventType: 'interview.completed', endpointUrl: receiver.url, attempt: 1, statusCode: 200, error: null, responseBody: 'ok', outcome: 'delivered' });
   });
 
@@ -120,7 +120,7 @@ describe('webhook delivery to a real receiver', () => {
       await d.stop();
       enqueue(db, 'inv_tls_2');
       dispatcher();
-      await waitFor(() => rows().length === 2, { timeoutMs: 3_000, what: 'the refused TLS attempt' });
+      await waitFor(() => rows().length === 2, { timeoutMs: 10_000, what: 'the refused TLS attempt' });
       expect(rows()[0]!.error).toMatch(/^tls: The TLS handshake with 127\.0\.0\.1 failed/);
       expect(tlsReceiver.received).toHaveLength(1);
     } finally {
@@ -142,7 +142,7 @@ describe('failures, retries and timeouts', () => {
     receiver.setMode({ kind: 'status', status: 500 });
     enqueue(db);
     dispatcher();
-    await waitFor(() => rows().length === 1, { timeoutMs: 3_000, what: 'one logged attempt' });
+    await waitFor(() => rows().length === 1, { timeoutMs: 10_000, what: 'one logged attempt' });
     expect(rows()[0]).toMatchObject({ attempt: 1, statusCode: 500, error: 'receiver answered 500', responseBody: 'receiver says 500', outcome: 'dropped' });
     expect(pendingCount(db)).toBe(0);
     // Nothing is due any more: another dispatcher finds nothing to send.
@@ -180,7 +180,7 @@ describe('failures, retries and timeouts', () => {
     receiver.setMode({ kind: 'hang' });
     enqueue(db);
     dispatcher({ timeoutMs: 300 });
-    await waitFor(() => rows().length === 1, { timeoutMs: 3_000, what: 'the timed-out attempt' });
+    await waitFor(() => rows().length === 1, { timeoutMs: 10_000, what: 'the timed-out attempt' });
     const [row] = rows();
     expect(row).toMatchObject({ statusCode: null, error: 'timeout: timed out after 300 ms', outcome: 'dropped' });
     expect(row!.durationMs).toBeGreaterThanOrEqual(290);
@@ -205,7 +205,7 @@ describe('failures, retries and timeouts', () => {
     db.prepare('UPDATE webhook_endpoints SET url = ?').run(`https://localhost:${port}/hook`);
     enqueue(db);
     dispatcher({ policy: { allowHosts: new Set() } });
-    await waitFor(() => rows().length === 1, { timeoutMs: 3_000, what: 'the refused attempt' });
+    await waitFor(() => rows().length === 1, { timeoutMs: 10_000, what: 'the refused attempt' });
     expect(rows()[0]!.error).toMatch(/egress_refused: The host localhost resolves to .*, a loopback address/);
     expect(receiver.received).toHaveLength(0);
   });
@@ -228,7 +228,7 @@ describe('the outbox across restarts', () => {
     const second = openDatabase(file);
     dispatcher({}, second);
     await receiver.waitForCount(6);
-    await waitFor(() => pendingCount(second) === 0, { timeoutMs: 3_000, what: 'an empty outbox' });
+    await waitFor(() => pendingCount(second) === 0, { timeoutMs: 10_000, what: 'an empty outbox' });
     const ids = receiver.received.map((g) => (JSON.parse(g.rawBody) as { id: string }).id);
     expect(new Set(ids).size).toBe(6);
     expect(ids).toHaveLength(6);
@@ -258,10 +258,11 @@ describe('the outbox across restarts', () => {
     enqueue(db);
     // Claim the row as a dispatcher that then dies without settling.
     const { claimDue } = await import('../../api-stub/webhooks/outbox-store.ts');
-    expect(claimDue(db, 'dsp_dead', Date.now(), 200, 10)).toHaveLength(1);
+    // A lease far longer than the check below takes, even when the machine is loaded.
+    expect(claimDue(db, 'dsp_dead', Date.now(), 2000, 10)).toHaveLength(1);
     dispatcher();
     await new Promise((r) => setTimeout(r, 60));
     expect(receiver.received).toHaveLength(0); // still leased
-    await receiver.waitForCount(1, 3_000);
+    await receiver.waitForCount(1, 15_000);
   });
 });

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type RequestListener, type Server, 
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { hasEspeak, parseWav, speechPcm, tonePcm, wavFromPcm16 } from './audio.ts';
+import { FaultPicker, HUGE, withField, wrongBody, type MalformedMode } from './malformed.ts';
 import { attachRealtime, type RealtimeFailure } from './openai-realtime.ts';
 
 /**
@@ -73,6 +74,8 @@ export interface FakeOpenAIOptions {
   realtime?: boolean;
   /** Serve HTTPS (and WSS) with this certificate, e.g. from test/harness/pki.ts. */
   tls?: { cert: string; key: string };
+  /** Fault mode: a seeded share of answers on every endpoint comes back malformed (malformed.ts). */
+  malformed?: MalformedMode;
 }
 
 export interface FakeOpenAI {
@@ -121,6 +124,18 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
   const chunkDelay = options.chunkDelayMs ?? 1;
   const hanging = new Set<ServerResponse>();
   let answers = 0;
+  // One picker per endpoint: calls to different endpoints interleave differently from run to run,
+  // the calls to one endpoint do not, so each call meets the same fault on every run.
+  const fault = (endpoint: Endpoint, n: number) => {
+    const mode = options.malformed;
+    return mode ? new FaultPicker({ seed: mode.seed + n, rate: mode.rates?.[endpoint] ?? mode.rate }) : undefined;
+  };
+  const pickers = { chat: fault('chat', 0), stt: fault('stt', 1), tts: fault('tts', 2), 'stt-stream': fault('stt-stream', 3) };
+  /** A 200 whose JSON body is malformed: a field broken, or the whole body wrong. */
+  const malformedJson = (picker: FaultPicker, res: ServerResponse, good: Record<string, unknown>, fields: string[]) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(picker.pick([true, false]) ? wrongBody(picker) : JSON.stringify(withField(good, picker.pick(fields), picker.junk())));
+  };
 
   const takeFailure = (endpoint: Endpoint, applies: (f: Failure) => boolean = () => true): Failure | undefined => {
     const f = failures[endpoint][0];
@@ -139,12 +154,25 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     const created = Math.floor(Date.now() / 1000);
     if (profile.chat) await sleep(profile.chat.firstTokenMs);
     if (!json.stream) {
+      const answer = { id, object: 'chat.completion', created, model: json.model, choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 } };
+      const picker = pickers.chat;
+      if (picker?.strike()) return malformedJson(picker, res, answer, ['choices', 'choices.0', 'choices.0.message', 'choices.0.message.content']);
       res.writeHead(200, { 'content-type': 'application/json' });
-      return res.end(JSON.stringify({ id, object: 'chat.completion', created, model: json.model, choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 } }));
+      return res.end(JSON.stringify(answer));
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
     const chunk = (delta: Record<string, string>, finish: string | null) => `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: json.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
     res.write(chunk({ role: 'assistant', content: '' }, null));
+    const picker = pickers.chat;
+    if (picker?.strike()) {
+      // One chunk broken (a field wrong, not JSON, huge), or the end sent before the text.
+      const good = JSON.parse(chunk({ content: 'word ' }, null).slice(6)) as Record<string, unknown>;
+      const bad = picker.pick(['field', 'raw', 'huge', 'early-end'] as const);
+      if (bad === 'field') res.write(`data: ${JSON.stringify(withField(good, picker.pick(['choices', 'choices.0', 'choices.0.delta', 'choices.0.delta.content']), picker.junk()))}\n\n`);
+      if (bad === 'raw') res.write(`data: ${wrongBody(picker)}\n\n`);
+      if (bad === 'huge') res.write(chunk({ content: HUGE }, null));
+      if (bad === 'early-end') res.write(chunk({}, 'stop'));
+    }
     for (const piece of reply.match(/\S+\s*/g) ?? [reply]) {
       res.write(chunk({ content: piece }, null));
       await sleep(profile.chat?.perTokenMs ?? chunkDelay);
@@ -167,6 +195,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     }
     const text = transcriptOf({ endpoint: 'stt', model, audioSeconds, authorization: req.headers.authorization });
     if (profile.stt) await sleep(profile.stt.baseMs + (profile.stt.perAudioSecondMs ?? 0) * audioSeconds);
+    if (pickers.stt?.strike()) return malformedJson(pickers.stt, res, { text }, ['text']);
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ text }));
   };
@@ -182,6 +211,16 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     if (profile.tts) await sleep(profile.tts.firstByteMs);
     // A chunk is 0.1 s of 24 kHz PCM16: at `realtimeFactor` x real time it is 100 / factor ms apart.
     const gap = profile.tts?.realtimeFactor ? 100 / profile.tts.realtimeFactor : chunkDelay;
+    const picker = pickers.tts;
+    if (picker?.strike()) {
+      // Speech that is not speech: an error page with 200, no bytes, an odd byte count, or far too much.
+      const bad = picker.pick(['json', 'empty', 'odd', 'huge'] as const);
+      if (bad === 'json') return malformedJson(picker, res, { error: { message: 'overloaded' } }, ['error']);
+      res.writeHead(200, { 'content-type': 'audio/pcm' });
+      if (bad === 'odd') return res.end(bytes.subarray(0, bytes.length - 1));
+      if (bad === 'huge') return res.end(Buffer.alloc(Math.round((40 + json.input.length) * 24_000) * 2));
+      return res.end();
+    }
     res.writeHead(200, { 'content-type': format === 'wav' ? 'audio/wav' : 'audio/pcm', 'transfer-encoding': 'chunked' });
     for (let i = 0; i < bytes.length; i += 4800) {
       res.write(bytes.subarray(i, i + 4800));
@@ -234,6 +273,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     },
     onAppend: () => void realtimeStats.appendEvents++,
     transcribe: (entry) => transcriptOf({ endpoint: 'stt-stream', ...entry }),
+    ...(pickers['stt-stream'] ? { malformed: pickers['stt-stream'] } : {}),
     peekTranscript: () => sttScript[0],
     interimEveryMs: () => profile.sttStream?.interimEveryMs ?? null,
     completionDelayMs: (seconds) => latency['stt-stream'] + (profile.sttStream ? profile.sttStream.baseMs + (profile.sttStream.perAudioSecondMs ?? 0) * seconds : 0),

@@ -2,6 +2,7 @@ import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { RealtimeServerEvent } from 'openai/resources/realtime/realtime';
+import { withField, wrongBody, type FaultPicker } from './malformed.ts';
 
 /**
  * The realtime transcription endpoint of the OpenAI stand-in (`/v1/realtime?intent=transcription`,
@@ -37,6 +38,8 @@ export interface RealtimeHooks {
   peekTranscript: () => string | undefined;
   /** While audio arrives, one word of the coming (scripted) transcript per this much audio; null: deltas only after the commit. */
   interimEveryMs: () => number | null;
+  /** Fault mode: some commits are answered with malformed or out-of-order events (malformed.ts). */
+  malformed?: FaultPicker;
 }
 
 type Session = { type: 'transcription'; audio: { input: { format: { type: string; rate?: number }; transcription: { model?: string; language?: string } | null; turn_detection: unknown; noise_reduction: unknown } }; include: unknown; id: string; object: string };
@@ -103,12 +106,22 @@ function serve(ws: WebSocket, authorization: string | undefined, hooks: Realtime
     const early = revealed;
     bufferItem = id('item');
     revealed = [];
+    const picker = hooks.malformed;
+    if (picker?.strike()) {
+      // The commit's own acknowledgement broken, or its events sent in the wrong order.
+      const committed = { type: 'input_audio_buffer.committed', previous_item_id: previousItem, item_id: itemId };
+      const completed = { type: 'conversation.item.input_audio_transcription.completed', item_id: itemId, content_index: 0, transcript: 'out of order' };
+      if (picker.pick([true, false])) return send(withField(committed, 'item_id', picker.junk()));
+      send(completed);
+      return send(committed);
+    }
     send({ type: 'input_audio_buffer.committed', previous_item_id: previousItem, item_id: itemId });
     previousItem = itemId;
     send({ type: 'conversation.item.added', previous_item_id: null, item: { id: itemId, object: 'realtime.item', type: 'message', status: 'completed', role: 'user', content: [{ type: 'input_audio', transcript: null }] } });
     const language = session.audio.input.transcription?.language;
     const transcript = hooks.transcribe({ model, audioSeconds, authorization, ...(language ? { language } : {}) });
     if (failure?.hang) return;
+    if (hooks.malformed?.strike()) return malformedAnswer(hooks.malformed, itemId, transcript);
     if (failure?.event === 'failed') return send({ type: 'conversation.item.input_audio_transcription.failed', item_id: itemId, content_index: 0, error: { type: 'transcription_error', code: 'injected', message: 'Injected failure.', param: null } });
     const all = transcript.match(/\S+\s*/g) ?? [];
     const words = early.every((w, i) => all[i] === w) ? all.slice(early.length) : all;
@@ -120,6 +133,29 @@ function serve(ws: WebSocket, authorization: string | undefined, hooks: Realtime
     await sleep(step);
     send({ type: 'conversation.item.input_audio_transcription.completed', item_id: itemId, content_index: 0, transcript, usage: { type: 'duration', seconds: Math.ceil(audioSeconds) } });
     send({ type: 'conversation.item.done', previous_item_id: null, item: { id: itemId, object: 'realtime.item', type: 'message', status: 'completed', role: 'user', content: [{ type: 'input_audio', transcript }] } });
+  };
+
+  /** One malformed answer to a commit: a broken event of a type the client reads, junk, or a repeat. */
+  const malformedAnswer = (picker: FaultPicker, itemId: string, transcript: string) => {
+    const completed = { type: 'conversation.item.input_audio_transcription.completed', item_id: itemId, content_index: 0, transcript };
+    switch (picker.pick(['completed', 'delta', 'failed', 'error', 'raw', 'twice'] as const)) {
+      case 'completed':
+        return send(withField(completed, picker.pick(['transcript', 'item_id']), picker.junk()));
+      case 'delta':
+        send({ type: 'conversation.item.input_audio_transcription.delta', item_id: itemId, content_index: 0, delta: picker.junk() });
+        return send(completed);
+      case 'failed':
+        return send({ type: 'conversation.item.input_audio_transcription.failed', item_id: itemId, content_index: 0, error: picker.junk() });
+      case 'error':
+        return send(withField({ type: 'error', error: { type: 'server_error', code: 'x', message: 'x', event_id: null } }, picker.pick(['error', 'error.type', 'error.event_id']), picker.junk()));
+      case 'raw':
+        // Not an event object at all (event_id cannot be added to these).
+        if (ws.readyState === ws.OPEN) ws.send(wrongBody(picker));
+        return send(completed);
+      case 'twice':
+        send(completed);
+        return send(completed);
+    }
   };
 
   /** Deltas while the audio arrives (gpt-realtime-whisper style), for a bench's speculative work. */

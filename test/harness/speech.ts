@@ -40,9 +40,12 @@ export function speak(text: string, file: string, options: { wordsPerMinute?: nu
   requireTool('espeak-ng');
   requireTool('sox');
   const raw = `${file}.espeak.wav`;
-  run('espeak-ng', ['-v', options.voice ?? 'en-us', '-s', String(options.wordsPerMinute ?? 175), '-w', raw, text]);
+  // Every espeak-ng setting spelled out (pitch, amplitude, word gap), so the same text is the same audio.
+  run('espeak-ng', ['-v', options.voice ?? 'en-us', '-s', String(options.wordsPerMinute ?? 175), '-p', '50', '-a', '100', '-g', '0', '-w', raw, text]);
+  // -D: no dither (sox dithers by default when it requantises, and its dither noise differs per run:
+  // a turn model's score moved across a test's bound that way). -R: any other randomness seeded.
   // silence 1 0.02 1%: trim leading quiet; reverse trick trims the tail the same way.
-  run('sox', [raw, '-r', String(SPEECH_RATE), '-c', '1', '-b', '16', '-e', 'signed-integer', file, 'silence', '1', '0.02', '1%', 'reverse', 'silence', '1', '0.02', '1%', 'reverse']);
+  run('sox', ['-D', '-R', raw, '-r', String(SPEECH_RATE), '-c', '1', '-b', '16', '-e', 'signed-integer', file, 'silence', '1', '0.02', '1%', 'reverse', 'silence', '1', '0.02', '1%', 'reverse']);
 }
 
 /** Reads a 16-bit PCM WAV file's samples. */

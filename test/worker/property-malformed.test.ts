@@ -5,12 +5,15 @@ import WebSocket from 'ws';
 import { WebSocketServer } from 'ws';
 import { joinLocalRoom } from '../../worker/rooms/local/bot-room.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
+import { waitFor } from '../harness/ports.ts';
 import { baseEnv, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, type FakeBackend, type WorkerProcess } from './harness.ts';
 
 /**
  * Property: whatever a stranger sends to the worker's public port before or after a WebSocket
  * upgrade (any request target, any room frame, as respondent or as bot), the worker process stays
- * up and answers /healthz. Each of `GET //[` with Upgrade and a text frame `null` used to kill it.
+ * up and answers /healthz, and so do its bots: room frames are relayed to a bot process (audio
+ * to its listener), and a bot that dies of them would otherwise go unseen here, since the worker
+ * just starts a new one. Each of `GET //[` with Upgrade and a text frame `null` used to kill it.
  */
 let openai: FakeOpenAI;
 let backend: FakeBackend;
@@ -30,6 +33,18 @@ afterAll(async () => {
 async function expectAlive(): Promise<void> {
   expect(worker.proc.exitCode, worker.logs.join('').slice(-2000)).toBeNull();
   expect(await worker.healthz()).toBe(200);
+  await expectBotsAlive();
+}
+
+/**
+ * No bot process ended on its own: the worker counts every bot it had to start again by reason
+ * (`recycled` after a session that held a lot of audio is planned; an exit code or a signal is
+ * not), and a session whose bot died is reported `bot_crashed`.
+ */
+async function expectBotsAlive(): Promise<void> {
+  const restarts = [...(await worker.metrics()).matchAll(/^worker_bot_restarts_total\{reason="([^"]+)"\} (\d+)/gm)].filter((m) => m[1] !== 'recycled' && m[2] !== '0');
+  expect(restarts.map((m) => m[0]), worker.logs.join('').slice(-3000)).toEqual([]);
+  expect(backend.reports.filter((r) => r.body.reason === 'bot_crashed').map((r) => r.sessionId)).toEqual([]);
 }
 
 /** Sends one raw upgrade request and reads what comes back until the worker closes or 1 s passes. */
@@ -84,7 +99,7 @@ describe('property: outside bytes never take the worker down', () => {
     await fc.assert(fc.asyncProperty(target, async (t) => {
       await rawUpgrade(t.replace(/[\r\n]/g, ''));
       expect(worker.proc.exitCode).toBeNull();
-    }), { numRuns: 150 });
+    }), { numRuns: 150, seed: 19 });
     await expectAlive();
   });
 
@@ -94,15 +109,27 @@ describe('property: outside bytes never take the worker down', () => {
     expect(spawned.status).toBe(200);
     const roomUrl = String(spawned.body.room_url);
     const respondent = await open(`${roomUrl}?token=${encodeURIComponent(String(spawned.body.token))}`);
+    const bots = worker.botPids();
+    expect(bots).toHaveLength(1);
     await fc.assert(fc.asyncProperty(fc.array(frame, { minLength: 1, maxLength: 5 }), async (frames) => {
       for (const f of frames) if (respondent.readyState === WebSocket.OPEN) respondent.send(f.binary ? Buffer.from(f.text, 'latin1') : f.text, { binary: f.binary });
       expect(worker.proc.exitCode).toBeNull();
-    }), { numRuns: 100 });
+      // The session's bot is the same process as before the frames (it is recycled only after a session).
+      if (respondent.readyState === WebSocket.OPEN) expect(worker.botPids()).toEqual(bots);
+    }), { numRuns: 100, seed: 19 });
     await expectAlive();
 
     respondent.close();
     await expectAlive();
   }, 60_000);
+
+  it('sees a bot that dies (the watch itself can fail)', async () => {
+    await waitIdleSlots(worker, 1, 20_000);
+    const [bot] = worker.botPids();
+    process.kill(bot!, 'SIGKILL');
+    await waitFor(async () => /worker_bot_restarts_total\{reason="SIGKILL"\} 1/.test(await worker.metrics()), { timeoutMs: 10_000, what: 'the killed bot to be counted' });
+    await expect(expectBotsAlive()).rejects.toThrow(/SIGKILL/);
+  });
 
   it("the bot's side of a room ignores frames that are not JSON objects", async () => {
     const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });

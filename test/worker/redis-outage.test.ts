@@ -38,7 +38,7 @@ describe('Redis outage', () => {
     await redis.kill();
     const t0 = Date.now();
     const during = await worker.spawnSession(spawnBody());
-    expect(Date.now() - t0).toBeLessThan(1500);
+    expect(Date.now() - t0).toBeLessThan(3000); // SPAWN_BUDGET_MS is 500: far from a connect timeout, with room for a loaded machine
     expect(during.status).toBe(503);
     expect(during.body.error).toBe('unavailable');
     expect(during.headers['retry-after']).toBeDefined();
@@ -61,9 +61,12 @@ describe('Redis outage', () => {
   it('rebuilds the pool when Redis comes back empty', async () => {
     const client = new Redis(redis.url);
     await client.flushall();
-    expect(await client.keys('*')).toEqual([]);
+    // Session records are written only by spawns; the heartbeat (every 300 ms) may already be rewriting its own keys.
+    expect(await client.keys('{voice}:session:*')).toEqual([]);
     // The next heartbeats put both warm slots back.
-    await waitFor(async () => (await client.llen('{voice}:idle')) === 2, { timeoutMs: 10_000, what: 'the idle list to be rebuilt' });
+    // Its alive key too: a beat cut in two by the wipe can register the slots before the key is back,
+    // and a claim in that moment finds their pod not alive (503 once, until the next beat).
+    await waitFor(async () => (await client.llen('{voice}:idle')) === 2 && (await client.keys('{voice}:pod:*:alive')).length === 1, { timeoutMs: 10_000, what: 'the pool to be rebuilt' });
     const res = await worker.spawnSession(spawnBody());
     expect(res.status).toBe(200);
     await waitIdleSlots(worker, 1, 3000);

@@ -44,11 +44,11 @@ describe('SIGTERM', () => {
     await waitFor(() => listening, { timeoutMs: 10_000, what: 'the bot to listen' });
 
     worker.proc.kill('SIGTERM');
-    await waitFor(async () => !(await worker.ready()), { timeoutMs: 1000, what: 'readiness false right after SIGTERM' });
+    await waitFor(async () => !(await worker.ready()), { timeoutMs: 4000, what: 'readiness false right after SIGTERM (well inside the 20 s grace)' });
     const refused = await worker.spawnSession(spawnBody());
     expect(refused.status).toBe(503);
     expect(refused.body.error).toBe('unavailable');
-    await waitFor(async () => (await redis.llen(`{${prefix}}:idle`)) === 0, { timeoutMs: 2000, what: 'idle slots to leave the pool' });
+    await waitFor(async () => (await redis.llen(`{${prefix}}:idle`)) === 0, { timeoutMs: 6000, what: 'idle slots to leave the pool' });
     expect(worker.proc.exitCode).toBeNull(); // still serving the live session
 
     respondent.say('my answer after the signal');

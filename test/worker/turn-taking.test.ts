@@ -146,7 +146,7 @@ describe('turn-taking with the default pipeline (Silero, Smart Turn, realtime sp
     expect(interrupt, 'the bot sent interrupt').toBeDefined();
     expect(interrupt!.at).toBeGreaterThan(spokeAt);
     // Stopped soon after the respondent started (the bench measures it on a quiet machine).
-    expect(interrupt!.at - spokeAt).toBeLessThan(1500);
+    expect(interrupt!.at - spokeAt).toBeLessThan(3000);
     // No more of the question's audio after the interrupt: the next audio is the closing.
     const nextSpeaking = timeline.controls.find((c) => c.at > interrupt!.at && c.msg.type === 'state' && c.msg.state === 'speaking');
     expect(timeline.audio.filter((t) => t > interrupt!.at + 50 && t < (nextSpeaking?.at ?? Infinity))).toEqual([]);

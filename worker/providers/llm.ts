@@ -1,3 +1,4 @@
+import { ChatCompletionAnswer, ChatCompletionChunk, describe, MAX_REPLY_CHARS } from './answers.ts';
 import { ProviderError } from './errors.ts';
 import { OpenAICompatibleProvider } from './client.ts';
 import { callWithPolicy } from './policy.ts';
@@ -35,12 +36,20 @@ export class OpenAILanguageModel extends OpenAICompatibleProvider implements Lan
     );
     try {
       let next = value.first;
+      let length = 0;
       while (!next.done) {
-        const delta = next.value.choices[0]?.delta?.content;
+        // Each chunk checked before it is read (answers.ts); a reply past any turn's length is a fault too.
+        const chunk = ChatCompletionChunk.safeParse(next.value);
+        if (!chunk.success) throw new ProviderError('llm', 'bad_response', false, `The language model sent a malformed chunk (${describe(chunk.error)}).`);
+        const delta = chunk.data.choices[0]?.delta?.content;
+        length += delta?.length ?? 0;
+        if (length > MAX_REPLY_CHARS) throw new ProviderError('llm', 'bad_response', false, `The language model's reply ran past ${MAX_REPLY_CHARS} characters.`);
         if (delta) yield delta;
         next = await value.iterator.next();
       }
     } catch (err) {
+      if (err instanceof ProviderError) throw err;
+      if (err instanceof SyntaxError) throw new ProviderError('llm', 'bad_response', false, 'The language model sent a chunk that is not JSON.');
       if (attempt.timedOut()) throw new ProviderError('llm', 'timeout', false, `The language model did not finish within ${this.policy.timeoutMs / 1000} s.`);
       if (options.signal?.aborted) throw new ProviderError('llm', 'aborted', false, 'The language model call was cancelled.');
       throw new ProviderError('llm', 'network', false, `The language model stream broke: ${(err as Error).name}.`);
@@ -58,9 +67,9 @@ export class OpenAILanguageModel extends OpenAICompatibleProvider implements Lan
           { model: this.model, messages, ...(options.maxTokens ? { max_tokens: options.maxTokens } : {}) },
           { signal },
         );
-        const text = res.choices[0]?.message?.content;
-        if (typeof text !== 'string') throw new ProviderError('llm', 'bad_response', false, 'The language model answer has no text.');
-        return text;
+        const answer = ChatCompletionAnswer.safeParse(res);
+        if (!answer.success) throw new ProviderError('llm', 'bad_response', false, `The language model gave a malformed answer (${describe(answer.error)}).`);
+        return answer.data.choices[0]!.message.content;
       },
       options.signal,
     );

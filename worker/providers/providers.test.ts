@@ -72,7 +72,8 @@ describe('language model', () => {
     const err = await failure(collect(providers.llm.stream([{ role: 'user', content: 'x' }])));
     expect(err).toMatchObject({ kind: 'timeout', reason: 'llm_timeout' });
     expect(Date.now() - t0).toBeGreaterThanOrEqual(1000);
-    expect(Date.now() - t0).toBeLessThan(2500);
+    // Two 500 ms attempts and a 200 ms backoff; the upper bound only shows it did not wait for more (wide: the machine is shared).
+    expect(Date.now() - t0).toBeLessThan(6000);
   });
 
   it('stops at once, without retrying, when the session cancels', async () => {

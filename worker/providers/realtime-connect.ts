@@ -1,6 +1,7 @@
 import WebSocket from 'ws';
-import type { RealtimeServerEvent, RealtimeTranscriptionSessionCreateRequest, SessionUpdateEvent } from 'openai/resources/realtime/realtime';
+import type { RealtimeTranscriptionSessionCreateRequest, SessionUpdateEvent } from 'openai/resources/realtime/realtime';
 import { redact } from '../../lib/log.ts';
+import { readRealtimeEvent } from './answers.ts';
 import { ProviderError } from './errors.ts';
 
 /**
@@ -103,17 +104,15 @@ export function openRealtimeSocket(options: OpenSocketOptions): Promise<WebSocke
     socket.on('close', (code) => finish(new StreamOpenError(`The realtime speech-to-text at ${host} closed the stream while it opened (code ${code}).`, false)));
 
     const onSetupMessage = (data: WebSocket.RawData) => {
-      let event: RealtimeServerEvent;
-      try {
-        event = JSON.parse(data.toString()) as RealtimeServerEvent;
-      } catch {
-        return finish(new StreamOpenError(`The realtime speech-to-text at ${host} sent an unreadable event.`, false));
-      }
-      if (event.type === 'session.updated') {
+      const read = readRealtimeEvent(data.toString());
+      // Checked first (answers.ts): a malformed event is a provider fault, not a refusal of our session.
+      if (read.kind === 'malformed') return finish(new StreamOpenError(`The realtime speech-to-text at ${host} sent an unreadable event (${read.problem}).`, false));
+      if (read.kind !== 'event') return;
+      if (read.event.type === 'session.updated') {
         finish(null);
-      } else if (event.type === 'error') {
+      } else if (read.event.type === 'error') {
         // The session we asked for is refused (an unknown model, no transcription sessions): configuration, not luck.
-        finish(new StreamOpenError(`The realtime speech-to-text at ${host} refused the transcription session (${event.error.code ?? event.error.type}).`, true));
+        finish(new StreamOpenError(`The realtime speech-to-text at ${host} refused the transcription session (${read.event.error.code ?? read.event.error.type ?? 'undescribed'}).`, true));
       }
     };
     socket.on('message', onSetupMessage);

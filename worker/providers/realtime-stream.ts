@@ -1,7 +1,8 @@
 import type WebSocket from 'ws';
-import type { InputAudioBufferAppendEvent, InputAudioBufferClearEvent, InputAudioBufferCommitEvent, RealtimeServerEvent } from 'openai/resources/realtime/realtime';
+import type { InputAudioBufferAppendEvent, InputAudioBufferClearEvent, InputAudioBufferCommitEvent } from 'openai/resources/realtime/realtime';
 import { Pcm16StreamResampler } from '../../lib/pcm-stream.ts';
 import type { TranscriptionStream } from '../bot/turns/types.ts';
+import { MAX_TRANSCRIPT_CHARS, readRealtimeEvent } from './answers.ts';
 import { ProviderError } from './errors.ts';
 import { REALTIME_SAMPLE_RATE } from './realtime-connect.ts';
 
@@ -168,12 +169,12 @@ export class RealtimeTranscriptionStream implements TranscriptionStream {
   }
 
   private onMessage(data: WebSocket.RawData): void {
-    let event: RealtimeServerEvent;
-    try {
-      event = JSON.parse(data.toString()) as RealtimeServerEvent;
-    } catch {
-      return; // one unreadable event is not worth the session; a commit it concerned times out
-    }
+    // Checked before it is read (answers.ts): a provider's malformed event fails a commit or is
+    // ignored, and never throws inside this socket handler, where it would take the bot down.
+    const read = readRealtimeEvent(data.toString());
+    if (read.kind === 'malformed') return this.onMalformed(read.type, read.itemId, read.problem);
+    if (read.kind === 'other') return;
+    const event = read.event;
     switch (event.type) {
       case 'input_audio_buffer.committed': {
         const eventId = this.awaitingCommitted.shift();
@@ -181,10 +182,13 @@ export class RealtimeTranscriptionStream implements TranscriptionStream {
         if (entry) entry.itemId = event.item_id;
         break;
       }
-      case 'conversation.item.input_audio_transcription.delta':
-        this.texts.set(event.item_id, (this.texts.get(event.item_id) ?? '') + (event.delta ?? ''));
+      case 'conversation.item.input_audio_transcription.delta': {
+        const sofar = this.texts.get(event.item_id) ?? '';
+        // A live caption is a hint; one that grows past any answer's length stops growing.
+        if (sofar.length < MAX_TRANSCRIPT_CHARS) this.texts.set(event.item_id, sofar + (event.delta ?? ''));
         this.liveItem = event.item_id;
         break;
+      }
       case 'conversation.item.input_audio_transcription.completed': {
         this.texts.delete(event.item_id);
         if (this.liveItem === event.item_id) this.liveItem = null;
@@ -194,24 +198,48 @@ export class RealtimeTranscriptionStream implements TranscriptionStream {
       }
       case 'conversation.item.input_audio_transcription.failed': {
         const entry = this.pending.find((p) => p.itemId === event.item_id);
-        if (entry) this.settle(entry, new ProviderError('stt', 'bad_response', false, `The speech-to-text could not transcribe the utterance (${event.error.code ?? event.error.type ?? 'failed'}).`));
+        if (entry) this.settle(entry, new ProviderError('stt', 'bad_response', false, `The speech-to-text could not transcribe the utterance (${event.error?.code ?? event.error?.type ?? 'failed'}).`));
         break;
       }
-      case 'error': {
-        const err = new ProviderError('stt', 'bad_response', event.error.type === 'server_error', `The speech-to-text reported an error (${event.error.code ?? event.error.type}).`);
-        const named = this.pending.find((p) => p.eventId === event.error.event_id);
-        // An error naming none of our commits: we cannot tell which utterance it spoiled, so all waiting ones fail.
-        const spoiled = named ? [named] : [...this.pending];
-        const owed = named ? [named.eventId] : [...this.awaitingCommitted];
-        for (const id of owed) if (this.awaitingCommitted.includes(id)) this.awaitingCommitted.splice(this.awaitingCommitted.indexOf(id), 1);
-        if (spoiled.length === 0) this.utteranceError = err;
-        const uncommitted = spoiled.some((p) => p.itemId === null);
-        for (const entry of spoiled) this.settle(entry, err);
-        if (uncommitted) this.resync();
+      case 'error':
+        this.onError(event.error);
         break;
-      }
       default:
         break;
+    }
+  }
+
+  private onError(detail: { type?: string | null; code?: string | null; event_id?: string | null }): void {
+    const err = new ProviderError('stt', 'bad_response', detail.type === 'server_error', `The speech-to-text reported an error (${detail.code ?? detail.type ?? 'undescribed'}).`);
+    const named = this.pending.find((p) => p.eventId === detail.event_id);
+    // An error naming none of our commits: we cannot tell which utterance it spoiled, so all waiting ones fail.
+    const spoiled = named ? [named] : [...this.pending];
+    const owed = named ? [named.eventId] : [...this.awaitingCommitted];
+    for (const id of owed) if (this.awaitingCommitted.includes(id)) this.awaitingCommitted.splice(this.awaitingCommitted.indexOf(id), 1);
+    if (spoiled.length === 0) this.utteranceError = err;
+    const uncommitted = spoiled.some((p) => p.itemId === null);
+    for (const entry of spoiled) this.settle(entry, err);
+    if (uncommitted) this.resync();
+  }
+
+  /**
+   * A malformed event of a type we read. A broken `error` is still an error (of unknown origin);
+   * a broken `committed` costs the commit it answered (its item can no longer be matched); a
+   * broken `completed` or `failed` fails the commit of its item when the item is readable, else
+   * that commit times out. Anything else unreadable is ignored.
+   */
+  private onMalformed(type: string | null, itemId: string | null, problem: string): void {
+    const err = new ProviderError('stt', 'bad_response', false, `The speech-to-text sent a malformed ${type ?? 'event'} (${problem}).`);
+    if (type === 'error') return this.onError({ type: null, code: 'malformed_error_event', event_id: null });
+    if (type === 'input_audio_buffer.committed') {
+      const eventId = this.awaitingCommitted.shift();
+      const entry = this.pending.find((p) => p.eventId === eventId);
+      if (entry) this.settle(entry, err);
+      return;
+    }
+    if (itemId && (type === 'conversation.item.input_audio_transcription.completed' || type === 'conversation.item.input_audio_transcription.failed')) {
+      const entry = this.pending.find((p) => p.itemId === itemId);
+      if (entry) this.settle(entry, err);
     }
   }
 

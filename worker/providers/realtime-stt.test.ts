@@ -86,7 +86,8 @@ describe('realtime transcription stream', () => {
 
   it('shows interim text from the deltas while the transcription runs, and none once it is final', async () => {
     const stream = await open();
-    fake.setLatency('stt-stream', 400);
+    // 2 s spread over the four words: a delta stays the latest for 400 ms, which a 10 ms poll sees even on a loaded machine.
+    fake.setLatency('stt-stream', 2000);
     try {
       fake.scriptTranscripts('one two three four');
       speak(stream, 300);

@@ -1,5 +1,6 @@
 import { toFile } from 'openai';
 import { wavFromPcm16 } from '../../lib/pcm.ts';
+import { describe, TranscriptionAnswer } from './answers.ts';
 import { ProviderError } from './errors.ts';
 import { OpenAICompatibleProvider } from './client.ts';
 import { callWithPolicy } from './policy.ts';
@@ -24,8 +25,9 @@ export class OpenAISpeechToText extends OpenAICompatibleProvider implements Spee
           { file, model: this.model, response_format: 'json', ...(options.language ? { language: options.language } : {}) },
           { signal },
         );
-        if (typeof result?.text !== 'string') throw new ProviderError('stt', 'bad_response', false, 'The speech-to-text answer has no text.');
-        return result.text.trim();
+        const answer = TranscriptionAnswer.safeParse(result);
+        if (!answer.success) throw new ProviderError('stt', 'bad_response', false, `The speech-to-text gave a malformed answer (${describe(answer.error)}).`);
+        return answer.data.text.trim();
       },
       options.signal,
     );

@@ -63,7 +63,11 @@ export class TurnTranscriber {
     if (this.broken || this.uncommitted === 0 || !this.spoke) return;
     this.uncommitted = 0;
     this.spoke = false;
-    this.segments.push(this.withStream((s) => s.commit()));
+    const segment = this.withStream((s) => s.commit());
+    // Handled here as well: a commit that fails before finish() awaits it (or after a new turn
+    // dropped it) would otherwise be an unhandled rejection, which ends the bot process (exit 70).
+    segment.catch(() => undefined);
+    this.segments.push(segment);
   }
 
   /**

@@ -48,7 +48,7 @@ describe('DailyRoomProvider', () => {
     fake.rooms.delete(b.name); // already gone at the provider
     await provider.deleteRoom(a.name);
     await provider.deleteRoom(b.name);
-    await waitFor(() => provider.pendingDeletes === 0 && !fake.rooms.has(a.name), { timeoutMs: 3000, what: 'queued deletes' });
+    await waitFor(() => provider.pendingDeletes === 0 && !fake.rooms.has(a.name), { timeoutMs: 10_000, what: 'queued deletes' });
     await expect(provider.deleteRoomNow('never-existed')).resolves.toBeUndefined();
     expect(await provider.getRoom(a.name)).toBeNull();
   });
@@ -57,7 +57,7 @@ describe('DailyRoomProvider', () => {
     const room = await provider.createRoom({ ttlSeconds: 900 });
     fake.failNext(500);
     await provider.deleteRoom(room.name);
-    await waitFor(() => !fake.rooms.has(room.name), { timeoutMs: 3000, what: 'the retried delete' });
+    await waitFor(() => !fake.rooms.has(room.name), { timeoutMs: 10_000, what: 'the retried delete' });
   });
 
   it('surfaces the provider error code and status, never the key', async () => {

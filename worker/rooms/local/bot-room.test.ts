@@ -43,6 +43,6 @@ describe('the bot side of a local room', () => {
     await room.whenClosed();
     const started = Date.now();
     await room.whenClosed();
-    expect(Date.now() - started).toBeLessThan(100);
+    expect(Date.now() - started).toBeLessThan(1000); // at once: a pending one would never settle (wide: a loaded machine)
   });
 });
