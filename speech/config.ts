@@ -40,14 +40,14 @@ export const DEFAULT_MODELS_DIR = join(homedir(), '.cache', 'voice-models', 'spe
 const ESPEAK_DATA_DIR = process.arch === 'arm64' ? '/usr/lib/aarch64-linux-gnu/espeak-ng-data' : '/usr/lib/x86_64-linux-gnu/espeak-ng-data';
 
 export function loadSpeechConfig(env: Env): SpeechConfig {
-  const port = intVar(env, 'PORT', { default: 7870, min: 0, max: 65535 });
-  const metricsPort = intVar(env, 'METRICS_PORT', { default: 9091, min: 0, max: 65535 });
-  if (port !== 0 && port === metricsPort) throw new ConfigError('METRICS_PORT', `must differ from PORT (${port})`);
+  const port = intVar(env, 'SPEECH_PORT', { default: 7870, min: 0, max: 65535 });
+  const metricsPort = intVar(env, 'SPEECH_METRICS_PORT', { default: 9091, min: 0, max: 65535 });
+  if (port !== 0 && port === metricsPort) throw new ConfigError('SPEECH_METRICS_PORT', `must differ from SPEECH_PORT (${port})`);
   const token = requiredString(env, 'SPEECH_TOKEN', { hint: 'the bearer token clients send; give the worker the same value as its STT/TTS API key' });
   if (token.length < 16) throw new ConfigError('SPEECH_TOKEN', 'must be at least 16 characters');
   return Object.freeze({
     port,
-    host: optionalString(env, 'HOST') ?? '0.0.0.0',
+    host: optionalString(env, 'SPEECH_HOST') ?? '0.0.0.0',
     metricsPort,
     token,
     modelsDir: optionalString(env, 'SPEECH_MODELS_DIR') ?? DEFAULT_MODELS_DIR,

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { SpeechMetrics } from './metrics.ts';
 
 /**
- * The management port (METRICS_PORT): /metrics, /healthz, /readyz over plain HTTP, apart from the
+ * The management port (SPEECH_METRICS_PORT): /metrics, /healthz, /readyz over plain HTTP, apart from the
  * public port. Ready once the models are loaded (they are before the port opens) and until
  * shutdown begins. Errors here use the project's `{error, message}` shape.
  */

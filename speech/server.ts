@@ -67,6 +67,13 @@ export function createSpeechServer(deps: SpeechServerDeps): { server: Server; cl
         metrics.requests.inc({ endpoint: (req.url ?? '').includes('/speech') ? 'speech' : 'transcriptions', outcome: String(failure.status) });
         // A body not read to its end would be parsed as the next request: close after answering.
         res.setHeader('connection', 'close');
+        // Answering while the client still uploads makes it see a reset instead of the answer: read
+        // the rest first (when it is not the too-large body itself), then answer.
+        if (!req.complete && !req.destroyed && failure.status !== 413) {
+          req.once('end', () => sendError(res, failure));
+          req.resume();
+          return;
+        }
         sendError(res, failure);
       },
     );

@@ -19,7 +19,7 @@ export interface SpeechServerHandle {
 export const SPEECH_TEST_TOKEN = 'speech-test-token-0123456789';
 
 export async function startSpeechServer(env: Record<string, string> = {}, logDir?: string): Promise<SpeechServerHandle> {
-  const proc = startServiceProcess('speech', 'speech/main.ts', { ...process.env, PORT: '0', METRICS_PORT: '0', HOST: '127.0.0.1', SPEECH_TOKEN: SPEECH_TEST_TOKEN, LOG_LEVEL: 'info', ...env }, logDir);
+  const proc = startServiceProcess('speech', 'speech/main.ts', { ...process.env, SPEECH_PORT: '0', SPEECH_METRICS_PORT: '0', SPEECH_HOST: '127.0.0.1', SPEECH_TOKEN: SPEECH_TEST_TOKEN, LOG_LEVEL: 'info', ...env }, logDir);
   let ports: { port: number; metricsPort: number } | null = null;
   try {
     // Loading both models takes a few seconds alone and much longer on a busy machine.

@@ -135,7 +135,8 @@ describe('auth and capacity', () => {
       providerTimeoutMs: 30_000,
       providerRetries: 0,
     });
-    const sttErr = await wrong.stt.transcribe(pcmOf('Yes.'), { sampleRate: SPEECH_RATE }).catch((e: unknown) => e);
+    // A long upload: refused before it is all sent, the client must still read the 401, not a reset.
+    const sttErr = await wrong.stt.transcribe(Buffer.concat(ANSWERS.map(pcmOf)), { sampleRate: SPEECH_RATE }).catch((e: unknown) => e);
     expect(sttErr).toBeInstanceOf(ProviderError);
     expect(sttErr).toMatchObject({ status: 401, retryable: false });
     const ttsErr = await (async () => {
