@@ -8,6 +8,7 @@ import { ProviderError } from '../../worker/providers/errors.ts';
 import { createProviders, type Providers } from '../../worker/providers/index.ts';
 import { OpenAIRealtimeSpeechToText } from '../../worker/providers/realtime-stt.ts';
 import { readWavPcm, speakWithPiper, SPEECH_RATE } from '../harness/speech.ts';
+import { startOtlpReceiver, type OtlpReceiver } from '../fakes/otlp-receiver.ts';
 import { startSpeechServer, type SpeechServerHandle } from '../harness/speech-server.ts';
 import { contentRecall, pooledRecall, words } from '../harness/word-recall.ts';
 
@@ -30,6 +31,7 @@ const ANSWERS = [
 const SLOW = { timeoutMs: 120_000, retries: 0 };
 
 let server: SpeechServerHandle;
+let otlp: OtlpReceiver;
 let providers: Providers;
 const audio = new Map<string, Buffer>();
 
@@ -38,7 +40,8 @@ beforeAll(async () => {
   const texts = [...ANSWERS, 'Yes.'];
   const jobs = texts.map((text, i) => ({ text, file: join(dir, `a${i}.wav`) }));
   // The voice speaks in its own process while the server loads its models.
-  const started = startSpeechServer({ SPEECH_QUEUE_CAPACITY: '1' }, join(dir, 'logs'));
+  otlp = await startOtlpReceiver();
+  const started = startSpeechServer({ SPEECH_QUEUE_CAPACITY: '1', OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '100' }, join(dir, 'logs'));
   speakWithPiper(jobs);
   for (const job of jobs) audio.set(job.text, readWavPcm(job.file).pcm);
   server = await started;
@@ -54,6 +57,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.stop();
+  await otlp?.close();
 });
 
 const pcmOf = (text: string) => audio.get(text)!;
@@ -69,6 +73,14 @@ describe('speech-to-text through the worker clients', () => {
     for (const pair of pairs) expect(contentRecall(pair.expected, pair.heard), JSON.stringify(pair)).toBeGreaterThanOrEqual(0.6);
     expect(await server.metric('speech_decode_seconds_count', { lane: 'stt' })).toBeGreaterThanOrEqual(ANSWERS.length);
     expect(await server.metric('speech_real_time_factor_count', { lane: 'stt' })).toBeGreaterThanOrEqual(ANSWERS.length);
+    // One span per decode, measured, and nothing of what was said in it.
+    await otlp.waitFor((spans) => spans.filter((s) => s.name === 'speech.transcribe').length >= ANSWERS.length, 30_000, 'speech.transcribe spans');
+    const span = otlp.spans.find((s) => s.name === 'speech.transcribe')!;
+    expect(span.resource['service.name']).toBe('voice-speech');
+    expect(span.attributes).toMatchObject({ 'speech.lane': 'stt', 'speech.endpoint': 'transcriptions' });
+    expect(Number(span.attributes['speech.decode_ms'])).toBeGreaterThan(0);
+    expect(Number(span.attributes['speech.audio_seconds'])).toBeGreaterThan(1);
+    expect(JSON.stringify(otlp.spans.map((s) => [s.name, s.attributes]))).not.toMatch(/onboarding|vendors|bakery/i);
   }, 600_000);
 
   it('realtime: the worker streams 20 ms frames, commits twice on one stream, and gets each answer back', async () => {
