@@ -138,6 +138,28 @@ describe('the speech server under arbitrary input', () => {
     expect(received.find((r) => r.type === 'error')?.error?.code).toBe('session_idle');
     await expectAlive();
   }, 120_000);
+
+  it('a realtime client that stops reading is disconnected, and the server goes on', async () => {
+    const before = await server.metric('speech_realtime_sessions');
+    const ws = await openSession();
+    expect(await server.metric('speech_realtime_sessions')).toBe(before + 1);
+    ws.pause(); // stop reading: the server's answers pile up on its side
+    // Each of these earns an error event of ~450 bytes (it echoes the type and the event id):
+    // about 18 MiB in all, more than the sockets' buffers on both sides hold.
+    const junk = JSON.stringify({ type: 'x'.repeat(80), event_id: 'y'.repeat(128) });
+    for (let i = 0; i < 40_000; i++) ws.send(junk);
+    // Well inside the 30 s that a closing handshake with a client that does not read would take
+    // (the idle timeout would end the session that way): this is the server giving up on it.
+    const deadline = Date.now() + 20_000;
+    while ((await server.metric('speech_realtime_sessions')) > before) {
+      if (Date.now() > deadline) throw new Error('the server kept a client that does not read');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    ws.terminate();
+    await expectAlive();
+    const fresh = await openSession(); // new sessions still open
+    fresh.close();
+  }, 120_000);
 });
 
 function openSession(): Promise<WebSocket> {

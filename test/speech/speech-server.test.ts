@@ -159,7 +159,7 @@ describe('auth and capacity', () => {
     expect(await rt.openStream({ sampleRate: SPEECH_RATE }).catch((e: unknown) => e)).toMatchObject({ status: 401 });
   }, 120_000);
 
-  it('past capacity answers 503 with Retry-After in the OpenAI shape (retryable for the worker), and counts it', async () => {
+  it('past capacity answers 503 with Retry-After in the OpenAI shape (a status the worker retries), and counts it', async () => {
     // Capacity 1: one decode runs, one waits, the rest are refused at once. A long upload keeps the first busy.
     const long = Buffer.concat([pcmOf(ANSWERS[0]!), pcmOf(ANSWERS[3]!)]);
     const form = () => {
