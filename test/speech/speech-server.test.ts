@@ -41,7 +41,7 @@ beforeAll(async () => {
   const jobs = texts.map((text, i) => ({ text, file: join(dir, `a${i}.wav`) }));
   // The voice speaks in its own process while the server loads its models.
   otlp = await startOtlpReceiver();
-  const started = startSpeechServer({ SPEECH_QUEUE_CAPACITY: '1', OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '100' }, join(dir, 'logs'));
+  const started = startSpeechServer({ SPEECH_QUEUE_CAPACITY: '3', OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '100' }, join(dir, 'logs'));
   speakWithPiper(jobs);
   for (const job of jobs) audio.set(job.text, readWavPcm(job.file).pcm);
   server = await started;
@@ -160,7 +160,7 @@ describe('auth and capacity', () => {
   }, 120_000);
 
   it('past capacity answers 503 with Retry-After in the OpenAI shape (a status the worker retries), and counts it', async () => {
-    // Capacity 1: one decode runs, one waits, the rest are refused at once. A long upload keeps the first busy.
+    // Capacity 3: one decode runs, three wait, the rest are refused at once. A long upload keeps the first busy.
     const long = Buffer.concat([pcmOf(ANSWERS[0]!), pcmOf(ANSWERS[3]!)]);
     const form = () => {
       const f = new FormData();
@@ -169,7 +169,7 @@ describe('auth and capacity', () => {
       return f;
     };
     const before = await server.metric('speech_rejected_total', { lane: 'stt' });
-    const answers = await Promise.all(Array.from({ length: 4 }, () => fetch(`${server.url}/audio/transcriptions`, { method: 'POST', headers: { authorization: `Bearer ${server.token}` }, body: form() })));
+    const answers = await Promise.all(Array.from({ length: 6 }, () => fetch(`${server.url}/audio/transcriptions`, { method: 'POST', headers: { authorization: `Bearer ${server.token}` }, body: form() })));
     const refused = answers.filter((r) => r.status === 503);
     expect(answers.filter((r) => r.status === 200).length).toBeGreaterThanOrEqual(1);
     expect(refused.length).toBeGreaterThanOrEqual(1);
@@ -178,6 +178,31 @@ describe('auth and capacity', () => {
     await Promise.all(answers.filter((r) => !r.bodyUsed).map((r) => r.arrayBuffer()));
     expect(await server.metric('speech_rejected_total', { lane: 'stt' })).toBeGreaterThanOrEqual(before + refused.length);
     expect(await server.metric('speech_queue_depth', { lane: 'stt' })).toBe(0);
+  }, 600_000);
+
+  it('is fair between sessions: a session with three commits queued does not hold back another session\'s one', async () => {
+    const open = () => new OpenAIRealtimeSpeechToText({ baseURL: server.url, apiKey: server.token, model: 'm', provider: 'speech', policy: SLOW, openTimeoutMs: 30_000 }).openStream({ sampleRate: SPEECH_RATE });
+    const [a, b] = await Promise.all([open(), open()]);
+    try {
+      const done: string[] = [];
+      const commit = (stream: typeof a, name: string, pcm: Buffer) => {
+        for (let i = 0; i < pcm.length; i += 640) stream.append(pcm.subarray(i, i + 640));
+        return stream.commit().then(() => void done.push(name));
+      };
+      // a1 is long (it keeps the recogniser busy while the rest queue up); a2, a3 and b1 wait behind it.
+      const all = [
+        commit(a, 'a1', Buffer.concat([pcmOf(ANSWERS[0]!), pcmOf(ANSWERS[3]!), pcmOf(ANSWERS[4]!)])),
+        commit(a, 'a2', pcmOf(ANSWERS[1]!)),
+        commit(a, 'a3', pcmOf(ANSWERS[2]!)),
+        commit(b, 'b1', pcmOf(ANSWERS[2]!)),
+      ];
+      await Promise.all(all);
+      // Round-robin: after a1, session a and session b take turns (first in, first out would give a1 a2 a3 b1).
+      expect(done).toEqual(['a1', 'a2', 'b1', 'a3']);
+    } finally {
+      a.close();
+      b.close();
+    }
   }, 600_000);
 
   it('a realtime session answers bad events with error events and goes on', async () => {
