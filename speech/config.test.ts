@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../lib/env.ts';
 import { DEFAULT_MODELS_DIR, loadSpeechConfig } from './config.ts';
-import { boundedText, maxTokens, padShort } from './decode-bounds.ts';
+import { boundedText, maxTokens, padShort, withoutRepeats } from './decode-bounds.ts';
 
 const TOKEN = 'a-speech-token-of-32-characters-';
 
@@ -21,11 +21,20 @@ describe('loadSpeechConfig', () => {
 });
 
 describe('decode bounds', () => {
-  it('cuts a decode that repeats past what the audio can hold, and leaves a normal one alone', () => {
-    const tokens = [' Nothing', ' really', ' it', ' was', ' easy', ...Array(40).fill(' easy')] as string[];
-    expect(maxTokens(1.3)).toBe(13);
-    expect(boundedText({ text: tokens.join('').trim(), tokens }, 1.3)).toEqual({ text: 'Nothing really it was easy easy easy easy easy easy easy easy easy', truncated: true });
-    expect(boundedText({ text: 'Nothing really it was easy', tokens: tokens.slice(0, 5) }, 1.3)).toEqual({ text: 'Nothing really it was easy', truncated: false });
+  it('drops the repeated tail of a runaway decode and cuts it to what the audio can hold; a normal one is left alone', () => {
+    // What Moonshine gave for a slow Piper "Nothing really, it was easy." (1.76 s): 25 tokens.
+    const phrase = [' nothing', ' really', ' it', ' was', ' easy'];
+    const runaway = [' Nothing', ' really', ' it', ' was', ' easy', ...phrase, ...phrase, ...phrase, ...phrase];
+    expect(maxTokens(1.76)).toBe(16);
+    expect(boundedText({ text: runaway.join('').trim(), tokens: runaway }, 1.76)).toEqual({ text: 'Nothing really it was easy', truncated: true });
+    const stuck = [' Nothing', ' really', ' it', ' was', ' easy', ...Array(40).fill(' easy')] as string[];
+    expect(boundedText({ text: stuck.join('').trim(), tokens: stuck }, 1.3)).toEqual({ text: 'Nothing really it was easy', truncated: true });
+    // Past the length with no repeat: cut.
+    const long = Array.from({ length: 30 }, (_, i) => ` w${i}`);
+    expect(boundedText({ text: long.join('').trim(), tokens: long }, 1.3).text.split(' ')).toHaveLength(13);
+    // Within the length, even a real repeat ("no no no") is kept.
+    expect(boundedText({ text: 'No no no.', tokens: [' No', ' no', ' no', '.'] }, 1)).toEqual({ text: 'No no no.', truncated: false });
+    expect(withoutRepeats([' a', ' b', ' c'])).toEqual([' a', ' b', ' c']);
   });
 
   it('centres a short segment in a second of silence and leaves longer ones as they are', () => {

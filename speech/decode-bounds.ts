@@ -24,11 +24,30 @@ export function padShort(samples: Float32Array, sampleRate = RECOGNISER_RATE): F
 }
 
 /**
+ * A runaway decode repeats a phrase until it is stopped ("Nothing really it was easy nothing really
+ * it was easy nothing ..."): the tokens up to the end of the phrase's first appearance, when the
+ * tokens from some point on are that phrase again and again (at least twice, compared without case
+ * or spaces); otherwise all of them.
+ */
+export function withoutRepeats(tokens: readonly string[]): readonly string[] {
+  const norm = tokens.map((t) => t.trim().toLowerCase());
+  let best = tokens.length;
+  for (let period = 1; period * 2 <= norm.length; period++) {
+    // The earliest start from which every token equals the one a period later.
+    let start = norm.length - period;
+    while (start > 0 && norm[start - 1] === norm[start - 1 + period]) start--;
+    if (norm.length - start >= 2 * period) best = Math.min(best, start + period);
+  }
+  return tokens.slice(0, best);
+}
+
+/**
  * The decoded text, cut to what `audioSeconds` of speech can hold. `tokens` are the decoder's
- * pieces in order (each carries its own leading space), `text` its joined result.
+ * pieces in order (each carries its own leading space), `text` its joined result. Only a decode
+ * that ran past that length is touched: its repeated tail is dropped, then it is cut to the length.
  */
 export function boundedText(result: { text: string; tokens: readonly string[] }, audioSeconds: number): { text: string; truncated: boolean } {
   const limit = maxTokens(audioSeconds);
   if (result.tokens.length <= limit) return { text: result.text.trim(), truncated: false };
-  return { text: result.tokens.slice(0, limit).join('').trim(), truncated: true };
+  return { text: withoutRepeats(result.tokens).slice(0, limit).join('').trim(), truncated: true };
 }

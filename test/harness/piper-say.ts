@@ -11,7 +11,7 @@ import { wavFromPcm16 } from '../../lib/pcm.ts';
  * runs this as a child process, so the voice's ~260 MB stay out of the test worker). Deterministic:
  * VITS draws noise inside the model, and with both noise scales (next to) 0 and one thread the same text
  * gives the same samples every time. Usage: node piper-say.ts <request.json>, where the file holds
- * [{text, file}, ...]; writes 22.05 kHz mono 16-bit WAV files.
+ * [{text, file, speed?}, ...] (speed 1 is the voice's pace, below 1 slower); writes 22.05 kHz mono 16-bit WAV files.
  */
 interface SherpaTts {
   generate(request: { text: string; sid: number; speed: number }): { samples: Float32Array; sampleRate: number };
@@ -22,7 +22,7 @@ const NO_NOISE = 1e-30;
 
 const [requestFile] = process.argv.slice(2);
 if (!requestFile) throw new Error('usage: piper-say.ts <request.json>');
-const jobs = JSON.parse(await import('node:fs/promises').then((fs) => fs.readFile(requestFile, 'utf8'))) as Array<{ text: string; file: string }>;
+const jobs = JSON.parse(await import('node:fs/promises').then((fs) => fs.readFile(requestFile, 'utf8'))) as Array<{ text: string; file: string; speed?: number }>;
 const espeak = process.env.SPEECH_ESPEAK_DATA_DIR ?? join('/usr/lib', process.arch === 'arm64' ? 'aarch64-linux-gnu' : 'x86_64-linux-gnu', 'espeak-ng-data');
 const files = resolveSpeechModels(process.env.SPEECH_MODELS_DIR ?? DEFAULT_MODELS_DIR, espeak);
 const sherpa = createRequire(import.meta.url)('sherpa-onnx-node') as { OfflineTts: new (config: unknown) => SherpaTts };
@@ -31,6 +31,6 @@ const tts = new sherpa.OfflineTts({
   maxNumSentences: 1,
 });
 for (const job of jobs) {
-  const audio = tts.generate({ text: job.text, sid: 0, speed: 1 });
+  const audio = tts.generate({ text: job.text, sid: 0, speed: job.speed ?? 1 });
   writeFileSync(job.file, wavFromPcm16(floatToPcm16(audio.samples), audio.sampleRate));
 }

@@ -101,11 +101,11 @@ export function spokenTrack(answers: SpokenAnswer[], options: { leadMs: number; 
  * process speaks them all (test/harness/piper-say.ts: the voice loads once, and its memory stays
  * out of the test worker); the same text gives the same samples on every run (no noise, no dither).
  */
-export function speakWithPiper(jobs: Array<{ text: string; file: string }>): void {
+export function speakWithPiper(jobs: Array<{ text: string; file: string; speed?: number }>): void {
   requireTool('sox');
   if (jobs.length === 0) return;
   const request = `${jobs[0]!.file}.piper.json`;
-  writeFileSync(request, JSON.stringify(jobs.map((j) => ({ text: j.text, file: `${j.file}.piper.wav` }))));
+  writeFileSync(request, JSON.stringify(jobs.map((j) => ({ text: j.text, file: `${j.file}.piper.wav`, ...(j.speed ? { speed: j.speed } : {}) }))));
   run(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'piper-say.ts'), request]);
   for (const job of jobs) {
     run('sox', [`${job.file}.piper.wav`, '-D', '-r', String(SPEECH_RATE), '-c', '1', '-b', '16', '-e', 'signed-integer', job.file, 'silence', '1', '0.02', '1%', 'reverse', 'silence', '1', '0.02', '1%', 'reverse']);

@@ -29,6 +29,7 @@ const ANSWERS = [
   'I would recommend it to a friend who runs a small bakery.',
 ];
 const SLOW = { timeoutMs: 120_000, retries: 0 };
+const SLOW_ANSWER = 'Nothing really, it was easy.';
 
 let server: SpeechServerHandle;
 let otlp: OtlpReceiver;
@@ -38,12 +39,18 @@ const audio = new Map<string, Buffer>();
 beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), 'speech-server-'));
   const texts = [...ANSWERS, 'Yes.'];
-  const jobs = texts.map((text, i) => ({ text, file: join(dir, `a${i}.wav`) }));
+  const jobs: Array<{ text: string; file: string; speed?: number }> = texts.map((text, i) => ({ text, file: join(dir, `a${i}.wav`) }));
+  // Said slowly, this one made Moonshine repeat itself to the decoder's limit (speech/decode-bounds.ts).
+  jobs.push({ text: SLOW_ANSWER, file: join(dir, 'slow.wav'), speed: 0.8 });
   // The voice speaks in its own process while the server loads its models.
   otlp = await startOtlpReceiver();
   const started = startSpeechServer({ SPEECH_QUEUE_CAPACITY: '3', OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '100' }, join(dir, 'logs'));
   speakWithPiper(jobs);
   for (const job of jobs) audio.set(job.text, readWavPcm(job.file).pcm);
+  // The slow answer as the voice made it (22.05 kHz, its own silences kept), resampled linearly:
+  // the form in which it sent the decoder into a loop.
+  const raw = readWavPcm(`${join(dir, 'slow.wav')}.piper.wav`);
+  audio.set(`${SLOW_ANSWER} (slow)`, resamplePcm16(raw.pcm, raw.sampleRate, SPEECH_RATE));
   server = await started;
   const endpoint = { baseURL: server.url, apiKey: server.token };
   providers = createProviders({
@@ -102,12 +109,16 @@ describe('speech-to-text through the worker clients', () => {
     }
   }, 600_000);
 
-  it('a 0.5 s "Yes." is heard (padded), and a short answer does not come back repeated', async () => {
+  it('a 0.5 s "Yes." is heard (padded), and a short answer does not come back repeated, even when the decoder repeats it', async () => {
     const yes = await providers.stt.transcribe(pcmOf('Yes.'), { sampleRate: SPEECH_RATE });
     expect(words(yes)).toContain('yes');
     const easy = await providers.stt.transcribe(pcmOf('Nothing really, it was easy.'), { sampleRate: SPEECH_RATE });
     expect(contentRecall('Nothing really, it was easy.', easy), easy).toBeGreaterThanOrEqual(0.5);
     expect(words(easy).length, easy).toBeLessThanOrEqual(words('Nothing really, it was easy.').length + 2);
+    const truncatedBefore = await server.metric('speech_decode_truncated_total');
+    const slow = await providers.stt.transcribe(pcmOf(`${SLOW_ANSWER} (slow)`), { sampleRate: SPEECH_RATE });
+    expect(slow.toLowerCase().replace(/[^a-z ]/g, '')).toBe('nothing really it was easy');
+    expect(await server.metric('speech_decode_truncated_total')).toBe(truncatedBefore + 1);
   }, 600_000);
 });
 
