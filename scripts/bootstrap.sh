@@ -41,6 +41,11 @@ bash scripts/python-env.sh >/dev/null
 # sha256, cached outside the repository (docs/worker.md, "Turn models").
 bash scripts/turn-models.sh >/dev/null
 
+# The self-hosted speech models (Moonshine base-en, the Piper voice en_US-joe-medium) from two pinned
+# wheels, checked by sha256, cached outside the repository (docs/speech.md). Piper also needs Debian's
+# espeak-ng-data, which the espeak-ng package above brings.
+bash scripts/speech-models.sh >/dev/null
+
 # The project targets Node 24: the `node` devDependency puts it first on PATH inside npm scripts.
 node_version="$(node_modules/.bin/node --version)"
 case "$node_version" in

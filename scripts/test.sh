@@ -67,6 +67,9 @@ export PATH="$PWD/node_modules/.bin:$PATH"
 # An assignment, not echo "$(...)": set -e stops here when the fetch or a checksum fails.
 turn_models="$(bash scripts/turn-models.sh)"
 echo "== turn models (Silero VAD, Smart Turn v3) in $turn_models"
+# The speech server's tests (speech/, test/speech) run the real recogniser and voice: no models, no run.
+speech_models="$(bash scripts/speech-models.sh)"
+echo "== speech models (Moonshine base-en, Piper en_US-joe-medium) in $speech_models"
 
 echo "== lint and type check"
 eslint .

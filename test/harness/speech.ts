@@ -60,9 +60,16 @@ export function readWavPcm(file: string): DecodedWav {
 /** An answer: one utterance, or parts said with a thinking pause between them. */
 export type SpokenAnswer = string | { parts: string[]; pauseMs: number };
 
-/** Builds the respondent's track: `leadMs` of silence, then each answer followed by `gapMs` of silence. */
-export function spokenTrack(answers: SpokenAnswer[], options: { leadMs: number; gapMs: number; dir?: string }): SpokenTrack {
+/**
+ * Builds the respondent's track: `leadMs` of silence, then each answer followed by `gapMs` of silence.
+ * `voice: 'piper'` speaks with the Piper voice (speakWithPiper) instead of espeak-ng.
+ */
+export function spokenTrack(answers: SpokenAnswer[], options: { leadMs: number; gapMs: number; dir?: string; voice?: 'espeak' | 'piper' }): SpokenTrack {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'speech-'));
+  if (options.voice === 'piper') {
+    const texts = answers.flatMap((a) => (typeof a === 'string' ? [a] : a.parts));
+    speakWithPiper(texts.map((text, i) => ({ text, file: join(dir, `answer-${i + 1}.wav`) })));
+  }
   const parts: Buffer[] = [silencePcm(options.leadMs, SPEECH_RATE)];
   const marks: SpokenTrack['answers'] = [];
   let cursorMs = options.leadMs;
@@ -72,7 +79,7 @@ export function spokenTrack(answers: SpokenAnswer[], options: { leadMs: number; 
     const startMs = cursorMs;
     pieces.forEach((text, i) => {
       const file = join(dir, `answer-${++n}.wav`);
-      speak(text, file);
+      if (options.voice !== 'piper') speak(text, file);
       const { pcm } = readWavPcm(file);
       parts.push(pcm);
       cursorMs += (pcm.length / 2 / SPEECH_RATE) * 1000;
@@ -89,4 +96,21 @@ export function spokenTrack(answers: SpokenAnswer[], options: { leadMs: number; 
   const file = join(dir, 'microphone.wav');
   writeFileSync(file, wavFromPcm16(pcm, SPEECH_RATE));
   return { file, pcm, answers: marks };
+}
+
+/**
+ * Utterances spoken with the Piper voice en_US-joe-medium (the speech server's voice, from
+ * scripts/speech-models.sh), as 16 kHz mono 16-bit WAV files trimmed like speak()'s. One child
+ * process speaks them all (test/harness/piper-say.ts: the voice loads once, and its memory stays
+ * out of the test worker); the same text gives the same samples on every run (no noise, no dither).
+ */
+export function speakWithPiper(jobs: Array<{ text: string; file: string; speed?: number }>): void {
+  requireTool('sox');
+  if (jobs.length === 0) return;
+  const request = `${jobs[0]!.file}.piper.json`;
+  writeFileSync(request, JSON.stringify(jobs.map((j) => ({ text: j.text, file: `${j.file}.piper.wav`, ...(j.speed ? { speed: j.speed } : {}) }))));
+  run(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'piper-say.ts'), request]);
+  for (const job of jobs) {
+    run('sox', [`${job.file}.piper.wav`, '-D', '-r', String(SPEECH_RATE), '-c', '1', '-b', '16', '-e', 'signed-integer', job.file, 'silence', '1', '0.02', '1%', 'reverse', 'silence', '1', '0.02', '1%', 'reverse']);
+  }
 }

