@@ -6,6 +6,7 @@ import { createLogger } from '../lib/log.ts';
 import { loadConfig } from './config.ts';
 import { startOperator } from './controller.ts';
 import { KubeClient } from './kube.ts';
+import { stopWithin } from './shutdown.ts';
 
 const log = createLogger({ name: 'voice-operator' });
 
@@ -19,9 +20,9 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info('shutting down', { signal });
-    void operator.stop().then(() => {
+    void stopWithin(() => operator.stop(), config.shutdownTimeoutMs, log).then((result) => {
       kube.close();
-      process.exit(0);
+      process.exit(result === 'stopped' ? 0 : 1);
     });
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));

@@ -43,12 +43,17 @@ export class Informer {
   private running: Promise<void> | undefined;
   private syncedOnce = false;
   private readonly opts: InformerOptions;
+  private markSynced!: () => void;
+  /** Settles once the first list has filled the cache (or when the informer stops). */
+  readonly whenSynced: Promise<void> = new Promise((resolve) => (this.markSynced = resolve));
 
   constructor(opts: InformerOptions) {
     this.opts = opts;
     if (opts.initialResourceVersion) {
       this.rv = opts.initialResourceVersion;
       this.lastList = Date.now();
+      this.syncedOnce = true;
+      this.markSynced();
     }
   }
 
@@ -70,6 +75,7 @@ export class Informer {
 
   async stop(): Promise<void> {
     this.controller.abort();
+    this.markSynced(); // nobody waits forever on a stopped informer
     await this.running;
   }
 
@@ -131,6 +137,7 @@ export class Informer {
     this.rv = rv;
     this.lastList = Date.now();
     this.syncedOnce = true;
+    this.markSynced();
     this.opts.onLifecycle?.('listed', `${seen.size} items`);
   }
 

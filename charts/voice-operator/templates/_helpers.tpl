@@ -14,6 +14,15 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{- /* [registry/]repository:tag[@digest]: a digest pins what runs, the tag stays for readers. */ -}}
+{{- define "voice-operator.image" -}}
+{{- $i := .Values.image -}}
+{{- if $i.registry }}{{ $i.registry }}/{{ end }}{{ $i.repository }}:{{ $i.tag }}{{ if $i.digest }}@{{ $i.digest }}{{ end }}
 {{- end -}}
 
 {{- define "voice-operator.serviceAccountName" -}}
