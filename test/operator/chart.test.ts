@@ -98,7 +98,7 @@ describe('voice-operator chart', () => {
     const policy = on.find((d) => d!.kind === 'NetworkPolicy')!;
     expect(policy.spec).toMatchObject({
       policyTypes: ['Ingress'],
-      ingress: [{ from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }, { podSelector: { matchLabels: { 'app.kubernetes.io/component': 'test' } } }], ports: [{ port: 'metrics', protocol: 'TCP' }] }],
+      ingress: [{ from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }, { podSelector: { matchLabels: { 'app.kubernetes.io/name': 'voice-operator-test', 'app.kubernetes.io/instance': 'm' } } }], ports: [{ port: 'metrics', protocol: 'TCP' }] }],
     });
   });
 

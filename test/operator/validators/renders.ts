@@ -57,9 +57,10 @@ export function valuesCases(): ValuesCase[] {
 /** Pools that between them make every kind of child and every optional part of one. */
 function pools(): VoiceWorkerPool[] {
   const autoscaling = { enabled: true, minReplicas: 2, maxReplicas: 20, targetCPUUtilizationPercentage: 70, targetBusySessionsPerPod: 2, scaleDown: { stabilizationWindowSeconds: 300, maxPercentPerMinute: 10 } };
+  const named = (name: string, p: VoiceWorkerPool): VoiceWorkerPool => ({ ...p, metadata: { ...p.metadata, name, uid: `uid-${name}` } });
   return [
-    poolFixture(),
-    poolFixture({
+    named('local', poolFixture()),
+    named('livekit', poolFixture({
       roomProvider: 'livekit',
       livekit: { url: 'wss://rooms.example.com', secretName: 'livekit', apiKeyKey: 'apiKey', apiSecretKey: 'apiSecret' },
       ingress: { host: 'voice.example.com', tlsSecretName: 'voice-tls', className: 'nginx', annotations: { 'nginx.ingress.kubernetes.io/proxy-read-timeout': '3600' } },
@@ -67,13 +68,13 @@ function pools(): VoiceWorkerPool[] {
       podTLS: { secretName: 'pod-tls' },
       transcriptStore: 's3://bucket/prefix',
       image: { repository: 'registry.example.com/voice-worker', tag: 'v1.3.0', digest: `sha256:${'a'.repeat(64)}`, pullSecrets: ['registry'] },
-    }),
-    poolFixture({
+    })),
+    named('daily', poolFixture({
       roomProvider: 'daily',
       secrets: { workerToken: { name: 'w', key: 'token' }, roomApiKey: { name: 'rooms', key: 'daily' }, openaiApiKey: { name: 'ai', key: 'key' } },
       resources: { requests: { cpu: '2', memory: '4Gi' }, limits: { cpu: '4', memory: '8Gi' }, gpu: { count: 1, resourceName: 'nvidia.com/gpu' } },
       placement: { nodeSelector: { pool: 'voice' }, topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { 'app.kubernetes.io/name': 'voice-worker' } } }] },
-    }),
+    })),
   ];
 }
 
