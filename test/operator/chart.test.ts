@@ -64,7 +64,7 @@ describe('voice-operator chart', () => {
     const docs = on.split(/^---$/m).map((d) => parse(d) as { kind?: string; metadata?: { labels?: Record<string, string> }; data?: Record<string, string>; spec?: { groups: Array<{ rules: Array<{ alert: string; expr: string }> }> } } | null);
     const rule = docs.find((d) => d?.kind === 'PrometheusRule')!;
     const alerts = rule.spec!.groups.flatMap((g) => g.rules);
-    expect(alerts.map((a) => a.alert)).toEqual(['VoiceSpawnLatencyHigh', 'VoiceNoCapacity', 'VoiceOutcomeReportBacklog', 'VoiceOperatorReconcileErrors', 'VoiceOperatorNoLeader']);
+    expect(alerts.map((a) => a.alert)).toEqual(['VoiceSpawnLatencyHigh', 'VoiceNoCapacity', 'VoiceOutcomeReportBacklog', 'VoiceOutcomeReportsDropped', 'VoiceOperatorReconcileErrors', 'VoiceOperatorDown', 'VoiceOperatorNoLeader']);
     const metricsOf = (text: string) => [...text.matchAll(/\b(worker_[a-z_]+|controller_runtime_[a-z_]+|leader_election_[a-z_]+|workqueue_[a-z_]+|rest_client_[a-z_]+)/g)].map((m) => m[1]!.replace(/_(bucket|sum|count)$/, ''));
     const dashboard = docs.find((d) => d?.kind === 'ConfigMap' && d.metadata?.labels?.grafana_dashboard === '1')!;
     const json = JSON.parse(dashboard.data!['voice-operator.json']!) as { panels: Array<{ targets: Array<{ expr: string }> }> };
