@@ -4,9 +4,18 @@
  * Each is sent on the transition only, read from the status before this pass wrote it.
  */
 import { ConditionType, findCondition, type ConditionInput } from './conditions.ts';
+import type { Logger } from '../lib/log.ts';
 import { recordEvent } from './events.ts';
-import type { ReconcileDeps } from './reconcile.ts';
+import type { KubeClient } from './kube.ts';
 import type { VoiceWorkerPool } from './types.ts';
+
+/** What sending needs (a subset of the reconcile's dependencies; no import of reconcile.ts). */
+export interface EventDeps {
+  kube: KubeClient;
+  log: Logger;
+  now: () => Date;
+  sentEvents?: Map<string, string>;
+}
 
 export const NormalReason = { SpecApplied: 'SpecApplied', FloorChanged: 'FloorChanged', Ready: 'Ready' } as const;
 
@@ -30,7 +39,7 @@ export function lifecycleEvents(pool: VoiceWorkerPool, conditions: ConditionInpu
  * Sends them, each once: the cached pool may not show the status just written yet, so what was sent
  * is remembered too (an Event is a courtesy: recordEvent logs a failure and carries on).
  */
-export async function sendLifecycleEvents(deps: ReconcileDeps, pool: VoiceWorkerPool, conditions: ConditionInput[], floor: number, windows: string[]): Promise<void> {
+export async function sendLifecycleEvents(deps: EventDeps, pool: VoiceWorkerPool, conditions: ConditionInput[], floor: number, windows: string[]): Promise<void> {
   for (const e of lifecycleEvents(pool, conditions, floor, windows)) {
     const key = `${pool.metadata.uid}/${e.reason}`;
     if (deps.sentEvents?.get(key) === e.message) continue;
