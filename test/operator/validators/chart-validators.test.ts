@@ -5,7 +5,7 @@
  * with the CRD's schema for pools and the Prometheus Operator's for monitors and rules; kube-score;
  * pluto. Tools come from scripts/validators.sh; a missing one fails the test.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -75,7 +75,7 @@ describe('the validators themselves find problems (so a clean result means somet
   it('pluto flags an API removed in the target version', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'voice-pluto-'));
     const file = join(dir, 'old.yaml');
-    (await import('node:fs')).writeFileSync(file, 'apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: x}\nspec: {maxUnavailable: 1}\n');
+    writeFileSync(file, 'apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: x}\nspec: {maxUnavailable: 1}\n');
     const r = await pluto(file, '1.27.0');
     expect(r.code, said('pluto', r)).not.toBe(0);
     expect(r.stdout).toContain('policy/v1beta1');
