@@ -34,7 +34,7 @@ const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 30);
 const benchConfig = (namespace: string): OperatorConfig => ({
   watchNamespace: namespace, leaseNamespace: namespace, leaseName: 'bench-leader', identity: `bench-${Math.random().toString(36).slice(2, 8)}`,
   metricsHost: '127.0.0.1', metricsPort: 0, resyncMs: 300_000, workers: 4, leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2000,
-  blockedRetryMs: 30_000, apiQps: 50, apiBurst: 100,
+  blockedRetryMs: 30_000, apiQps: 50, apiBurst: 100, readPodStatus: true, build: { runAsUser: 1000 }, shutdownTimeoutMs: 20_000,
 });
 const BURST = Number(process.env.BENCH_POOLS_BURST ?? 100);
 const KINDS: ChildKind[] = ['Deployment', 'Service', 'Ingress', 'HorizontalPodAutoscaler', 'PodDisruptionBudget'];

@@ -1,7 +1,7 @@
 /** Where each kind of child lives in the API, and how to tell whether the operator owns one. */
 import type { ChildKind } from './resources/index.ts';
 import { resourcePath, type ResourceRef } from './kube.ts';
-import { KIND, type OwnerReference } from './types.ts';
+import { GROUP, KIND, type OwnerReference } from './types.ts';
 
 export const CHILD_RESOURCES: Record<ChildKind, Omit<ResourceRef, 'namespace' | 'name'>> = {
   Deployment: { group: 'apps', version: 'v1', plural: 'deployments' },
@@ -9,15 +9,19 @@ export const CHILD_RESOURCES: Record<ChildKind, Omit<ResourceRef, 'namespace' | 
   Ingress: { group: 'networking.k8s.io', version: 'v1', plural: 'ingresses' },
   HorizontalPodAutoscaler: { group: 'autoscaling', version: 'v2', plural: 'horizontalpodautoscalers' },
   PodDisruptionBudget: { group: 'policy', version: 'v1', plural: 'poddisruptionbudgets' },
+  NetworkPolicy: { group: 'networking.k8s.io', version: 'v1', plural: 'networkpolicies' },
 };
 
 export function childPath(kind: ChildKind, namespace: string, name?: string): string {
   return resourcePath({ ...CHILD_RESOURCES[kind], namespace, ...(name ? { name } : {}) });
 }
 
+/** Whether an owner reference names a VoiceWorkerPool: its kind and its API group (any version). */
+export const isPoolOwner = (o: OwnerReference): boolean => o.kind === KIND && o.apiVersion.split('/')[0] === GROUP;
+
 /** The pool (namespace/name) that controls an object, if a VoiceWorkerPool does. */
 export function controllingPool(object: { metadata: { namespace?: string; ownerReferences?: OwnerReference[] } }): string | undefined {
-  const owner = object.metadata.ownerReferences?.find((o) => o.kind === KIND && o.controller);
+  const owner = object.metadata.ownerReferences?.find((o) => isPoolOwner(o) && o.controller);
   return owner && object.metadata.namespace ? `${object.metadata.namespace}/${owner.name}` : undefined;
 }
 

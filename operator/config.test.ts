@@ -16,4 +16,17 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ LEASE_DURATION_SECONDS: '5', RENEW_DEADLINE_SECONDS: '10' })).toThrow(/^RENEW_DEADLINE_SECONDS: must be below LEASE_DURATION_SECONDS \(5\)$/);
     expect(() => loadConfig({ RENEW_DEADLINE_SECONDS: '2', RETRY_PERIOD_SECONDS: '2' })).toThrow(/^RETRY_PERIOD_SECONDS: must be below RENEW_DEADLINE_SECONDS \(2\)$/);
   });
+
+  it('reads the worker pod options, the Secret namespaces and the pod status switch', () => {
+    const d = loadConfig({});
+    expect(d).toMatchObject({ readPodStatus: true, build: { runAsUser: 1000 }, shutdownTimeoutMs: 20_000 });
+    expect(d.secretNamespaces).toBeUndefined();
+    expect(d.build.networkPolicy).toBeUndefined();
+    const c = loadConfig({ SECRET_NAMESPACES: 'a, b', READ_POD_STATUS: 'false', WORKER_RUN_AS_USER: 'platform', WORKER_NETWORK_POLICY: 'true', WORKER_METRICS_NAMESPACES: 'monitoring', SHUTDOWN_TIMEOUT_SECONDS: '5' });
+    expect(c).toMatchObject({ secretNamespaces: ['a', 'b'], readPodStatus: false, build: { networkPolicy: { metricsNamespaces: ['monitoring'] } }, shutdownTimeoutMs: 5000 });
+    expect(c.build.runAsUser).toBeUndefined();
+    // Set but empty (the chart watching all namespaces with no secretNamespaces): read Secrets nowhere.
+    expect(loadConfig({ SECRET_NAMESPACES: '' }).secretNamespaces).toEqual([]);
+    expect(() => loadConfig({ WORKER_RUN_AS_USER: 'root' })).toThrow(/WORKER_RUN_AS_USER/);
+  });
 });

@@ -1,7 +1,8 @@
 /** The operator's configuration: read from the environment once, validated, frozen. */
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { ConfigError, intVar, numberVar, optionalString, type Env } from '../lib/env.ts';
+import { boolVar, ConfigError, intVar, numberVar, optionalString, type Env } from '../lib/env.ts';
+import type { BuildOptions } from './resources/options.ts';
 
 export interface OperatorConfig {
   kubeconfig?: string;
@@ -24,6 +25,31 @@ export interface OperatorConfig {
    */
   apiQps: number;
   apiBurst: number;
+  /**
+   * Namespaces where the operator may read (get) Secrets to check the keys a pool names; undefined:
+   * everywhere it watches. Elsewhere it does not ask (no 403 per pass) and learns of a missing Secret
+   * from the pods (readPodStatus) or from the rollout that does not complete.
+   */
+  secretNamespaces?: string[];
+  /** Whether it may list a pool's pods to read why they cannot start (RBAC `pods: list`). */
+  readPodStatus: boolean;
+  /** Worker pod ids and NetworkPolicy (from the chart's values). */
+  build: BuildOptions;
+  /** How long a shutdown may take before the process exits anyway (the pod's grace period is longer). */
+  shutdownTimeoutMs: number;
+}
+
+/** A comma-separated list of names; undefined when unset. */
+function listVar(env: Env, name: string): string[] | undefined {
+  const raw = env[name];
+  if (raw === undefined) return undefined;
+  return raw.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+/** WORKER_RUN_AS_USER: a uid for runAsUser/runAsGroup/fsGroup, or `platform` to leave them to it. */
+function runAsUser(env: Env): number | undefined {
+  if (optionalString(env, 'WORKER_RUN_AS_USER') === 'platform') return undefined;
+  return intVar(env, 'WORKER_RUN_AS_USER', { default: 1000, min: 1, max: 2 ** 31 - 1 });
 }
 
 /** A positive duration in seconds (decimals allowed), returned in milliseconds. */
@@ -48,7 +74,12 @@ export function loadConfig(env: Env = process.env): Readonly<OperatorConfig> {
     blockedRetryMs: millis(env, 'BLOCKED_RETRY_SECONDS', 30),
     apiQps: numberVar(env, 'KUBE_API_QPS', { default: 50, above: 0 }),
     apiBurst: intVar(env, 'KUBE_API_BURST', { default: 100, min: 1, max: 10_000 }),
+    readPodStatus: boolVar(env, 'READ_POD_STATUS', { default: true }),
+    build: buildOptions(env),
+    shutdownTimeoutMs: millis(env, 'SHUTDOWN_TIMEOUT_SECONDS', 20),
   };
+  const secretNamespaces = listVar(env, 'SECRET_NAMESPACES');
+  if (secretNamespaces) config.secretNamespaces = secretNamespaces;
   if (config.renewDeadlineMs >= config.leaseDurationMs) {
     throw new ConfigError('RENEW_DEADLINE_SECONDS', `must be below LEASE_DURATION_SECONDS (${config.leaseDurationMs / 1000})`);
   }
@@ -57,4 +88,12 @@ export function loadConfig(env: Env = process.env): Readonly<OperatorConfig> {
     throw new ConfigError('RETRY_PERIOD_SECONDS', `must be below RENEW_DEADLINE_SECONDS (${config.renewDeadlineMs / 1000})`);
   }
   return Object.freeze(config);
+}
+
+function buildOptions(env: Env): BuildOptions {
+  const uid = runAsUser(env);
+  return {
+    ...(uid === undefined ? {} : { runAsUser: uid }),
+    ...(boolVar(env, 'WORKER_NETWORK_POLICY', { default: false }) ? { networkPolicy: { metricsNamespaces: listVar(env, 'WORKER_METRICS_NAMESPACES') ?? [] } } : {}),
+  };
 }

@@ -144,6 +144,9 @@ export async function startOperator(o: StartOptions): Promise<RunningOperator> {
       now: o.now ?? (() => new Date()),
       blockedRetryMs: config.blockedRetryMs,
       sentEvents: new Map(),
+      buildOptions: config.build,
+      readPodStatus: config.readPodStatus,
+      ...(config.secretNamespaces ? { secretNamespaces: config.secretNamespaces } : {}),
       cache: {
         pool: (ns, n) => pools.get(`${ns}/${n}`) as unknown as VoiceWorkerPool | undefined,
         child: (kind, ns, n) => childInformers.get(kind)?.get(`${ns}/${n}`) as unknown as KubeObject | undefined,
@@ -157,7 +160,11 @@ export async function startOperator(o: StartOptions): Promise<RunningOperator> {
     resync.unref();
 
     const controller = { controller: CONTROLLER };
+    // No reconcile before every cache holds a full list: until then a miss would read as "absent"
+    // (a child to create or hand the floor to again, a pool deleted). controller-runtime waits too.
+    const synced = Promise.all(informers.map((i) => i.whenSynced));
     const worker = async () => {
+      await synced;
       for (;;) {
         const key = await queue.get();
         if (key === undefined) return;

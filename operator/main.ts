@@ -7,6 +7,7 @@ import { describeListenError, exitAtStartup, exitOnUncaught } from '../lib/proce
 import { loadConfig } from './config.ts';
 import { startOperator } from './controller.ts';
 import { KubeClient } from './kube.ts';
+import { stopWithin } from './shutdown.ts';
 
 const log = createLogger({ name: 'voice-operator' });
 // A fault that reaches the top ends the process on purpose (70); the Deployment restarts it.
@@ -22,9 +23,9 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info('shutting down', { signal });
-    void operator.stop().then(() => {
+    void stopWithin(() => operator.stop(), config.shutdownTimeoutMs, log).then((result) => {
       kube.close();
-      process.exit(0);
+      process.exit(result === 'stopped' ? 0 : 1);
     });
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));

@@ -1,6 +1,6 @@
 import type { Logger } from '../lib/log.ts';
 import type { KubeClient } from './kube.ts';
-import type { ChildKind } from './resources/index.ts';
+import type { BuildOptions, ChildKind } from './resources/index.ts';
 import type { KubeObject, VoiceWorkerPool } from './types.ts';
 
 /** What one reconcile pass is given: clients, clock and caches (the status writer takes them too). */
@@ -14,6 +14,12 @@ export interface ReconcileDeps {
   cache?: ReconcileCache;
   /** Warning Events already sent (pool uid/reason to message), so a stale cache does not repeat them. */
   sentEvents?: Map<string, string>;
+  /** Worker pod ids and NetworkPolicy (the operator's configuration). */
+  buildOptions?: BuildOptions;
+  /** Namespaces where Secrets may be read; undefined: all. Elsewhere none is asked for. */
+  secretNamespaces?: readonly string[];
+  /** May list a pool's pods to learn why they cannot start (default true). */
+  readPodStatus?: boolean;
 }
 
 export interface ReconcileCache {

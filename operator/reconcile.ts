@@ -6,14 +6,17 @@
  * RBAC this file needs (kept in sync with charts/voice-operator/templates/rbac.yaml):
  *   voiceworkerpools: get, list, watch; voiceworkerpools/status: patch; voiceworkerpools/finalizers: update
  *   deployments, services, ingresses, horizontalpodautoscalers, poddisruptionbudgets: get, list, watch, create, patch, delete
- *   secrets: get (only to check that referenced keys exist; values are never read into logs), in the
- *     watched namespaces only; elsewhere pods: list (to learn about a missing Secret from pod status)
+ *   networkpolicies: get, list, watch, create, patch, delete (when the workers get one)
+ *   secrets: get (only to check that referenced keys exist; values are never read into logs), only in
+ *     the namespaces configured as readable (SECRET_NAMESPACES): never asked elsewhere
+ *   pods: list, only when READ_POD_STATUS is on (to learn about a missing Secret from pod status)
  *   events: create
  */
-import { childPath, fieldOwners } from './children.ts';
+import { childPath, fieldOwners, isPoolOwner } from './children.ts';
 import { blockedConditions, ConditionType, findCondition, healthConditions, Reason, transcriptCondition } from './conditions.ts';
 import type { FloorDecision } from './floor.ts';
-import { isNotFound, KubeError, resourcePath, type KubeClient } from './kube.ts';
+import { NormalReason, sendLifecycleEvents } from './lifecycle-events.ts';
+import { isNotFound, KubeError, resourcePath } from './kube.ts';
 import { podSecretProblem } from './pod-secrets.ts';
 import type { ReconcileDeps } from './reconcile-deps.ts';
 import { desiredState, type ChildKind } from './resources/index.ts';
@@ -64,7 +67,7 @@ export async function reconcile(deps: ReconcileDeps, key: string): Promise<Outco
   // Deleted: owner references let the garbage collector remove the children.
   if (!pool || pool.metadata.deletionTimestamp) return { result: 'done' };
   const now = deps.now();
-  const desired = desiredState(pool, now);
+  const desired = desiredState(pool, now, deps.buildOptions);
 
   const invalid = specProblem(pool, desired.decision);
   // Blocked pools still come back at the next window edge: a window ending may unblock them.
@@ -72,7 +75,7 @@ export async function reconcile(deps: ReconcileDeps, key: string): Promise<Outco
     await block(deps, pool, invalid, desired.decision);
     return { ...atNextBoundary(desired.decision.requeueAt, now), blocked: invalid.reason }; // otherwise terminal until the spec changes
   }
-  const secretKeys = await readSecretKeys(deps.kube, pool);
+  const secretKeys = await readSecretKeys(deps, pool);
   const missing = secretProblem(pool, secretKeys);
   if (missing) {
     await block(deps, pool, missing, desired.decision);
@@ -86,10 +89,14 @@ export async function reconcile(deps: ReconcileDeps, key: string): Promise<Outco
     await Promise.all(desired.absent.map((kind) => deleteIfOwned(deps, kind, pool)));
   } catch (err) {
     const error = err as Error;
-    // The API server refusing a child is a spec no retry fixes; anything else is retried.
+    // The API server refusing a child (400, 422) is a spec no retry fixes. Anything else, a 500
+    // included whatever its text says, is retried with backoff; the pool says why meanwhile.
     if (rejectedChild(err)) {
       await block(deps, pool, { reason: Reason.ApplyFailed, message: `VoiceWorkerPool ${name}: a child was rejected: ${error.message}` }, desired.decision);
       return { ...atNextBoundary(desired.decision.requeueAt, now), blocked: Reason.ApplyFailed };
+    }
+    if (err instanceof KubeError && err.status >= 500) {
+      await block(deps, pool, { reason: Reason.ApplyFailed, message: `VoiceWorkerPool ${name}: applying a child failed (retrying): ${error.message}` }, desired.decision).catch(() => undefined);
     }
     return { result: 'error', error };
   }
@@ -106,29 +113,30 @@ export async function reconcile(deps: ReconcileDeps, key: string): Promise<Outco
   };
   const transcripts = transcriptCondition(name, pool.spec.transcriptStore);
   const before = findCondition(pool.status?.conditions, ConditionType.TranscriptsDurable);
-  // Secrets it may not read are learned about from the pods instead (and looked at again soon).
+  // Secrets it may not read are learned about from the pods instead, if it may list them; it looks
+  // again soon only while the rollout is incomplete (pods are not watched). A complete rollout has
+  // every Secret it needs, and a change of the Deployment's counts triggers a pass anyway: quiet.
   const unchecked = [...secretKeys.values()].some((keys) => keys === null);
-  const fromPods = unchecked ? await podSecretProblem(deps.kube, pool) : undefined;
+  const podsReadable = deps.readPodStatus !== false;
+  const settled = rollout.observedGeneration >= rollout.generation && rollout.ready >= rollout.replicas && rollout.updated >= rollout.replicas;
+  const fromPods = unchecked && podsReadable && !settled ? await podSecretProblem(deps.kube, pool) : undefined;
   const health = healthConditions(name, rollout, desired.decision.floor).map((c) =>
     fromPods && c.type === ConditionType.Degraded ? { type: c.type, status: 'True' as const, reason: fromPods.reason, message: fromPods.message } : c,
   );
   const degradedBefore = findCondition(pool.status?.conditions, ConditionType.Degraded);
   await writeStatus(deps, pool, [...health, transcripts], statusFields(pool, desired.decision, rollout.ready));
-  // Causes that cleared may warn again if they come back.
-  const still = new Set([transcripts.status === 'False' ? transcripts.reason : '', fromPods?.reason ?? '']);
+  await sendLifecycleEvents(deps, pool, health, desired.decision.floor, desired.decision.windows);
+  // Causes that cleared may warn again if they come back (lifecycle events keep their own memory).
+  const still = new Set([transcripts.status === 'False' ? transcripts.reason : '', fromPods?.reason ?? '', ...Object.values(NormalReason)]);
   for (const key of [...(deps.sentEvents?.keys() ?? [])]) if (key.startsWith(`${pool.metadata.uid}/`) && !still.has(key.slice(pool.metadata.uid.length + 1))) deps.sentEvents?.delete(key);
   if (transcripts.status === 'False' && before?.status !== 'False') await warn(deps, pool, transcripts.reason, transcripts.message);
   if (fromPods && degradedBefore?.message !== fromPods.message) await warn(deps, pool, fromPods.reason, fromPods.message);
-  return atNextBoundary(desired.decision.requeueAt, now, unchecked ? deps.blockedRetryMs : undefined);
+  return atNextBoundary(desired.decision.requeueAt, now, unchecked && podsReadable && !settled ? deps.blockedRetryMs : undefined);
 }
 
-/**
- * 400/422, and the 500 that server-side apply answers for a field the schema does not declare
- * ("failed to create typed patch object ... field not declared in schema"): retrying cannot help.
- */
+/** 400 and 422: the API server refuses the object itself; retrying cannot help. */
 function rejectedChild(err: unknown): boolean {
-  if (!(err instanceof KubeError)) return false;
-  return err.status === 400 || err.status === 422 || (err.status === 500 && err.message.includes('failed to create typed patch object'));
+  return err instanceof KubeError && (err.status === 400 || err.status === 422);
 }
 
 /**
@@ -162,7 +170,7 @@ async function deleteIfOwned(deps: ReconcileDeps, kind: ChildKind, pool: VoiceWo
     // With caches, a child the informer never saw is not there (or not the operator's: no label).
     const child = deps.cache ? deps.cache.child(kind, pool.metadata.namespace, pool.metadata.name) : await kube.get<KubeObject>(path);
     if (!child) return;
-    if (!child.metadata.ownerReferences?.some((o) => o.uid === pool.metadata.uid)) return; // someone else's object of the same name
+    if (!child.metadata.ownerReferences?.some((o) => o.uid === pool.metadata.uid && isPoolOwner(o))) return; // someone else's object of the same name
     await kube.request('DELETE', path);
   } catch (err) {
     if (!isNotFound(err)) throw err;
@@ -173,8 +181,11 @@ async function deleteIfOwned(deps: ReconcileDeps, kind: ChildKind, pool: VoiceWo
  * Secret name to its data keys (undefined when the Secret does not exist, null when the operator
  * may not read Secrets there: its RBAC is scoped to the watched namespaces, see docs/operator.md).
  */
-async function readSecretKeys(kube: KubeClient, pool: VoiceWorkerPool): Promise<Map<string, string[] | undefined | null>> {
+async function readSecretKeys(deps: ReconcileDeps, pool: VoiceWorkerPool): Promise<Map<string, string[] | undefined | null>> {
+  const { kube } = deps;
   const names = [...new Set(secretRefs(pool).map((r) => r.ref.name))];
+  // Where its RBAC grants no Secret reads, asking would only collect a 403 per Secret per pass.
+  if (deps.secretNamespaces && !deps.secretNamespaces.includes(pool.metadata.namespace)) return new Map(names.map((n) => [n, null]));
   const entries = await Promise.all(
     names.map(async (secret): Promise<[string, string[] | undefined | null]> => {
       try {

@@ -8,7 +8,7 @@ import type { FloorDecision } from './floor.ts';
 import { resourcePath } from './kube.ts';
 import type { ReconcileDeps } from './reconcile-deps.ts';
 import { endpointOf } from './resources/common.ts';
-import { GROUP, PLURAL, VERSION, type VoiceWorkerPool, type VoiceWorkerPoolStatus } from './types.ts';
+import { FIELD_MANAGER, GROUP, PLURAL, VERSION, type VoiceWorkerPool, type VoiceWorkerPoolStatus } from './types.ts';
 
 export function statusFields(pool: VoiceWorkerPool, decision: FloorDecision, readyReplicas: number): Omit<VoiceWorkerPoolStatus, 'conditions' | 'observedGeneration'> {
   return {
@@ -42,7 +42,7 @@ export async function writeStatus(deps: ReconcileDeps, pool: VoiceWorkerPool, co
   const old = pool.status ?? {};
   if (JSON.stringify(normalize(old)) === JSON.stringify(normalize(status))) return;
   // null removes a window that has ended, or a boundary no longer ahead (merge patch semantics).
-  await deps.kube.mergePatch(resourcePath({ group: GROUP, version: VERSION, plural: PLURAL, namespace: pool.metadata.namespace, name: pool.metadata.name, subresource: 'status' }), { status: { activeWindow: null, nextBoundary: null, ...status } });
+  await deps.kube.mergePatch(resourcePath({ group: GROUP, version: VERSION, plural: PLURAL, namespace: pool.metadata.namespace, name: pool.metadata.name, subresource: 'status' }), { status: { activeWindow: null, nextBoundary: null, ...status } }, FIELD_MANAGER);
 }
 
 function normalize(s: VoiceWorkerPoolStatus): unknown {

@@ -40,7 +40,8 @@ export interface PreScalingSchedule {
 }
 
 export interface VoiceWorkerPoolSpec {
-  image: { repository: string; tag: string; pullPolicy?: string; pullSecrets?: string[] };
+  /** `digest` (sha256:...) pins the image; the tag stays for people reading it. */
+  image: { repository: string; tag: string; digest?: string; pullPolicy?: string; pullSecrets?: string[] };
   replicas: number;
   autoscaling?: {
     enabled: boolean;

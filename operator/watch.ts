@@ -1,7 +1,8 @@
 /**
  * An informer: list, then watch from the list's resourceVersion, forever. A watch the server ends
  * is resumed from the last seen version; 410 Gone (expired version) relists; any other error waits
- * with exponential backoff and tries again. It relists on a timer too, so nothing is missed for long.
+ * with exponential backoff and tries again. It relists on a timer too, so nothing is missed for long
+ * (from the API server's watch cache: not older than the last version seen, never a quorum read).
  * Each lifecycle step is named so logs and metrics can say which one happened.
  */
 import { clampDelay } from './delay.ts';
@@ -43,12 +44,17 @@ export class Informer {
   private running: Promise<void> | undefined;
   private syncedOnce = false;
   private readonly opts: InformerOptions;
+  private markSynced!: () => void;
+  /** Settles once the first list has filled the cache (or when the informer stops). */
+  readonly whenSynced: Promise<void> = new Promise((resolve) => (this.markSynced = resolve));
 
   constructor(opts: InformerOptions) {
     this.opts = opts;
     if (opts.initialResourceVersion) {
       this.rv = opts.initialResourceVersion;
       this.lastList = Date.now();
+      this.syncedOnce = true;
+      this.markSynced();
     }
   }
 
@@ -70,6 +76,7 @@ export class Informer {
 
   async stop(): Promise<void> {
     this.controller.abort();
+    this.markSynced(); // nobody waits forever on a stopped informer
     await this.running;
   }
 
@@ -107,9 +114,14 @@ export class Informer {
     const seen = new Set<string>();
     let cont: string | undefined;
     let rv: string;
+    // The periodic relist needs nothing older than what the watch already showed: asked so, the API
+    // server may answer from its watch cache instead of a quorum read of etcd for the whole
+    // collection. The first list, and one after 410 Gone (no version), read the latest state.
+    const since = this.rv === undefined ? {} : { resourceVersion: this.rv, resourceVersionMatch: 'NotOlderThan' };
     do {
       const page = await this.opts.kube.request<{ metadata: { resourceVersion: string; continue?: string }; items: KubeItem[] }>('GET', this.opts.path, {
-        query: { labelSelector: this.opts.labelSelector, limit: 500, continue: cont },
+        // A continued page carries its version in the token (the server refuses both).
+        query: { labelSelector: this.opts.labelSelector, limit: 500, continue: cont, ...(cont ? {} : since) },
       });
       for (const item of page.items) {
         const key = keyOf(item);
@@ -131,6 +143,7 @@ export class Informer {
     this.rv = rv;
     this.lastList = Date.now();
     this.syncedOnce = true;
+    this.markSynced();
     this.opts.onLifecycle?.('listed', `${seen.size} items`);
   }
 

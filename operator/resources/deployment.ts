@@ -2,18 +2,37 @@
 import { METRICS_PORT, WORKER_PORT, type KubeObject, type VoiceWorkerPool } from '../types.ts';
 import { childMetadata, selectorLabels } from './common.ts';
 import { POD_TLS_DIR, PRE_STOP_SECONDS, REDIS_CA_DIR, REDIS_CA_KEY, workerEnv } from './env.ts';
+import { DEFAULT_BUILD_OPTIONS, type BuildOptions } from './options.ts';
 
 export { managedEnv, PRE_STOP_SECONDS, workerEnv } from './env.ts';
 
 /** Where the worker keeps files (transcripts by default); writable although the root is read-only. */
 export const WORKER_DATA_DIR = '/var/lib/voice-worker';
 
+/**
+ * Bounds of the pod's scratch space. Transcripts land in the data folder when a pool has no s3://
+ * store, and /tmp takes the bots' temporary audio: both are memory-backed nowhere, so they count
+ * against the node's disk, and an unbounded one could fill it. Beyond the bound the kubelet evicts
+ * the pod (after its grace period) rather than the node running out.
+ */
+export const SCRATCH = { tmp: '1Gi', data: '4Gi', request: '1Gi', limit: '6Gi' } as const;
+
 function resources(spec: VoiceWorkerPool['spec']) {
   const gpu = spec.resources.gpu && spec.resources.gpu.count > 0 ? { [spec.resources.gpu.resourceName]: String(spec.resources.gpu.count) } : {};
   return {
-    requests: { cpu: String(spec.resources.requests.cpu), memory: spec.resources.requests.memory, ...gpu },
-    limits: { cpu: String(spec.resources.limits.cpu), memory: spec.resources.limits.memory, ...gpu },
+    requests: { cpu: String(spec.resources.requests.cpu), memory: spec.resources.requests.memory, 'ephemeral-storage': SCRATCH.request, ...gpu },
+    limits: { cpu: String(spec.resources.limits.cpu), memory: spec.resources.limits.memory, 'ephemeral-storage': SCRATCH.limit, ...gpu },
   };
+}
+
+/** `repository:tag`, or `repository@digest` (with the tag kept readable before it) when pinned. */
+export function imageOf(image: VoiceWorkerPool['spec']['image']): string {
+  return image.digest ? `${image.repository}:${image.tag}@${image.digest}` : `${image.repository}:${image.tag}`;
+}
+
+function podSecurityContext(options: BuildOptions): Record<string, unknown> {
+  const ids = options.runAsUser === undefined ? {} : { runAsUser: options.runAsUser, runAsGroup: options.runAsUser, fsGroup: options.runAsUser };
+  return { runAsNonRoot: true, ...ids, seccompProfile: { type: 'RuntimeDefault' } };
 }
 
 /** nodeSelector, tolerations, affinity, topology spread and priority class, passed through as given. */
@@ -32,7 +51,7 @@ function placement(spec: VoiceWorkerPool['spec']): Record<string, unknown> {
  * `replicas` is set only when no HPA owns the count (autoscaling off); leaving it out of the apply
  * means the operator never fights the HPA over it.
  */
-export function buildDeployment(pool: VoiceWorkerPool, replicas: number | undefined): KubeObject {
+export function buildDeployment(pool: VoiceWorkerPool, replicas: number | undefined, options: BuildOptions = DEFAULT_BUILD_OPTIONS): KubeObject {
   const { spec } = pool;
   // Probes use the plain-HTTP management port (C2), also when the pod serves TLS on 7860 (C4).
   const probe = (path: string, extra: Record<string, number>) => ({ httpGet: { path, port: 'metrics' }, ...extra });
@@ -56,13 +75,13 @@ export function buildDeployment(pool: VoiceWorkerPool, replicas: number | undefi
           enableServiceLinks: false,
           // The worker never calls the Kubernetes API: no token in the pod to steal.
           automountServiceAccountToken: false,
-          securityContext: { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } },
+          securityContext: podSecurityContext(options),
           ...(spec.image.pullSecrets?.length ? { imagePullSecrets: spec.image.pullSecrets.map((name) => ({ name })) } : {}),
           ...placement(spec),
           containers: [
             {
               name: 'worker',
-              image: `${spec.image.repository}:${spec.image.tag}`,
+              image: imageOf(spec.image),
               imagePullPolicy: spec.image.pullPolicy ?? 'IfNotPresent',
               ports: [
                 { name: 'http', containerPort: WORKER_PORT, protocol: 'TCP' },
@@ -90,8 +109,8 @@ export function buildDeployment(pool: VoiceWorkerPool, replicas: number | undefi
             },
           ],
           volumes: [
-            { name: 'tmp', emptyDir: {} },
-            { name: 'data', emptyDir: {} },
+            { name: 'tmp', emptyDir: { sizeLimit: SCRATCH.tmp } },
+            { name: 'data', emptyDir: { sizeLimit: SCRATCH.data } },
             ...(tls ? [{ name: 'tls', secret: { secretName: tls.secretName, defaultMode: 0o440 } }] : []),
             ...(redisCa ? [{ name: 'redis-ca', secret: { secretName: redisCa.name, defaultMode: 0o440, items: [{ key: redisCa.key, path: REDIS_CA_KEY }] } }] : []),
           ],

@@ -4,10 +4,13 @@ import type { KubeObject, VoiceWorkerPool } from '../types.ts';
 import { buildDeployment } from './deployment.ts';
 import { buildHpa, effectiveAutoscaling } from './hpa.ts';
 import { buildIngress } from './ingress.ts';
+import { buildNetworkPolicy } from './networkpolicy.ts';
+import { DEFAULT_BUILD_OPTIONS, type BuildOptions } from './options.ts';
 import { buildPdb } from './pdb.ts';
 import { buildService } from './service.ts';
 
-export type ChildKind = 'Deployment' | 'Service' | 'Ingress' | 'HorizontalPodAutoscaler' | 'PodDisruptionBudget';
+export type ChildKind = 'Deployment' | 'Service' | 'Ingress' | 'HorizontalPodAutoscaler' | 'PodDisruptionBudget' | 'NetworkPolicy';
+export type { BuildOptions } from './options.ts';
 
 export interface DesiredState {
   decision: FloorDecision;
@@ -18,16 +21,19 @@ export interface DesiredState {
   absent: ChildKind[];
 }
 
-export function desiredState(pool: VoiceWorkerPool, now: Date): DesiredState {
+export function desiredState(pool: VoiceWorkerPool, now: Date, options: BuildOptions = DEFAULT_BUILD_OPTIONS): DesiredState {
   const decision = decideFloor(pool.spec, now);
   const autoscaled = effectiveAutoscaling(pool.spec) !== undefined;
   const hpa = buildHpa(pool, decision.floor);
   const ingress = buildIngress(pool);
-  const apply = [buildDeployment(pool, autoscaled ? undefined : decision.floor), buildService(pool), buildPdb(pool)];
+  const networkPolicy = buildNetworkPolicy(pool, options);
+  const apply = [buildDeployment(pool, autoscaled ? undefined : decision.floor, options), buildService(pool), buildPdb(pool)];
   if (ingress) apply.push(ingress);
   if (hpa) apply.push(hpa);
+  if (networkPolicy) apply.push(networkPolicy);
   const absent: ChildKind[] = [];
   if (!ingress) absent.push('Ingress');
   if (!hpa) absent.push('HorizontalPodAutoscaler');
+  if (!networkPolicy) absent.push('NetworkPolicy');
   return { decision, autoscaled, apply, absent };
 }

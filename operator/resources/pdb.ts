@@ -1,4 +1,9 @@
-/** The PodDisruptionBudget: voluntary evictions take at most one worker at a time. */
+/**
+ * The PodDisruptionBudget: voluntary evictions take at most one worker at a time. A pod that is not
+ * Ready (crash-looping, never started) may always be evicted: it serves nothing, and counting it
+ * against the budget would block every node drain (policy/v1 `unhealthyPodEvictionPolicy`, on by
+ * default since Kubernetes 1.27).
+ */
 import type { KubeObject, VoiceWorkerPool } from '../types.ts';
 import { childMetadata, selectorLabels } from './common.ts';
 
@@ -7,6 +12,6 @@ export function buildPdb(pool: VoiceWorkerPool): KubeObject {
     apiVersion: 'policy/v1',
     kind: 'PodDisruptionBudget',
     metadata: childMetadata(pool),
-    spec: { maxUnavailable: 1, selector: { matchLabels: selectorLabels(pool) } },
+    spec: { maxUnavailable: 1, unhealthyPodEvictionPolicy: 'AlwaysAllow', selector: { matchLabels: selectorLabels(pool) } },
   };
 }

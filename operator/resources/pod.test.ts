@@ -50,7 +50,7 @@ describe('worker pod', () => {
     };
     const spec = podOf(pool({ placement, resources: { requests: { cpu: '2', memory: '4Gi' }, limits: { cpu: 4, memory: '8Gi' }, gpu: { count: 1, resourceName: 'nvidia.com/gpu' } } }));
     expect(spec).toMatchObject(placement);
-    expect(spec.containers[0].resources).toEqual({ requests: { cpu: '2', memory: '4Gi', 'nvidia.com/gpu': '1' }, limits: { cpu: '4', memory: '8Gi', 'nvidia.com/gpu': '1' } });
+    expect(spec.containers[0].resources).toEqual({ requests: { cpu: '2', memory: '4Gi', 'ephemeral-storage': '1Gi', 'nvidia.com/gpu': '1' }, limits: { cpu: '4', memory: '8Gi', 'ephemeral-storage': '6Gi', 'nvidia.com/gpu': '1' } });
     expect(podOf(pool()).nodeSelector).toBeUndefined();
   });
 

@@ -29,7 +29,7 @@ describe('builders', () => {
     expect((desiredState(pool({ autoscaling }), now).apply[0]!.spec as { replicas?: number }).replicas).toBeUndefined();
     const off = { ...autoscaling, enabled: false };
     expect((desiredState(pool({ replicas: 5, autoscaling: off }), now).apply[0]!.spec as { replicas?: number }).replicas).toBe(5);
-    expect(desiredState(pool({ autoscaling: off }), now).absent).toEqual(['Ingress', 'HorizontalPodAutoscaler']);
+    expect(desiredState(pool({ autoscaling: off }), now).absent).toEqual(['Ingress', 'HorizontalPodAutoscaler', 'NetworkPolicy']);
   });
 
   it('take every provider key from a Secret and never put a value inline', () => {
@@ -57,7 +57,7 @@ describe('builders', () => {
     const d = buildDeployment(pool(), 3) as unknown as { spec: { strategy: unknown; template: { spec: { terminationGracePeriodSeconds: number; containers: Array<{ resources: unknown; lifecycle: unknown }> } } } };
     expect(d.spec.strategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: '25%' } });
     expect(d.spec.template.spec.terminationGracePeriodSeconds).toBe(1800);
-    expect(d.spec.template.spec.containers[0]!.resources).toEqual({ requests: { cpu: '2', memory: '4Gi' }, limits: { cpu: '4', memory: '8Gi' } });
+    expect(d.spec.template.spec.containers[0]!.resources).toEqual({ requests: { cpu: '2', memory: '4Gi', 'ephemeral-storage': '1Gi' }, limits: { cpu: '4', memory: '8Gi', 'ephemeral-storage': '6Gi' } });
     expect(d.spec.template.spec.containers[0]!.lifecycle).toEqual({ preStop: { exec: { command: ['/bin/sh', '-c', 'sleep 10'] } } });
   });
 

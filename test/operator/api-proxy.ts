@@ -15,6 +15,7 @@ import { createCertificateAuthority } from '../harness/pki.ts';
 export interface Forwarded {
   method: string;
   path: string;
+  userAgent?: string;
   /** performance.now() when the request was sent on to the API server. */
   at: number;
 }
@@ -25,6 +26,10 @@ export interface ApiProxy {
   forwarded: Forwarded[];
   partition(): void;
   heal(): void;
+  /** Holds requests whose `METHOD path` matches until `heal`, leaving the others alone. */
+  hold(match: RegExp): void;
+  /** Answers requests whose `METHOD path` matches with this status and Status message, until `heal`. */
+  fail(match: RegExp, status: number, message: string): void;
   close(): Promise<void>;
 }
 
@@ -39,10 +44,12 @@ export async function startApiProxy(adminKubeconfig: string): Promise<ApiProxy> 
   const forwarded: Forwarded[] = [];
   let held: Array<() => void> = [];
   let partitioned = false;
+  let holding: RegExp | undefined;
+  let failing: { match: RegExp; status: number; message: string } | undefined;
 
   const send = (req: IncomingMessage, res: ServerResponse, body: Buffer, gone: () => boolean) => {
     if (gone()) return; // the client gave up: its connection closed, nothing it sent is delivered
-    forwarded.push({ method: req.method ?? 'GET', path: req.url ?? '/', at: performance.now() });
+    forwarded.push({ method: req.method ?? 'GET', path: req.url ?? '/', at: performance.now(), ...(req.headers['user-agent'] ? { userAgent: req.headers['user-agent'] } : {}) });
     const out = request({ ...tls, hostname: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: { ...req.headers, host: upstream.host, ...(tls.headers as Record<string, string> | undefined) }, agent: false }, (up) => {
       res.writeHead(up.statusCode ?? 502, up.headers);
       up.pipe(res);
@@ -60,7 +67,13 @@ export async function startApiProxy(adminKubeconfig: string): Promise<ApiProxy> 
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
-      if (partitioned) held.push(() => send(req, res, body, gone));
+      const line = `${req.method ?? 'GET'} ${req.url ?? '/'}`;
+      if (failing?.match.test(line)) {
+        res.writeHead(failing.status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message: failing.message, reason: 'InternalError', code: failing.status }));
+        return;
+      }
+      if (partitioned || holding?.test(line)) held.push(() => send(req, res, body, gone));
       else send(req, res, body, gone);
     });
   });
@@ -83,8 +96,16 @@ export async function startApiProxy(adminKubeconfig: string): Promise<ApiProxy> 
     partition: () => {
       partitioned = true;
     },
+    hold: (match) => {
+      holding = match;
+    },
+    fail: (match, status, message) => {
+      failing = { match, status, message };
+    },
     heal: () => {
       partitioned = false;
+      holding = undefined;
+      failing = undefined;
       const pending = held;
       held = [];
       for (const go of pending) go();

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { createLogger } from '../../lib/log.ts';
+import { loadConfig } from '../../operator/config.ts';
 import { createMetrics } from '../../operator/metrics.ts';
 import { createMetrics as createWorkerMetrics } from '../../worker/telemetry/metrics.ts';
 import { childPath } from '../../operator/children.ts';
@@ -63,7 +64,7 @@ describe('voice-operator chart', () => {
     const docs = on.split(/^---$/m).map((d) => parse(d) as { kind?: string; metadata?: { labels?: Record<string, string> }; data?: Record<string, string>; spec?: { groups: Array<{ rules: Array<{ alert: string; expr: string }> }> } } | null);
     const rule = docs.find((d) => d?.kind === 'PrometheusRule')!;
     const alerts = rule.spec!.groups.flatMap((g) => g.rules);
-    expect(alerts.map((a) => a.alert)).toEqual(['VoiceSpawnLatencyHigh', 'VoiceNoCapacity', 'VoiceOutcomeReportBacklog', 'VoiceOperatorReconcileErrors', 'VoiceOperatorNoLeader']);
+    expect(alerts.map((a) => a.alert)).toEqual(['VoiceSpawnLatencyHigh', 'VoiceNoCapacity', 'VoiceOutcomeReportBacklog', 'VoiceOutcomeReportsDropped', 'VoiceOperatorReconcileErrors', 'VoiceOperatorDown', 'VoiceOperatorNoLeader']);
     const metricsOf = (text: string) => [...text.matchAll(/\b(worker_[a-z_]+|controller_runtime_[a-z_]+|leader_election_[a-z_]+|workqueue_[a-z_]+|rest_client_[a-z_]+)/g)].map((m) => m[1]!.replace(/_(bucket|sum|count)$/, ''));
     const dashboard = docs.find((d) => d?.kind === 'ConfigMap' && d.metadata?.labels?.grafana_dashboard === '1')!;
     const json = JSON.parse(dashboard.data!['voice-operator.json']!) as { panels: Array<{ targets: Array<{ expr: string }> }> };
@@ -88,14 +89,17 @@ describe('voice-operator chart', () => {
     expect(operatorRole.rules!.some((r) => r.resources.includes('secrets'))).toBe(false);
   });
 
-  it('keeps the metrics port cluster-internal, and narrows it to the scrapers with a NetworkPolicy when asked', async () => {
+  it('keeps the metrics port cluster-internal, and narrows it to the scrapers with a NetworkPolicy', async () => {
     const parseAll = (text: string) => text.split(/^---$/m).map((d) => parse(d) as { kind?: string; spec?: Record<string, unknown> } | null).filter(Boolean);
-    const off = parseAll(await helm(['template', 'm', CHART, '--kube-version', NEWEST]));
+    const off = parseAll(await helm(['template', 'm', CHART, '--kube-version', NEWEST, '--set', 'metrics.networkPolicy.enabled=false']));
     expect(off.find((d) => d!.kind === 'Service')!.spec).toMatchObject({ type: 'ClusterIP', ports: [{ name: 'metrics' }] });
     expect(off.some((d) => d!.kind === 'NetworkPolicy' || d!.kind === 'Ingress')).toBe(false);
-    const on = parseAll(await helm(['template', 'm', CHART, '--kube-version', NEWEST, '--set', 'metrics.networkPolicy.enabled=true']));
+    const on = parseAll(await helm(['template', 'm', CHART, '--kube-version', NEWEST]));
     const policy = on.find((d) => d!.kind === 'NetworkPolicy')!;
-    expect(policy.spec).toMatchObject({ policyTypes: ['Ingress'], ingress: [{ from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }], ports: [{ port: 'metrics', protocol: 'TCP' }] }] });
+    expect(policy.spec).toMatchObject({
+      policyTypes: ['Ingress'],
+      ingress: [{ from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }, { podSelector: { matchLabels: { 'app.kubernetes.io/name': 'voice-operator-test', 'app.kubernetes.io/instance': 'm' } } }], ports: [{ port: 'metrics', protocol: 'TCP' }] }],
+    });
   });
 
   it('scrapes the workers on their metrics port with a PodMonitor when asked', async () => {
@@ -115,10 +119,10 @@ describe('voice-operator chart', () => {
       const release = `r${version.replace(/\./g, '')}`;
       const kubeVersion = version === 'default' ? [] : ['--kube-version', version];
       const values = valuesFile({ pool: { enabled: true, name: 'from-chart', spec: poolSpec({ autoscaling: { maxReplicas: 5 } }) }, metrics: { serviceMonitor: { enabled: false } } });
-      const rendered = await helm(['template', release, CHART, '--namespace', ns, ...kubeVersion, '--include-crds', '-f', values]);
+      const rendered = await helm(['template', release, CHART, '--namespace', ns, ...kubeVersion, '--include-crds', '--skip-tests', '-f', values]);
       const kinds = [...rendered.matchAll(/^kind: (\w+)$/gm)].map((m) => m[1]);
       // The operator's ClusterRole plus the aggregated viewer and editor roles.
-      expect(kinds.sort()).toEqual(['ClusterRole', 'ClusterRole', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Deployment', 'Role', 'RoleBinding', 'Service', 'ServiceAccount', 'VoiceWorkerPool'].sort());
+      expect(kinds.sort()).toEqual(['ClusterRole', 'ClusterRole', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Deployment', 'NetworkPolicy', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'Service', 'ServiceAccount', 'VoiceWorkerPool'].sort());
       const out = await kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager=helm-test', '-n', ns, '-f', '-'], { input: rendered });
       expect(out).toContain(`deployment.apps/${release}-voice-operator serverside-applied`);
       expect(out).toContain('voiceworkerpool.voice.service.io/from-chart serverside-applied');
@@ -132,7 +136,7 @@ describe('voice-operator chart', () => {
     const ns = await createNamespace(kube, 'chart-rbac');
     const release = 'ops';
     const values = valuesFile({ watchNamespace: ns, pool: { enabled: true, name: 'chart-pool', spec: poolSpec({ autoscaling: { maxReplicas: 5 }, ingress: { host: 'chart.example.com', tlsSecretName: 'tls' } }) } });
-    const rendered = await helm(['template', release, CHART, '--namespace', ns, '--kube-version', NEWEST, '-f', values]);
+    const rendered = await helm(['template', release, CHART, '--namespace', ns, '--kube-version', NEWEST, '--skip-tests', '-f', values]);
     // Only the aggregated VoiceWorkerPool roles are cluster-wide; the operator's own grants are a Role.
     const clusterRoles = rendered.split(/^---$/m).map((d) => parse(d) as { kind?: string; metadata?: { name: string } } | null).filter((d) => d?.kind?.startsWith('ClusterRole'));
     expect(clusterRoles.map((d) => d!.metadata!.name).sort()).toEqual([`${release}-voice-operator-voiceworkerpool-editor`, `${release}-voice-operator-voiceworkerpool-viewer`]);
@@ -178,12 +182,12 @@ describe('voice-operator chart', () => {
     }
   });
 
-  it('watching every namespace, reads Secrets only where secretNamespaces allows, and reconciles without them elsewhere', async () => {
+  it('watching every namespace with the defaults: reads Secrets only where secretNamespaces allows, asks nowhere else, and goes quiet', async () => {
     const ns = await createNamespace(kube, 'chart-cluster');
     const pools = await createNamespace(kube, 'chart-pools');
     const release = 'wide';
-    const values = valuesFile({ secretNamespaces: [pools] });
-    const rendered = await helm(['template', release, CHART, '--namespace', ns, '--kube-version', NEWEST, '-f', values]);
+    const render = (extra: Record<string, unknown> = {}) => helm(['template', release, CHART, '--namespace', ns, '--kube-version', NEWEST, '--skip-tests', '-f', valuesFile({ secretNamespaces: [pools], ...extra })]);
+    const rendered = await render();
     await kubectl(['apply', '--server-side', '-f', '-'], { input: rendered }); // every object names its namespace
     const sa = `system:serviceaccount:${ns}:${release}-voice-operator`;
     const kubeconfig = kubeconfigFor(sa, ['system:serviceaccounts', `system:serviceaccounts:${ns}`]);
@@ -192,8 +196,18 @@ describe('voice-operator chart', () => {
     expect(await canI(['get', 'secrets', '-n', ns])).toBe('no');
     expect(await canI(['get', 'secrets', '-n', 'kube-system'])).toBe('no');
     expect(await canI(['patch', 'deployments', '-n', 'default'])).toBe('yes');
-    expect(await canI(['list', 'pods', '-n', 'default'])).toBe('yes');
+    expect(await canI(['create', 'networkpolicies.networking.k8s.io', '-n', 'default'])).toBe('yes');
+    expect(await canI(['list', 'pods', '-n', 'default'])).toBe('no'); // not by default
     expect(await canI(['get', 'pods/log', '-n', 'default'])).toBe('no');
+
+    // The operator configured as the chart's Deployment configures it.
+    const fromChart = (text: string) => {
+      const deployment = text.split(/^---$/m).map((d) => parse(d) as { kind?: string; spec?: { template: { spec: { containers: Array<{ env: Array<{ name: string; value?: string }> }> } } } } | null).find((d) => d?.kind === 'Deployment')!;
+      const c = loadConfig(Object.fromEntries(deployment.spec!.template.spec.containers[0]!.env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value])));
+      return { readPodStatus: c.readPodStatus, build: c.build, ...(c.secretNamespaces ? { secretNamespaces: c.secretNamespaces } : {}) };
+    };
+    const defaults = fromChart(rendered);
+    expect(defaults).toMatchObject({ secretNamespaces: [pools], readPodStatus: false, build: { runAsUser: 1000, networkPolicy: { metricsNamespaces: ['monitoring'] } } });
 
     // A pool where the operator may not read Secrets: reconciled, its Secrets simply not checked.
     const elsewhere = await createNamespace(kube, 'chart-noread');
@@ -201,13 +215,27 @@ describe('voice-operator chart', () => {
     await kube.request('POST', poolPath(elsewhere), { body: { apiVersion: 'voice.service.io/v1alpha1', kind: 'VoiceWorkerPool', metadata: { name: 'unread' }, spec: poolSpec() } });
     const restricted = await KubeClient.fromKubeConfig(kubeconfig);
     // Its ClusterRole, used in one namespace so that it leaves the other tests' pools alone.
-    const operator = await runOperator(restricted, elsewhere, { leaseNamespace: ns, leaseName: 'wide-leader' });
+    let operator = await runOperator(restricted, elsewhere, { leaseNamespace: ns, leaseName: 'wide-leader', ...defaults });
+    const forbidden = async (o: typeof operator) => (await o.metrics.restRequests.get()).values.filter((x) => x.labels.code === '403').reduce((a, x) => a + x.value, 0);
     try {
       const pool = await eventually(() => kube.get<VoiceWorkerPool>(poolPath(elsewhere, 'unread')), (p) => p.status?.conditions?.some((c) => c.type === 'Degraded') === true, 'unread status');
       expect(pool.status?.conditions?.find((c) => c.type === 'Degraded')?.status).toBe('False');
       expect(await getOrUndefined(kube, childPath('Deployment', elsewhere, 'unread'))).toBeDefined();
+      expect(await getOrUndefined(kube, childPath('NetworkPolicy', elsewhere, 'unread'))).toBeDefined();
+      // Quiet: no pass every BLOCKED_RETRY_SECONDS (1 s here) for Secrets it may not read, and not one 403.
+      let last = -1;
+      await eventually(async () => { const n = operator.reconciles(); const quiet = n === last; last = n; await new Promise((r) => setTimeout(r, 2500)); return quiet; }, (quiet) => quiet, 'the operator quiet', 30_000);
+      expect(await forbidden(operator)).toBe(0);
+    } finally {
+      await operator.stop();
+    }
 
-      // A Secret that does not exist there: the operator learns it from the pod the kubelet cannot start.
+    // With workerPods.readPodStatus it may list pods and names a missing Secret from the pod that cannot start.
+    const withPods = await render({ workerPods: { readPodStatus: true } });
+    await kubectl(['apply', '--server-side', '-f', '-'], { input: withPods });
+    await eventually(() => canI(['list', 'pods', '-n', elsewhere]), (a) => a === 'yes', 'pods list with readPodStatus', 10_000);
+    operator = await runOperator(restricted, elsewhere, { leaseNamespace: ns, leaseName: 'wide-leader', ...fromChart(withPods) });
+    try {
       await kube.request('POST', poolPath(elsewhere), { body: { apiVersion: 'voice.service.io/v1alpha1', kind: 'VoiceWorkerPool', metadata: { name: 'lacking' }, spec: poolSpec({ secrets: { workerToken: { name: 'nowhere' } } }) } });
       await eventually(() => getOrUndefined(kube, childPath('Deployment', elsewhere, 'lacking')), (d) => d !== undefined, 'lacking applied (its Secrets unchecked)');
       await kube.request('POST', `/api/v1/namespaces/${elsewhere}/serviceaccounts`, { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } } });
@@ -216,6 +244,7 @@ describe('voice-operator chart', () => {
       await kube.mergePatch(`/api/v1/namespaces/${elsewhere}/pods/lacking-7d9f-x1/status`, { status: { phase: 'Pending', containerStatuses: [{ name: 'worker', image: 'voice-worker:v1.3.0', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'CreateContainerConfigError', message: 'secret "nowhere" not found' } } }] } });
       const lacking = await eventually(() => kube.get<VoiceWorkerPool>(poolPath(elsewhere, 'lacking')), (p) => p.status?.conditions?.find((c) => c.type === 'Degraded')?.status === 'True', 'lacking Degraded from the pod status');
       expect(lacking.status?.conditions?.find((c) => c.type === 'Degraded')).toMatchObject({ reason: 'SecretNotFound', message: expect.stringContaining(`Secret ${elsewhere}/nowhere does not exist: pod lacking-7d9f-x1`) });
+      expect(await forbidden(operator)).toBe(0);
     } finally {
       await operator.stop();
       restricted.close();

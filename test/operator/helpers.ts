@@ -127,6 +127,9 @@ export function testConfig(namespace: string, overrides: Partial<OperatorConfig>
     blockedRetryMs: 1000,
     apiQps: 20,
     apiBurst: 30,
+    readPodStatus: true,
+    build: { runAsUser: 1000 },
+    shutdownTimeoutMs: 20_000,
     ...overrides,
   };
 }

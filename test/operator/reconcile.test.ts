@@ -69,7 +69,7 @@ describe('reconcile against a real API server', () => {
     expect(container.readinessProbe.httpGet).toMatchObject({ path: '/readyz', port: 'metrics' });
     expect(container.livenessProbe.httpGet).toMatchObject({ path: '/healthz', port: 'metrics' });
     expect(deployment!.spec.template.spec.automountServiceAccountToken).toBe(false);
-    expect(container.resources).toEqual({ requests: { cpu: '2', memory: '4Gi' }, limits: { cpu: '4', memory: '8Gi' } });
+    expect(container.resources).toEqual({ requests: { cpu: '2', memory: '4Gi', 'ephemeral-storage': '1Gi' }, limits: { cpu: '4', memory: '8Gi', 'ephemeral-storage': '6Gi' } });
     expect(container.securityContext).toMatchObject({ allowPrivilegeEscalation: false, runAsNonRoot: true, capabilities: { drop: ['ALL'] } });
     expect(container.lifecycle.preStop.exec.command).toEqual(['/bin/sh', '-c', 'sleep 10']);
     const env = Object.fromEntries(container.env.map((e: { name: string; value?: string; valueFrom?: unknown }) => [e.name, e.value ?? e.valueFrom]));

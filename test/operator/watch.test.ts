@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeClient } from '../../operator/kube.ts';
 import { Informer, type WatchLifecycle } from '../../operator/watch.ts';
 import { KubeClient as Client } from '../../operator/kube.ts';
+import { startApiProxy } from './api-proxy.ts';
 import { adminClient, createNamespace, eventually, kubeconfigFor, kubeInfo } from './helpers.ts';
 
 let kube: KubeClient;
@@ -51,6 +52,29 @@ describe.concurrent('informer', () => {
       await informer.stop();
     }
   }, 100_000);
+
+  it('relists on its timer from the watch cache (nothing older than it saw), never as a quorum read', async () => {
+    const ns = await createNamespace(kube, 'relist');
+    await secret(ns, 'one');
+    const proxy = await startApiProxy(kubeInfo().adminKubeconfig);
+    const behind = await Client.fromKubeConfig(proxy.kubeconfig);
+    const r = recorder();
+    // The server ends each watch after 1 s; the relist timer has run out by then.
+    const informer = new Informer({ kube: behind, resource: 'secrets', path: `/api/v1/namespaces/${ns}/secrets`, relistMs: 200, watchTimeoutSeconds: 1, ...r });
+    informer.start();
+    try {
+      await eventually(async () => r.lifecycle.filter((e) => e === 'listed').length, (n) => n >= 3, 'two periodic relists', 30_000);
+      const lists = proxy.forwarded.filter((f) => f.method === 'GET' && f.path.startsWith(`/api/v1/namespaces/${ns}/secrets?`) && !f.path.includes('watch=true'));
+      expect(lists.length).toBeGreaterThanOrEqual(3);
+      expect(lists[0]!.path).not.toContain('resourceVersion');
+      for (const l of lists.slice(1)) expect(l.path).toMatch(/resourceVersion=\d+&resourceVersionMatch=NotOlderThan/);
+      expect(r.seen).toEqual(['ADDED one']); // the relists found nothing new and invented nothing
+    } finally {
+      await informer.stop();
+      behind.close();
+      await proxy.close();
+    }
+  });
 
   it('resumes a watch the server ended from the last resourceVersion, without relisting', async () => {
     const ns = await createNamespace(kube, 'resume');

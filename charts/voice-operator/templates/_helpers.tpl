@@ -14,8 +14,30 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{- /* [registry/]repository:tag[@digest]: a digest pins what runs, the tag stays for readers. */ -}}
+{{- define "voice-operator.image" -}}
+{{- $i := .Values.image -}}
+{{- if $i.registry }}{{ $i.registry }}/{{ end }}{{ $i.repository }}:{{ $i.tag }}{{ if $i.digest }}@{{ $i.digest }}{{ end }}
 {{- end -}}
 
 {{- define "voice-operator.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create -}}{{ default (include "voice-operator.fullname" .) .Values.serviceAccount.name }}{{- else -}}{{ default "default" .Values.serviceAccount.name }}{{- end -}}
+{{- end -}}
+
+{{- /* The `helm test` pod: the chart's labels without the operator's selector labels. */ -}}
+{{- define "voice-operator.testLabels" -}}
+app.kubernetes.io/name: voice-operator-test
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: test
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
 {{- end -}}
