@@ -1,4 +1,5 @@
-import type { Database } from './database.ts';
+// The node:sqlite handle itself (database.ts calls into this file, so its alias is not imported here).
+import type { DatabaseSync as Database } from 'node:sqlite';
 
 /**
  * Whether the database can write, for readiness. A read (`SELECT 1`) succeeds on a full disk while
