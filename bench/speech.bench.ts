@@ -7,6 +7,7 @@ import { readWavPcm, speak, speakWithPiper, SPEECH_RATE } from '../test/harness/
 import { startSpeechServer } from '../test/harness/speech-server.ts';
 import { words } from '../test/harness/word-recall.ts';
 import { fmt, machineLine, percentile, printTable } from './support.ts';
+import { SPOKEN_ANSWERS } from '../test/harness/spoken-answers.ts';
 
 /**
  * The speech server (docs/speech.md) with the real models, on this machine:
@@ -23,16 +24,7 @@ import { fmt, machineLine, percentile, printTable } from './support.ts';
 const LEVELS = (process.env.BENCH_SPEECH_CONCURRENCY ?? '1,2,4').split(',').map(Number);
 const PER_RESPONDENT = Number(process.env.BENCH_SPEECH_ANSWERS ?? 6);
 const PAUSE_MS = Number(process.env.BENCH_SPEECH_PAUSE_MS ?? 1500);
-const ANSWERS = [
-  'I think the onboarding was the hardest part, mostly because the documentation was out of date.',
-  'We tried three different vendors before we picked this one.',
-  'Nothing really, it was easy.',
-  'The price was fair, but the support team answered slowly.',
-  'I would recommend it to a friend who runs a small bakery.',
-  'Seven out of ten, because the mobile app still crashes sometimes.',
-  'Mostly the weekly reports, and the way they arrive on Monday morning.',
-  'Yes.',
-];
+const ANSWERS: readonly string[] = SPOKEN_ANSWERS;
 
 /** Word error rate: word-level edit distance over the reference's word count, pooled. */
 function wordErrors(reference: string, hypothesis: string): { errors: number; words: number } {

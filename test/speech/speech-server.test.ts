@@ -11,6 +11,7 @@ import { readWavPcm, speakWithPiper, SPEECH_RATE } from '../harness/speech.ts';
 import { startOtlpReceiver, type OtlpReceiver } from '../fakes/otlp-receiver.ts';
 import { startSpeechServer, type SpeechServerHandle } from '../harness/speech-server.ts';
 import { contentRecall, pooledRecall, words } from '../harness/word-recall.ts';
+import { SPOKEN_ANSWERS } from '../harness/spoken-answers.ts';
 
 /**
  * The speech server with the real models, over real sockets, reached through the worker's own
@@ -21,13 +22,7 @@ import { contentRecall, pooledRecall, words } from '../harness/word-recall.ts';
  * repeat-prone answers are handled; a full queue answers 503, which the worker retries.
  * Deadlines are wide: decoding on two cores shared with other suites is several times slower.
  */
-const ANSWERS = [
-  'I think the onboarding was the hardest part, mostly because the documentation was out of date.',
-  'We tried three different vendors before we picked this one.',
-  'Nothing really, it was easy.',
-  'The price was fair, but the support team answered slowly.',
-  'I would recommend it to a friend who runs a small bakery.',
-];
+const ANSWERS = SPOKEN_ANSWERS.slice(0, 5);
 const SLOW = { timeoutMs: 120_000, retries: 0 };
 const SLOW_ANSWER = 'Nothing really, it was easy.';
 
