@@ -56,6 +56,8 @@ complete() {
   done
 }
 
+# The fetch below follows turn-models.sh step for step (pip or a venv, download by hash, check,
+# extract, check again): each script stands alone because each image stage copies only its own.
 if ! complete; then
   echo "speech-models: fetching $moonshine_wheel and $piper_wheel from PyPI into $dir" >&2
   python="${PYTHON_FOR_VENV:-$(command -v /usr/bin/python3 || command -v python3)}"

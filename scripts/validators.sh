@@ -18,6 +18,8 @@ key="kubeconform-${KUBECONFORM_VERSION}_kube-score-${KUBE_SCORE_VERSION}_pluto-$
 dir="$cache/$key"
 if [ "${1:-}" = "--dir" ]; then echo "$dir"; exit 0; fi
 
+# This preamble (Go on PATH, one builder per cache, static module-mode builds) repeats
+# kube-binaries.sh's on purpose: each build script runs alone, as its own background step of test.sh.
 export PATH="$PATH:/usr/local/go/bin:/usr/lib/go/bin"
 command -v go >/dev/null || { echo "validators: 'go' is not on PATH; install Go 1.24+ first" >&2; exit 1; }
 mkdir -p "$dir/bin" "$dir/work"
