@@ -13,6 +13,8 @@ export interface OperatorConfig {
   identity: string;
   metricsHost: string;
   metricsPort: number;
+  /** Who may read /metrics: `kubernetes` (TokenReview + SubjectAccessReview, metrics-auth.ts) or `none` (anyone who reaches the port). Absent: none. */
+  metricsAuth?: 'kubernetes' | 'none';
   resyncMs: number;
   workers: number;
   leaseDurationMs: number;
@@ -55,6 +57,12 @@ function runAsUser(env: Env): number | undefined {
 /** A positive duration in seconds (decimals allowed), returned in milliseconds. */
 const millis = (env: Env, name: string, defaultSeconds: number) => numberVar(env, name, { default: defaultSeconds, above: 0 }) * 1000;
 
+function metricsAuthVar(env: Env): 'kubernetes' | 'none' {
+  const value = optionalString(env, 'METRICS_AUTH') ?? 'kubernetes';
+  if (value !== 'kubernetes' && value !== 'none') throw new ConfigError('METRICS_AUTH', `must be kubernetes or none, got "${value}"`);
+  return value;
+}
+
 export function loadConfig(env: Env = process.env): Readonly<OperatorConfig> {
   const kubeconfig = optionalString(env, 'KUBECONFIG');
   const watchNamespace = optionalString(env, 'WATCH_NAMESPACE');
@@ -66,6 +74,7 @@ export function loadConfig(env: Env = process.env): Readonly<OperatorConfig> {
     identity: `${optionalString(env, 'POD_NAME') ?? hostname()}_${randomBytes(4).toString('hex')}`,
     metricsHost: optionalString(env, 'METRICS_HOST') ?? '0.0.0.0',
     metricsPort: intVar(env, 'METRICS_PORT', { default: 8080, min: 0, max: 65535 }),
+    metricsAuth: metricsAuthVar(env),
     resyncMs: millis(env, 'RESYNC_SECONDS', 300),
     workers: intVar(env, 'WORKERS', { default: 4, min: 1, max: 64 }),
     leaseDurationMs: millis(env, 'LEASE_DURATION_SECONDS', 15),

@@ -14,6 +14,7 @@ import { WorkQueue } from './queue.ts';
 import { reconcile, type Outcome, type ReconcileDeps } from './reconcile.ts';
 import type { ChildKind } from './resources/index.ts';
 import { childFingerprint } from './children.ts';
+import { kubernetesMetricsAuthorizer } from './metrics-auth.ts';
 import { startProbeServer } from './server.ts';
 import { GROUP, MANAGED_BY, PLURAL, VERSION, type KubeObject, type VoiceWorkerPool } from './types.ts';
 import { Informer, type KubeItem } from './watch.ts';
@@ -232,7 +233,7 @@ export async function startOperator(o: StartOptions): Promise<RunningOperator> {
     if (!talking) return { ok: false, why: 'no answer from the API server lately' };
     if (elector.isLeader && !session?.synced()) return { ok: false, why: 'leading, caches not synced yet' };
     return { ok: true, why: elector.isLeader ? 'leading' : 'standby' };
-  });
+  }, config.metricsAuth === 'kubernetes' ? kubernetesMetricsAuthorizer(kube) : undefined);
   elector.start();
 
   return {

@@ -1,13 +1,18 @@
 /** The HTTP edge of the operator: /metrics, /healthz (alive) and /readyz (talking to the API server). */
 import { createServer, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
+import type { MetricsAuthorizer } from './metrics-auth.ts';
 
 export interface ProbeServer {
   port: number;
   close(): Promise<void>;
 }
 
-export async function startProbeServer(host: string, port: number, registry: Registry, ready: () => { ok: boolean; why: string }): Promise<ProbeServer> {
+/**
+ * `authorize`: who may read /metrics (metrics-auth.ts); absent, anyone who reaches the port may.
+ * The probes stay open: the kubelet sends no token.
+ */
+export async function startProbeServer(host: string, port: number, registry: Registry, ready: () => { ok: boolean; why: string }, authorize?: MetricsAuthorizer): Promise<ProbeServer> {
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET') {
@@ -20,10 +25,17 @@ export async function startProbeServer(host: string, port: number, registry: Reg
       const r = ready();
       res.writeHead(r.ok ? 200 : 503, { 'content-type': 'text/plain' }).end(`${r.why}\n`);
     } else if (path === '/metrics') {
-      registry.metrics().then(
+      const allowed = authorize ? authorize(req.headers.authorization) : Promise.resolve({ status: 200 as const });
+      allowed.then((decision) => {
+        if (decision.status !== 200) {
+          const error = decision.status === 401 ? 'unauthenticated' : decision.status === 403 ? 'forbidden' : 'unavailable';
+          return void res.writeHead(decision.status, { 'content-type': 'application/json', ...(decision.status === 401 ? { 'www-authenticate': 'Bearer' } : {}) }).end(JSON.stringify({ error, message: decision.message }));
+        }
+        return registry.metrics().then(
         (body) => res.writeHead(200, { 'content-type': registry.contentType }).end(body),
-        (err: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(String(err)),
-      );
+          (err: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(String(err)),
+        );
+      }, (err: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(String(err)));
     } else {
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not_found', message: `no route ${path}; try /metrics, /healthz or /readyz` }));
     }

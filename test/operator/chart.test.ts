@@ -121,8 +121,9 @@ describe('voice-operator chart', () => {
       const values = valuesFile({ pool: { enabled: true, name: 'from-chart', spec: poolSpec({ autoscaling: { maxReplicas: 5 } }) }, metrics: { serviceMonitor: { enabled: false } } });
       const rendered = await helm(['template', release, CHART, '--namespace', ns, ...kubeVersion, '--include-crds', '--skip-tests', '-f', values]);
       const kinds = [...rendered.matchAll(/^kind: (\w+)$/gm)].map((m) => m[1]);
-      // The operator's ClusterRole plus the aggregated viewer and editor roles.
-      expect(kinds.sort()).toEqual(['ClusterRole', 'ClusterRole', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Deployment', 'NetworkPolicy', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'Service', 'ServiceAccount', 'VoiceWorkerPool'].sort());
+      // The operator's ClusterRole plus the aggregated viewer and editor roles, and the metrics
+      // reviews (its ClusterRole and binding) and the metrics-reader ClusterRole.
+      expect(kinds.sort()).toEqual(['ClusterRole', 'ClusterRole', 'ClusterRole', 'ClusterRole', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Deployment', 'NetworkPolicy', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'Service', 'ServiceAccount', 'VoiceWorkerPool'].sort());
       const out = await kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager=helm-test', '-n', ns, '-f', '-'], { input: rendered });
       expect(out).toContain(`deployment.apps/${release}-voice-operator serverside-applied`);
       expect(out).toContain('voiceworkerpool.voice.service.io/from-chart serverside-applied');
@@ -137,9 +138,10 @@ describe('voice-operator chart', () => {
     const release = 'ops';
     const values = valuesFile({ watchNamespace: ns, pool: { enabled: true, name: 'chart-pool', spec: poolSpec({ autoscaling: { maxReplicas: 5 }, ingress: { host: 'chart.example.com', tlsSecretName: 'tls' } }) } });
     const rendered = await helm(['template', release, CHART, '--namespace', ns, '--kube-version', NEWEST, '--skip-tests', '-f', values]);
-    // Only the aggregated VoiceWorkerPool roles are cluster-wide; the operator's own grants are a Role.
-    const clusterRoles = rendered.split(/^---$/m).map((d) => parse(d) as { kind?: string; metadata?: { name: string } } | null).filter((d) => d?.kind?.startsWith('ClusterRole'));
-    expect(clusterRoles.map((d) => d!.metadata!.name).sort()).toEqual([`${release}-voice-operator-voiceworkerpool-editor`, `${release}-voice-operator-voiceworkerpool-viewer`]);
+    // Only the aggregated VoiceWorkerPool roles and the metrics reviews (tokenreviews and
+    // subjectaccessreviews are cluster-scoped) are cluster-wide; the operator's own grants are a Role.
+    const clusterRoles = rendered.split(/^---$/m).map((d) => parse(d) as { kind?: string; metadata?: { name: string } } | null).filter((d) => d?.kind === 'ClusterRole');
+    expect(clusterRoles.map((d) => d!.metadata!.name).sort()).toEqual([`${release}-voice-operator-metrics-auth`, `${release}-voice-operator-metrics-reader`, `${release}-voice-operator-voiceworkerpool-editor`, `${release}-voice-operator-voiceworkerpool-viewer`]);
     await createSecret(kube, ns, 'worker', { token: 't' });
     await kubectl(['apply', '--server-side', '-n', ns, '-f', '-'], { input: rendered });
 

@@ -36,6 +36,7 @@ const endpoint = (extra: Schema): Schema => ({
     tlsConfig: { type: 'object' },
     authorization: { type: 'object' },
     bearerTokenSecret: { type: 'object' },
+    bearerTokenFile: str,
     relabelings,
     metricRelabelings: relabelings,
     ...extra,
