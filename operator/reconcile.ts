@@ -11,6 +11,7 @@
  *     the namespaces configured as readable (SECRET_NAMESPACES): never asked elsewhere
  *   pods: list, only when READ_POD_STATUS is on (to learn about a missing Secret from pod status)
  *   events: create
+ *   tokenreviews, subjectaccessreviews: create (metrics-auth.ts: who may read /metrics)
  */
 import { childPath, fieldOwners, isPoolOwner } from './children.ts';
 import { blockedConditions, ConditionType, findCondition, healthConditions, Reason, transcriptCondition } from './conditions.ts';
