@@ -60,7 +60,7 @@ async function main(): Promise<void> {
   const watchers: Informer[] = [];
   try {
     execFileSync(kubeBinary('kubectl'), ['--kubeconfig', server.adminKubeconfig, 'apply', '--server-side', '-f', join(REPO_ROOT, 'crds')], { stdio: 'pipe' });
-    await waitFor(async () => (await kube.get<{ resources: Array<{ name: string }> }>('/apis/voice.service.io/v1alpha1')).resources.length > 0, { timeoutMs: 30_000, what: 'CRD served' });
+    await waitFor(async () => (await kube.get<{ resources: Array<{ name: string }> }>('/apis/voice.service.io/v1beta1')).resources.length > 0, { timeoutMs: 30_000, what: 'CRD served' });
     const ns = 'bench';
     const peerNs = 'bench-peer';
     for (const name of [ns, peerNs]) {
@@ -104,7 +104,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < SEQUENTIAL; i++) {
       const key = `${ns}/seq-${i}`;
       const t0 = performance.now();
-      await kube.request('POST', poolPath(ns), { body: { apiVersion: 'voice.service.io/v1alpha1', kind: 'VoiceWorkerPool', metadata: { name: `seq-${i}` }, spec } });
+      await kube.request('POST', poolPath(ns), { body: { apiVersion: 'voice.service.io/v1beta1', kind: 'VoiceWorkerPool', metadata: { name: `seq-${i}` }, spec } });
       await waitFor(() => allChildren(key), { timeoutMs: 30_000, intervalMs: 2, what: `children of ${key}` });
       latencies.push(Math.max(...seen.get(key)!.values()) - t0);
     }
@@ -125,7 +125,7 @@ async function main(): Promise<void> {
     const queue = [...burstKeys];
     await Promise.all(Array.from({ length: 8 }, async () => {
       for (let name = queue.shift(); name; name = queue.shift()) {
-        await kube.request('POST', poolPath(ns), { body: { apiVersion: 'voice.service.io/v1alpha1', kind: 'VoiceWorkerPool', metadata: { name }, spec } });
+        await kube.request('POST', poolPath(ns), { body: { apiVersion: 'voice.service.io/v1beta1', kind: 'VoiceWorkerPool', metadata: { name }, spec } });
       }
     }));
     const created = performance.now() - t0;

@@ -3,7 +3,7 @@
  * defaults), and the names every part of the operator shares.
  */
 export const GROUP = 'voice.service.io';
-export const VERSION = 'v1alpha1';
+export const VERSION = 'v1beta1';
 export const API_VERSION = `${GROUP}/${VERSION}`;
 export const KIND = 'VoiceWorkerPool';
 export const PLURAL = 'voiceworkerpools';

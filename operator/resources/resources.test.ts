@@ -21,7 +21,7 @@ describe('builders', () => {
     expect(apply.map((o) => o.kind)).toEqual(['Deployment', 'Service', 'PodDisruptionBudget', 'Ingress', 'HorizontalPodAutoscaler']);
     for (const child of apply) {
       expect(child.metadata).toMatchObject({ name: 'p', namespace: 'ns', labels: { 'voice.service.io/pool': 'p', 'app.kubernetes.io/managed-by': 'voice-operator' } });
-      expect(child.metadata.ownerReferences).toEqual([{ apiVersion: 'voice.service.io/v1alpha1', kind: 'VoiceWorkerPool', name: 'p', uid: 'uid-1', controller: true, blockOwnerDeletion: true }]);
+      expect(child.metadata.ownerReferences).toEqual([{ apiVersion: 'voice.service.io/v1beta1', kind: 'VoiceWorkerPool', name: 'p', uid: 'uid-1', controller: true, blockOwnerDeletion: true }]);
     }
   });
 

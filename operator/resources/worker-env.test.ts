@@ -23,7 +23,7 @@ const workerProviders: readonly string[] = (workerConfig as { ROOM_PROVIDERS?: r
 /** The smallest pool the CRD admits for a provider (its CEL rules name what each needs). */
 function minimalPool(provider: string, name = 'interviews', namespace = 'voice'): VoiceWorkerPool {
   return {
-    apiVersion: 'voice.service.io/v1alpha1',
+    apiVersion: 'voice.service.io/v1beta1',
     kind: 'VoiceWorkerPool',
     metadata: { name, namespace, uid: 'u1', generation: 1 },
     spec: {

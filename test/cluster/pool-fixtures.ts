@@ -66,7 +66,7 @@ export interface PoolOptions {
 export function poolManifest(cluster: ClusterInfo, o: PoolOptions): string {
   const { repository, tag } = split(cluster.images.worker);
   return JSON.stringify({
-    apiVersion: 'voice.service.io/v1alpha1',
+    apiVersion: 'voice.service.io/v1beta1',
     kind: 'VoiceWorkerPool',
     metadata: { name: o.name, namespace: POOL_NAMESPACE },
     spec: {

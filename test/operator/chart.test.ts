@@ -214,7 +214,7 @@ describe('voice-operator chart', () => {
     // A pool where the operator may not read Secrets: reconciled, its Secrets simply not checked.
     const elsewhere = await createNamespace(kube, 'chart-noread');
     await createSecret(kube, elsewhere, 'worker', { token: 't' });
-    await kube.request('POST', poolPath(elsewhere), { body: { apiVersion: 'voice.service.io/v1alpha1', kind: 'VoiceWorkerPool', metadata: { name: 'unread' }, spec: poolSpec() } });
+    await kube.request('POST', poolPath(elsewhere), { body: { apiVersion: 'voice.service.io/v1beta1', kind: 'VoiceWorkerPool', metadata: { name: 'unread' }, spec: poolSpec() } });
     const restricted = await KubeClient.fromKubeConfig(kubeconfig);
     // Its ClusterRole, used in one namespace so that it leaves the other tests' pools alone.
     let operator = await runOperator(restricted, elsewhere, { leaseNamespace: ns, leaseName: 'wide-leader', ...defaults });
@@ -238,7 +238,7 @@ describe('voice-operator chart', () => {
     await eventually(() => canI(['list', 'pods', '-n', elsewhere]), (a) => a === 'yes', 'pods list with readPodStatus', 10_000);
     operator = await runOperator(restricted, elsewhere, { leaseNamespace: ns, leaseName: 'wide-leader', ...fromChart(withPods) });
     try {
-      await kube.request('POST', poolPath(elsewhere), { body: { apiVersion: 'voice.service.io/v1alpha1', kind: 'VoiceWorkerPool', metadata: { name: 'lacking' }, spec: poolSpec({ secrets: { workerToken: { name: 'nowhere' } } }) } });
+      await kube.request('POST', poolPath(elsewhere), { body: { apiVersion: 'voice.service.io/v1beta1', kind: 'VoiceWorkerPool', metadata: { name: 'lacking' }, spec: poolSpec({ secrets: { workerToken: { name: 'nowhere' } } }) } });
       await eventually(() => getOrUndefined(kube, childPath('Deployment', elsewhere, 'lacking')), (d) => d !== undefined, 'lacking applied (its Secrets unchecked)');
       await kube.request('POST', `/api/v1/namespaces/${elsewhere}/serviceaccounts`, { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } } });
       await kube.request('POST', `/api/v1/namespaces/${elsewhere}/pods`, { body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'lacking-7d9f-x1', labels: { 'voice.service.io/pool': 'lacking' } }, spec: { automountServiceAccountToken: false, containers: [{ name: 'worker', image: 'voice-worker:v1.3.0' }] } } });

@@ -1,6 +1,7 @@
 /** The CRD installed with kubectl into a real API server: defaults, validation, printer columns. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeClient } from '../../operator/kube.ts';
 import { poolPath } from '../../operator/reconcile.ts';
@@ -32,7 +33,7 @@ describe('VoiceWorkerPool CRD', () => {
   it('installs with a plain kubectl apply -f crds/ and is served under its short name', async () => {
     expect(await kubectl(['apply', '-f', 'crds/'])).toMatch(/customresourcedefinition\.apiextensions\.k8s\.io\/voiceworkerpools\.voice\.service\.io (created|configured|unchanged|serverside-applied)/);
     const resources = await kubectl(['api-resources', '--api-group=voice.service.io', '-o', 'wide']);
-    expect(resources).toMatch(/voiceworkerpools\s+vwp\s+voice\.service\.io\/v1alpha1\s+true\s+VoiceWorkerPool/);
+    expect(resources).toMatch(/voiceworkerpools\s+vwp\s+voice\.service\.io\/v1beta1\s+true\s+VoiceWorkerPool/);
   });
 
   it('defaults what has a default', async () => {
@@ -143,5 +144,40 @@ describe('CRD upgrade (Helm never upgrades crds/: a server-side apply does)', ()
     // of its spec is told what it lacks.
     await kube.mergePatch(path(upgradeNs, 'broken'), { metadata: { labels: { team: 'voice' } } });
     await expect(kube.mergePatch(path(upgradeNs, 'broken'), { spec: { replicas: 4 } })).rejects.toThrow(/roomProvider daily needs secrets.roomApiKey|the worker needs a model key/);
+
+    // The pools of the old version read the same at the new one, and the migration of docs/operator.md
+    // ("Versions") rewrites them in the storage version and retires v1alpha1 from storedVersions.
+    const beta = (ns: string, name: string) => `/apis/${GROUP}/v1beta1/namespaces/${ns}/voiceworkerpools/${name}`;
+    const asBeta = await kube.get<VoiceWorkerPool>(beta(upgradeNs, 'runs'));
+    expect(asBeta.apiVersion).toBe(`${GROUP}/v1beta1`);
+    expect(asBeta.spec).toEqual((await kube.get<VoiceWorkerPool>(path(upgradeNs, 'runs'))).spec);
+    const crdName = `voiceworkerpools.${GROUP}`;
+    const storedVersions = async () => (await kube.get<{ status: { storedVersions: string[] } }>(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crdName}`)).status.storedVersions;
+    expect((await storedVersions()).sort()).toEqual(['v1alpha1', 'v1beta1']);
+    const all = await kubectl(['get', `voiceworkerpools.${GROUP}`, '-n', upgradeNs, '-o', 'json']);
+    expect(await kubectl(['replace', '-f', '-'], { input: all })).toMatch(/replaced/);
+    await kubectl(['patch', 'crd', crdName, '--subresource=status', '--type=merge', '-p', '{"status":{"storedVersions":["v1beta1"]}}']);
+    expect(await storedVersions()).toEqual(['v1beta1']);
+    expect((await kube.get<VoiceWorkerPool>(beta(upgradeNs, 'runs'))).spec.replicas).toBe(5);
+  });
+
+  it('serves v1alpha1 and v1beta1 from one schema, and warns who still uses v1alpha1', async () => {
+    const crd = parseYaml(readFileSync(join(REPO_ROOT, 'crds/voice.service.io_voiceworkerpools.yaml'), 'utf8')) as { spec: { conversion: { strategy: string }; versions: Array<{ name: string; served: boolean; storage: boolean; schema: unknown; subresources: unknown; additionalPrinterColumns: unknown }> } };
+    const [alpha, beta] = crd.spec.versions;
+    expect([alpha!.name, beta!.name]).toEqual(['v1alpha1', 'v1beta1']);
+    expect(beta!.storage && !alpha!.storage && alpha!.served).toBe(true);
+    // Without a conversion webhook, a difference between the two schemas would lose fields on the way.
+    expect(crd.spec.conversion.strategy).toBe('None');
+    expect(beta!.schema).toEqual(alpha!.schema);
+    expect(beta!.subresources).toEqual(alpha!.subresources);
+    expect(beta!.additionalPrinterColumns).toEqual(alpha!.additionalPrinterColumns);
+    const warnings: string[] = [];
+    const off = kube.observe({ onWarning: (w) => warnings.push(w) });
+    try {
+      await kube.get('/apis/voice.service.io/v1alpha1/voiceworkerpools');
+    } finally {
+      off();
+    }
+    expect(warnings.join('\n')).toMatch(/v1alpha1 VoiceWorkerPool is deprecated; use voice.service.io\/v1beta1/);
   });
 });

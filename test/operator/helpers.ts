@@ -53,7 +53,7 @@ export async function helm(args: string[]): Promise<string> {
 export async function ensureCrd(kube: KubeClient): Promise<void> {
   await kubectl(['apply', '--server-side', '--force-conflicts', '-f', join(REPO_ROOT, 'crds')]);
   await waitFor(async () => {
-    const list = await kube.get<{ resources: Array<{ name: string }> }>('/apis/voice.service.io/v1alpha1');
+    const list = await kube.get<{ resources: Array<{ name: string }> }>('/apis/voice.service.io/v1beta1');
     return list.resources.some((r) => r.name === 'voiceworkerpools');
   }, { timeoutMs: 30_000, intervalMs: 100, what: 'voiceworkerpools to be served' });
 }
@@ -88,7 +88,7 @@ export function poolSpec(extra: Record<string, unknown> = {}): Record<string, un
 }
 
 export async function createPool(kube: KubeClient, namespace: string, name: string, spec: Record<string, unknown>): Promise<VoiceWorkerPool> {
-  return kube.request<VoiceWorkerPool>('POST', poolPath(namespace), { body: { apiVersion: 'voice.service.io/v1alpha1', kind: 'VoiceWorkerPool', metadata: { name }, spec } });
+  return kube.request<VoiceWorkerPool>('POST', poolPath(namespace), { body: { apiVersion: 'voice.service.io/v1beta1', kind: 'VoiceWorkerPool', metadata: { name }, spec } });
 }
 
 export async function getOrUndefined<T>(kube: KubeClient, path: string): Promise<T | undefined> {

@@ -6,7 +6,7 @@ import type { VoiceWorkerPool } from '../../operator/types.ts';
  */
 export function poolFixture(spec: Partial<VoiceWorkerPool['spec']> = {}): VoiceWorkerPool {
   return {
-    apiVersion: 'voice.service.io/v1alpha1',
+    apiVersion: 'voice.service.io/v1beta1',
     kind: 'VoiceWorkerPool',
     metadata: { name: 'p', namespace: 'ns', uid: 'uid-1', generation: 1 },
     spec: {

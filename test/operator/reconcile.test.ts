@@ -61,7 +61,7 @@ describe('reconcile against a real API server', () => {
       'Service, Ingress, HPA and PDB of main',
     );
     for (const child of [deployment!, service!, ingress!, hpa!, pdb!]) {
-      expect(child.metadata.ownerReferences).toEqual([{ apiVersion: 'voice.service.io/v1alpha1', kind: 'VoiceWorkerPool', name: 'main', uid: created.metadata.uid, controller: true, blockOwnerDeletion: true }]);
+      expect(child.metadata.ownerReferences).toEqual([{ apiVersion: 'voice.service.io/v1beta1', kind: 'VoiceWorkerPool', name: 'main', uid: created.metadata.uid, controller: true, blockOwnerDeletion: true }]);
     }
     const container = deployment!.spec.template.spec.containers[0];
     expect(container.image).toBe('registry.example.com/voice-worker:v1.3.0');
@@ -339,7 +339,7 @@ describe('the operator\'s own API traffic', () => {
       expect(gets.filter((path) => !path.includes('/secrets/') && !path.includes('/leases/'))).toEqual([]);
 
       // The API server's warnings (here: an unknown field) reach the operator's log.
-      await own.request('POST', poolPath(cacheNs), { body: { apiVersion: 'voice.service.io/v1alpha1', kind: 'VoiceWorkerPool', metadata: { name: 'warned' }, spec: { ...poolSpec(), bogus: 1 } }, query: { fieldValidation: 'Warn' } });
+      await own.request('POST', poolPath(cacheNs), { body: { apiVersion: 'voice.service.io/v1beta1', kind: 'VoiceWorkerPool', metadata: { name: 'warned' }, spec: { ...poolSpec(), bogus: 1 } }, query: { fieldValidation: 'Warn' } });
       const warned = lines.map((l) => JSON.parse(l) as { msg: string; warning?: string }).find((l) => l.msg === 'the API server warned');
       expect(warned?.warning).toContain('unknown field "spec.bogus"');
     } finally {
