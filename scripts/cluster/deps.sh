@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the single-node test cluster needs (idempotent, as root, with apt-get):
 # containerd + runc (the node's runtime), the CNI plugins, buildah (builds our images from the
-# Dockerfiles), mmdebstrap (the base images), iptables/nftables (kube-proxy's rules) and conntrack.
+# Dockerfiles), mmdebstrap (the base images), iptables/nftables (kube-proxy's rules), conntrack,
+# and nginx (the Ingress's TLS edge in the cluster tests: test/cluster/ingress-edge.ts).
 # The packages' own services are not started: scripts/cluster.sh runs containerd with its own config.
 set -euo pipefail
 [ "$(id -u)" -eq 0 ] || { echo "cluster deps: the test cluster needs root (containerd, bridges, iptables)" >&2; exit 1; }
 declare -A pkg_of=(
   [containerd]=containerd [runc]=runc [/usr/lib/cni/bridge]=containernetworking-plugins
   [buildah]=buildah [mmdebstrap]=mmdebstrap [iptables]=iptables [nft]=nftables [conntrack]=conntrack
+  [/usr/sbin/nginx]=nginx-light
 )
 need=()
 for probe in "${!pkg_of[@]}"; do

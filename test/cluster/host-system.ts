@@ -37,8 +37,8 @@ export interface HostSystem {
   stop(): Promise<void>;
 }
 
-/** `poolHost`: the pool Service's address, which the api-stub's egress guard must let it call. */
-export async function startHostSystem(nodeIp: string, poolHost: string, logDir?: string): Promise<HostSystem> {
+/** `poolHosts`: the pool's addresses (its Service, its Ingress host), which the api-stub's egress guard must let it call. */
+export async function startHostSystem(nodeIp: string, poolHosts: string | string[], logDir?: string): Promise<HostSystem> {
   const stops: Array<() => Promise<void> | void> = [];
   const stopAll = async (): Promise<void> => {
     for (const stop of stops.reverse()) await Promise.resolve(stop()).catch(() => undefined);
@@ -65,7 +65,7 @@ export async function startHostSystem(nodeIp: string, poolHost: string, logDir?:
       hostedPipelineUrl: 'https://127.0.0.1:9/', hostedPipelineKey: 'unused-hosted-key',
       caFile: ca.certFile, kek: randomBytes(32).toString('base64'), logLevel: 'warn', base: process.env,
     });
-    const api = startServiceProcess('api-stub-cluster', 'api-stub/main.ts', { ...env, EGRESS_ALLOW_HOSTS: `${env.EGRESS_ALLOW_HOSTS},${poolHost}` }, logDir);
+    const api = startServiceProcess('api-stub-cluster', 'api-stub/main.ts', { ...env, EGRESS_ALLOW_HOSTS: [env.EGRESS_ALLOW_HOSTS, ...[poolHosts].flat()].join(',') }, logDir);
     stops.push(() => api.stop());
     await waitFor(async () => (await fetch(`${apiBase}/readyz`).catch(() => undefined))?.ok === true, { timeoutMs: 30_000, what: `the api-stub at ${apiBase}\n${api.output().slice(-1500)}` });
 

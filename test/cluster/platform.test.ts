@@ -4,6 +4,8 @@ import { runNodeInterview } from '../harness/node-interview.ts';
 import { waitFor } from '../harness/ports.ts';
 import { INTERVIEW } from '../harness/system-env.ts';
 import { startHostSystem, type HostSystem } from './host-system.ts';
+import { addHostsEntry } from './hosts-file.ts';
+import { startIngressEdge } from './ingress-edge.ts';
 import { killWorkerProcess } from './kill-container.ts';
 import { kubeCli, type KubeCli } from './kube-cli.ts';
 import { answerInterview, connectSession, openSession, watchBot } from './livekit-respondent-steps.ts';
@@ -16,6 +18,8 @@ import { completedSession as completedAt, condition, createPoolTlsSecret, instal
 // Local rooms on several replicas need an address per pod (the operator refuses them otherwise);
 // the HPA pool never runs an interview, so a name that resolves nowhere will do.
 const PER_POD_ADDRESS = { publicUrl: 'https://$(POD_NAME).rooms.invalid' };
+/** The public host name of the pool behind an Ingress (test 3b): resolved on this machine only. */
+const EDGE_HOST = 'voice.cluster.test';
 
 /**
  * What a platform team does with the product, on a real single-node Kubernetes (docs/cluster.md):
@@ -79,7 +83,7 @@ describe('on a real single-node cluster', () => {
 
   it('(3) the api-stub has the pool as the self-host endpoint: a Node respondent runs a whole interview through the pool Service', async () => {
     const svc = await serviceUrl('local');
-    host = await startHostSystem(cluster.nodeIp, svc.hostname);
+    host = await startHostSystem(cluster.nodeIp, [svc.hostname, EDGE_HOST]);
     // The pods' serving certificate, from the throwaway CA the api-stub and the respondent trust.
     await createPoolTlsSecret(k, host, svc);
     // The pool now talks to the host's stand-in providers, OTLP receiver and api-stub; local rooms are
@@ -106,6 +110,44 @@ describe('on a real single-node cluster', () => {
       20_000,
       `session.start, llm.turn and tts.first_byte of ${run.sessionId} from the pool's pods`,
     );
+  }, 300_000);
+
+  it("(3b) the spec's path: the api-stub calls the pool at its Ingress's HTTPS host name, and a whole interview runs through that TLS edge", async () => {
+    // TLS ends at the edge (no podTLS): the Ingress's Secret holds a certificate for the public name.
+    const cert = host!.ca.issueServer('edge', [EDGE_HOST]);
+    await k.kubectl(['create', 'secret', 'tls', 'edge-tls', '-n', POOL_NAMESPACE, `--cert=${cert.certFile}`, `--key=${cert.keyFile}`]);
+    const h = host!.forPods;
+    await k.kubectl(['apply', '-f', '-'], poolManifest(cluster, {
+      name: 'edge',
+      backendUrl: h.backendUrl,
+      spec: {
+        ingress: { host: EDGE_HOST, tlsSecretName: 'edge-tls' },
+        models: { llm: { baseUrl: h.providersUrl }, stt: { baseUrl: h.providersUrl }, tts: { baseUrl: h.providersUrl } },
+        telemetry: { otlpEndpoint: h.otlpUrl, serviceName: 'voice-worker-cluster' },
+        extraEnv: [{ name: 'VAD_SILENCE_MS', value: '600' }],
+      },
+    }));
+    await waitPoolReady('edge');
+    expect((await k.getJson<Pool>(['vwp', 'edge', '-n', POOL_NAMESPACE])).status?.endpoint).toBe(`https://${EDGE_HOST}/`);
+    const restoreHosts = addHostsEntry(EDGE_HOST, '127.0.0.1');
+    const edge = await startIngressEdge(k, POOL_NAMESPACE, 'edge', { address: '127.0.0.1', port: 443 });
+    try {
+      await host!.setSelfHost(`https://${EDGE_HOST}/`, workerToken);
+      const run = await runNodeInterview(host!.system, { metadata: { source: 'ingress' } });
+      expect(run.route).toBe('self_hosted');
+      // The respondent's room is behind the same edge: the worker's public address is the Ingress host.
+      expect(run.roomUrl).toMatch(new RegExp(`^wss://${EDGE_HOST.replaceAll('.', '\\.')}(:443)?/rooms/`));
+      const session = await completedSession(run);
+      const webhook = await host!.waitForWebhook('interview.completed', run.sessionId);
+      expect(webhook.event.data).toMatchObject({ sessionId: run.sessionId, metadata: { source: 'ingress' } });
+      const [pod] = await poolPods('edge');
+      expect((await transcriptIn(pod!.name, session.response!.transcriptKey)).sessionId).toBe(run.sessionId);
+    } finally {
+      await host!.setSelfHost(`https://${(await serviceUrl('local')).hostname}:443/`, workerToken);
+      await edge.close();
+      restoreHosts();
+      await k.kubectl(['delete', 'vwp', 'edge', '-n', POOL_NAMESPACE, '--wait=false']);
+    }
   }, 300_000);
 
   it('(4) a rolling upgrade while an interview is live: the live interview completes on the old pod, the next one runs on the new pod', async () => {
