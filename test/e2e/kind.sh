@@ -3,6 +3,10 @@
 # create a kind cluster, load the images, install the operator chart with a pool, wait for Ready.
 #   bash test/e2e/kind.sh                 # KEEP_CLUSTER=1 keeps the cluster afterwards
 #   KIND_NODE_IMAGE=kindest/node:v1.27.16 bash test/e2e/kind.sh   # the oldest supported version
+#   INGRESS=1 bash test/e2e/kind.sh       # also a real Ingress controller (ingress-nginx) in front of the pool
+# INGRESS=1 has never run on the project's own machines (no Docker, and ingress-nginx is not served by
+# their registries); the cluster tests prove the same path with Debian's nginx fed from the Ingress
+# object (test/cluster/ingress-edge.ts, docs/cluster.md "Ingress").
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -29,6 +33,14 @@ cleanup() { [ "${KEEP_CLUSTER:-0}" = 1 ] || kind delete cluster --name "$CLUSTER
 trap cleanup EXIT
 kind load docker-image --name "$CLUSTER" "$OPERATOR_IMAGE" "$WORKER_IMAGE"
 kubectl create namespace "$NS"
+if [ "${INGRESS:-0}" = 1 ]; then
+  echo "== ingress-nginx (its published manifest for kind)"
+  kubectl apply -f "https://raw.githubusercontent.com/kubernetes/ingress-nginx/controller-v${INGRESS_NGINX_VERSION:-1.12.1}/deploy/static/provider/kind/deploy.yaml"
+  kubectl -n ingress-nginx wait pod -l app.kubernetes.io/component=controller --for=condition=Ready --timeout=300s
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=e2e.kind.test \
+    -addext subjectAltName=DNS:e2e.kind.test -keyout /tmp/e2e-tls.key -out /tmp/e2e-tls.crt 2>/dev/null
+  kubectl -n "$NS" create secret tls e2e-tls --cert=/tmp/e2e-tls.crt --key=/tmp/e2e-tls.key
+fi
 
 echo "== Redis and the worker's Secrets"
 kubectl -n "$NS" create deployment redis --image=redis:7-alpine --port=6379
@@ -59,6 +71,9 @@ pool:
     roomProvider: local
     terminationGracePeriodSeconds: 60
 YAML
+if [ "${INGRESS:-0}" = 1 ]; then
+  printf '    ingress: {host: e2e.kind.test, tlsSecretName: e2e-tls, className: nginx}\n' >> "$values"
+fi
 helm install voice-operator charts/voice-operator --namespace "$NS" -f "$values" --wait --timeout 5m
 
 echo "== waiting for the pool to be Ready"
@@ -68,4 +83,15 @@ if ! kubectl -n "$NS" wait vwp/e2e --for=condition=Ready --timeout=5m; then
   exit 1
 fi
 kubectl -n "$NS" get vwp e2e
+if [ "${INGRESS:-0}" = 1 ]; then
+  echo "== a spawn through the Ingress (TLS at ingress-nginx, the worker's answer behind it)"
+  kubectl -n ingress-nginx port-forward service/ingress-nginx-controller 8443:443 >/dev/null 2>&1 &
+  forward=$!
+  sleep 3
+  # The worker refuses a spawn without its token in the documented shape: proof the edge reached it.
+  answer="$(curl -sS --cacert /tmp/e2e-tls.crt --resolve e2e.kind.test:8443:127.0.0.1 -X POST https://e2e.kind.test:8443/ \
+    -H 'content-type: application/json' -d '{}')"
+  kill "$forward"
+  echo "$answer" | grep -q '"error"' || { echo "kind.sh: no worker answer through the Ingress: $answer" >&2; exit 1; }
+fi
 echo "kind.sh: pool e2e is Ready"
