@@ -105,7 +105,7 @@ export interface VoiceWorkerPoolSpec {
   speech?: { selfHosted?: SelfHostedSpeech };
 }
 
-/** The pool's own speech server (speech/): a Deployment, Service and HPA named `<pool>-speech`. */
+/** The pool's own speech server (speech/): a Deployment, Service, PDB and HPA named `<pool>-speech`. */
 export interface SelfHostedSpeech {
   enabled: boolean;
   /** SPEECH_TOKEN of the server, and the workers' STT_API_KEY and TTS_API_KEY. */

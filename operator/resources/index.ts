@@ -10,7 +10,7 @@ import { buildPdb } from './pdb.ts';
 import { buildService } from './service.ts';
 import { selfHostedSpeech, speechName } from './speech-common.ts';
 import { buildSpeechDeployment } from './speech-deployment.ts';
-import { buildSpeechHpa, buildSpeechNetworkPolicy, buildSpeechService } from './speech-service.ts';
+import { buildSpeechHpa, buildSpeechNetworkPolicy, buildSpeechPdb, buildSpeechService } from './speech-service.ts';
 
 export type ChildKind = 'Deployment' | 'Service' | 'Ingress' | 'HorizontalPodAutoscaler' | 'PodDisruptionBudget' | 'NetworkPolicy';
 export type { BuildOptions } from './options.ts';
@@ -59,10 +59,10 @@ function desiredSpeech(pool: VoiceWorkerPool, options: BuildOptions): { apply: K
   const s = selfHostedSpeech(pool);
   const hpa = s && buildSpeechHpa(pool, s);
   const networkPolicy = s && buildSpeechNetworkPolicy(pool, options);
-  const apply = s ? [buildSpeechDeployment(pool, s, hpa ? undefined : s.replicas, options), buildSpeechService(pool)] : [];
+  const apply = s ? [buildSpeechDeployment(pool, s, hpa ? undefined : s.replicas, options), buildSpeechService(pool), buildSpeechPdb(pool)] : [];
   if (hpa) apply.push(hpa);
   if (networkPolicy) apply.push(networkPolicy);
   const present = new Set(apply.map((c) => c.kind));
-  const kinds: ChildKind[] = ['Deployment', 'Service', 'HorizontalPodAutoscaler', 'NetworkPolicy'];
+  const kinds: ChildKind[] = ['Deployment', 'Service', 'PodDisruptionBudget', 'HorizontalPodAutoscaler', 'NetworkPolicy'];
   return { apply, absent: kinds.filter((k) => !present.has(k)).map((kind) => ({ kind, name })) };
 }

@@ -1,5 +1,5 @@
 /**
- * The speech server's Service (ClusterIP, its API port only), HPA (CPU) and, when the workers get a
+ * The speech server's Service (ClusterIP, its API port only), HPA (CPU), PodDisruptionBudget and, when the workers get a
  * NetworkPolicy, one that lets only this pool's workers reach the API (and the scrapers the metrics).
  */
 import { SPEECH_METRICS_PORT, SPEECH_PORT, type KubeObject, type SelfHostedSpeech, type VoiceWorkerPool } from '../types.ts';
@@ -36,6 +36,16 @@ export function buildSpeechHpa(pool: VoiceWorkerPool, s: SelfHostedSpeech): Kube
       maxReplicas: Math.max(a.minReplicas, a.maxReplicas),
       metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: a.targetCPUUtilizationPercentage } } }],
     },
+  };
+}
+
+/** Voluntary evictions take one speech server at a time; a pod that is not Ready may always go (as the workers' PDB). */
+export function buildSpeechPdb(pool: VoiceWorkerPool): KubeObject {
+  return {
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    metadata: speechMetadata(pool),
+    spec: { maxUnavailable: 1, unhealthyPodEvictionPolicy: 'AlwaysAllow', selector: { matchLabels: speechSelectorLabels(pool) } },
   };
 }
 

@@ -34,10 +34,10 @@ function resolve(env: EnvVar[]): Record<string, string> {
 interface Pod { spec: { replicas?: number; selector: { matchLabels: Record<string, string> }; template: { metadata: { labels: Record<string, string> }; spec: Record<string, unknown> & { containers: Array<Record<string, unknown> & { env: EnvVar[]; resources: { limits: Record<string, string> } }> } } } }
 
 describe('self-hosted speech', () => {
-  it('builds <pool>-speech as Deployment, Service and HPA, owned by the pool, selecting only speech pods', () => {
+  it('builds <pool>-speech as Deployment, Service, PDB and HPA, owned by the pool, selecting only speech pods', () => {
     const state = desiredState(pool(), new Date());
     const speech = state.apply.filter((c) => c.metadata.name === 'p-speech');
-    expect(speech.map((c) => c.kind)).toEqual(['Deployment', 'Service', 'HorizontalPodAutoscaler']);
+    expect(speech.map((c) => c.kind)).toEqual(['Deployment', 'Service', 'PodDisruptionBudget', 'HorizontalPodAutoscaler']);
     for (const c of speech) expect(c.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'VoiceWorkerPool', name: 'p', uid: 'uid-1', controller: true })]);
     expect(state.speechDeployment).toBe('p-speech');
     const d = speech[0] as unknown as Pod;
@@ -50,7 +50,7 @@ describe('self-hosted speech', () => {
     expect(c.image).toBe('reg/worker:v1.3.0');
     expect(c.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, runAsNonRoot: true });
     expect(c.env).toContainEqual({ name: 'SPEECH_TOKEN', valueFrom: { secretKeyRef: { name: 'speech', key: 'token' } } });
-    expect((speech[2]!.spec as { minReplicas: number; scaleTargetRef: { name: string } })).toMatchObject({ minReplicas: 2, scaleTargetRef: { name: 'p-speech' } });
+    expect((speech[3]!.spec as { minReplicas: number; scaleTargetRef: { name: string } })).toMatchObject({ minReplicas: 2, scaleTargetRef: { name: 'p-speech' } });
   });
 
   it('gives the speech server an environment its own loadSpeechConfig accepts, with the knobs and probes on its metrics port', () => {
@@ -100,7 +100,7 @@ describe('self-hosted speech', () => {
     const state = desiredState(off, new Date());
     expect(state.apply.some((c) => c.metadata.name === 'p-speech')).toBe(false);
     expect(state.speechDeployment).toBeUndefined();
-    expect(state.absent.filter((c) => c.name === 'p-speech').map((c) => c.kind).sort()).toEqual(['Deployment', 'HorizontalPodAutoscaler', 'NetworkPolicy', 'Service']);
+    expect(state.absent.filter((c) => c.name === 'p-speech').map((c) => c.kind).sort()).toEqual(['Deployment', 'HorizontalPodAutoscaler', 'NetworkPolicy', 'PodDisruptionBudget', 'Service']);
     expect(resolve(workerEnv(off)).STT_BASE_URL).toBeUndefined();
   });
 });

@@ -1,16 +1,19 @@
 /**
  * Self-hosted speech per pool against a real API server: the CRD admits a pool whose only model key
  * is the LLM's when its speech is its own (and still refuses one with no key at all); the operator
- * creates `<pool>-speech` (Deployment, Service, HPA) owned by the pool, points the workers at it,
- * holds Ready until a speech server is available, and deletes the three when speech is turned off.
+ * creates `<pool>-speech` (Deployment, Service, PDB, HPA) owned by the pool, points the workers at it,
+ * holds Ready until a speech server is available, and deletes them when speech is turned off.
  */
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { childPath } from '../../operator/children.ts';
 import type { RunningOperator } from '../../operator/controller.ts';
 import type { KubeClient } from '../../operator/kube.ts';
 import { poolPath } from '../../operator/reconcile.ts';
 import type { KubeObject, VoiceWorkerPool } from '../../operator/types.ts';
-import { adminClient, createNamespace, createPool, createSecret, ensureCrd, eventually, getOrUndefined, poolSpec, runOperator } from './helpers.ts';
+import { REPO_ROOT } from '../harness/kube-binaries.ts';
+import { adminClient, createNamespace, createPool, createSecret, ensureCrd, eventually, getOrUndefined, helm, kubectl, poolSpec, runOperator } from './helpers.ts';
 
 let kube: KubeClient;
 let ns: string;
@@ -64,15 +67,26 @@ describe('the CRD with self-hosted speech', () => {
   });
 });
 
+describe('the chart with self-hosted speech', () => {
+  it('passes pool.spec.speech through (examples/chart/speech.yaml), and the API server admits the pool it renders', async () => {
+    const rendered = await helm(['template', 'speech', join(REPO_ROOT, 'charts/voice-operator'), '--namespace', ns, '--skip-tests', '-f', join(REPO_ROOT, 'examples/chart/speech.yaml')]);
+    const poolDoc = rendered.split(/^---$/m).map((d) => parse(d) as { kind?: string; spec?: VoiceWorkerPool['spec'] } | null).find((d) => d?.kind === 'VoiceWorkerPool')!;
+    expect(poolDoc.spec?.speech?.selfHosted).toMatchObject({ enabled: true, tokenSecret: { name: 'speech', key: 'token' }, sttConcurrency: 2 });
+    expect(poolDoc.spec?.secrets).not.toHaveProperty('openaiApiKey');
+    const out = await kubectl(['apply', '--server-side', '--dry-run=server', '-n', ns, '-f', '-'], { input: JSON.stringify(poolDoc) });
+    expect(out).toContain('voiceworkerpool.voice.service.io/interviews serverside-applied (server dry run)');
+  });
+});
+
 describe('the operator with self-hosted speech', () => {
-  it('creates <pool>-speech (Deployment, Service, HPA) owned by the pool and points the workers at it', async () => {
+  it('creates <pool>-speech (Deployment, Service, PDB, HPA) owned by the pool and points the workers at it', async () => {
     const created = await createPool(kube, ns, 'talk', spec());
-    const [deployment, service, hpa] = await eventually(
-      () => Promise.all([get('Deployment', 'talk-speech'), get('Service', 'talk-speech'), get('HorizontalPodAutoscaler', 'talk-speech')]),
+    const [deployment, service, hpa, pdb] = await eventually(
+      () => Promise.all([get('Deployment', 'talk-speech'), get('Service', 'talk-speech'), get('HorizontalPodAutoscaler', 'talk-speech'), get('PodDisruptionBudget', 'talk-speech')]),
       (all) => all.every((o) => o !== undefined),
       'the speech children of talk',
     );
-    for (const child of [deployment!, service!, hpa!]) {
+    for (const child of [deployment!, service!, hpa!, pdb!]) {
       expect(child.metadata.ownerReferences).toEqual([{ apiVersion: 'voice.service.io/v1alpha1', kind: 'VoiceWorkerPool', name: 'talk', uid: created.metadata.uid, controller: true, blockOwnerDeletion: true }]);
     }
     const container = deployment!.spec.template.spec.containers[0];
@@ -111,7 +125,7 @@ describe('the operator with self-hosted speech', () => {
   it('deletes the speech children when the pool turns speech off, and the workers go back to their providers', async () => {
     await kube.mergePatch(poolPath(ns, 'talk'), { spec: { secrets: { openaiApiKey: { name: 'providers', key: 'llm' } }, speech: null } });
     await eventually(
-      () => Promise.all([get('Deployment', 'talk-speech'), get('Service', 'talk-speech'), get('HorizontalPodAutoscaler', 'talk-speech')]),
+      () => Promise.all([get('Deployment', 'talk-speech'), get('Service', 'talk-speech'), get('HorizontalPodAutoscaler', 'talk-speech'), get('PodDisruptionBudget', 'talk-speech')]),
       (all) => all.every((o) => o === undefined),
       'the speech children of talk deleted',
     );
