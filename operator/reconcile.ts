@@ -87,8 +87,9 @@ export async function reconcile(deps: ReconcileDeps, key: string): Promise<Outco
   let speech: DeploymentState | undefined;
   try {
     deployment = await applyDeployment(deps, pool, desired.apply[0]!, desired.autoscaled, desired.decision.floor);
-    const applied = await Promise.all(desired.apply.slice(1).map((child) => deps.kube.apply<KubeObject>(childPath(child.kind as ChildKind, namespace, child.metadata.name), child, FIELD_MANAGER)));
-    speech = applied.find((c) => c.kind === 'Deployment' && c.metadata.name === desired.speechDeployment) as DeploymentState | undefined;
+    const others = desired.apply.slice(1).filter((child) => child !== desired.speech?.deployment);
+    await Promise.all(others.map((child) => deps.kube.apply(childPath(child.kind as ChildKind, namespace, child.metadata.name), child, FIELD_MANAGER)));
+    if (desired.speech) speech = await applyDeployment(deps, pool, desired.speech.deployment, desired.speech.autoscaled, desired.speech.floor);
     await Promise.all(desired.absent.map((child) => deleteIfOwned(deps, child, pool)));
   } catch (err) {
     const error = err as Error;
@@ -123,7 +124,7 @@ export async function reconcile(deps: ReconcileDeps, key: string): Promise<Outco
   const podsReadable = deps.readPodStatus !== false;
   const settled = rollout.observedGeneration >= rollout.generation && rollout.ready >= rollout.replicas && rollout.updated >= rollout.replicas;
   const fromPods = unchecked && podsReadable && !settled ? await podSecretProblem(deps.kube, pool) : undefined;
-  const speechReady = desired.speechDeployment ? speechCondition(desired.speechDeployment, speech?.status?.availableReplicas ?? 0) : undefined;
+  const speechReady = desired.speech ? speechCondition(desired.speech.deployment.metadata.name, speech?.status?.availableReplicas ?? 0) : undefined;
   const health = healthConditions(name, rollout, desired.decision.floor).map((c) =>
     fromPods && c.type === ConditionType.Degraded
       ? { type: c.type, status: 'True' as const, reason: fromPods.reason, message: fromPods.message }
@@ -154,13 +155,14 @@ function rejectedChild(err: unknown): boolean {
  */
 async function applyDeployment(deps: ReconcileDeps, pool: VoiceWorkerPool, deployment: KubeObject, autoscaled: boolean, floor: number): Promise<DeploymentState> {
   const { kube } = deps;
-  const path = childPath('Deployment', pool.metadata.namespace, pool.metadata.name);
+  const { name } = deployment.metadata; // the workers' (the pool's name) or the speech server's
+  const path = childPath('Deployment', pool.metadata.namespace, name);
   const handover = (replicas: number) =>
-    kube.apply<DeploymentState>(path, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: pool.metadata.name, namespace: pool.metadata.namespace }, spec: { replicas } }, INITIAL_REPLICAS_MANAGER);
+    kube.apply<DeploymentState>(path, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: pool.metadata.namespace }, spec: { replicas } }, INITIAL_REPLICAS_MANAGER);
   if (autoscaled) {
     // The cache answers when it has the Deployment; a miss is confirmed with a GET, because handing
     // the floor over again to an existing Deployment would undo the HPA's count.
-    const cached = deps.cache?.child('Deployment', pool.metadata.namespace, pool.metadata.name) as DeploymentState | undefined;
+    const cached = deps.cache?.child('Deployment', pool.metadata.namespace, name) as DeploymentState | undefined;
     const existing = cached ?? (await kube.get<DeploymentState>(path).catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err))));
     if (existing && fieldOwners(existing.metadata.managedFields, ['spec', 'replicas']).every((m) => m === FIELD_MANAGER)) {
       await handover(Math.max(floor, existing.spec?.replicas ?? floor));

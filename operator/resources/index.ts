@@ -10,7 +10,7 @@ import { buildPdb } from './pdb.ts';
 import { buildService } from './service.ts';
 import { selfHostedSpeech, speechName } from './speech-common.ts';
 import { buildSpeechDeployment } from './speech-deployment.ts';
-import { buildSpeechHpa, buildSpeechNetworkPolicy, buildSpeechPdb, buildSpeechService } from './speech-service.ts';
+import { buildSpeechHpa, buildSpeechNetworkPolicy, buildSpeechPdb, buildSpeechService, speechAutoscaling } from './speech-service.ts';
 
 export type ChildKind = 'Deployment' | 'Service' | 'Ingress' | 'HorizontalPodAutoscaler' | 'PodDisruptionBudget' | 'NetworkPolicy';
 export type { BuildOptions } from './options.ts';
@@ -28,8 +28,11 @@ export interface DesiredState {
   apply: KubeObject[];
   /** Optional children the pool no longer wants (to delete if the operator owns them). */
   absent: ChildRef[];
-  /** The speech server's Deployment when speech is self-hosted (its availability is part of the status). */
-  speechDeployment?: string;
+  /**
+   * The speech server's Deployment (also in `apply`) when speech is self-hosted: applied like the
+   * workers' (an HPA's count is never reset), and its availability is part of the status.
+   */
+  speech?: { deployment: KubeObject; autoscaled: boolean; floor: number };
 }
 
 export function desiredState(pool: VoiceWorkerPool, now: Date, options: BuildOptions = DEFAULT_BUILD_OPTIONS): DesiredState {
@@ -50,11 +53,11 @@ export function desiredState(pool: VoiceWorkerPool, now: Date, options: BuildOpt
   const speech = desiredSpeech(pool, options);
   apply.push(...speech.apply);
   absent.push(...speech.absent);
-  return { decision, autoscaled, apply, absent, ...(speech.apply.length ? { speechDeployment: speechName(pool) } : {}) };
+  return { decision, autoscaled, apply, absent, ...(speech.deployment ? { speech: speech.deployment } : {}) };
 }
 
 /** The speech server's children when speech is self-hosted; all of them absent otherwise. */
-function desiredSpeech(pool: VoiceWorkerPool, options: BuildOptions): { apply: KubeObject[]; absent: ChildRef[] } {
+function desiredSpeech(pool: VoiceWorkerPool, options: BuildOptions): { apply: KubeObject[]; absent: ChildRef[]; deployment?: DesiredState['speech'] } {
   const name = speechName(pool);
   const s = selfHostedSpeech(pool);
   const hpa = s && buildSpeechHpa(pool, s);
@@ -64,5 +67,6 @@ function desiredSpeech(pool: VoiceWorkerPool, options: BuildOptions): { apply: K
   if (networkPolicy) apply.push(networkPolicy);
   const present = new Set(apply.map((c) => c.kind));
   const kinds: ChildKind[] = ['Deployment', 'Service', 'PodDisruptionBudget', 'HorizontalPodAutoscaler', 'NetworkPolicy'];
-  return { apply, absent: kinds.filter((k) => !present.has(k)).map((kind) => ({ kind, name })) };
+  const absent = kinds.filter((k) => !present.has(k)).map((kind) => ({ kind, name }));
+  return s ? { apply, absent, deployment: { deployment: apply[0]!, autoscaled: hpa !== undefined, floor: speechAutoscaling(s)?.minReplicas ?? s.replicas } } : { apply, absent };
 }

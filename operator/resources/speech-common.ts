@@ -12,8 +12,8 @@ export function selfHostedSpeech(pool: VoiceWorkerPool): SelfHostedSpeech | unde
   return s && s.enabled !== false ? s : undefined;
 }
 
-/** `<pool>-speech`: a pool name is at most 63 characters, but Service names must be too. */
-export const speechName = (pool: VoiceWorkerPool): string => `${pool.metadata.name.slice(0, 56).replace(/-+$/, '')}-speech`;
+/** `<pool>-speech`: the CRD keeps such a pool's name to 56 characters, so this is a DNS-1035 label too. */
+export const speechName = (pool: VoiceWorkerPool): string => `${pool.metadata.name}-speech`;
 
 /** Selector labels of the speech pods: stable for the life of the pool (a Deployment's selector is immutable). */
 export function speechSelectorLabels(pool: VoiceWorkerPool): Record<string, string> {

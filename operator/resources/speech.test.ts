@@ -39,7 +39,7 @@ describe('self-hosted speech', () => {
     const speech = state.apply.filter((c) => c.metadata.name === 'p-speech');
     expect(speech.map((c) => c.kind)).toEqual(['Deployment', 'Service', 'PodDisruptionBudget', 'HorizontalPodAutoscaler']);
     for (const c of speech) expect(c.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'VoiceWorkerPool', name: 'p', uid: 'uid-1', controller: true })]);
-    expect(state.speechDeployment).toBe('p-speech');
+    expect(state.speech).toMatchObject({ deployment: { metadata: { name: 'p-speech' } }, autoscaled: true, floor: 2 });
     const d = speech[0] as unknown as Pod;
     expect(d.spec.replicas).toBeUndefined(); // the HPA's
     expect(d.spec.selector.matchLabels['app.kubernetes.io/name']).toBe('voice-speech');
@@ -99,7 +99,7 @@ describe('self-hosted speech', () => {
     off.spec.secrets.openaiApiKey = { name: 'ai', key: 'openai' };
     const state = desiredState(off, new Date());
     expect(state.apply.some((c) => c.metadata.name === 'p-speech')).toBe(false);
-    expect(state.speechDeployment).toBeUndefined();
+    expect(state.speech).toBeUndefined();
     expect(state.absent.filter((c) => c.name === 'p-speech').map((c) => c.kind).sort()).toEqual(['Deployment', 'HorizontalPodAutoscaler', 'NetworkPolicy', 'PodDisruptionBudget', 'Service']);
     expect(resolve(workerEnv(off)).STT_BASE_URL).toBeUndefined();
   });

@@ -7,11 +7,11 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { childPath } from '../../operator/children.ts';
+import { childPath, fieldOwners } from '../../operator/children.ts';
 import type { RunningOperator } from '../../operator/controller.ts';
 import type { KubeClient } from '../../operator/kube.ts';
 import { poolPath } from '../../operator/reconcile.ts';
-import type { KubeObject, VoiceWorkerPool } from '../../operator/types.ts';
+import { FIELD_MANAGER, type KubeObject, type VoiceWorkerPool } from '../../operator/types.ts';
 import { REPO_ROOT } from '../harness/kube-binaries.ts';
 import { adminClient, createNamespace, createPool, createSecret, ensureCrd, eventually, getOrUndefined, helm, kubectl, poolSpec, runOperator } from './helpers.ts';
 
@@ -64,6 +64,8 @@ describe('the CRD with self-hosted speech', () => {
     expect(await refuse({ ...spec(), secrets: { workerToken: { name: 'worker' } } })).toContain('the worker needs a model key');
     expect(await refuse(spec({ speech: { selfHosted: { enabled: false, tokenSecret: { name: 'speech' } } } }))).toContain('the worker needs a model key');
     expect(await refuse(spec({ speech: { selfHosted: {} } }))).toContain('spec.speech.selfHosted.tokenSecret: Required value');
+    const long = await createPool(kube, ns, 'a'.repeat(57), spec()).then(() => 'accepted', (err: Error) => err.message);
+    expect(long).toContain('at most 56 characters');
   });
 });
 
@@ -120,6 +122,18 @@ describe('the operator with self-hosted speech', () => {
     await kube.mergePatch(childPath('Deployment', ns, 'talk-speech') + '/status', { status: { observedGeneration: speechGeneration, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1 } });
     const ready = await eventually(() => pool('talk'), (p) => condition(p, 'Ready')?.status === 'True', 'talk Ready once its speech server is');
     expect(condition(ready, 'SpeechReady')).toMatchObject({ status: 'True', reason: 'SpeechAvailable' });
+  });
+
+  it('hands the speech server\'s count to its HPA without resetting it when autoscaling is turned on', async () => {
+    await kube.mergePatch(poolPath(ns, 'talk'), { spec: { speech: { selfHosted: { replicas: 3, autoscaling: { enabled: false } } } } });
+    await eventually(() => get('Deployment', 'talk-speech'), (d) => d?.spec.replicas === 3, 'talk-speech at 3 without an HPA');
+    await eventually(() => get('HorizontalPodAutoscaler', 'talk-speech'), (h) => h === undefined, 'the speech HPA removed');
+    await kube.mergePatch(poolPath(ns, 'talk'), { spec: { speech: { selfHosted: { autoscaling: { enabled: true } } } } });
+    await eventually(() => get('HorizontalPodAutoscaler', 'talk-speech'), (h) => h !== undefined, 'the speech HPA back');
+    // The operator no longer applies the count, and it was handed over, not dropped back to 1.
+    const operatorOwnsCount = (x: Obj | undefined) => fieldOwners(x?.metadata.managedFields as Parameters<typeof fieldOwners>[0], ['spec', 'replicas']).includes(FIELD_MANAGER);
+    const d = await eventually(() => get('Deployment', 'talk-speech'), (x) => x !== undefined && !operatorOwnsCount(x), 'the count no longer the operator\'s');
+    expect(d!.spec.replicas).toBe(3);
   });
 
   it('deletes the speech children when the pool turns speech off, and the workers go back to their providers', async () => {
