@@ -21,7 +21,8 @@ function resources(s: SelfHostedSpeech) {
 
 const plain = (name: string, value: number | undefined) => (value === undefined ? [] : [{ name, value: String(value) }]);
 
-export function speechEnv(s: SelfHostedSpeech) {
+/** The server's own variables; spans go where the pool's workers send theirs, as service voice-speech. */
+export function speechEnv(s: SelfHostedSpeech, telemetry?: VoiceWorkerPool['spec']['telemetry']) {
   return [
     { name: 'SPEECH_TOKEN', valueFrom: { secretKeyRef: { name: s.tokenSecret.name, key: s.tokenSecret.key } } },
     { name: 'SPEECH_PORT', value: String(SPEECH_PORT) },
@@ -31,6 +32,7 @@ export function speechEnv(s: SelfHostedSpeech) {
     ...plain('SPEECH_TTS_CONCURRENCY', s.ttsConcurrency),
     ...plain('SPEECH_QUEUE_CAPACITY', s.queueCapacity),
     ...plain('SPEECH_MAX_SESSIONS', s.maxSessions),
+    ...(telemetry?.otlpEndpoint ? [{ name: 'OTEL_EXPORTER_OTLP_ENDPOINT', value: telemetry.otlpEndpoint }, { name: 'OTEL_SERVICE_NAME', value: 'voice-speech' }] : []),
   ];
 }
 
@@ -66,7 +68,7 @@ export function buildSpeechDeployment(pool: VoiceWorkerPool, s: SelfHostedSpeech
                 { name: 'http', containerPort: SPEECH_PORT, protocol: 'TCP' },
                 { name: 'metrics', containerPort: SPEECH_METRICS_PORT, protocol: 'TCP' },
               ],
-              env: speechEnv(s),
+              env: speechEnv(s, pool.spec.telemetry),
               resources: resources(s),
               // Loading both models took 2-12 s on a busy machine (docs/speech.md): 120 s allowed.
               startupProbe: probe('/healthz', { periodSeconds: 2, failureThreshold: 60 }),

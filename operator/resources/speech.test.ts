@@ -8,6 +8,7 @@ import { loadSpeechConfig } from '../../speech/config.ts';
 import { poolFixture } from '../../test/operator/pool-fixture.ts';
 import { loadConfig } from '../../worker/config.ts';
 import type { SelfHostedSpeech, VoiceWorkerPool } from '../types.ts';
+import { secretProblem, secretRefs } from '../validate.ts';
 import type { EnvVar } from './env.ts';
 import { desiredState } from './index.ts';
 import { workerEnv } from './deployment.ts';
@@ -71,6 +72,15 @@ describe('self-hosted speech', () => {
     expect(config.stt.baseURL).toBe('http://p-speech.ns.svc:7870/v1');
     expect(config.stt.apiKey).toBe('secret-speech-token-0123456789');
     expect(config.tts.baseURL).toBe('http://p-speech.ns.svc:7870/v1');
+  });
+
+  it('names the token Secret among those the operator checks, and sends spans where the workers do', () => {
+    const p = pool();
+    expect(secretRefs(p)).toContainEqual({ field: 'spec.speech.selfHosted.tokenSecret', ref: { name: 'speech', key: 'token' } });
+    expect(secretProblem(p, new Map([['w', ['token']], ['ai', ['llm']], ['speech', ['other']]]))?.message).toContain('spec.speech.selfHosted.tokenSecret');
+    p.spec.telemetry = { otlpEndpoint: 'http://otel:4318', serviceName: 'voice-worker' };
+    const env = (buildSpeechDeployment(p, p.spec.speech!.selfHosted!, 1) as unknown as Pod).spec.template.spec.containers[0]!.env;
+    expect(env).toEqual(expect.arrayContaining([{ name: 'OTEL_EXPORTER_OTLP_ENDPOINT', value: 'http://otel:4318' }, { name: 'OTEL_SERVICE_NAME', value: 'voice-speech' }]));
   });
 
   it('passes GPU and placement through, and takes an image of its own', () => {
