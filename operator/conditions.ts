@@ -4,7 +4,7 @@
  */
 import type { Condition } from './types.ts';
 
-export const ConditionType = { Ready: 'Ready', Progressing: 'Progressing', Degraded: 'Degraded', TranscriptsDurable: 'TranscriptsDurable' } as const;
+export const ConditionType = { Ready: 'Ready', Progressing: 'Progressing', Degraded: 'Degraded', TranscriptsDurable: 'TranscriptsDurable', SpeechReady: 'SpeechReady' } as const;
 
 export const Reason = {
   /** Ready */
@@ -23,6 +23,9 @@ export const Reason = {
   /** TranscriptsDurable */
   ObjectStore: 'ObjectStore',
   EphemeralTranscriptStore: 'EphemeralTranscriptStore',
+  /** SpeechReady (and Ready while the pool's own speech server is not available) */
+  SpeechAvailable: 'SpeechAvailable',
+  SpeechNotReady: 'SpeechNotReady',
   /** Any of the three when the spec cannot be satisfied */
   Blocked: 'Blocked',
 } as const;
@@ -104,4 +107,14 @@ export function blockedConditions(reason: string, message: string): ConditionInp
     { type: ConditionType.Progressing, status: 'False', reason: Reason.Blocked, message },
     { type: ConditionType.Degraded, status: 'True', reason, message },
   ];
+}
+
+/**
+ * A pool with self-hosted speech: whether its speech server answers (at least one available pod).
+ * Workers without it cannot hear or speak, so Ready waits for it too (reconcile.ts).
+ */
+export function speechCondition(deployment: string, available: number): ConditionInput {
+  return available > 0
+    ? { type: ConditionType.SpeechReady, status: 'True', reason: Reason.SpeechAvailable, message: `${available} speech servers of Deployment ${deployment} are available` }
+    : { type: ConditionType.SpeechReady, status: 'False', reason: Reason.SpeechNotReady, message: `no speech server of Deployment ${deployment} is available yet` };
 }

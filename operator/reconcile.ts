@@ -14,13 +14,13 @@
  *   tokenreviews, subjectaccessreviews: create (metrics-auth.ts: who may read /metrics)
  */
 import { childPath, fieldOwners, isPoolOwner } from './children.ts';
-import { blockedConditions, ConditionType, findCondition, healthConditions, Reason, transcriptCondition } from './conditions.ts';
+import { blockedConditions, ConditionType, findCondition, healthConditions, Reason, speechCondition, transcriptCondition } from './conditions.ts';
 import type { FloorDecision } from './floor.ts';
 import { NormalReason, sendLifecycleEvents } from './lifecycle-events.ts';
 import { isNotFound, KubeError, resourcePath } from './kube.ts';
 import { podSecretProblem } from './pod-secrets.ts';
 import type { ReconcileDeps } from './reconcile-deps.ts';
-import { desiredState, type ChildKind } from './resources/index.ts';
+import { desiredState, type ChildKind, type ChildRef } from './resources/index.ts';
 import { statusFields, warn, writeStatus } from './status.ts';
 import { FIELD_MANAGER, GROUP, INITIAL_REPLICAS_MANAGER, PLURAL, VERSION, type KubeObject, type VoiceWorkerPool } from './types.ts';
 import { secretProblem, secretRefs, specProblem, type Problem } from './validate.ts';
@@ -84,10 +84,13 @@ export async function reconcile(deps: ReconcileDeps, key: string): Promise<Outco
   }
 
   let deployment: DeploymentState;
+  let speech: DeploymentState | undefined;
   try {
     deployment = await applyDeployment(deps, pool, desired.apply[0]!, desired.autoscaled, desired.decision.floor);
-    await Promise.all(desired.apply.slice(1).map((child) => deps.kube.apply(childPath(child.kind as ChildKind, namespace, name), child, FIELD_MANAGER)));
-    await Promise.all(desired.absent.map((kind) => deleteIfOwned(deps, kind, pool)));
+    const others = desired.apply.slice(1).filter((child) => child !== desired.speech?.deployment);
+    await Promise.all(others.map((child) => deps.kube.apply(childPath(child.kind as ChildKind, namespace, child.metadata.name), child, FIELD_MANAGER)));
+    if (desired.speech) speech = await applyDeployment(deps, pool, desired.speech.deployment, desired.speech.autoscaled, desired.speech.floor);
+    await Promise.all(desired.absent.map((child) => deleteIfOwned(deps, child, pool)));
   } catch (err) {
     const error = err as Error;
     // The API server refusing a child (400, 422) is a spec no retry fixes. Anything else, a 500
@@ -121,11 +124,16 @@ export async function reconcile(deps: ReconcileDeps, key: string): Promise<Outco
   const podsReadable = deps.readPodStatus !== false;
   const settled = rollout.observedGeneration >= rollout.generation && rollout.ready >= rollout.replicas && rollout.updated >= rollout.replicas;
   const fromPods = unchecked && podsReadable && !settled ? await podSecretProblem(deps.kube, pool) : undefined;
+  const speechReady = desired.speech ? speechCondition(desired.speech.deployment.metadata.name, speech?.status?.availableReplicas ?? 0) : undefined;
   const health = healthConditions(name, rollout, desired.decision.floor).map((c) =>
-    fromPods && c.type === ConditionType.Degraded ? { type: c.type, status: 'True' as const, reason: fromPods.reason, message: fromPods.message } : c,
+    fromPods && c.type === ConditionType.Degraded
+      ? { type: c.type, status: 'True' as const, reason: fromPods.reason, message: fromPods.message }
+      : c.type === ConditionType.Ready && c.status === 'True' && speechReady?.status === 'False'
+        ? { ...c, status: 'False' as const, reason: Reason.SpeechNotReady, message: speechReady.message }
+        : c,
   );
   const degradedBefore = findCondition(pool.status?.conditions, ConditionType.Degraded);
-  await writeStatus(deps, pool, [...health, transcripts], statusFields(pool, desired.decision, rollout.ready));
+  await writeStatus(deps, pool, [...health, transcripts, ...(speechReady ? [speechReady] : [])], statusFields(pool, desired.decision, rollout.ready));
   await sendLifecycleEvents(deps, pool, health, desired.decision.floor, desired.decision.windows);
   // Causes that cleared may warn again if they come back (lifecycle events keep their own memory).
   const still = new Set([transcripts.status === 'False' ? transcripts.reason : '', fromPods?.reason ?? '', ...Object.values(NormalReason)]);
@@ -147,13 +155,14 @@ function rejectedChild(err: unknown): boolean {
  */
 async function applyDeployment(deps: ReconcileDeps, pool: VoiceWorkerPool, deployment: KubeObject, autoscaled: boolean, floor: number): Promise<DeploymentState> {
   const { kube } = deps;
-  const path = childPath('Deployment', pool.metadata.namespace, pool.metadata.name);
+  const { name } = deployment.metadata; // the workers' (the pool's name) or the speech server's
+  const path = childPath('Deployment', pool.metadata.namespace, name);
   const handover = (replicas: number) =>
-    kube.apply<DeploymentState>(path, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: pool.metadata.name, namespace: pool.metadata.namespace }, spec: { replicas } }, INITIAL_REPLICAS_MANAGER);
+    kube.apply<DeploymentState>(path, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: pool.metadata.namespace }, spec: { replicas } }, INITIAL_REPLICAS_MANAGER);
   if (autoscaled) {
     // The cache answers when it has the Deployment; a miss is confirmed with a GET, because handing
     // the floor over again to an existing Deployment would undo the HPA's count.
-    const cached = deps.cache?.child('Deployment', pool.metadata.namespace, pool.metadata.name) as DeploymentState | undefined;
+    const cached = deps.cache?.child('Deployment', pool.metadata.namespace, name) as DeploymentState | undefined;
     const existing = cached ?? (await kube.get<DeploymentState>(path).catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err))));
     if (existing && fieldOwners(existing.metadata.managedFields, ['spec', 'replicas']).every((m) => m === FIELD_MANAGER)) {
       await handover(Math.max(floor, existing.spec?.replicas ?? floor));
@@ -164,12 +173,12 @@ async function applyDeployment(deps: ReconcileDeps, pool: VoiceWorkerPool, deplo
   return kube.apply<DeploymentState>(path, deployment, FIELD_MANAGER);
 }
 
-async function deleteIfOwned(deps: ReconcileDeps, kind: ChildKind, pool: VoiceWorkerPool): Promise<void> {
+async function deleteIfOwned(deps: ReconcileDeps, { kind, name }: ChildRef, pool: VoiceWorkerPool): Promise<void> {
   const { kube } = deps;
-  const path = childPath(kind, pool.metadata.namespace, pool.metadata.name);
+  const path = childPath(kind, pool.metadata.namespace, name);
   try {
     // With caches, a child the informer never saw is not there (or not the operator's: no label).
-    const child = deps.cache ? deps.cache.child(kind, pool.metadata.namespace, pool.metadata.name) : await kube.get<KubeObject>(path);
+    const child = deps.cache ? deps.cache.child(kind, pool.metadata.namespace, name) : await kube.get<KubeObject>(path);
     if (!child) return;
     if (!child.metadata.ownerReferences?.some((o) => o.uid === pool.metadata.uid && isPoolOwner(o))) return; // someone else's object of the same name
     await kube.request('DELETE', path);

@@ -15,6 +15,9 @@ export const WORKER_PORT = 7860;
 /** The worker's plain-HTTP management port (metrics and probes), never exposed by the Service (C2). */
 export const METRICS_PORT = 9090;
 export const SERVICE_PORT = 443;
+/** The speech server's API port (SPEECH_PORT) and its management port (SPEECH_METRICS_PORT). */
+export const SPEECH_PORT = 7870;
+export const SPEECH_METRICS_PORT = 9091;
 export const POOL_LABEL = `${GROUP}/pool`;
 export const MANAGED_BY = 'voice-operator';
 
@@ -98,6 +101,31 @@ export interface VoiceWorkerPoolSpec {
   /** More worker environment (e.g. S3 credentials); names the operator sets are refused. */
   extraEnv?: Array<{ name: string; value?: string; valueFrom?: { secretKeyRef: SecretKeyRef } }>;
   terminationGracePeriodSeconds: number;
+  /** Speech served inside the cluster (docs/operator.md, "Self-hosted speech"). */
+  speech?: { selfHosted?: SelfHostedSpeech };
+}
+
+/** The pool's own speech server (speech/): a Deployment, Service, PDB and HPA named `<pool>-speech`. */
+export interface SelfHostedSpeech {
+  enabled: boolean;
+  /** SPEECH_TOKEN of the server, and the workers' STT_API_KEY and TTS_API_KEY. */
+  tokenSecret: SecretKeyRef;
+  /** Defaults to the pool's worker image (the speech server ships in it as a second command). */
+  image?: { repository: string; tag: string; digest?: string; pullPolicy?: string };
+  replicas: number;
+  autoscaling?: { enabled: boolean; minReplicas: number; maxReplicas: number; targetCPUUtilizationPercentage: number };
+  resources: {
+    requests: { cpu: string | number; memory: string };
+    limits: { cpu: string | number; memory: string };
+    gpu?: { count: number; resourceName: string };
+  };
+  placement?: Placement;
+  /** SPEECH_THREADS, SPEECH_STT_CONCURRENCY, SPEECH_TTS_CONCURRENCY, SPEECH_QUEUE_CAPACITY, SPEECH_MAX_SESSIONS. */
+  threads?: number;
+  sttConcurrency?: number;
+  ttsConcurrency?: number;
+  queueCapacity?: number;
+  maxSessions?: number;
 }
 
 /** Pod placement passed through to the worker pods unchanged (the API server validates the shapes). */

@@ -7,6 +7,7 @@ import { parseCron, wallClock } from './cron.ts';
 import type { FloorDecision } from './floor.ts';
 import { RESERVED_ENV } from './resources/env.ts';
 import { effectiveAutoscaling } from './resources/hpa.ts';
+import { selfHostedSpeech } from './resources/speech-common.ts';
 import type { SecretKeyRef, VoiceWorkerPool } from './types.ts';
 
 export interface Problem {
@@ -32,6 +33,8 @@ export function secretRefs(pool: VoiceWorkerPool): Array<{ field: string; ref: S
     refs.push({ field: 'spec.podTLS.secretName', ref: { name: podTLS.secretName, key: 'tls.crt' } });
     refs.push({ field: 'spec.podTLS.secretName', ref: { name: podTLS.secretName, key: 'tls.key' } });
   }
+  const speech = selfHostedSpeech(pool);
+  if (speech) refs.push({ field: 'spec.speech.selfHosted.tokenSecret', ref: speech.tokenSecret });
   (pool.spec.extraEnv ?? []).forEach((e, i) => {
     if (e.valueFrom) refs.push({ field: `spec.extraEnv[${i}].valueFrom.secretKeyRef`, ref: e.valueFrom.secretKeyRef });
   });

@@ -1,5 +1,5 @@
 /** The worker Deployment of a pool. */
-import { METRICS_PORT, WORKER_PORT, type KubeObject, type VoiceWorkerPool } from '../types.ts';
+import { METRICS_PORT, WORKER_PORT, type KubeObject, type Placement, type VoiceWorkerPool } from '../types.ts';
 import { childMetadata, selectorLabels } from './common.ts';
 import { POD_TLS_DIR, PRE_STOP_SECONDS, REDIS_CA_DIR, REDIS_CA_KEY, workerEnv } from './env.ts';
 import { DEFAULT_BUILD_OPTIONS, type BuildOptions } from './options.ts';
@@ -30,14 +30,13 @@ export function imageOf(image: VoiceWorkerPool['spec']['image']): string {
   return image.digest ? `${image.repository}:${image.tag}@${image.digest}` : `${image.repository}:${image.tag}`;
 }
 
-function podSecurityContext(options: BuildOptions): Record<string, unknown> {
+export function podSecurityContext(options: BuildOptions): Record<string, unknown> {
   const ids = options.runAsUser === undefined ? {} : { runAsUser: options.runAsUser, runAsGroup: options.runAsUser, fsGroup: options.runAsUser };
   return { runAsNonRoot: true, ...ids, seccompProfile: { type: 'RuntimeDefault' } };
 }
 
 /** nodeSelector, tolerations, affinity, topology spread and priority class, passed through as given. */
-function placement(spec: VoiceWorkerPool['spec']): Record<string, unknown> {
-  const p = spec.placement ?? {};
+export function placement(p: Placement = {}): Record<string, unknown> {
   return Object.fromEntries(Object.entries({
     nodeSelector: p.nodeSelector,
     tolerations: p.tolerations,
@@ -77,7 +76,7 @@ export function buildDeployment(pool: VoiceWorkerPool, replicas: number | undefi
           automountServiceAccountToken: false,
           securityContext: podSecurityContext(options),
           ...(spec.image.pullSecrets?.length ? { imagePullSecrets: spec.image.pullSecrets.map((name) => ({ name })) } : {}),
-          ...placement(spec),
+          ...placement(spec.placement),
           containers: [
             {
               name: 'worker',

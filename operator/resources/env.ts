@@ -4,6 +4,7 @@
  */
 import { METRICS_PORT, WORKER_PORT, type SecretKeyRef, type VoiceWorkerPool } from '../types.ts';
 import { endpointOf, publicUrlOf } from './common.ts';
+import { selfHostedSpeech, speechBaseUrl } from './speech-common.ts';
 
 export type EnvVar =
   | { name: string; value: string }
@@ -102,6 +103,26 @@ function roomEnv(pool: VoiceWorkerPool): EnvVar[] {
   return [];
 }
 
+/**
+ * Speech-to-text and text-to-speech: the pool's own speech server when it is self-hosted (its
+ * Service's cluster address, its token as both keys; it takes any model and voice name, so the
+ * pool's names pass through), else the providers the pool names.
+ */
+function speechEnv(pool: VoiceWorkerPool): EnvVar[] {
+  const { spec } = pool;
+  const models = spec.models ?? {};
+  const own = selfHostedSpeech(pool);
+  return [
+    ...fromSecret('STT_API_KEY', own ? own.tokenSecret : spec.secrets.sttApiKey),
+    ...fromSecret('TTS_API_KEY', own ? own.tokenSecret : spec.secrets.ttsApiKey),
+    ...plain('STT_BASE_URL', own ? speechBaseUrl(pool) : models.stt?.baseUrl),
+    ...plain('STT_MODEL', models.stt?.model),
+    ...plain('TTS_BASE_URL', own ? speechBaseUrl(pool) : models.tts?.baseUrl),
+    ...plain('TTS_MODEL', models.tts?.model),
+    ...plain('TTS_VOICE', models.tts?.voice),
+  ];
+}
+
 /** The variables the operator owns (extraEnv may not set these). */
 export function managedEnv(pool: VoiceWorkerPool): EnvVar[] {
   const { spec } = pool;
@@ -120,16 +141,10 @@ export function managedEnv(pool: VoiceWorkerPool): EnvVar[] {
     ...plain('ROOM_PROVIDER', spec.roomProvider),
     ...roomEnv(pool),
     ...fromSecret('LLM_API_KEY', spec.secrets.llmApiKey),
-    ...fromSecret('STT_API_KEY', spec.secrets.sttApiKey),
-    ...fromSecret('TTS_API_KEY', spec.secrets.ttsApiKey),
     ...fromSecret('OPENAI_API_KEY', spec.secrets.openaiApiKey),
     ...plain('LLM_BASE_URL', models.llm?.baseUrl),
     ...plain('LLM_MODEL', models.llm?.model),
-    ...plain('STT_BASE_URL', models.stt?.baseUrl),
-    ...plain('STT_MODEL', models.stt?.model),
-    ...plain('TTS_BASE_URL', models.tts?.baseUrl),
-    ...plain('TTS_MODEL', models.tts?.model),
-    ...plain('TTS_VOICE', models.tts?.voice),
+    ...speechEnv(pool),
     ...plain('OTEL_EXPORTER_OTLP_ENDPOINT', spec.telemetry?.otlpEndpoint),
     ...plain('OTEL_SERVICE_NAME', spec.telemetry?.serviceName ?? 'voice-worker'),
     ...plain('MAX_SESSION_SECONDS', spec.maxSessionSeconds),

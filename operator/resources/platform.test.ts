@@ -58,7 +58,7 @@ describe('worker pods for platform teams', () => {
     expect((buildNetworkPolicy(poolFixture(), { networkPolicy: { metricsNamespaces: [] } })!.spec as { ingress: unknown[] }).ingress).toHaveLength(1);
     const state = desiredState(poolFixture(), new Date(), { networkPolicy: { metricsNamespaces: [] } });
     expect(state.apply.map((o) => o.kind)).toContain('NetworkPolicy');
-    expect(desiredState(poolFixture(), new Date()).absent).toContain('NetworkPolicy');
+    expect(desiredState(poolFixture(), new Date()).absent).toContainEqual({ kind: 'NetworkPolicy', name: 'p' });
   });
 
   it('recognise a pool owner by kind and API group, not by kind alone', () => {

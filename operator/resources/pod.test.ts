@@ -80,7 +80,7 @@ describe('default autoscaling', () => {
   it('keeps a pool scaled to zero (no autoscaling object, replicas 0) without an HPA', () => {
     const state = desiredState(pool({ replicas: 0 }), new Date());
     expect(state.autoscaled).toBe(false);
-    expect(state.absent).toContain('HorizontalPodAutoscaler');
+    expect(state.absent).toContainEqual({ kind: 'HorizontalPodAutoscaler', name: state.apply[0]!.metadata.name });
   });
 
   it('adds busy sessions per pod (the worker gauge) when asked', () => {

@@ -75,6 +75,21 @@ function pools(): VoiceWorkerPool[] {
       resources: { requests: { cpu: '2', memory: '4Gi' }, limits: { cpu: '4', memory: '8Gi' }, gpu: { count: 1, resourceName: 'nvidia.com/gpu' } },
       placement: { nodeSelector: { pool: 'voice' }, topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { 'app.kubernetes.io/name': 'voice-worker' } } }] },
     })),
+    // Self-hosted speech: <pool>-speech Deployment, Service, HPA (and NetworkPolicy), GPU and placement passed through.
+    named('speech', poolFixture({
+      secrets: { workerToken: { name: 'w', key: 'token' }, llmApiKey: { name: 'ai', key: 'llm' } },
+      speech: {
+        selfHosted: {
+          enabled: true,
+          tokenSecret: { name: 'speech', key: 'token' },
+          replicas: 1,
+          autoscaling: { enabled: true, minReplicas: 1, maxReplicas: 4, targetCPUUtilizationPercentage: 70 },
+          resources: { requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '2', memory: '1536Mi' }, gpu: { count: 1, resourceName: 'nvidia.com/gpu' } },
+          placement: { nodeSelector: { accelerator: 'gpu' }, tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }] },
+          sttConcurrency: 2,
+        },
+      },
+    })),
   ];
 }
 
