@@ -24,7 +24,7 @@ const tone = (ms: number): Buffer => tonePcm(ms, RATE, 220, 0.3);
 
 const CONFIG = STAGE_CONFIG;
 
-function listen(options: { config?: InterviewConfig; hooks?: typeof quietHooks } = {}) {
+function listen(options: { config?: InterviewConfig; hooks?: typeof quietHooks; onBargeIn?: () => void } = {}) {
   const room = new MemoryRoom();
   const playback = new Playback(() => Date.now());
   const abort = new AbortController();
@@ -36,7 +36,7 @@ function listen(options: { config?: InterviewConfig; hooks?: typeof quietHooks }
     hooks: options.hooks ?? quietHooks,
     language: 'en',
     signal: abort.signal,
-    onBargeIn: () => undefined,
+    onBargeIn: options.onBargeIn ?? (() => undefined),
     clock: () => Date.now(),
   });
   return { room, playback, listener, close: () => (abort.abort(), listener.close()) };
@@ -138,5 +138,32 @@ describe('the listener', () => {
     expect((heard as unknown as HeardTurn).decidedAt - arrived).toBeGreaterThanOrEqual(8800 + 2100);
     abort.abort();
     listener.close();
+  });
+
+  it('stops the bot on the very frame that completes BARGE_IN_MIN_SPEECH_MS of speech, not one later', async () => {
+    // 20 ms frames from t = 0; speech starts at the 5th voiced frame (VAD_MIN_SPEECH_MS 100). The
+    // 10th frame (arriving at t = 180 ms) completes 200 ms of speech: the barge-in is due then.
+    const start = Date.now();
+    let stoppedAt: number | null = null;
+    const { room, playback, close } = listen({ onBargeIn: () => (stoppedAt ??= Date.now() - start) });
+    playback.add(10_000); // the bot is audible throughout
+    void room.speak(tone(600));
+    await vi.advanceTimersByTimeAsync(170);
+    expect(stoppedAt).toBeNull();
+    await vi.advanceTimersByTimeAsync(100);
+    expect(stoppedAt).toBe(180);
+    close();
+  });
+
+  it('gives the old timing (one frame later) with BARGE_IN_MIN_SPEECH_MS one frame longer', async () => {
+    const start = Date.now();
+    let stoppedAt: number | null = null;
+    const config = { ...CONFIG, turns: { ...CONFIG.turns, bargeInMinSpeechMs: 220 } };
+    const { room, playback, close } = listen({ config, onBargeIn: () => (stoppedAt ??= Date.now() - start) });
+    playback.add(10_000);
+    void room.speak(tone(600));
+    await vi.advanceTimersByTimeAsync(300);
+    expect(stoppedAt).toBe(200);
+    close();
   });
 });

@@ -233,10 +233,12 @@ export class TurnDetector {
     const kept = frame.length > room ? frame.subarray(0, room) : frame;
     this.audio.push(kept);
     this.audioBytes += kept.length;
+    // The frame is counted before it is announced, so whoever reads `currentSpeechMs` on its
+    // `audio` event (the barge-in check) sees the speech up to and including it, not one frame less.
+    if (voiced) this.speechMs += frameMs;
     this.options.onEvent({ type: 'audio', pcm: kept });
     if (this.audioBytes >= this.settings.maxUtteranceBytes) return this.endTurn('max');
     if (voiced) {
-      this.speechMs += frameMs;
       this.silentRun = 0;
       this.lastVoicedAt = now;
       if (this.paused) {
