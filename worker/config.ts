@@ -99,6 +99,10 @@ export interface TurnSettings {
   bargeInMinSpeechMs: number;
   /** Speech this long is an interruption whatever its words; shorter speech that is only a backchannel lets the bot go on. */
   bargeInConfirmMs: number;
+  /** A ? ! or … at the end of a streamed follow-up so far sends its sentence to speech at once. */
+  replyEagerEnd: boolean;
+  /** A streamed follow-up's first clause of at least this many words is spoken alone; 0: off. */
+  replyFirstClauseWords: number;
 }
 
 function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
@@ -135,6 +139,8 @@ function turnSettings(env: Env, sttModel: string): TurnSettings {
     bargeIn: boolVar(env, 'BARGE_IN', { default: true }),
     bargeInMinSpeechMs,
     bargeInConfirmMs,
+    replyEagerEnd: boolVar(env, 'REPLY_EAGER_END', { default: true }),
+    replyFirstClauseWords: intVar(env, 'REPLY_FIRST_CLAUSE_WORDS', { default: 6, min: 0, max: 100 }),
   };
 }
 

@@ -13,5 +13,6 @@ export const STAGE_CONFIG: InterviewConfig = {
   turns: {
     vadEngine: 'energy', vadSpeechThreshold: 0.5, detection: 'silence', modelSilenceMs: 200, modelThreshold: 0.5, maxSilenceMs: 1600,
     modelsDir: null, sttMode: 'batch', sttRealtimeModel: 'none', bargeIn: true, bargeInMinSpeechMs: 200, bargeInConfirmMs: 700,
+    replyEagerEnd: true, replyFirstClauseWords: 6,
   },
 };

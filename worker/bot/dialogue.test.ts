@@ -127,6 +127,36 @@ describe('the interview in stages (memory room, scripted providers, fake clock)'
     expect(run.bounds()).toBe(0);
   });
 
+  it('speaks a follow-up\'s first clause, and a sentence that ends the reply, before the model\'s stream ends (issue 21)', async () => {
+    // A provider that writes a piece every 40 ms and holds the stream open 400 ms after the last.
+    const reply = 'FOLLOW_UP: When your manager first stepped in, what exactly did they change for the team?';
+    const script = { transcripts: ['I liked the onboarding.', 'It got better.'], replies: [reply], llmPieceMs: 40, llmEndMs: 400 };
+    const run = start(script);
+    answerWhenHeard(run.room, () => answer());
+    expect((await finish(run)).status).toBe('completed');
+    const { tts, ttsAt, llmEndedAt } = run.providers.calls;
+    const clause = tts.indexOf('When your manager first stepped in,');
+    const rest = tts.indexOf('what exactly did they change for the team?');
+    expect(clause, tts.join(' | ')).toBeGreaterThan(-1);
+    expect(rest).toBe(clause + 1);
+    // The clause goes to speech pieces before the "?" is written, the rest as soon as it is.
+    expect(ttsAt[rest]! - ttsAt[clause]!).toBeGreaterThanOrEqual(2 * 40);
+    expect(llmEndedAt[0]! - ttsAt[rest]!).toBeGreaterThanOrEqual(400);
+    expect(spoken(run)).toContain(`bot: ${reply.slice('FOLLOW_UP: '.length)}`);
+  });
+
+  it('with REPLY_EAGER_END=false and REPLY_FIRST_CLAUSE_WORDS=0, speaks the follow-up when the stream ends, as before', async () => {
+    const reply = 'FOLLOW_UP: When your manager first stepped in, what exactly did they change for the team?';
+    const script = { transcripts: ['I liked the onboarding.', 'It got better.'], replies: [reply], llmPieceMs: 40, llmEndMs: 400 };
+    const run = start(script, INTERVIEW, { ...CONFIG, turns: { ...CONFIG.turns, replyEagerEnd: false, replyFirstClauseWords: 0 } });
+    answerWhenHeard(run.room, () => answer());
+    expect((await finish(run)).status).toBe('completed');
+    const { tts, ttsAt, llmEndedAt } = run.providers.calls;
+    const whole = tts.indexOf(reply.slice('FOLLOW_UP: '.length));
+    expect(whole, tts.join(' | ')).toBeGreaterThan(-1);
+    expect(ttsAt[whole]).toBeGreaterThanOrEqual(llmEndedAt[0]!);
+  });
+
   it('joins up an answer whose turn was taken as ended too soon, and drops the reply it had begun', async () => {
     // The respondent pauses 400 ms (more than VAD_SILENCE_MS) mid-answer; the model is slow, so
     // they go on before the bot's first word: one answer, and the follow-up is never spoken.
