@@ -60,6 +60,10 @@ export interface WorkerBaseConfig {
   tts: ProviderEndpoint & { voice: string };
   providerTimeoutMs: number;
   providerRetries: number;
+  /** How long an idle provider connection is kept open; 0: Node's fetch (4 s). */
+  providerKeepAliveMs: number;
+  /** Open the provider connections when the respondent starts speaking. */
+  providerWarm: boolean;
   transcriptStore: string;
   s3: { endpoint: string | null; region: string; forcePathStyle: boolean };
   maxSessionSeconds: number;
@@ -221,6 +225,8 @@ export function loadConfig(env: Env): Readonly<WorkerConfig> {
     },
     providerTimeoutMs: intVar(env, 'PROVIDER_TIMEOUT_MS', { default: 20_000, min: 100, max: 120_000 }),
     providerRetries: intVar(env, 'PROVIDER_RETRIES', { default: 1, min: 0, max: 5 }),
+    providerKeepAliveMs: intVar(env, 'PROVIDER_KEEPALIVE_MS', { default: 60_000, min: 0, max: 600_000 }),
+    providerWarm: boolVar(env, 'PROVIDER_WARM', { default: true }),
     transcriptStore: transcriptStore(env),
     s3: { endpoint: optionalString(env, 'S3_ENDPOINT') ?? null, region: optionalString(env, 'S3_REGION') ?? optionalString(env, 'AWS_REGION') ?? 'us-east-1', forcePathStyle: boolVar(env, 'S3_FORCE_PATH_STYLE', { default: false }) },
     maxSessionSeconds,

@@ -28,7 +28,7 @@ export interface ProviderScript {
 
 export interface ScriptedProviders extends Providers {
   /** `ttsAt` and `llmEndedAt`: the (fake) clock when each synthesis started and each stream ended. */
-  calls: { stt: number; llm: ChatMessage[][]; tts: string[]; ttsAt: number[]; llmEndedAt: number[] };
+  calls: { stt: number; llm: ChatMessage[][]; tts: string[]; ttsAt: number[]; llmEndedAt: number[]; warm: number[] };
 }
 
 const TTS_RATE = 24_000;
@@ -41,9 +41,10 @@ function abortable(signal: AbortSignal | undefined): void {
 export function scriptedProviders(script: ProviderScript = {}): ScriptedProviders {
   const transcripts = [...(script.transcripts ?? [])];
   const replies = [...(script.replies ?? [])];
-  const calls: ScriptedProviders['calls'] = { stt: 0, llm: [], tts: [], ttsAt: [], llmEndedAt: [] };
+  const calls: ScriptedProviders['calls'] = { stt: 0, llm: [], tts: [], ttsAt: [], llmEndedAt: [], warm: [] };
   return {
     calls,
+    warm: () => (calls.warm.push(Date.now()), Promise.resolve()),
     stt: {
       provider: 'scripted',
       model: 'stt-script',

@@ -127,6 +127,16 @@ describe('the interview in stages (memory room, scripted providers, fake clock)'
     expect(run.bounds()).toBe(0);
   });
 
+  it('warms the providers\' connections each time the respondent starts to speak (issue 21)', async () => {
+    const run = start({ transcripts: ['I liked the onboarding.', 'The support team answered fast.'], replies: ['FOLLOW_UP: What about the support?'] });
+    const answersAt: number[] = [];
+    answerWhenHeard(run.room, () => (answersAt.push(Date.now() + 300), answer()));
+    expect((await finish(run)).status).toBe('completed');
+    // Two answers: each warms once, when its speech is recognised (100 ms into it), not at its end.
+    expect(run.providers.calls.warm).toHaveLength(2);
+    run.providers.calls.warm.forEach((at, i) => expect(at - answersAt[i]!).toBeLessThan(200));
+  });
+
   it('speaks a follow-up\'s first clause, and a sentence that ends the reply, before the model\'s stream ends (issue 21)', async () => {
     // A provider that writes a piece every 40 ms and holds the stream open 400 ms after the last.
     const reply = 'FOLLOW_UP: When your manager first stepped in, what exactly did they change for the team?';

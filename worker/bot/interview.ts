@@ -78,6 +78,8 @@ export async function runInterview(job: BotJob, deps: InterviewDeps): Promise<Ou
       language: job.interview.language,
       signal,
       clock,
+      // Their turn's end calls the language model and speech at once: connect to them now.
+      onSpeechStart: () => void providers.warm?.(),
       onBargeIn: () => {
         if (!speaker.audible) return;
         speaker.interrupt();

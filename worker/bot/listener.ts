@@ -62,6 +62,8 @@ export interface ListenerOptions {
   signal: AbortSignal;
   /** Respondent speech over the bot: stop talking now. */
   onBargeIn(): void;
+  /** The respondent started a turn (the providers' connections are warmed, issue 21). */
+  onSpeechStart?(): void;
   /** A turn ended at the utterance bound (the respondent sent too much). */
   onBound?(): void;
   /** A turn that produced no words, or failed to transcribe: it is dropped, and said here. */
@@ -204,6 +206,7 @@ export class Listener implements Hearing {
         this.maxTimer = setTimeout(() => this.detector.forceEnd('max'), settings.maxUtteranceSeconds * 1000);
         for (const wake of this.speechWaiters) wake();
         this.speechWaiters.clear();
+        this.options.onSpeechStart?.();
         this.checkBargeIn();
         return;
       case 'audio':

@@ -70,6 +70,8 @@ export interface ListenerParts {
   signal: AbortSignal;
   /** Respondent speech over the bot (the dialogue stops its voice). */
   onBargeIn(): void;
+  /** The respondent started a turn. */
+  onSpeechStart?(): void;
   clock: () => number;
 }
 
@@ -92,6 +94,7 @@ export function createListener(config: ListeningConfig, parts: ListenerParts): L
     settings: plan.listener,
     signal: parts.signal,
     onBargeIn: parts.onBargeIn,
+    ...(parts.onSpeechStart ? { onSpeechStart: parts.onSpeechStart } : {}),
     onBound: () => parts.hooks.utteranceBound(),
     clock: parts.clock,
   });
