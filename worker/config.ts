@@ -77,6 +77,7 @@ export interface WorkerBaseConfig {
 export const VAD_ENGINES = ['silero', 'energy'] as const;
 export const TURN_DETECTIONS = ['model', 'silence'] as const;
 export const STT_MODES = ['realtime', 'batch'] as const;
+export const BARGE_IN_MODES = ['pause', 'stop'] as const;
 
 export interface TurnSettings {
   /** `silero`: Silero VAD (ONNX); `energy`: the level threshold of VAD_THRESHOLD_DBFS. */
@@ -103,6 +104,8 @@ export interface TurnSettings {
   bargeInMinSpeechMs: number;
   /** Speech this long is an interruption whatever its words; shorter speech that is only a backchannel lets the bot go on. */
   bargeInConfirmMs: number;
+  /** `pause`: speech over the bot pauses it until judged (a backchannel resumes where it paused); `stop`: it stops at once. */
+  bargeInMode: (typeof BARGE_IN_MODES)[number];
   /** A ? ! or … at the end of a streamed follow-up so far sends its sentence to speech at once. */
   replyEagerEnd: boolean;
   /** A streamed follow-up's first clause of at least this many words is spoken alone; 0: off. */
@@ -143,6 +146,7 @@ function turnSettings(env: Env, sttModel: string): TurnSettings {
     bargeIn: boolVar(env, 'BARGE_IN', { default: true }),
     bargeInMinSpeechMs,
     bargeInConfirmMs,
+    bargeInMode: oneOf(env, 'BARGE_IN_MODE', BARGE_IN_MODES, 'pause'),
     replyEagerEnd: boolVar(env, 'REPLY_EAGER_END', { default: true }),
     replyFirstClauseWords: intVar(env, 'REPLY_FIRST_CLAUSE_WORDS', { default: 6, min: 0, max: 100 }),
   };

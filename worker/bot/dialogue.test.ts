@@ -178,9 +178,33 @@ describe('the interview in stages (memory room, scripted providers, fake clock)'
     expect(run.providers.calls.tts.join(' ')).not.toContain('Why was that?');
   });
 
-  it('goes on from the cut sentence after a backchannel over the question', async () => {
+  it('pauses at speech over it, and after a backchannel goes on from where it paused (issue 21)', async () => {
     const question = 'First, think of your first week. Then, tell me what you liked. Take your time.';
     const run = start({ transcripts: ['mm-hm', 'I liked the onboarding.'] }, { ...INTERVIEW, questions: [{ id: 'q1', text: question, maxFollowUps: 0 }] });
+    // "mm-hm" 500 ms into the question (its first sentence is playing), then the answer once heard.
+    let said = false;
+    run.room.onControl((msg) => {
+      if (said || msg.type !== 'caption' || msg.text !== 'First, think of your first week.') return;
+      said = true;
+      setTimeout(() => void run.room.speak(Buffer.concat([tone(300), silencePcm(600, RATE)])), 500);
+    });
+    answerWhenHeard(run.room, () => answer());
+    const outcome = await finish(run);
+    expect(outcome.status, JSON.stringify(outcome)).toBe('completed');
+    // The page dropped its queue once (the pause); it was never an interruption.
+    expect(run.room.interrupts, JSON.stringify(run.room.controls)).toBe(1);
+    expect(run.events.filter((e) => e.type === 'interruption')).toEqual([{ type: 'interruption', kind: 'backchannel' }]);
+    expect(spoken(run)).toEqual(['bot: Hi.', `bot: ${question}`, 'respondent: I liked the onboarding.', 'bot: Thanks, bye.']);
+    // Heard: the intro (250 ms), the question once through (15 words, 3750 ms) and the closing
+    // (500 ms), with at most the one 20 ms frame that was playing at the pause heard twice.
+    expect(run.room.heardMs()).toBeGreaterThanOrEqual(250 + 3750 + 500);
+    expect(run.room.heardMs()).toBeLessThanOrEqual(250 + 3750 + 500 + 20);
+  });
+
+  it('with BARGE_IN_MODE=stop, stops at once and after a backchannel goes on from the cut sentence', async () => {
+    const question = 'First, think of your first week. Then, tell me what you liked. Take your time.';
+    const config = { ...CONFIG, turns: { ...CONFIG.turns, bargeInMode: 'stop' as const } };
+    const run = start({ transcripts: ['mm-hm', 'I liked the onboarding.'] }, { ...INTERVIEW, questions: [{ id: 'q1', text: question, maxFollowUps: 0 }] }, config);
     // "mm-hm" 500 ms into the question (its first sentence is playing), then the answer once heard.
     let said = false;
     run.room.onControl((msg) => {

@@ -81,7 +81,16 @@ export async function runInterview(job: BotJob, deps: InterviewDeps): Promise<Ou
       // Their turn's end calls the language model and speech at once: connect to them now.
       onSpeechStart: () => void providers.warm?.(),
       onBargeIn: () => {
+        if (config.turns.bargeInMode === 'pause') return void speaker.pause();
         if (!speaker.audible) return;
+        speaker.interrupt();
+        hooks.telemetry({ type: 'interruption', kind: 'barge_in' });
+      },
+      // BARGE_IN_MODE=pause: the paused voice stops for good on an interruption, and goes on from
+      // where it paused after a backchannel (stop mode settled everything at the barge-in).
+      onBargeInSettled: (outcome) => {
+        if (config.turns.bargeInMode !== 'pause' || !speaker.paused) return;
+        if (outcome === 'backchannel') return speaker.resume();
         speaker.interrupt();
         hooks.telemetry({ type: 'interruption', kind: 'barge_in' });
       },

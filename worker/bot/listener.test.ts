@@ -24,19 +24,20 @@ const tone = (ms: number): Buffer => tonePcm(ms, RATE, 220, 0.3);
 
 const CONFIG = STAGE_CONFIG;
 
-function listen(options: { config?: InterviewConfig; hooks?: typeof quietHooks; onBargeIn?: () => void } = {}) {
+function listen(options: { config?: InterviewConfig; hooks?: typeof quietHooks; onBargeIn?: () => void; onBargeInSettled?: (o: 'interruption' | 'backchannel') => void; transcripts?: string[] } = {}) {
   const room = new MemoryRoom();
   const playback = new Playback(() => Date.now());
   const abort = new AbortController();
   const listener = createListener(options.config ?? CONFIG, {
     room,
-    providers: scriptedProviders({ transcripts: ['first', 'second'] }),
+    providers: scriptedProviders({ transcripts: options.transcripts ?? ['first', 'second'] }),
     models: { vad: null, turn: null },
     playback,
     hooks: options.hooks ?? quietHooks,
     language: 'en',
     signal: abort.signal,
     onBargeIn: options.onBargeIn ?? (() => undefined),
+    ...(options.onBargeInSettled ? { onBargeInSettled: options.onBargeInSettled } : {}),
     clock: () => Date.now(),
   });
   return { room, playback, listener, close: () => (abort.abort(), listener.close()) };
@@ -165,5 +166,30 @@ describe('the listener', () => {
     await vi.advanceTimersByTimeAsync(300);
     expect(stoppedAt).toBe(200);
     close();
+  });
+
+  it('settles speech over the bot as an interruption once BARGE_IN_CONFIRM_MS of it is heard, before the turn ends', async () => {
+    const start = Date.now();
+    const settled: Array<[string, number]> = [];
+    const { room, playback, close } = listen({ onBargeInSettled: (o) => settled.push([o, Date.now() - start]), transcripts: ['mm-hm'] });
+    playback.add(10_000);
+    void room.speak(Buffer.concat([tone(1000), silencePcm(600, RATE)]));
+    await vi.advanceTimersByTimeAsync(2000);
+    // Speech starts at the 5th frame (100 ms); the 35th (arriving at 680 ms) completes 700 ms. Its
+    // words ("mm-hm") come later and do not undo it.
+    expect(settled).toEqual([['interruption', 680]]);
+    close();
+  });
+
+  it('settles a short backchannel as one, and short words that are not as an interruption', async () => {
+    for (const [words, outcome] of [['mm-hm', 'backchannel'], ['No, stop.', 'interruption']] as const) {
+      const settled: string[] = [];
+      const { room, playback, close } = listen({ onBargeInSettled: (o) => settled.push(o), transcripts: [words] });
+      playback.add(10_000);
+      void room.speak(Buffer.concat([tone(300), silencePcm(600, RATE)]));
+      await vi.advanceTimersByTimeAsync(1500);
+      expect(settled, words).toEqual([outcome]);
+      close();
+    }
   });
 });

@@ -72,6 +72,8 @@ export interface ListenerParts {
   onBargeIn(): void;
   /** The respondent started a turn. */
   onSpeechStart?(): void;
+  /** What speech over the bot turned out to be (listener.ts). */
+  onBargeInSettled?(outcome: 'interruption' | 'backchannel'): void;
   clock: () => number;
 }
 
@@ -95,6 +97,7 @@ export function createListener(config: ListeningConfig, parts: ListenerParts): L
     signal: parts.signal,
     onBargeIn: parts.onBargeIn,
     ...(parts.onSpeechStart ? { onSpeechStart: parts.onSpeechStart } : {}),
+    ...(parts.onBargeInSettled ? { onBargeInSettled: parts.onBargeInSettled } : {}),
     onBound: () => parts.hooks.utteranceBound(),
     clock: parts.clock,
   });
