@@ -17,6 +17,8 @@ export class MemoryRoom extends EventEmitter implements BotRoom {
   interrupts = 0;
   /** The bot's audio dropped unplayed by interruptions, in ms (heard = sent - dropped). */
   droppedMs = 0;
+  /** How many control messages had been sent at each interruption (where it falls among them). */
+  readonly interruptedAfter: number[] = [];
   closed = false;
   /** When the bot's audio sent so far has played at the respondent (it plays in real time). */
   playingUntil = 0;
@@ -75,6 +77,7 @@ export class MemoryRoom extends EventEmitter implements BotRoom {
 
   interrupt(): void {
     this.interrupts++;
+    this.interruptedAfter.push(this.controls.length);
     this.droppedMs += Math.max(0, this.playingUntil - Date.now());
     this.playingUntil = Date.now();
   }

@@ -195,6 +195,8 @@ describe('the interview in stages (memory room, scripted providers, fake clock)'
     expect(run.room.interrupts, JSON.stringify(run.room.controls)).toBe(1);
     expect(run.events.filter((e) => e.type === 'interruption')).toEqual([{ type: 'interruption', kind: 'backchannel' }]);
     expect(spoken(run)).toEqual(['bot: Hi.', `bot: ${question}`, 'respondent: I liked the onboarding.', 'bot: Thanks, bye.']);
+    // The page hears it speaking again, then listening.
+    expect(run.room.controls.slice(run.room.interruptedAfter[0]).filter((c) => c.type === 'state').map((c) => c.state).slice(0, 2)).toEqual(['speaking', 'listening']);
     // Heard: the intro (250 ms), the question once through (15 words, 3750 ms) and the closing
     // (500 ms), with at most the one 20 ms frame that was playing at the pause heard twice.
     expect(run.room.heardMs()).toBeGreaterThanOrEqual(250 + 3750 + 500);

@@ -90,7 +90,11 @@ export async function runInterview(job: BotJob, deps: InterviewDeps): Promise<Ou
       // where it paused after a backchannel (stop mode settled everything at the barge-in).
       onBargeInSettled: (outcome) => {
         if (config.turns.bargeInMode !== 'pause' || !speaker.paused) return;
-        if (outcome === 'backchannel') return speaker.resume();
+        if (outcome === 'backchannel') {
+          // The page dropped its queue at the pause; it hears the bot speaking again.
+          room.sendControl({ type: 'state', state: 'speaking' });
+          return speaker.resume();
+        }
         speaker.interrupt();
         hooks.telemetry({ type: 'interruption', kind: 'barge_in' });
       },
