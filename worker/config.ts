@@ -92,6 +92,10 @@ export interface TurnSettings {
   modelThreshold: number;
   /** The longest pause inside a turn: the turn ends after this much silence whatever the model says. */
   maxSilenceMs: number;
+  /** Ask the end-of-turn model this long before the commit point, so its answer is ready at it; 0: at it. */
+  modelEarlyMs: number;
+  /** Ask it again every this much more silence while it says "not finished"; 0: once per pause. */
+  modelReaskMs: number;
   /** Where silero_vad.onnx and the Smart Turn model are; null: the default cache (worker/bot/turns/models.ts). */
   modelsDir: string | null;
   /** `realtime`: transcribe while the respondent speaks (WebSocket); `batch`: upload each finished turn. */
@@ -140,6 +144,8 @@ function turnSettings(env: Env, sttModel: string): TurnSettings {
     modelSilenceMs,
     modelThreshold: fraction(env, 'TURN_MODEL_THRESHOLD', 0.5),
     maxSilenceMs,
+    modelEarlyMs: intVar(env, 'TURN_MODEL_EARLY_MS', { default: 100, min: 0, max: modelSilenceMs }),
+    modelReaskMs: intVar(env, 'TURN_MODEL_REASK_MS', { default: 400, min: 0, max: 10_000 }),
     modelsDir: optionalString(env, 'TURN_MODELS_DIR') ?? null,
     sttMode: oneOf(env, 'STT_MODE', STT_MODES, 'realtime'),
     sttRealtimeModel: optionalString(env, 'STT_REALTIME_MODEL') ?? (sttModel === 'whisper-1' ? 'gpt-4o-mini-transcribe' : sttModel),

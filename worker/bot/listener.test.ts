@@ -66,6 +66,8 @@ describe('listening, planned from the configuration', () => {
     expect(plan.detector.maxBacklogBytes).toBe(plan.detector.maxUtteranceBytes);
     expect(plan.listener.stallMs).toBe(1600 + 500);
     expect(plan.vad.frameBytes).toBe(640);
+    // The model asked ahead of the commit point, and again as the silence grows (issue 21).
+    expect(plan.detector).toMatchObject({ modelEarlyMs: 100, modelReaskMs: 400 });
   });
 });
 

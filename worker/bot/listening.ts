@@ -43,6 +43,8 @@ export function planListening(config: ListeningConfig, models: TurnModels): List
       silenceMs: vad.silenceMs,
       modelSilenceMs: turns.modelSilenceMs,
       maxSilenceMs: turns.maxSilenceMs,
+      modelEarlyMs: turns.modelEarlyMs,
+      modelReaskMs: turns.modelReaskMs,
       modelThreshold: turns.modelThreshold,
       maxUtteranceBytes,
       // Audio waiting to be classified: an answer that arrives in one burst fits whole; a flood
