@@ -16,7 +16,9 @@ import { FailureReason } from '../../lib/failure-reasons.ts';
  * Barge-in: speech of `bargeInMinSpeechMs` while the bot is audible calls `onBargeIn` (the bot
  * stops and the page drops its queued audio). The turn then runs as any other; if it stays shorter
  * than `bargeInConfirmMs` and its words are only a backchannel ("mm-hm", a cough), it is marked so
- * and the bot goes on from the sentence it was in.
+ * and the bot goes on from the sentence it was in. Each barge-in is settled once through
+ * `onBargeInSettled` (an interruption once BARGE_IN_CONFIRM_MS of speech is heard or its words are
+ * not a backchannel; else a backchannel), which a paused voice (BARGE_IN_MODE=pause) waits for.
  *
  * Bounds: the detector keeps at most one utterance's worth of audio waiting to be classified, and
  * at most MAX_TEXTS_IN_FLIGHT turns wait for their text at once; beyond either, audio or whole turns

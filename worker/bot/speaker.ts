@@ -11,6 +11,8 @@ import { splitSentences } from './turns/sentences.ts';
  * written), and text known ahead (the next question) can be synthesised ahead, so it plays the
  * moment it is due. `interrupt()` stops the voice at once: no more audio is sent, the room drops
  * what is queued, and the sentences not yet heard are kept so the bot can go on after a backchannel.
+ * `pause()` stops it the same way but holds the audio not yet heard, so `resume()` goes on from the
+ * frame that was playing (issue 21, BARGE_IN_MODE=pause).
  */
 export interface SpeakResult {
   interrupted: boolean;
