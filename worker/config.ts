@@ -60,6 +60,10 @@ export interface WorkerBaseConfig {
   tts: ProviderEndpoint & { voice: string };
   providerTimeoutMs: number;
   providerRetries: number;
+  /** How long an idle provider connection is kept open; 0: Node's fetch (4 s). */
+  providerKeepAliveMs: number;
+  /** Open the provider connections when the respondent starts speaking. */
+  providerWarm: boolean;
   transcriptStore: string;
   s3: { endpoint: string | null; region: string; forcePathStyle: boolean };
   maxSessionSeconds: number;
@@ -73,6 +77,7 @@ export interface WorkerBaseConfig {
 export const VAD_ENGINES = ['silero', 'energy'] as const;
 export const TURN_DETECTIONS = ['model', 'silence'] as const;
 export const STT_MODES = ['realtime', 'batch'] as const;
+export const BARGE_IN_MODES = ['pause', 'stop'] as const;
 
 export interface TurnSettings {
   /** `silero`: Silero VAD (ONNX); `energy`: the level threshold of VAD_THRESHOLD_DBFS. */
@@ -87,6 +92,10 @@ export interface TurnSettings {
   modelThreshold: number;
   /** The longest pause inside a turn: the turn ends after this much silence whatever the model says. */
   maxSilenceMs: number;
+  /** Ask the end-of-turn model this long before the commit point, so its answer is ready at it; 0: at it. */
+  modelEarlyMs: number;
+  /** Ask it again every this much more silence while it says "not finished"; 0: once per pause. */
+  modelReaskMs: number;
   /** Where silero_vad.onnx and the Smart Turn model are; null: the default cache (worker/bot/turns/models.ts). */
   modelsDir: string | null;
   /** `realtime`: transcribe while the respondent speaks (WebSocket); `batch`: upload each finished turn. */
@@ -99,6 +108,12 @@ export interface TurnSettings {
   bargeInMinSpeechMs: number;
   /** Speech this long is an interruption whatever its words; shorter speech that is only a backchannel lets the bot go on. */
   bargeInConfirmMs: number;
+  /** `pause`: speech over the bot pauses it until judged (a backchannel resumes where it paused); `stop`: it stops at once. */
+  bargeInMode: (typeof BARGE_IN_MODES)[number];
+  /** A ? ! or … at the end of a streamed follow-up so far sends its sentence to speech at once. */
+  replyEagerEnd: boolean;
+  /** A streamed follow-up's first clause of at least this many words is spoken alone; 0: off. */
+  replyFirstClauseWords: number;
 }
 
 function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
@@ -129,12 +144,17 @@ function turnSettings(env: Env, sttModel: string): TurnSettings {
     modelSilenceMs,
     modelThreshold: fraction(env, 'TURN_MODEL_THRESHOLD', 0.5),
     maxSilenceMs,
+    modelEarlyMs: intVar(env, 'TURN_MODEL_EARLY_MS', { default: 100, min: 0, max: modelSilenceMs }),
+    modelReaskMs: intVar(env, 'TURN_MODEL_REASK_MS', { default: 400, min: 0, max: 10_000 }),
     modelsDir: optionalString(env, 'TURN_MODELS_DIR') ?? null,
     sttMode: oneOf(env, 'STT_MODE', STT_MODES, 'realtime'),
     sttRealtimeModel: optionalString(env, 'STT_REALTIME_MODEL') ?? (sttModel === 'whisper-1' ? 'gpt-4o-mini-transcribe' : sttModel),
     bargeIn: boolVar(env, 'BARGE_IN', { default: true }),
     bargeInMinSpeechMs,
     bargeInConfirmMs,
+    bargeInMode: oneOf(env, 'BARGE_IN_MODE', BARGE_IN_MODES, 'pause'),
+    replyEagerEnd: boolVar(env, 'REPLY_EAGER_END', { default: true }),
+    replyFirstClauseWords: intVar(env, 'REPLY_FIRST_CLAUSE_WORDS', { default: 6, min: 0, max: 100 }),
   };
 }
 
@@ -215,6 +235,8 @@ export function loadConfig(env: Env): Readonly<WorkerConfig> {
     },
     providerTimeoutMs: intVar(env, 'PROVIDER_TIMEOUT_MS', { default: 20_000, min: 100, max: 120_000 }),
     providerRetries: intVar(env, 'PROVIDER_RETRIES', { default: 1, min: 0, max: 5 }),
+    providerKeepAliveMs: intVar(env, 'PROVIDER_KEEPALIVE_MS', { default: 60_000, min: 0, max: 600_000 }),
+    providerWarm: boolVar(env, 'PROVIDER_WARM', { default: true }),
     transcriptStore: transcriptStore(env),
     s3: { endpoint: optionalString(env, 'S3_ENDPOINT') ?? null, region: optionalString(env, 'S3_REGION') ?? optionalString(env, 'AWS_REGION') ?? 'us-east-1', forcePathStyle: boolVar(env, 'S3_FORCE_PATH_STYLE', { default: false }) },
     maxSessionSeconds,

@@ -15,6 +15,10 @@ export class MemoryRoom extends EventEmitter implements BotRoom {
   /** The bot's audio, 24 kHz PCM16, in the order it was sent. */
   audioBytes = 0;
   interrupts = 0;
+  /** The bot's audio dropped unplayed by interruptions, in ms (heard = sent - dropped). */
+  droppedMs = 0;
+  /** How many control messages had been sent at each interruption (where it falls among them). */
+  readonly interruptedAfter: number[] = [];
   closed = false;
   /** When the bot's audio sent so far has played at the respondent (it plays in real time). */
   playingUntil = 0;
@@ -50,6 +54,11 @@ export class MemoryRoom extends EventEmitter implements BotRoom {
     for (let i = 0; i < pcm.length && !this.closed; i += chunkBytes) this.emit('audio', pcm.subarray(i, i + chunkBytes));
   }
 
+  /** The bot's audio the respondent has heard or will hear, in ms. */
+  heardMs(): number {
+    return this.audioBytes / 48 - this.droppedMs;
+  }
+
   states(): string[] {
     return this.controls.filter((c) => c.type === 'state').map((c) => String(c.state));
   }
@@ -68,6 +77,8 @@ export class MemoryRoom extends EventEmitter implements BotRoom {
 
   interrupt(): void {
     this.interrupts++;
+    this.interruptedAfter.push(this.controls.length);
+    this.droppedMs += Math.max(0, this.playingUntil - Date.now());
     this.playingUntil = Date.now();
   }
 

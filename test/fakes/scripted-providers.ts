@@ -16,6 +16,10 @@ export interface ProviderScript {
   sttDelayMs?: number;
   /** Before the language model's first token. */
   llmDelayMs?: number;
+  /** Between the reply's pieces (12 characters each; default 10). */
+  llmPieceMs?: number;
+  /** After the last piece, before the stream ends (a provider's final chunk; default 0). */
+  llmEndMs?: number;
   ttsFirstByteMs?: number;
   msPerWord?: number;
   /** Fails speech synthesis of any sentence containing this text. */
@@ -23,7 +27,8 @@ export interface ProviderScript {
 }
 
 export interface ScriptedProviders extends Providers {
-  calls: { stt: number; llm: ChatMessage[][]; tts: string[] };
+  /** `ttsAt` and `llmEndedAt`: the (fake) clock when each synthesis started and each stream ended. */
+  calls: { stt: number; llm: ChatMessage[][]; tts: string[]; ttsAt: number[]; llmEndedAt: number[]; warm: number[] };
 }
 
 const TTS_RATE = 24_000;
@@ -36,9 +41,10 @@ function abortable(signal: AbortSignal | undefined): void {
 export function scriptedProviders(script: ProviderScript = {}): ScriptedProviders {
   const transcripts = [...(script.transcripts ?? [])];
   const replies = [...(script.replies ?? [])];
-  const calls: ScriptedProviders['calls'] = { stt: 0, llm: [], tts: [] };
+  const calls: ScriptedProviders['calls'] = { stt: 0, llm: [], tts: [], ttsAt: [], llmEndedAt: [], warm: [] };
   return {
     calls,
+    warm: () => (calls.warm.push(Date.now()), Promise.resolve()),
     stt: {
       provider: 'scripted',
       model: 'stt-script',
@@ -62,8 +68,10 @@ export function scriptedProviders(script: ProviderScript = {}): ScriptedProvider
         for (const piece of reply.match(/.{1,12}/gs) ?? []) {
           abortable(options.signal);
           yield piece;
-          await wait(10);
+          await wait(script.llmPieceMs ?? 10);
         }
+        if (script.llmEndMs) await wait(script.llmEndMs);
+        calls.llmEndedAt.push(Date.now());
       },
       async complete(messages, options = {}) {
         calls.llm.push(messages);
@@ -79,6 +87,7 @@ export function scriptedProviders(script: ProviderScript = {}): ScriptedProvider
       sampleRate: TTS_RATE,
       async *synthesize(text, options = {}) {
         calls.tts.push(text);
+        calls.ttsAt.push(Date.now());
         await wait(script.ttsFirstByteMs ?? 20);
         abortable(options.signal);
         if (script.ttsFailsOn && text.includes(script.ttsFailsOn.text)) throw script.ttsFailsOn.error;

@@ -11,7 +11,8 @@ export const STAGE_CONFIG: InterviewConfig = {
   idleTimeoutSeconds: 5,
   vad: { thresholdDbfs: -45, silenceMs: 300, minSpeechMs: 100, maxUtteranceSeconds: 10 },
   turns: {
-    vadEngine: 'energy', vadSpeechThreshold: 0.5, detection: 'silence', modelSilenceMs: 200, modelThreshold: 0.5, maxSilenceMs: 1600,
-    modelsDir: null, sttMode: 'batch', sttRealtimeModel: 'none', bargeIn: true, bargeInMinSpeechMs: 200, bargeInConfirmMs: 700,
+    vadEngine: 'energy', vadSpeechThreshold: 0.5, detection: 'silence', modelSilenceMs: 200, modelThreshold: 0.5, maxSilenceMs: 1600, modelEarlyMs: 100, modelReaskMs: 400,
+    modelsDir: null, sttMode: 'batch', sttRealtimeModel: 'none', bargeIn: true, bargeInMinSpeechMs: 200, bargeInConfirmMs: 700, bargeInMode: 'pause',
+    replyEagerEnd: true, replyFirstClauseWords: 6,
   },
 };

@@ -127,6 +127,46 @@ describe('the interview in stages (memory room, scripted providers, fake clock)'
     expect(run.bounds()).toBe(0);
   });
 
+  it('warms the providers\' connections each time the respondent starts to speak (issue 21)', async () => {
+    const run = start({ transcripts: ['I liked the onboarding.', 'The support team answered fast.'], replies: ['FOLLOW_UP: What about the support?'] });
+    const answersAt: number[] = [];
+    answerWhenHeard(run.room, () => (answersAt.push(Date.now() + 300), answer()));
+    expect((await finish(run)).status).toBe('completed');
+    // Two answers: each warms once, when its speech is recognised (100 ms into it), not at its end.
+    expect(run.providers.calls.warm).toHaveLength(2);
+    run.providers.calls.warm.forEach((at, i) => expect(at - answersAt[i]!).toBeLessThan(200));
+  });
+
+  it('speaks a follow-up\'s first clause, and a sentence that ends the reply, before the model\'s stream ends (issue 21)', async () => {
+    // A provider that writes a piece every 40 ms and holds the stream open 400 ms after the last.
+    const reply = 'FOLLOW_UP: When your manager first stepped in, what exactly did they change for the team?';
+    const script = { transcripts: ['I liked the onboarding.', 'It got better.'], replies: [reply], llmPieceMs: 40, llmEndMs: 400 };
+    const run = start(script);
+    answerWhenHeard(run.room, () => answer());
+    expect((await finish(run)).status).toBe('completed');
+    const { tts, ttsAt, llmEndedAt } = run.providers.calls;
+    const clause = tts.indexOf('When your manager first stepped in,');
+    const rest = tts.indexOf('what exactly did they change for the team?');
+    expect(clause, tts.join(' | ')).toBeGreaterThan(-1);
+    expect(rest).toBe(clause + 1);
+    // The clause goes to speech pieces before the "?" is written, the rest as soon as it is.
+    expect(ttsAt[rest]! - ttsAt[clause]!).toBeGreaterThanOrEqual(2 * 40);
+    expect(llmEndedAt[0]! - ttsAt[rest]!).toBeGreaterThanOrEqual(400);
+    expect(spoken(run)).toContain(`bot: ${reply.slice('FOLLOW_UP: '.length)}`);
+  });
+
+  it('with REPLY_EAGER_END=false and REPLY_FIRST_CLAUSE_WORDS=0, speaks the follow-up when the stream ends, as before', async () => {
+    const reply = 'FOLLOW_UP: When your manager first stepped in, what exactly did they change for the team?';
+    const script = { transcripts: ['I liked the onboarding.', 'It got better.'], replies: [reply], llmPieceMs: 40, llmEndMs: 400 };
+    const run = start(script, INTERVIEW, { ...CONFIG, turns: { ...CONFIG.turns, replyEagerEnd: false, replyFirstClauseWords: 0 } });
+    answerWhenHeard(run.room, () => answer());
+    expect((await finish(run)).status).toBe('completed');
+    const { tts, ttsAt, llmEndedAt } = run.providers.calls;
+    const whole = tts.indexOf(reply.slice('FOLLOW_UP: '.length));
+    expect(whole, tts.join(' | ')).toBeGreaterThan(-1);
+    expect(ttsAt[whole]).toBeGreaterThanOrEqual(llmEndedAt[0]!);
+  });
+
   it('joins up an answer whose turn was taken as ended too soon, and drops the reply it had begun', async () => {
     // The respondent pauses 400 ms (more than VAD_SILENCE_MS) mid-answer; the model is slow, so
     // they go on before the bot's first word: one answer, and the follow-up is never spoken.
@@ -138,9 +178,35 @@ describe('the interview in stages (memory room, scripted providers, fake clock)'
     expect(run.providers.calls.tts.join(' ')).not.toContain('Why was that?');
   });
 
-  it('goes on from the cut sentence after a backchannel over the question', async () => {
+  it('pauses at speech over it, and after a backchannel goes on from where it paused (issue 21)', async () => {
     const question = 'First, think of your first week. Then, tell me what you liked. Take your time.';
     const run = start({ transcripts: ['mm-hm', 'I liked the onboarding.'] }, { ...INTERVIEW, questions: [{ id: 'q1', text: question, maxFollowUps: 0 }] });
+    // "mm-hm" 500 ms into the question (its first sentence is playing), then the answer once heard.
+    let said = false;
+    run.room.onControl((msg) => {
+      if (said || msg.type !== 'caption' || msg.text !== 'First, think of your first week.') return;
+      said = true;
+      setTimeout(() => void run.room.speak(Buffer.concat([tone(300), silencePcm(600, RATE)])), 500);
+    });
+    answerWhenHeard(run.room, () => answer());
+    const outcome = await finish(run);
+    expect(outcome.status, JSON.stringify(outcome)).toBe('completed');
+    // The page dropped its queue once (the pause); it was never an interruption.
+    expect(run.room.interrupts, JSON.stringify(run.room.controls)).toBe(1);
+    expect(run.events.filter((e) => e.type === 'interruption')).toEqual([{ type: 'interruption', kind: 'backchannel' }]);
+    expect(spoken(run)).toEqual(['bot: Hi.', `bot: ${question}`, 'respondent: I liked the onboarding.', 'bot: Thanks, bye.']);
+    // The page hears it speaking again, then listening.
+    expect(run.room.controls.slice(run.room.interruptedAfter[0]).filter((c) => c.type === 'state').map((c) => c.state).slice(0, 2)).toEqual(['speaking', 'listening']);
+    // Heard: the intro (250 ms), the question once through (15 words, 3750 ms) and the closing
+    // (500 ms), with at most the one 20 ms frame that was playing at the pause heard twice.
+    expect(run.room.heardMs()).toBeGreaterThanOrEqual(250 + 3750 + 500);
+    expect(run.room.heardMs()).toBeLessThanOrEqual(250 + 3750 + 500 + 20);
+  });
+
+  it('with BARGE_IN_MODE=stop, stops at once and after a backchannel goes on from the cut sentence', async () => {
+    const question = 'First, think of your first week. Then, tell me what you liked. Take your time.';
+    const config = { ...CONFIG, turns: { ...CONFIG.turns, bargeInMode: 'stop' as const } };
+    const run = start({ transcripts: ['mm-hm', 'I liked the onboarding.'] }, { ...INTERVIEW, questions: [{ id: 'q1', text: question, maxFollowUps: 0 }] }, config);
     // "mm-hm" 500 ms into the question (its first sentence is playing), then the answer once heard.
     let said = false;
     run.room.onControl((msg) => {

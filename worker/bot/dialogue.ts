@@ -7,7 +7,7 @@ import { buildDecisionPrompt, type Turn } from './prompts.ts';
 import type { BotRoom } from './room-link.ts';
 import type { SpeakResult, Speaker } from './speaker.ts';
 import { streamDecision } from './turns/decision-stream.ts';
-import { splitSentences } from './turns/sentences.ts';
+import { splitSentences, type SplitterOptions } from './turns/sentences.ts';
 
 /**
  * The conversation itself: ask, hear, respond, go on. It says the intro, asks each question, hears
@@ -33,6 +33,8 @@ export interface DialogueOptions {
   /** Aborted, with the session's end as its reason, when the session ends. */
   signal: AbortSignal;
   clock: () => number;
+  /** How a streamed follow-up is cut for text-to-speech (REPLY_EAGER_END, REPLY_FIRST_CLAUSE_WORDS). */
+  replySplit?: SplitterOptions;
 }
 
 /** An utterance of the bot, from the moment it was asked for. */
@@ -151,7 +153,7 @@ export class Dialogue {
       }
       const dropped = new AbortController();
       const prompt = buildDecisionPrompt(this.o.interview, q, this.turns, followUps);
-      const decision = streamDecision(this.o.modelTurn.stream(prompt, { purpose: 'follow_up', signal: AbortSignal.any([this.o.signal, dropped.signal]), maxTokens: FOLLOW_UP_MAX_TOKENS }));
+      const decision = streamDecision(this.o.modelTurn.stream(prompt, { purpose: 'follow_up', signal: AbortSignal.any([this.o.signal, dropped.signal]), maxTokens: FOLLOW_UP_MAX_TOKENS }), this.o.replySplit);
       const resumed = hearing.speechStarted();
       const first = await Promise.race([decision.kind, resumed.promise.then(() => 'resumed' as const)]);
       resumed.cancel();

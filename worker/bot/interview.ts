@@ -78,13 +78,28 @@ export async function runInterview(job: BotJob, deps: InterviewDeps): Promise<Ou
       language: job.interview.language,
       signal,
       clock,
+      // Their turn's end calls the language model and speech at once: connect to them now.
+      onSpeechStart: () => void providers.warm?.(),
       onBargeIn: () => {
+        if (config.turns.bargeInMode === 'pause') return void speaker.pause();
         if (!speaker.audible) return;
         speaker.interrupt();
         hooks.telemetry({ type: 'interruption', kind: 'barge_in' });
       },
+      // BARGE_IN_MODE=pause: the paused voice stops for good on an interruption, and goes on from
+      // where it paused after a backchannel (stop mode settled everything at the barge-in).
+      onBargeInSettled: (outcome) => {
+        if (config.turns.bargeInMode !== 'pause' || !speaker.paused) return;
+        if (outcome === 'backchannel') {
+          // The page dropped its queue at the pause; it hears the bot speaking again.
+          room.sendControl({ type: 'state', state: 'speaking' });
+          return speaker.resume();
+        }
+        speaker.interrupt();
+        hooks.telemetry({ type: 'interruption', kind: 'barge_in' });
+      },
     });
-    const dialogue = new Dialogue({ sessionId: job.sessionId, interview: job.interview, room, hearing: listener, speaker, modelTurn, telemetry: hooks.telemetry, stt: providers.stt, signal, clock });
+    const dialogue = new Dialogue({ sessionId: job.sessionId, interview: job.interview, room, hearing: listener, speaker, modelTurn, telemetry: hooks.telemetry, stt: providers.stt, signal, clock, replySplit: { eagerEnd: config.turns.replyEagerEnd, firstClauseWords: config.turns.replyFirstClauseWords } });
     const turns = await dialogue.run();
     const summary = (await modelTurn.complete(buildSummaryPrompt(job.interview, turns), { purpose: 'summary', signal, maxTokens: SUMMARY_MAX_TOKENS })).trim();
     const transcript = { sessionId: job.sessionId, interviewId: job.interviewId, title: job.interview.title, language: job.interview.language, startedAt, endedAt: new Date(clock()).toISOString(), turns, summary };

@@ -24,19 +24,20 @@ const tone = (ms: number): Buffer => tonePcm(ms, RATE, 220, 0.3);
 
 const CONFIG = STAGE_CONFIG;
 
-function listen(options: { config?: InterviewConfig; hooks?: typeof quietHooks } = {}) {
+function listen(options: { config?: InterviewConfig; hooks?: typeof quietHooks; onBargeIn?: () => void; onBargeInSettled?: (o: 'interruption' | 'backchannel') => void; transcripts?: string[] } = {}) {
   const room = new MemoryRoom();
   const playback = new Playback(() => Date.now());
   const abort = new AbortController();
   const listener = createListener(options.config ?? CONFIG, {
     room,
-    providers: scriptedProviders({ transcripts: ['first', 'second'] }),
+    providers: scriptedProviders({ transcripts: options.transcripts ?? ['first', 'second'] }),
     models: { vad: null, turn: null },
     playback,
     hooks: options.hooks ?? quietHooks,
     language: 'en',
     signal: abort.signal,
-    onBargeIn: () => undefined,
+    onBargeIn: options.onBargeIn ?? (() => undefined),
+    ...(options.onBargeInSettled ? { onBargeInSettled: options.onBargeInSettled } : {}),
     clock: () => Date.now(),
   });
   return { room, playback, listener, close: () => (abort.abort(), listener.close()) };
@@ -65,6 +66,8 @@ describe('listening, planned from the configuration', () => {
     expect(plan.detector.maxBacklogBytes).toBe(plan.detector.maxUtteranceBytes);
     expect(plan.listener.stallMs).toBe(1600 + 500);
     expect(plan.vad.frameBytes).toBe(640);
+    // The model asked ahead of the commit point, and again as the silence grows (issue 21).
+    expect(plan.detector).toMatchObject({ modelEarlyMs: 100, modelReaskMs: 400 });
   });
 });
 
@@ -138,5 +141,57 @@ describe('the listener', () => {
     expect((heard as unknown as HeardTurn).decidedAt - arrived).toBeGreaterThanOrEqual(8800 + 2100);
     abort.abort();
     listener.close();
+  });
+
+  it('stops the bot on the very frame that completes BARGE_IN_MIN_SPEECH_MS of speech, not one later', async () => {
+    // 20 ms frames from t = 0; speech starts at the 5th voiced frame (VAD_MIN_SPEECH_MS 100). The
+    // 10th frame (arriving at t = 180 ms) completes 200 ms of speech: the barge-in is due then.
+    const start = Date.now();
+    let stoppedAt: number | null = null;
+    const { room, playback, close } = listen({ onBargeIn: () => (stoppedAt ??= Date.now() - start) });
+    playback.add(10_000); // the bot is audible throughout
+    void room.speak(tone(600));
+    await vi.advanceTimersByTimeAsync(170);
+    expect(stoppedAt).toBeNull();
+    await vi.advanceTimersByTimeAsync(100);
+    expect(stoppedAt).toBe(180);
+    close();
+  });
+
+  it('gives the old timing (one frame later) with BARGE_IN_MIN_SPEECH_MS one frame longer', async () => {
+    const start = Date.now();
+    let stoppedAt: number | null = null;
+    const config = { ...CONFIG, turns: { ...CONFIG.turns, bargeInMinSpeechMs: 220 } };
+    const { room, playback, close } = listen({ config, onBargeIn: () => (stoppedAt ??= Date.now() - start) });
+    playback.add(10_000);
+    void room.speak(tone(600));
+    await vi.advanceTimersByTimeAsync(300);
+    expect(stoppedAt).toBe(200);
+    close();
+  });
+
+  it('settles speech over the bot as an interruption once BARGE_IN_CONFIRM_MS of it is heard, before the turn ends', async () => {
+    const start = Date.now();
+    const settled: Array<[string, number]> = [];
+    const { room, playback, close } = listen({ onBargeInSettled: (o) => settled.push([o, Date.now() - start]), transcripts: ['mm-hm'] });
+    playback.add(10_000);
+    void room.speak(Buffer.concat([tone(1000), silencePcm(600, RATE)]));
+    await vi.advanceTimersByTimeAsync(2000);
+    // Speech starts at the 5th frame (100 ms); the 35th (arriving at 680 ms) completes 700 ms. Its
+    // words ("mm-hm") come later and do not undo it.
+    expect(settled).toEqual([['interruption', 680]]);
+    close();
+  });
+
+  it('settles a short backchannel as one, and short words that are not as an interruption', async () => {
+    for (const [words, outcome] of [['mm-hm', 'backchannel'], ['No, stop.', 'interruption']] as const) {
+      const settled: string[] = [];
+      const { room, playback, close } = listen({ onBargeInSettled: (o) => settled.push(o), transcripts: [words] });
+      playback.add(10_000);
+      void room.speak(Buffer.concat([tone(300), silencePcm(600, RATE)]));
+      await vi.advanceTimersByTimeAsync(1500);
+      expect(settled, words).toEqual([outcome]);
+      close();
+    }
   });
 });

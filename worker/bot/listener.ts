@@ -16,7 +16,9 @@ import { FailureReason } from '../../lib/failure-reasons.ts';
  * Barge-in: speech of `bargeInMinSpeechMs` while the bot is audible calls `onBargeIn` (the bot
  * stops and the page drops its queued audio). The turn then runs as any other; if it stays shorter
  * than `bargeInConfirmMs` and its words are only a backchannel ("mm-hm", a cough), it is marked so
- * and the bot goes on from the sentence it was in.
+ * and the bot goes on from the sentence it was in. Each barge-in is settled once through
+ * `onBargeInSettled` (an interruption once BARGE_IN_CONFIRM_MS of speech is heard or its words are
+ * not a backchannel; else a backchannel), which a paused voice (BARGE_IN_MODE=pause) waits for.
  *
  * Bounds: the detector keeps at most one utterance's worth of audio waiting to be classified, and
  * at most MAX_TEXTS_IN_FLIGHT turns wait for their text at once; beyond either, audio or whole turns
@@ -60,8 +62,15 @@ export interface ListenerOptions {
   /** The interview's language: the words' check of an unfinished turn knows English words. */
   language?: string;
   signal: AbortSignal;
-  /** Respondent speech over the bot: stop talking now. */
+  /** Respondent speech over the bot: stop talking now (or pause, BARGE_IN_MODE=pause). */
   onBargeIn(): void;
+  /**
+   * What that speech turned out to be: an `interruption` (speech of BARGE_IN_CONFIRM_MS, or words
+   * that are not a backchannel, said as soon as known) or a `backchannel`. Said once per barge-in.
+   */
+  onBargeInSettled?(outcome: 'interruption' | 'backchannel'): void;
+  /** The respondent started a turn (the providers' connections are warmed, issue 21). */
+  onSpeechStart?(): void;
   /** A turn ended at the utterance bound (the respondent sent too much). */
   onBound?(): void;
   /** A turn that produced no words, or failed to transcribe: it is dropped, and said here. */
@@ -92,6 +101,8 @@ export class Listener implements Hearing {
   private pendingTexts = 0;
   private turnStartedAt = 0;
   private turnBargeIn = false;
+  /** The current turn's barge-in, once settled (each turn gets its own). */
+  private turnSettled = { done: false };
   private maxTimer: NodeJS.Timeout | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
   private readonly speechWaiters = new Set<() => void>();
@@ -199,16 +210,20 @@ export class Listener implements Hearing {
         // moment a short question ends must not have their answer dated before the question.
         this.turnStartedAt = event.at;
         this.turnBargeIn = false;
+        this.turnSettled = { done: false };
         transcriber.speechStart(event.preroll);
         clearTimeout(this.maxTimer);
         this.maxTimer = setTimeout(() => this.detector.forceEnd('max'), settings.maxUtteranceSeconds * 1000);
         for (const wake of this.speechWaiters) wake();
         this.speechWaiters.clear();
+        this.options.onSpeechStart?.();
         this.checkBargeIn();
         return;
       case 'audio':
         transcriber.audio(event.pcm);
         this.checkBargeIn();
+        // Enough speech over the bot is an interruption whatever its words: say so without waiting.
+        if (this.turnBargeIn && this.detector.currentSpeechMs >= settings.bargeInConfirmMs) this.settle(this.turnSettled, 'interruption');
         return;
       case 'pause':
         transcriber.pause();
@@ -222,7 +237,7 @@ export class Listener implements Hearing {
       case 'turn_end':
         clearTimeout(this.maxTimer);
         if (event.end.reason === 'max') this.options.onBound?.();
-        void this.finishTurn(event.end, this.turnStartedAt, this.turnBargeIn);
+        void this.finishTurn(event.end, this.turnStartedAt, this.turnBargeIn, this.turnSettled);
         return;
     }
   }
@@ -235,8 +250,18 @@ export class Listener implements Hearing {
     this.options.onBargeIn();
   }
 
-  private async finishTurn(end: TurnEnd, startedAt: number, bargeIn: boolean): Promise<void> {
+  private settle(settled: { done: boolean }, outcome: 'interruption' | 'backchannel'): void {
+    if (settled.done) return;
+    settled.done = true;
+    this.options.onBargeInSettled?.(outcome);
+  }
+
+  private async finishTurn(end: TurnEnd, startedAt: number, bargeIn: boolean, settled: { done: boolean }): Promise<void> {
+    // A barge-in is always settled, so a paused voice never stays paused: a turn dropped unheard
+    // lets it go on, a failure stops it.
+    if (!bargeIn) settled.done = true;
     if (this.pendingTexts >= MAX_TEXTS_IN_FLIGHT) {
+      this.settle(settled, 'backchannel');
       this.options.transcriber.discard();
       this.options.onBound?.();
       return this.options.onDropped?.('too many turns waiting for their text');
@@ -245,6 +270,7 @@ export class Listener implements Hearing {
     try {
       const { text, mode } = await this.options.transcriber.finish(end.audio);
       const backchannel = bargeIn && end.speechMs < this.options.settings.bargeInConfirmMs && isBackchannel(text);
+      if (bargeIn) this.settle(settled, backchannel || text.trim() === '' ? 'backchannel' : 'interruption');
       if (!backchannel && text.trim() === '') return this.options.onDropped?.('no words');
       this.deliver({
         text: text.trim(),
@@ -260,6 +286,7 @@ export class Listener implements Hearing {
         backchannel,
       });
     } catch (err) {
+      this.settle(settled, 'interruption');
       if (this.waiter) {
         const { reject } = this.waiter;
         this.waiter = null;

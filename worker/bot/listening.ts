@@ -43,6 +43,8 @@ export function planListening(config: ListeningConfig, models: TurnModels): List
       silenceMs: vad.silenceMs,
       modelSilenceMs: turns.modelSilenceMs,
       maxSilenceMs: turns.maxSilenceMs,
+      modelEarlyMs: turns.modelEarlyMs,
+      modelReaskMs: turns.modelReaskMs,
       modelThreshold: turns.modelThreshold,
       maxUtteranceBytes,
       // Audio waiting to be classified: an answer that arrives in one burst fits whole; a flood
@@ -70,6 +72,10 @@ export interface ListenerParts {
   signal: AbortSignal;
   /** Respondent speech over the bot (the dialogue stops its voice). */
   onBargeIn(): void;
+  /** The respondent started a turn. */
+  onSpeechStart?(): void;
+  /** What speech over the bot turned out to be (listener.ts). */
+  onBargeInSettled?(outcome: 'interruption' | 'backchannel'): void;
   clock: () => number;
 }
 
@@ -92,6 +98,8 @@ export function createListener(config: ListeningConfig, parts: ListenerParts): L
     settings: plan.listener,
     signal: parts.signal,
     onBargeIn: parts.onBargeIn,
+    ...(parts.onSpeechStart ? { onSpeechStart: parts.onSpeechStart } : {}),
+    ...(parts.onBargeInSettled ? { onBargeInSettled: parts.onBargeInSettled } : {}),
     onBound: () => parts.hooks.utteranceBound(),
     clock: parts.clock,
   });

@@ -76,4 +76,43 @@ describe('the speaker', () => {
     await expect(speaker.speak('Thanks, bye.')).rejects.toBe(failure);
     expect(firstBytes.map((f) => f.error ?? 'ok')).toEqual([failure.message, 'ok']);
   });
+
+  it('pauses with the unheard audio held, and resumes from the frame that was playing (issue 21)', async () => {
+    const { speaker, room, playback } = voice();
+    // Sentence one (1 s of audio) is sent at 200 ms; sentence two is synthesised by 400 ms.
+    const speaking = speaker.speak('One two three four. Five six seven eight.');
+    let settled = false;
+    void speaking.then(() => (settled = true));
+    await vi.advanceTimersByTimeAsync(300); // 100 ms of sentence one heard
+    const sent = room.audioBytes;
+    expect(speaker.pause()).toBe(true);
+    expect(room.interrupts).toBe(1);
+    expect(playback.audible).toBe(false);
+    await vi.advanceTimersByTimeAsync(1000); // held: sentence two is written, but nothing goes out
+    expect(room.audioBytes).toBe(sent);
+    expect(settled).toBe(false);
+    speaker.resume();
+    expect((await speaking).interrupted).toBe(false);
+    // Sent again: the 900 ms of sentence one not yet heard, from the frame that was playing, then
+    // sentence two (1 s); the start of sentence one is not repeated.
+    const again = (room.audioBytes - sent) / 48;
+    expect(again).toBeGreaterThanOrEqual(1900);
+    expect(again).toBeLessThanOrEqual(1920);
+    expect(playback.remainingMs).toBe(again);
+    expect(speaker.takeInterrupted()).toEqual([]);
+  });
+
+  it('interrupted while paused, sends nothing more and keeps the sentences from the one playing at the pause', async () => {
+    const { speaker, room } = voice();
+    const speaking = speaker.speak('One two three four. Five six seven eight. Nine ten.');
+    await vi.advanceTimersByTimeAsync(1500); // all sent by 600 ms; the second sentence is playing
+    expect((await speaking).interrupted).toBe(false);
+    expect(speaker.pause()).toBe(true);
+    const sent = room.audioBytes;
+    speaker.interrupt();
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(room.interrupts).toBe(1); // the pause already dropped the room's queue
+    expect(room.audioBytes).toBe(sent);
+    expect(speaker.takeInterrupted()).toEqual(['Five six seven eight.', 'Nine ten.']);
+  });
 });

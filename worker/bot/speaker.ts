@@ -11,6 +11,8 @@ import { splitSentences } from './turns/sentences.ts';
  * written), and text known ahead (the next question) can be synthesised ahead, so it plays the
  * moment it is due. `interrupt()` stops the voice at once: no more audio is sent, the room drops
  * what is queued, and the sentences not yet heard are kept so the bot can go on after a backchannel.
+ * `pause()` stops it the same way but holds the audio not yet heard, so `resume()` goes on from the
+ * frame that was playing (issue 21, BARGE_IN_MODE=pause).
  */
 export interface SpeakResult {
   interrupted: boolean;
@@ -35,6 +37,22 @@ interface Utterance {
   /** When each sentence sent so far plays at the respondent, [start, end). */
   windows: Array<{ start: number; end: number }>;
   interrupted: boolean;
+  firstAudioAt: number | null;
+  /** Frames sent and not yet played out (what a pause takes back). */
+  unplayed: SentFrame[];
+  /** Paused (BARGE_IN_MODE=pause): frames held here until resume() or interrupt(). */
+  paused: boolean;
+  held: Array<{ frame: Buffer; sentence: number }>;
+  /** The sentence playing when the pause came (an interruption goes on from it). */
+  pausedSentence: number;
+  /** Wakes a speak() that finished writing while paused. */
+  settle: (() => void) | null;
+}
+
+interface SentFrame {
+  frame: Buffer;
+  sentence: number;
+  end: number;
 }
 
 export class Speaker {
@@ -105,40 +123,97 @@ export class Speaker {
     return rest;
   }
 
-  interrupt(): void {
+  /** Whether the voice is paused (speech over it, not yet judged an interruption or a backchannel). */
+  get paused(): boolean {
+    return this.last?.paused ?? false;
+  }
+
+  /**
+   * The first reaction to speech over the bot (BARGE_IN_MODE=pause): no more audio goes out, the
+   * room drops what it holds, and the audio not yet heard (from the frame playing now) is kept, so
+   * `resume()` goes on from where the respondent stopped hearing it. `interrupt()` ends it instead.
+   */
+  pause(): boolean {
     const utterance = this.last;
-    if (!utterance || utterance.interrupted || !this.options.playback.audible) return;
+    if (!utterance || utterance.interrupted || utterance.paused || !this.options.playback.audible) return false;
     const now = this.clock();
-    utterance.interrupted = true;
-    utterance.abort.abort();
+    utterance.paused = true;
+    const unheard = utterance.unplayed.filter((f) => f.end > now);
+    utterance.unplayed = [];
+    utterance.held = [...unheard.map(({ frame, sentence }) => ({ frame, sentence })), ...utterance.held];
+    utterance.pausedSentence = this.playingSentence(utterance, now);
     this.options.room.interrupt();
     this.options.playback.stop();
+    return true;
+  }
+
+  /** After a pause that was only a backchannel: the held audio plays from where it stopped. */
+  resume(): void {
+    const utterance = this.last;
+    if (!utterance || !utterance.paused || utterance.interrupted) return;
+    utterance.paused = false;
+    const held = utterance.held;
+    utterance.held = [];
+    for (const { frame, sentence } of held) this.emitFrame(utterance, frame, sentence);
+    this.wake(utterance);
+  }
+
+  interrupt(): void {
+    const utterance = this.last;
+    if (!utterance || utterance.interrupted) return;
+    if (!utterance.paused && !this.options.playback.audible) return;
+    const now = this.clock();
+    const playing = utterance.paused ? utterance.pausedSentence : this.playingSentence(utterance, now);
+    utterance.interrupted = true;
+    utterance.abort.abort();
+    if (!utterance.paused) {
+      this.options.room.interrupt();
+      this.options.playback.stop();
+    }
+    utterance.paused = false;
+    utterance.held = [];
+    this.rest = utterance.sentences.slice(playing);
+    this.wake(utterance);
+  }
+
+  private playingSentence(utterance: Utterance, now: number): number {
     const playing = utterance.windows.findIndex((w) => w.end > now);
-    this.rest = utterance.sentences.slice(playing === -1 ? utterance.windows.length : playing);
+    return playing === -1 ? utterance.windows.length : playing;
+  }
+
+  private wake(utterance: Utterance): void {
+    utterance.settle?.();
+    utterance.settle = null;
+  }
+
+  /** One frame to the room (or held, while paused), with the times it plays. */
+  private emitFrame(utterance: Utterance, frame: Buffer, sentence: number): void {
+    if (utterance.interrupted) return;
+    if (utterance.paused) return void utterance.held.push({ frame, sentence });
+    this.options.room.sendAudio(frame);
+    const now = this.clock();
+    utterance.firstAudioAt ??= now;
+    const ms = (frame.length / 2 / this.options.tts.sampleRate) * 1000;
+    const start = this.options.playback.add(ms);
+    const window = utterance.windows[sentence];
+    if (window) window.end = start + ms;
+    else utterance.windows[sentence] = { start, end: start + ms };
+    while (utterance.unplayed.length > 0 && utterance.unplayed[0]!.end <= now) utterance.unplayed.shift();
+    utterance.unplayed.push({ frame, sentence, end: start + ms });
   }
 
   async speak(source: string | Iterable<string> | AsyncIterable<string>): Promise<SpeakResult> {
-    const utterance: Utterance = { abort: new AbortController(), sentences: [], windows: [], interrupted: false };
+    const utterance: Utterance = { abort: new AbortController(), sentences: [], windows: [], interrupted: false, firstAudioAt: null, unplayed: [], paused: false, held: [], pausedSentence: 0, settle: null };
     this.last = utterance;
     this.rest = [];
     const signal = AbortSignal.any([utterance.abort.signal, this.options.signal]);
     const sentences = typeof source === 'string' ? splitSentences(source) : source;
-    let firstAudioAt: number | null = null;
     let carry = Buffer.alloc(0);
     const frameBytes = (this.options.tts.sampleRate * 2 * FRAME_MS) / 1000;
     const send = (data: Buffer): void => {
       const all = carry.length ? Buffer.concat([carry, data]) : data;
       const usable = all.length - (all.length % 2);
-      for (const frame of frames(all.subarray(0, usable), frameBytes)) {
-        if (utterance.interrupted) return;
-        this.options.room.sendAudio(frame);
-        firstAudioAt ??= this.clock();
-        const ms = (frame.length / 2 / this.options.tts.sampleRate) * 1000;
-        const start = this.options.playback.add(ms);
-        const window = utterance.windows[utterance.sentences.length - 1];
-        if (window) window.end = start + ms;
-        else utterance.windows[utterance.sentences.length - 1] = { start, end: start + ms };
-      }
+      for (const frame of frames(all.subarray(0, usable), frameBytes)) this.emitFrame(utterance, frame, utterance.sentences.length - 1);
       carry = Buffer.from(all.subarray(usable));
     };
     try {
@@ -157,9 +232,16 @@ export class Speaker {
           send(chunk);
         }
       }
+      // Written out while paused: the utterance is not over until it is resumed or interrupted.
+      while (utterance.paused && !this.options.signal.aborted) {
+        await new Promise<void>((resolve) => {
+          utterance.settle = resolve;
+          this.options.signal.addEventListener('abort', () => resolve(), { once: true });
+        });
+      }
     } catch (err) {
       if (!utterance.interrupted) throw err;
     }
-    return { interrupted: utterance.interrupted, firstAudioAt };
+    return { interrupted: utterance.interrupted, firstAudioAt: utterance.firstAudioAt };
   }
 }

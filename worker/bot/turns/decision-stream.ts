@@ -1,4 +1,4 @@
-import { SentenceSplitter } from './sentences.ts';
+import { SentenceSplitter, type SplitterOptions } from './sentences.ts';
 
 /**
  * The follow-up decision (`NEXT`, or `FOLLOW_UP: <question>`, worker/bot/prompts.ts) read while the
@@ -18,7 +18,8 @@ const FOLLOW_UP = /^\s*FOLLOW_UP\s*:\s*/i;
 /** A reply so far that may still become `FOLLOW_UP:`. */
 const MAYBE_FOLLOW_UP = /^\s*(F|FO|FOL|FOLL|FOLLO|FOLLOW|FOLLOW_|FOLLOW_U|FOLLOW_UP\s*)?$/i;
 
-export function streamDecision(deltas: AsyncIterable<string>): DecisionStream {
+/** `split`: how the follow-up is cut for text-to-speech as it streams (sentences.ts). */
+export function streamDecision(deltas: AsyncIterable<string>, split: SplitterOptions = {}): DecisionStream {
   let decide!: (kind: 'next' | 'follow_up') => void;
   const kind = new Promise<'next' | 'follow_up'>((resolve) => (decide = resolve));
   const queue: string[] = [];
@@ -31,7 +32,7 @@ export function streamDecision(deltas: AsyncIterable<string>): DecisionStream {
   };
 
   const done = (async () => {
-    const splitter = new SentenceSplitter();
+    const splitter = new SentenceSplitter(split);
     let head = '';
     let decided: 'next' | 'follow_up' | null = null;
     try {

@@ -26,6 +26,30 @@ describe('sentences', () => {
     expect(splitter.flush()).toEqual(['It cost 3.5']);
     expect(splitSentences('Question 1?')).toEqual(['Question 1?']);
   });
+
+  it('ends a sentence at a ? ! or … that ends the text so far, without waiting for a space (issue 21)', () => {
+    const eager = new SentenceSplitter({ eagerEnd: true });
+    expect(eager.push('What did you try first?')).toEqual(['What did you try first?']);
+    // What follows an eager end (a second "!", a closing quote) does not open the next sentence.
+    expect(eager.push('! It cost 3.')).toEqual([]);
+    expect(eager.push('5 in all.')).toEqual([]);
+    expect(eager.flush()).toEqual(['It cost 3.5 in all.']);
+    // Off (the splitter before issue 21): the question waits for a space or the end.
+    const spaced = new SentenceSplitter();
+    expect(spaced.push('What did you try first?')).toEqual([]);
+  });
+
+  it('sends the first clause alone once it has enough words, and only the first', () => {
+    const clause = new SentenceSplitter({ eagerEnd: true, firstClauseWords: 5 });
+    expect(clause.push('When your manager')).toEqual([]);
+    expect(clause.push(' stepped in, what')).toEqual(['When your manager stepped in,']);
+    expect(clause.push(' did they change, and')).toEqual([]);
+    expect(clause.push(' why?')).toEqual(['what did they change, and why?']);
+    // Too short a clause, a number's comma, or a sentence first: no clause.
+    expect(new SentenceSplitter({ firstClauseWords: 5 }).push('Right, so what ')).toEqual([]);
+    expect(new SentenceSplitter({ firstClauseWords: 2 }).push('It cost 1,000 dollars')).toEqual([]);
+    expect(new SentenceSplitter({ firstClauseWords: 3 }).push('That is helpful. So when you started, ')).toEqual(['That is helpful.']);
+  });
 });
 
 describe('the follow-up decision as it streams', () => {

@@ -30,7 +30,7 @@ const SETTINGS: TurnDetectorSettings = {
   maxBacklogBytes: 60 * RATE * 2,
 };
 
-function harness(settings: Partial<TurnDetectorSettings>, model: TurnCompletionModel | null) {
+function harness(settings: Partial<TurnDetectorSettings>, model: TurnCompletionModel | null, onFrame?: (now: number) => void) {
   let t = 1_000_000;
   const events: Array<DetectorEvent & { t: number }> = [];
   const detector = new TurnDetector({
@@ -46,6 +46,7 @@ function harness(settings: Partial<TurnDetectorSettings>, model: TurnCompletionM
       t += (chunk.length / 2 / RATE) * 1000;
       detector.push(chunk);
       await detector.drained();
+      onFrame?.(t);
       // Model answers resolve on the microtask queue; let them land before the next frame.
       await new Promise((r) => setImmediate(r));
     }
@@ -65,6 +66,27 @@ const scripted = (...answers: number[]): TurnCompletionModel & { calls: number[]
     },
   };
 };
+
+/** A model that answers `latencyMs` of (harness) time after it is asked; `tick` delivers what is due. */
+function delayed(latencyMs: number, ...answers: number[]) {
+  const pending: Array<{ due: number; answer: number; resolve: (p: number) => void }> = [];
+  const askedAt: number[] = [];
+  const self = { clock: () => 0, model: null as unknown as TurnCompletionModel, tick: (_t: number) => undefined as void, askedAt };
+  self.model = {
+    completion: () =>
+      new Promise<number>((resolve) => {
+        askedAt.push(self.clock());
+        pending.push({ due: self.clock() + latencyMs, answer: answers[Math.min(askedAt.length - 1, answers.length - 1)]!, resolve });
+      }),
+  };
+  self.tick = (t: number) => {
+    for (const p of pending.filter((x) => x.due <= t)) {
+      pending.splice(pending.indexOf(p), 1);
+      p.resolve(p.answer);
+    }
+  };
+  return self;
+}
 
 describe('turn detector', () => {
   it('silence detection (today\'s rule): the turn ends after VAD_SILENCE_MS, with a pause (commit point) at 200 ms', async () => {
@@ -212,5 +234,46 @@ describe('turn detector', () => {
     await detector.drained();
     expect(detector.backlogBytes).toBe(0);
     expect(detector.speaking).toBe(true);
+  });
+
+  it('asks the model TURN_MODEL_EARLY_MS before the commit point, so a "finished" ends the turn at it (issue 21)', async () => {
+    for (const [early, from, to] of [[100, 200, 240], [0, 300, 340]] as const) {
+      // The model takes 100 ms. Asked 100 ms early its answer is in at the commit (200 ms of
+      // silence); asked at the commit (before issue 21), the turn ends 100 ms later.
+      const slow = delayed(100, 0.9);
+      const h = harness({ modelEarlyMs: early }, slow.model, slow.tick);
+      slow.clock = h.now;
+      await h.play(Buffer.concat([tone(600), silencePcm(800, RATE)]));
+      const [end] = h.ends();
+      expect(end!.reason, `early ${early}`).toBe('model');
+      expect(end!.at - end!.speechEndedAt).toBeGreaterThanOrEqual(from);
+      expect(end!.at - end!.speechEndedAt).toBeLessThan(to);
+      expect(slow.askedAt).toHaveLength(1);
+    }
+  });
+
+  it('asks the model again every TURN_MODEL_REASK_MS while it says "not finished" (issue 21)', async () => {
+    const model = scripted(0.2, 0.3, 0.9);
+    const h = harness({ modelReaskMs: 300 }, model);
+    await h.play(Buffer.concat([tone(600), silencePcm(2000, RATE)]));
+    const [end] = h.ends();
+    expect(end!.reason).toBe('model');
+    expect(end!.at - end!.speechEndedAt).toBe(800); // asked at 200, 500 and 800 ms of silence
+    expect(model.calls).toHaveLength(3);
+    // Asked once per pause (before issue 21): the silence runs to TURN_MAX_SILENCE_MS.
+    const once = harness({ modelReaskMs: 0 }, scripted(0.2, 0.3, 0.9));
+    await once.play(Buffer.concat([tone(600), silencePcm(2000, RATE)]));
+    expect(once.ends()[0]!.reason).toBe('silence');
+  });
+
+  it('drops an early answer when speech comes back before the commit point', async () => {
+    const slow = delayed(40, 0.95);
+    const h = harness({ modelEarlyMs: 150 }, slow.model, slow.tick);
+    slow.clock = h.now;
+    // A 120 ms gap: the model is asked at 60 ms of it and answers "finished", but the respondent
+    // goes on before the commit point; the turn is not ended by that answer.
+    await h.play(Buffer.concat([tone(600), silencePcm(120, RATE), tone(600)]));
+    expect(h.ends()).toEqual([]);
+    expect(slow.askedAt).toHaveLength(1);
   });
 });

@@ -30,6 +30,10 @@ export interface TurnDetectorSettings {
   maxUtteranceBytes: number;
   /** Audio received but not yet classified, at most (beyond it, arriving audio is dropped). */
   maxBacklogBytes: number;
+  /** Ask the model this long before the commit point, so its answer is ready at it (0: at it). */
+  modelEarlyMs?: number;
+  /** While the model's last answer is "not finished", ask it again every this much more silence (0: once per pause). */
+  modelReaskMs?: number;
 }
 
 export interface TurnEnd {
@@ -104,6 +108,13 @@ export class TurnDetector {
   private paused = false;
   /** Changes whenever speech comes back, so a model answer about an older pause is ignored. */
   private pauseGeneration = 0;
+  /** The model was asked in this silence; when (silence so far); its latest answer; a call in flight. */
+  private asked = false;
+  private askedAtSilence = 0;
+  private answer: number | undefined;
+  private modelBusy = false;
+  /** A "finished" is being checked against the words. */
+  private deciding = false;
   private lastVoicedAt = 0;
   private lastProbability: number | undefined;
   private lastInferenceMs: number | undefined;
@@ -233,49 +244,87 @@ export class TurnDetector {
     const kept = frame.length > room ? frame.subarray(0, room) : frame;
     this.audio.push(kept);
     this.audioBytes += kept.length;
+    // The frame is counted before it is announced, so whoever reads `currentSpeechMs` on its
+    // `audio` event (the barge-in check) sees the speech up to and including it, not one frame less.
+    if (voiced) this.speechMs += frameMs;
     this.options.onEvent({ type: 'audio', pcm: kept });
     if (this.audioBytes >= this.settings.maxUtteranceBytes) return this.endTurn('max');
     if (voiced) {
-      this.speechMs += frameMs;
       this.silentRun = 0;
       this.lastVoicedAt = now;
+      // Speech again: every answer about this silence (asked early, or at the pause) is stale.
+      if (this.paused || this.asked) this.pauseGeneration++;
+      this.asked = false;
+      this.answer = undefined;
       if (this.paused) {
         this.paused = false;
-        this.pauseGeneration++;
         this.options.onEvent({ type: 'resume', at: now });
       }
       return;
     }
     this.silentRun += frameMs;
     const commitPoint = Math.min(this.settings.modelSilenceMs, this.settings.silenceMs);
+    if (this.model) this.maybeAsk(commitPoint);
     if (!this.paused && this.silentRun >= commitPoint) {
       this.paused = true;
       this.options.onEvent({ type: 'pause', at: now });
-      if (this.model) this.askModel(this.pauseGeneration);
+      if (this.model) {
+        if (!this.asked) this.askModel(this.pauseGeneration);
+        else void this.consider(this.pauseGeneration);
+      }
     }
     if (this.silentRun >= (this.model ? this.settings.maxSilenceMs : this.settings.silenceMs)) this.endTurn('silence');
   }
 
+  /** The model asked ahead of the commit point, and again as the silence grows (issue 21). */
+  private maybeAsk(commitPoint: number): void {
+    const early = this.settings.modelEarlyMs ?? 0;
+    const reask = this.settings.modelReaskMs ?? 0;
+    if (!this.asked && early > 0 && !this.paused && this.silentRun >= commitPoint - early && this.silentRun < commitPoint) {
+      return this.askModel(this.pauseGeneration);
+    }
+    const notFinished = this.answer !== undefined && this.answer < this.settings.modelThreshold;
+    if (this.paused && reask > 0 && !this.modelBusy && notFinished && this.silentRun >= this.askedAtSilence + reask) this.askModel(this.pauseGeneration);
+  }
+
   private askModel(generation: number): void {
     const started = this.clock();
+    this.asked = true;
+    this.askedAtSilence = this.silentRun;
+    this.modelBusy = true;
     const tail = Buffer.concat(this.audio).subarray(-MODEL_WINDOW_BYTES);
     const samples = new Int16Array(tail.buffer.slice(tail.byteOffset, tail.byteOffset + (tail.byteLength & ~1)));
     this.model!.completion(samples).then(
-      async (probability) => {
-        const current = () => generation === this.pauseGeneration && this.inSpeech && this.paused && !this.closed;
-        if (!current()) return;
+      (probability) => {
+        this.modelBusy = false;
+        if (generation !== this.pauseGeneration || !this.inSpeech || this.closed) return;
         this.lastProbability = probability;
         this.lastInferenceMs = this.clock() - started;
-        if (probability < this.settings.modelThreshold) return;
-        // The words can still say "not yet" (a trailing comma, "and", "um"): then the pause runs on.
-        if (this.options.wordsUnfinished && (await this.options.wordsUnfinished().catch(() => false))) {
-          this.options.onWordsVeto?.();
-          return;
-        }
-        if (current()) this.endTurn('model');
+        this.answer = probability;
+        void this.consider(generation);
       },
-      (err: unknown) => this.options.onModelError?.(err),
+      (err: unknown) => {
+        this.modelBusy = false;
+        this.options.onModelError?.(err);
+      },
     );
+  }
+
+  /** At the pause, with the model's answer in: a "finished" ends the turn unless the words go on. */
+  private async consider(generation: number): Promise<void> {
+    const current = () => generation === this.pauseGeneration && this.inSpeech && this.paused && !this.closed;
+    if (!current() || this.answer === undefined || this.answer < this.settings.modelThreshold || this.deciding) return;
+    this.deciding = true;
+    try {
+      // The words can still say "not yet" (a trailing comma, "and", "um"): then the pause runs on.
+      if (this.options.wordsUnfinished && (await this.options.wordsUnfinished().catch(() => false))) {
+        this.options.onWordsVeto?.();
+        return;
+      }
+      if (current()) this.endTurn('model');
+    } finally {
+      this.deciding = false;
+    }
   }
 
   private endTurn(reason: TurnEndReason): void {
@@ -290,6 +339,8 @@ export class TurnDetector {
     this.inSpeech = false;
     this.paused = false;
     this.pauseGeneration++;
+    this.asked = false;
+    this.answer = undefined;
     this.voicedRun = 0;
     this.silentRun = 0;
     this.speechMs = 0;
