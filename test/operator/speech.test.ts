@@ -89,7 +89,7 @@ describe('the operator with self-hosted speech', () => {
       'the speech children of talk',
     );
     for (const child of [deployment!, service!, hpa!, pdb!]) {
-      expect(child.metadata.ownerReferences).toEqual([{ apiVersion: 'voice.service.io/v1alpha1', kind: 'VoiceWorkerPool', name: 'talk', uid: created.metadata.uid, controller: true, blockOwnerDeletion: true }]);
+      expect(child.metadata.ownerReferences).toEqual([{ apiVersion: 'voice.service.io/v1beta1', kind: 'VoiceWorkerPool', name: 'talk', uid: created.metadata.uid, controller: true, blockOwnerDeletion: true }]);
     }
     const container = deployment!.spec.template.spec.containers[0];
     expect(container.command).toEqual(['node', 'speech/main.ts']);
