@@ -1,5 +1,6 @@
 import { DisconnectReason, Room as LiveKitRoom, RoomEvent, Track, type RemoteTrack } from 'livekit-client';
 import { CONTROL_TOPIC, decodeControl, encodeControl } from '../../../lib/room-control.ts';
+import { firstSoundDetector } from './first-sound.ts';
 import type { BotState, JoinInput, Room } from './room.ts';
 
 /**
@@ -19,7 +20,7 @@ export async function joinLiveKitRoom(input: JoinInput): Promise<Room> {
   const players: HTMLMediaElement[] = [];
   let ended = false;
   let leftByUser = false;
-  let awaitingFirstAudio = true;
+  const firstSound = firstSoundDetector(SPEAKING_RMS);
   let meter: ReturnType<typeof setInterval> | undefined;
   const context = new AudioContext({ latencyHint: 'interactive' });
   await context.resume();
@@ -33,13 +34,10 @@ export async function joinLiveKitRoom(input: JoinInput): Promise<Room> {
     const samples = new Float32Array(analyser.fftSize);
     clearInterval(meter);
     meter = setInterval(() => {
-      if (!awaitingFirstAudio) return;
       analyser.getFloatTimeDomainData(samples);
       let sum = 0;
       for (const s of samples) sum += s * s;
-      if (Math.sqrt(sum / samples.length) < SPEAKING_RMS) return;
-      awaitingFirstAudio = false;
-      events.onBotAudio();
+      if (firstSound.sample(Math.sqrt(sum / samples.length))) events.onBotAudio();
     }, 10);
   };
 
@@ -66,7 +64,7 @@ export async function joinLiveKitRoom(input: JoinInput): Promise<Room> {
       events.onCaption({ speaker: control.speaker, text: control.text, final: control.final === true });
     }
     // After an interruption the interviewer's next words count as a new first sound.
-    if (control.type === 'audio_end' || control.type === 'interrupt') awaitingFirstAudio = true;
+    if (control.type === 'audio_end' || control.type === 'interrupt') firstSound.arm();
     if (control.type === 'interrupt') events.onInterrupted();
     if (control.type === 'ended' && !ended) {
       ended = true;
