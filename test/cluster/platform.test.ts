@@ -1,7 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { runNodeInterview } from '../harness/node-interview.ts';
 import { waitFor } from '../harness/ports.ts';
+import { readWavPcm, speakWithPiper } from '../harness/speech.ts';
+import { contentRecall } from '../harness/word-recall.ts';
 import { INTERVIEW } from '../harness/system-env.ts';
 import { startHostSystem, type HostSystem } from './host-system.ts';
 import { addHostsEntry } from './hosts-file.ts';
@@ -20,6 +25,11 @@ import { completedSession as completedAt, condition, createPoolTlsSecret, instal
 const PER_POD_ADDRESS = { publicUrl: 'https://$(POD_NAME).rooms.invalid' };
 /** The public host name of the pool behind an Ingress (test 3b): resolved on this machine only. */
 const EDGE_HOST = 'voice.cluster.test';
+/** What the respondent says in test 3b, one answer per question, in the Piper voice. */
+const EDGE_ANSWERS = [
+  'I heard about the product from a colleague at a conference in Berlin.',
+  'The reports are clear, but exporting them to spreadsheets takes too long.',
+];
 
 /**
  * What a platform team does with the product, on a real single-node Kubernetes (docs/cluster.md):
@@ -112,17 +122,27 @@ describe('on a real single-node cluster', () => {
     );
   }, 300_000);
 
-  it("(3b) the spec's path: the api-stub calls the pool at its Ingress's HTTPS host name, and a whole interview runs through that TLS edge", async () => {
+  it("(3b) the spec's path and self-hosted speech: the api-stub calls the pool at its Ingress's HTTPS host name, a whole interview runs through that TLS edge, and the pool's own speech server hears the respondent's words", async () => {
     // TLS ends at the edge (no podTLS): the Ingress's Secret holds a certificate for the public name.
     const cert = host!.ca.issueServer('edge', [EDGE_HOST]);
     await k.kubectl(['create', 'secret', 'tls', 'edge-tls', '-n', POOL_NAMESPACE, `--cert=${cert.certFile}`, `--key=${cert.keyFile}`]);
+    await k.kubectl(['create', 'secret', 'generic', 'speech', '-n', POOL_NAMESPACE, `--from-literal=token=${randomBytes(24).toString('base64url')}`]);
+    // The respondent speaks with the Piper voice; the pool's speech server (in the cluster) transcribes it.
+    const dir = mkdtempSync(join(tmpdir(), 'cluster-answers-'));
+    const jobs = EDGE_ANSWERS.map((text, i) => ({ text, file: join(dir, `answer-${i}.wav`) }));
+    speakWithPiper(jobs);
+    const answers = jobs.map((job) => readWavPcm(job.file).pcm);
     const h = host!.forPods;
+    const providerCallsBefore = host!.providers.requests.length;
     await k.kubectl(['apply', '-f', '-'], poolManifest(cluster, {
       name: 'edge',
       backendUrl: h.backendUrl,
       spec: {
         ingress: { host: EDGE_HOST, tlsSecretName: 'edge-tls' },
-        models: { llm: { baseUrl: h.providersUrl }, stt: { baseUrl: h.providersUrl }, tts: { baseUrl: h.providersUrl } },
+        // Only the language model is outside the cluster (the host's stand-in); no speech keys.
+        secrets: { workerToken: { name: 'worker' }, llmApiKey: { name: 'providers', key: 'llm' } },
+        speech: { selfHosted: { tokenSecret: { name: 'speech' }, autoscaling: { enabled: false }, resources: { requests: { cpu: '250m', memory: '1Gi' }, limits: { cpu: '2', memory: '1536Mi' } } } },
+        models: { llm: { baseUrl: h.providersUrl } },
         telemetry: { otlpEndpoint: h.otlpUrl, serviceName: 'voice-worker-cluster' },
         extraEnv: [{ name: 'VAD_SILENCE_MS', value: '600' }],
       },
@@ -133,7 +153,7 @@ describe('on a real single-node cluster', () => {
     const edge = await startIngressEdge(k, POOL_NAMESPACE, 'edge', { address: '127.0.0.1', port: 443 });
     try {
       await host!.setSelfHost(`https://${EDGE_HOST}/`, workerToken);
-      const run = await runNodeInterview(host!.system, { metadata: { source: 'ingress' } });
+      const run = await runNodeInterview(host!.system, { metadata: { source: 'ingress' }, answers });
       expect(run.route).toBe('self_hosted');
       // The respondent's room is behind the same edge: the worker's public address is the Ingress host.
       expect(run.roomUrl).toMatch(new RegExp(`^wss://${EDGE_HOST.replaceAll('.', '\\.')}(:443)?/rooms/`));
@@ -141,14 +161,23 @@ describe('on a real single-node cluster', () => {
       const webhook = await host!.waitForWebhook('interview.completed', run.sessionId);
       expect(webhook.event.data).toMatchObject({ sessionId: run.sessionId, metadata: { source: 'ingress' } });
       const [pod] = await poolPods('edge');
-      expect((await transcriptIn(pod!.name, session.response!.transcriptKey)).sessionId).toBe(run.sessionId);
+      const transcript = (await transcriptIn(pod!.name, session.response!.transcriptKey)) as { sessionId: string; turns: Array<{ speaker: string; text: string }> };
+      expect(transcript.sessionId).toBe(run.sessionId);
+      // The respondent's words, recognised inside the cluster: no speech request left it.
+      const heard = transcript.turns.filter((t) => t.speaker === 'respondent').map((t) => t.text);
+      // However the turns fell (a follow-up, an answer split at a pause), every answer's words are there.
+      expect(contentRecall(EDGE_ANSWERS.join(' '), heard.join(' ')), JSON.stringify(heard)).toBeGreaterThanOrEqual(0.8);
+      const calls = host!.providers.requests.slice(providerCallsBefore);
+      expect(calls.filter((r) => r.endpoint !== 'chat'), 'speech requests that reached the host').toEqual([]);
+      expect(calls.some((r) => r.endpoint === 'chat')).toBe(true);
     } finally {
       await host!.setSelfHost(`https://${(await serviceUrl('local')).hostname}:443/`, workerToken);
       await edge.close();
       restoreHosts();
       await k.kubectl(['delete', 'vwp', 'edge', '-n', POOL_NAMESPACE, '--wait=false']);
+      rmSync(dir, { recursive: true, force: true });
     }
-  }, 300_000);
+  }, 480_000);
 
   it('(4) a rolling upgrade while an interview is live: the live interview completes on the old pod, the next one runs on the new pod', async () => {
     const svc = await serviceUrl('local');
