@@ -80,15 +80,21 @@ describe('one utterance is bounded', () => {
     const message = Buffer.alloc(256 * 1024);
     for (let i = 0; i < message.length; i += speech.length) speech.copy(message, i, 0, Math.min(speech.length, message.length - i));
     const before = rssMiB(bot!);
-    let peak = before;
+    let floodStarted = 0;
     let floodEnded = 0;
+    // RSS while the flood lasts, per half: a bounded bot grows once (the heap takes the bound's worth
+    // and the garbage collector's slack, more under load) and then stays level; an unbounded one keeps
+    // growing with the flood (on main about 20 MiB a second).
+    const peaks = { first: before, second: before };
     const respondent = runRespondent(String(spawned.body.room_url), String(spawned.body.token), {
       onListening: (turn) => {
         if (turn !== 1) return 'answer';
-        const until = Date.now() + 12_000;
+        floodStarted = Date.now();
+        const until = floodStarted + 12_000;
         const pump = (): void => {
-          if (respondent.socket.readyState !== respondent.socket.OPEN) return;
-          if (Date.now() > until) return void (floodEnded = Date.now());
+          // The flood ends after 12 s, or sooner when the interview does (a fast bot hears the bounded
+          // answer, asks on and finishes while the flood still runs).
+          if (respondent.socket.readyState !== respondent.socket.OPEN || Date.now() > until) return void (floodEnded = Date.now());
           while (respondent.socket.bufferedAmount < 1024 * 1024) respondent.socket.send(message);
           setImmediate(pump);
         };
@@ -96,13 +102,21 @@ describe('one utterance is bounded', () => {
         return 'silent';
       },
     });
-    const sampler = setInterval(() => (peak = Math.max(peak, rssMiB(bot!))), 250);
+    const sampler = setInterval(() => {
+      if (!floodStarted || floodEnded) return;
+      const half = Date.now() - floodStarted < 6000 ? 'first' : 'second';
+      peaks[half] = Math.max(peaks[half], rssMiB(bot!));
+    }, 250);
     const done = await respondent.done.finally(() => clearInterval(sampler));
     expect(done.ended, JSON.stringify(done.messages.slice(-6))).toBe('completed');
     expect(floodEnded).toBeGreaterThan(0);
     // Bounded: the bot holds at most one utterance waiting to be heard (on main it grew about
     // 17 MB a second of flood, and went on for a minute after it, working through the backlog).
-    expect(peak - before, `RSS ${before.toFixed(0)} -> ${peak.toFixed(0)} MiB`).toBeLessThan(150);
+    // The exact bound is the listener's unit test; here, the level: the second half of the flood
+    // adds less than 60 MiB to the first half's peak (main: over 100), and the whole stays sane.
+    const growth = `RSS ${before.toFixed(0)} -> ${peaks.first.toFixed(0)} (first 6 s) -> ${peaks.second.toFixed(0)} MiB (last 6 s)`;
+    expect(peaks.second - peaks.first, growth).toBeLessThan(60);
+    expect(Math.max(peaks.first, peaks.second) - before, growth).toBeLessThan(300);
     expect(Date.now() - floodEnded).toBeLessThan(30_000);
   }, 120_000);
 });
