@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { request } from 'node:https';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +16,12 @@ import type { KubeCli } from './kube-cli.ts';
  */
 export interface IngressEdge {
   host: string;
+  /**
+   * Waits until a request through the edge is answered by a worker (its JSON refusal of a spawn
+   * without a token), not by nginx itself: the host reaches a new Service's ClusterIP only once
+   * kube-proxy has written its rules, a moment after the pool is Ready (a 502 until then).
+   */
+  waitServing(ca: string, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -105,8 +112,30 @@ export async function startIngressEdge(k: KubeCli, namespace: string, name: stri
   child.stderr?.on('data', (d) => (stderr += d.toString()));
   const errors = () => `${stderr}${existsSync(join(dir, 'error.log')) ? readFileSync(join(dir, 'error.log'), 'utf8') : ''}`;
   await waitFor(() => child.exitCode === null && existsSync(join(dir, 'nginx.pid')), { timeoutMs: 10_000, what: `nginx for Ingress ${namespace}/${name} ${errors()}` });
+  const host = ingress.spec.rules[0]!.host;
+  const probe = (ca: string): Promise<{ status: number; body: string }> =>
+    new Promise((resolve) => {
+      const req = request(
+        { host: listen.address, port: listen.port, servername: host, ca, method: 'POST', path: '/', headers: { host, 'content-type': 'application/json', 'content-length': 2 }, timeout: 5000 },
+        (res) => {
+          let body = '';
+          res.on('data', (d: Buffer) => (body += d.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
+      req.on('error', () => resolve({ status: 0, body: '' }));
+      req.on('timeout', () => req.destroy());
+      req.end('{}');
+    });
   return {
-    host: ingress.spec.rules[0]!.host,
+    host,
+    async waitServing(ca, timeoutMs = 60_000) {
+      let last = { status: 0, body: '' };
+      await waitFor(async () => {
+        last = await probe(ca);
+        return last.status === 401 && last.body.includes('"error"');
+      }, { timeoutMs, intervalMs: 500, what: `a worker to answer through the edge for ${host} (last: ${last.status} ${last.body.slice(0, 200)}) ${errors()}` });
+    },
     close: async () => {
       if (child.exitCode === null) {
         await new Promise<void>((resolve) => {

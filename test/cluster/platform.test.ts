@@ -152,6 +152,7 @@ describe('on a real single-node cluster', () => {
     const restoreHosts = addHostsEntry(EDGE_HOST, '127.0.0.1');
     const edge = await startIngressEdge(k, POOL_NAMESPACE, 'edge', { address: '127.0.0.1', port: 443 });
     try {
+      await edge.waitServing(host!.ca.certPem);
       await host!.setSelfHost(`https://${EDGE_HOST}/`, workerToken);
       const run = await runNodeInterview(host!.system, { metadata: { source: 'ingress' }, answers });
       expect(run.route).toBe('self_hosted');
