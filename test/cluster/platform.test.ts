@@ -149,6 +149,10 @@ describe('on a real single-node cluster', () => {
     }));
     await waitPoolReady('edge');
     expect((await k.getJson<Pool>(['vwp', 'edge', '-n', POOL_NAMESPACE])).status?.endpoint).toBe(`https://${EDGE_HOST}/`);
+    // The speech Service answers through kube-proxy only a moment after its pod is available (the
+    // node's rules lag the endpoints): wait for any answer, as the workers on this node will get.
+    const speechSvc = await k.getJson<{ spec: { clusterIP: string } }>(['service', 'edge-speech', '-n', POOL_NAMESPACE]);
+    await waitFor(async () => (await fetch(`http://${speechSvc.spec.clusterIP}:7870/v1/models`, { signal: AbortSignal.timeout(2000) }).catch(() => undefined)) !== undefined, { timeoutMs: 30_000, intervalMs: 250, what: 'the speech Service to answer' });
     const restoreHosts = addHostsEntry(EDGE_HOST, '127.0.0.1');
     const edge = await startIngressEdge(k, POOL_NAMESPACE, 'edge', { address: '127.0.0.1', port: 443 });
     try {
@@ -171,6 +175,10 @@ describe('on a real single-node cluster', () => {
       const calls = host!.providers.requests.slice(providerCallsBefore);
       expect(calls.filter((r) => r.endpoint !== 'chat'), 'speech requests that reached the host').toEqual([]);
       expect(calls.some((r) => r.endpoint === 'chat')).toBe(true);
+    } catch (err) {
+      // What the worker and the speech server said, for the failure message.
+      const logs = async (what: string) => k.kubectl(['logs', '-n', POOL_NAMESPACE, what, '--tail=40', '--all-containers']).catch((e: unknown) => String(e));
+      throw new Error(`${(err as Error).message}\n--- worker:\n${await logs('deploy/edge')}\n--- speech server:\n${await logs('deploy/edge-speech')}`, { cause: err });
     } finally {
       await host!.setSelfHost(`https://${(await serviceUrl('local')).hostname}:443/`, workerToken);
       await edge.close();
