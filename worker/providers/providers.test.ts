@@ -18,7 +18,8 @@ beforeAll(async () => {
     llm: { ...endpoint, model: 'm-llm' },
     stt: { ...endpoint, model: 'm-stt' },
     tts: { ...endpoint, model: 'm-tts', voice: 'alloy' },
-    providerTimeoutMs: 500,
+    // Calls that must succeed get a wide timeout (the machine is shared); the hang test sets its own.
+    providerTimeoutMs: 5000,
     providerRetries: 1,
   });
 });
@@ -67,9 +68,16 @@ describe('language model', () => {
   });
 
   it('times out a hung call per attempt and gives llm_timeout after the retry', async () => {
+    const quick = createProviders({
+      llm: { baseURL: fake.url, apiKey: 'sk-contract', model: 'm-llm' },
+      stt: { baseURL: fake.url, apiKey: 'sk-contract', model: 'm-stt' },
+      tts: { baseURL: fake.url, apiKey: 'sk-contract', model: 'm-tts', voice: 'alloy' },
+      providerTimeoutMs: 500,
+      providerRetries: 1,
+    });
     fake.failNext('chat', { hang: true, count: 2 });
     const t0 = Date.now();
-    const err = await failure(collect(providers.llm.stream([{ role: 'user', content: 'x' }])));
+    const err = await failure(collect(quick.llm.stream([{ role: 'user', content: 'x' }])));
     expect(err).toMatchObject({ kind: 'timeout', reason: 'llm_timeout' });
     expect(Date.now() - t0).toBeGreaterThanOrEqual(1000);
     // Two 500 ms attempts and a 200 ms backoff; the upper bound only shows it did not wait for more (wide: the machine is shared).
@@ -109,7 +117,7 @@ describe('text-to-speech', () => {
   });
 
   it('gives tts_error for a wrong key without retrying', async () => {
-    const bad = createProviders({ llm: { baseURL: fake.url, apiKey: 'x', model: 'm' }, stt: { baseURL: fake.url, apiKey: 'x', model: 'm' }, tts: { baseURL: fake.url, apiKey: 'wrong', model: 'm', voice: 'v' }, providerTimeoutMs: 500, providerRetries: 1 });
+    const bad = createProviders({ llm: { baseURL: fake.url, apiKey: 'x', model: 'm' }, stt: { baseURL: fake.url, apiKey: 'x', model: 'm' }, tts: { baseURL: fake.url, apiKey: 'wrong', model: 'm', voice: 'v' }, providerTimeoutMs: 5000, providerRetries: 1 });
     const before = fake.hits.tts;
     const err = await failure(collect(bad.tts.synthesize('hi')));
     expect(err).toMatchObject({ status: 401, retryable: false, reason: 'tts_error' });
