@@ -8,7 +8,7 @@ import type { TranscriptionStream } from '../bot/turns/types.ts';
 import { ProviderError } from './errors.ts';
 import { createProviders } from './index.ts';
 import { StreamOpenError } from './realtime-connect.ts';
-import { OpenAIRealtimeSpeechToText, STREAM_RETRY_AFTER_MS, type RealtimeSpeechToTextOptions } from './realtime-stt.ts';
+import { OpenAIRealtimeSpeechToText, STREAM_RETRY_AFTER_MS, STREAM_RETRY_FIRST_MS, type RealtimeSpeechToTextOptions } from './realtime-stt.ts';
 
 /**
  * The realtime speech-to-text client against the fake's WebSocket endpoint over a real socket:
@@ -234,16 +234,38 @@ describe('opening a stream, and falling back to batch', () => {
     }
   });
 
-  it('an outage (503 on upgrade, a refused port) is unavailable for a minute, then tried again', async () => {
+  it('an outage (503 on upgrade, a refused port) falls back for a short wait that doubles per failure up to a minute, and resets once a stream opens', async () => {
     let now = 1_000_000;
     const stt = client({ now: () => now });
-    fake.failNext('stt-stream', { status: 503 });
-    const err = await failure(stt.openStream({ sampleRate: 16_000 }));
-    expect(err).toMatchObject({ reason: 'stt_stream_unavailable', status: 503, permanent: false });
+    const fail503 = async () => {
+      fake.failNext('stt-stream', { status: 503 });
+      return failure(stt.openStream({ sampleRate: 16_000 }));
+    };
+    expect(await fail503()).toMatchObject({ reason: 'stt_stream_unavailable', status: 503, permanent: false });
+    // A Service that came up a moment ago is asked again after the first short wait, not after a minute.
+    const waits: number[] = [];
+    for (let wait = STREAM_RETRY_FIRST_MS; ; ) {
+      expect(stt.mode).toBe('batch');
+      now += wait - 1;
+      expect(stt.mode).toBe('batch');
+      now += 2;
+      expect(stt.mode).toBe('realtime');
+      waits.push(wait);
+      if (wait === STREAM_RETRY_AFTER_MS) break;
+      await fail503();
+      wait = Math.min(wait * 2, STREAM_RETRY_AFTER_MS);
+    }
+    expect(waits).toEqual([2000, 4000, 8000, 16_000, 32_000, 60_000]);
+    // The wait stays at the cap while the outage lasts...
+    await fail503();
+    now += STREAM_RETRY_AFTER_MS - 1;
     expect(stt.mode).toBe('batch');
-    now += STREAM_RETRY_AFTER_MS + 1;
-    expect(stt.mode).toBe('realtime');
+    now += 2;
+    // ...and an open that succeeds resets it to the first wait.
     opened.push(await stt.openStream({ sampleRate: 16_000 }));
+    await fail503();
+    now += STREAM_RETRY_FIRST_MS + 1;
+    expect(stt.mode).toBe('realtime');
 
     const closed = createServer();
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', () => r()));

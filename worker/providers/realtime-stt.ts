@@ -11,7 +11,8 @@ import { RealtimeTranscriptionStream } from './realtime-stream.ts';
  * `openStream` rejects with reason `stt_stream_unavailable` and the pipeline transcribes that turn
  * with the batch endpoint. The process remembers the outcome, so turns do not each pay a failed
  * connect: a provider without the endpoint (HTTP 404/400/405/426/501 on upgrade, or a refused
- * session) is not asked again; an outage (refused, TLS, timeout, other statuses) for a minute.
+ * session) is not asked again; an outage (refused, TLS, timeout, other statuses) is tried again after
+ * a back-off that starts short and doubles up to a minute.
  */
 export interface RealtimeSpeechToTextOptions {
   /** The STT base URL (STT_BASE_URL, https://... or http://...). */
@@ -38,7 +39,13 @@ export interface RealtimeSpeechToTextOptions {
  * whole provider timeout (20 s by default): a healthy open is one round trip or two.
  */
 export const OPEN_TIMEOUT_MS = 5000;
-/** How long an outage (not a missing endpoint) keeps turns on the batch path before we try again. */
+/**
+ * How long an outage (not a missing endpoint) keeps turns on the batch path before we try again: the
+ * first wait is short, because a refused connection is often a speech Service that came up a moment
+ * ago (its endpoints and the node's rules lag the Deployment); each failure in a row doubles it, up to
+ * a minute, so a real outage costs one failed connect a minute at most.
+ */
+export const STREAM_RETRY_FIRST_MS = 2000;
 export const STREAM_RETRY_AFTER_MS = 60_000;
 
 export class OpenAIRealtimeSpeechToText implements StreamingSpeechToText {
@@ -49,6 +56,8 @@ export class OpenAIRealtimeSpeechToText implements StreamingSpeechToText {
   private readonly log: Logger;
   private readonly now: () => number;
   private unavailable: { until: number; error: StreamOpenError } | null = null;
+  /** The back-off after the next outage; back to the first wait after an open succeeds. */
+  private nextRetryMs = STREAM_RETRY_FIRST_MS;
 
   constructor(options: RealtimeSpeechToTextOptions) {
     this.options = options;
@@ -79,6 +88,7 @@ export class OpenAIRealtimeSpeechToText implements StreamingSpeechToText {
       });
       if (this.unavailable) this.log.info('realtime speech-to-text is available again', { provider: this.provider, model: this.model });
       this.unavailable = null;
+      this.nextRetryMs = STREAM_RETRY_FIRST_MS;
       const stream = new RealtimeTranscriptionStream({ socket, inputRate: options.sampleRate, timeoutMs: this.options.policy.timeoutMs, batchMs: this.options.batchMs ?? 80 });
       options.signal?.addEventListener('abort', () => stream.close(), { once: true });
       return stream;
@@ -90,14 +100,16 @@ export class OpenAIRealtimeSpeechToText implements StreamingSpeechToText {
 
   private remember(err: StreamOpenError): void {
     const first = this.unavailable === null;
-    this.unavailable = { until: err.permanent ? Infinity : this.now() + STREAM_RETRY_AFTER_MS, error: err };
+    const waitMs = this.nextRetryMs;
+    if (!err.permanent) this.nextRetryMs = Math.min(waitMs * 2, STREAM_RETRY_AFTER_MS);
+    this.unavailable = { until: err.permanent ? Infinity : this.now() + waitMs, error: err };
     // Logged once per change, not per turn: each turn would say the same.
     if (first) {
       this.log.warn('realtime speech-to-text unavailable; turns use batch transcription', {
         provider: this.provider,
         model: this.model,
         reason: err.message,
-        retryAfterSeconds: err.permanent ? null : STREAM_RETRY_AFTER_MS / 1000,
+        retryAfterSeconds: err.permanent ? null : waitMs / 1000,
       });
     }
   }
