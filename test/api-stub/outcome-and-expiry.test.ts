@@ -22,7 +22,7 @@ function eventsFor(sessionId: string) {
 }
 
 async function settled(): Promise<void> {
-  await expect.poll(() => pendingCount(stack.db) === 0 && stack.runtime.dispatcher.inFlight() === 0, { timeout: 5_000 }).toBe(true);
+  await expect.poll(() => pendingCount(stack.db) === 0 && stack.runtime.dispatcher.inFlight() === 0, { timeout: 10_000 }).toBe(true);
 }
 
 async function started(who: typeof A | typeof B = A): Promise<string> {
@@ -32,7 +32,7 @@ async function started(who: typeof A | typeof B = A): Promise<string> {
 }
 
 beforeAll(async () => {
-  stack = await startRoutingStack({ env: { WEBHOOK_TIMEOUT_MS: '1000' } });
+  stack = await startRoutingStack({ env: { WEBHOOK_TIMEOUT_MS: '4000' } });
 });
 afterAll(async () => {
   await stack?.stop();
@@ -98,12 +98,12 @@ describe('outcome reports', () => {
       for (const id of ids) {
         const res = await report(id, completed);
         expect(res.status).toBe(200);
-        expect(res.ms).toBeLessThan(900); // under the hung receiver's WEBHOOK_TIMEOUT_MS (1 s), with room for a loaded machine
+        expect(res.ms).toBeLessThan(3500); // under the hung receiver's WEBHOOK_TIMEOUT_MS (4 s), with room for a loaded machine
       }
       await expect.poll(() => stack.runtime.dispatcher.inFlight(), { timeout: 3_000 }).toBe(3);
       const create = await call('POST', `${stack.url}/api/v2/sdk/sessions`, { publishableKey: A.pk, interviewId: A.dpl });
       expect(create.status).toBe(201);
-      expect(create.ms).toBeLessThan(900);
+      expect(create.ms).toBeLessThan(3500);
     } finally {
       stack.receiver.setMode({ kind: 'status', status: 200 });
     }
