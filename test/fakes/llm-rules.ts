@@ -17,14 +17,15 @@ export interface LlmRule {
 
 /** The respondent's latest words in a decision prompt (its last `Respondent:` line), or ''. */
 export function latestRespondentWords(messages: ChatMessage[]): string {
-  const user = messages.filter((m) => m.role === 'user').at(-1)?.content ?? '';
+  const content: unknown = messages.filter((m) => m?.role === 'user').at(-1)?.content;
+  const user = typeof content === 'string' ? content : '';
   const line = user.split('\n').filter((l) => l.startsWith('Respondent: ')).at(-1);
   return line ? line.slice('Respondent: '.length) : '';
 }
 
 /** Whether the prompt offers WAIT (the system message states the contract). */
 export function offersWait(messages: ChatMessage[]): boolean {
-  return messages.some((m) => m.role === 'system' && m.content.includes(`reply with exactly ${WAIT_REPLY}`));
+  return messages.some((m) => m?.role === 'system' && typeof m.content === 'string' && m.content.includes(`reply with exactly ${WAIT_REPLY}`));
 }
 
 /** The first matching rule's reply, or undefined (the caller's own script answers). */
