@@ -40,6 +40,16 @@ describe('loadConfig', () => {
     expect(problem({ ...minimal, PUBLIC_HEADERS_TIMEOUT_SECONDS: 'soon' }).variable).toBe('PUBLIC_HEADERS_TIMEOUT_SECONDS');
   });
 
+  it('reads the decision\'s WAIT, preemptive calls and pause learning (issue 21), each with today\'s behaviour selectable', () => {
+    expect(loadConfig(minimal).turns).toMatchObject({ llmWaitMaxMs: 4000, llmWaitStepMs: 1500, llmPreemptive: true, pauseLearningMaxMs: 600 });
+    const off = loadConfig({ ...minimal, LLM_WAIT_MAX_MS: '0', LLM_PREEMPTIVE: 'false', TURN_PAUSE_LEARNING_MAX_MS: '0' }).turns;
+    expect(off).toMatchObject({ llmWaitMaxMs: 0, llmPreemptive: false, pauseLearningMaxMs: 0 });
+    expect(problem({ ...minimal, LLM_WAIT_MAX_MS: '-1' }).variable).toBe('LLM_WAIT_MAX_MS');
+    expect(problem({ ...minimal, LLM_WAIT_STEP_MS: '0' }).variable).toBe('LLM_WAIT_STEP_MS');
+    expect(problem({ ...minimal, TURN_PAUSE_LEARNING_MAX_MS: '9000' }).variable).toBe('TURN_PAUSE_LEARNING_MAX_MS');
+    expect(problem({ ...minimal, LLM_PREEMPTIVE: 'sometimes' }).variable).toBe('LLM_PREEMPTIVE');
+  });
+
   it('defaults to the daily provider, which needs DAILY_API_KEY', () => {
     const { ROOM_PROVIDER: _omit, ...env } = minimal;
     expect(problem(env).variable).toBe('DAILY_API_KEY');

@@ -114,6 +114,14 @@ export interface TurnSettings {
   replyEagerEnd: boolean;
   /** A streamed follow-up's first clause of at least this many words is spoken alone; 0: off. */
   replyFirstClauseWords: number;
+  /** The language model may answer WAIT (not finished) until the silence after the last word reaches this; 0: never offered. */
+  llmWaitMaxMs: number;
+  /** After a WAIT, the model decides again each time the silence has grown by this much (up to llmWaitMaxMs). */
+  llmWaitStepMs: number;
+  /** Start the decision call on the words of a pause, before the turn has ended; keep its reply if the final words match. */
+  llmPreemptive: boolean;
+  /** The most a respondent's own long pauses can add to the silence before their turn may end; 0: no learning. */
+  pauseLearningMaxMs: number;
 }
 
 function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
@@ -155,6 +163,10 @@ function turnSettings(env: Env, sttModel: string): TurnSettings {
     bargeInMode: oneOf(env, 'BARGE_IN_MODE', BARGE_IN_MODES, 'pause'),
     replyEagerEnd: boolVar(env, 'REPLY_EAGER_END', { default: true }),
     replyFirstClauseWords: intVar(env, 'REPLY_FIRST_CLAUSE_WORDS', { default: 6, min: 0, max: 100 }),
+    llmWaitMaxMs: intVar(env, 'LLM_WAIT_MAX_MS', { default: 4000, min: 0, max: 30_000 }),
+    llmWaitStepMs: intVar(env, 'LLM_WAIT_STEP_MS', { default: 1500, min: 100, max: 30_000 }),
+    llmPreemptive: boolVar(env, 'LLM_PREEMPTIVE', { default: true }),
+    pauseLearningMaxMs: intVar(env, 'TURN_PAUSE_LEARNING_MAX_MS', { default: 600, min: 0, max: 3000 }),
   };
 }
 

@@ -4,13 +4,16 @@ import type { AddressInfo } from 'node:net';
 import { hasEspeak, parseWav, speechPcm, tonePcm, wavFromPcm16 } from './audio.ts';
 import { FaultPicker, HUGE, withField, wrongBody, type MalformedMode } from './malformed.ts';
 import { attachRealtime, type RealtimeFailure } from './openai-realtime.ts';
+import { replyByRules, type LlmRule } from './llm-rules.ts';
+import type { ChatMessage } from '../../worker/providers/llm.ts';
 
 /**
  * A local stand-in for an OpenAI-compatible model server, speaking the real HTTP API:
  * POST /v1/chat/completions (JSON or SSE streaming), /v1/audio/transcriptions (multipart),
  * /v1/audio/speech (pcm = 24 kHz 16-bit mono, or wav; real speech from espeak-ng, else tones),
  * and the realtime transcription WebSocket /v1/realtime (openai-realtime.ts, endpoint `stt-stream`).
- * Errors use the OpenAI error shape. Tests script replies, add latency and inject failures;
+ * Errors use the OpenAI error shape. Tests script replies (in order, or by the respondent's words:
+ * `llmRules`, llm-rules.ts, e.g. WAIT to words that trail off), add latency and inject failures;
  * benches set a latency profile (LatencyProfile) taken from providers' published figures.
  *
  * Transcription cannot really recognise speech here. It is deterministic instead: the next
@@ -76,6 +79,8 @@ export interface FakeOpenAIOptions {
   tls?: { cert: string; key: string };
   /** Fault mode: a seeded share of answers on every endpoint comes back malformed (malformed.ts). */
   malformed?: MalformedMode;
+  /** Chat answers chosen by the respondent's latest words, before the scripted replies (JSON, so a bench's server process takes them too). */
+  llmRules?: LlmRule[];
 }
 
 export interface FakeOpenAI {
@@ -84,6 +89,8 @@ export interface FakeOpenAI {
   /** Every request per endpoint, including failed and hanging ones. */
   hits: Record<Endpoint, number>;
   scriptLlm(...replies: string[]): void;
+  /** Adds rules that answer by the respondent's latest words (llm-rules.ts), before scripted replies. */
+  scriptLlmRules(...rules: LlmRule[]): void;
   scriptTranscripts(...texts: string[]): void;
   /**
    * Stands in for recognition when nothing is scripted: the words the caller knows are being said
@@ -113,6 +120,7 @@ function openaiError(res: ServerResponse, status: number, message: string, code:
 
 export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
   const llmScript: string[] = [];
+  const llmRules: LlmRule[] = [...(options.llmRules ?? [])];
   const sttScript: string[] = [];
   const failures: Record<Endpoint, Failure[]> = { chat: [], stt: [], tts: [], 'stt-stream': [] };
   const latency: Record<Endpoint, number> = { chat: 0, stt: 0, tts: 0, 'stt-stream': 0, ...options.latencyMs };
@@ -149,7 +157,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     const json = JSON.parse(body.toString()) as { model?: string; stream?: boolean; messages?: unknown[] };
     if (!json.model || !Array.isArray(json.messages)) return openaiError(res, 400, 'model and messages are required', 'invalid_request');
     requests.push({ endpoint: 'chat', model: json.model, stream: Boolean(json.stream), authorization: req.headers.authorization });
-    const reply = llmScript.shift() ?? (json.stream ? 'NEXT' : 'Summary: the respondent answered every question.');
+    const reply = replyByRules(json.messages as ChatMessage[], llmRules) ?? llmScript.shift() ?? (json.stream ? 'NEXT' : 'Summary: the respondent answered every question.');
     const id = `chatcmpl-fake${requests.length}`;
     const created = Math.floor(Date.now() / 1000);
     if (profile.chat) await sleep(profile.chat.firstTokenMs);
@@ -286,6 +294,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     requests,
     hits,
     scriptLlm: (...replies) => void llmScript.push(...replies),
+    scriptLlmRules: (...rules) => void llmRules.push(...rules),
     scriptTranscripts: (...texts) => void sttScript.push(...texts),
     setRecogniser: (recognise) => void (recogniser = recognise),
     failNext: (endpoint, failure) => void failures[endpoint].push({ ...failure }),

@@ -1,17 +1,26 @@
 import type { Providers } from '../../worker/providers/index.ts';
 import type { ChatMessage } from '../../worker/providers/llm.ts';
+import type { StreamingSpeechToText } from '../../worker/bot/turns/types.ts';
+import { replyByRules, type LlmRule } from './llm-rules.ts';
 
 /**
  * Model providers that answer from a script, on the clock the test controls (every wait is a
  * setTimeout, so fake timers run them in no real time): for unit tests of the interview's stages.
- * Speech-to-text returns the scripted texts in order; the language model streams the scripted
- * replies (`NEXT`, `FOLLOW_UP: ...`, or an Error to throw); speech is silence, `msPerWord` long.
+ * Speech-to-text returns the scripted texts in order (with `segments`, a realtime stream whose
+ * commits, one per pause, return the scripted segments in order); the language model answers by
+ * `rules` on the respondent's words first (llm-rules.ts: e.g. WAIT to words that trail off), else
+ * streams the scripted replies in order (`NEXT`, `FOLLOW_UP: ...`, or an Error to throw); speech is
+ * silence, `msPerWord` long.
  * The protocol-faithful fakes of the real HTTP APIs are in openai-compatible.ts.
  */
 export interface ProviderScript {
   transcripts?: string[];
   /** One per follow-up decision; an Error fails that call. Default `NEXT`. */
   replies?: Array<string | Error>;
+  /** Decisions by the respondent's latest words, before `replies` (a rule's call takes no reply). */
+  rules?: LlmRule[];
+  /** Realtime speech-to-text: each commit's text, in order (absent: no realtime endpoint). */
+  segments?: string[];
   summary?: string | Error;
   sttDelayMs?: number;
   /** Before the language model's first token. */
@@ -27,8 +36,12 @@ export interface ProviderScript {
 }
 
 export interface ScriptedProviders extends Providers {
-  /** `ttsAt` and `llmEndedAt`: the (fake) clock when each synthesis started and each stream ended. */
-  calls: { stt: number; llm: ChatMessage[][]; tts: string[]; ttsAt: number[]; llmEndedAt: number[]; warm: number[] };
+  /**
+   * `ttsAt`, `llmAt` and `llmEndedAt`: the (fake) clock when each synthesis started, each model
+   * call started and each stream ended; `llmAborted`: calls whose signal aborted them; `commits`:
+   * the realtime stream's commits.
+   */
+  calls: { stt: number; llm: ChatMessage[][]; llmAt: number[]; llmAborted: number; tts: string[]; ttsAt: number[]; llmEndedAt: number[]; warm: number[]; commits: number };
 }
 
 const TTS_RATE = 24_000;
@@ -41,7 +54,25 @@ function abortable(signal: AbortSignal | undefined): void {
 export function scriptedProviders(script: ProviderScript = {}): ScriptedProviders {
   const transcripts = [...(script.transcripts ?? [])];
   const replies = [...(script.replies ?? [])];
-  const calls: ScriptedProviders['calls'] = { stt: 0, llm: [], tts: [], ttsAt: [], llmEndedAt: [], warm: [] };
+  const segments = script.segments ? [...script.segments] : null;
+  const calls: ScriptedProviders['calls'] = { stt: 0, llm: [], llmAt: [], llmAborted: 0, tts: [], ttsAt: [], llmEndedAt: [], warm: [], commits: 0 };
+  const sttStream: StreamingSpeechToText | null = segments && {
+    provider: 'scripted',
+    model: 'stt-stream-script',
+    openStream: () =>
+      Promise.resolve({
+        append: () => undefined,
+        async commit() {
+          calls.commits++;
+          const text = segments.shift() ?? '';
+          await wait(script.sttDelayMs ?? 50);
+          return text;
+        },
+        clear: () => undefined,
+        interim: '',
+        close: () => undefined,
+      }),
+  };
   return {
     calls,
     warm: () => (calls.warm.push(Date.now()), Promise.resolve()),
@@ -55,18 +86,23 @@ export function scriptedProviders(script: ProviderScript = {}): ScriptedProvider
         return transcripts.shift() ?? `answer ${calls.stt}`;
       },
     },
-    sttStream: null,
+    sttStream,
     llm: {
       provider: 'scripted',
       model: 'llm-script',
       async *stream(messages, options = {}) {
         calls.llm.push(messages);
-        const reply = replies.shift() ?? 'NEXT';
+        calls.llmAt.push(Date.now());
+        const reply = replyByRules(messages, script.rules ?? []) ?? replies.shift() ?? 'NEXT';
+        const aborted = () => {
+          if (options.signal?.aborted) calls.llmAborted++;
+          abortable(options.signal);
+        };
         await wait(script.llmDelayMs ?? 100);
-        abortable(options.signal);
+        aborted();
         if (reply instanceof Error) throw reply;
         for (const piece of reply.match(/.{1,12}/gs) ?? []) {
-          abortable(options.signal);
+          aborted();
           yield piece;
           await wait(script.llmPieceMs ?? 10);
         }

@@ -277,3 +277,81 @@ describe('the interview in stages (memory room, scripted providers, fake clock)'
     expect(spoken(run)).toContain('respondent: I liked the onboarding.');
   });
 });
+
+describe('the decision at a pause: WAIT and preemptive calls (issue 21)', () => {
+  // Realtime text (a scripted stream: one segment per pause), silence detection: a pause commits
+  // the words at 200 ms of silence, the turn ends at 300 ms.
+  const REALTIME: InterviewConfig = { ...CONFIG, turns: { ...CONFIG.turns, sttMode: 'realtime' } };
+  const TRAILING_OFF = [{ words: '\\.\\.\\.$', reply: 'WAIT' }];
+  const decisionCalls = (run: Run) => run.providers.calls.llm.filter((m) => m[0]?.content.includes('follow-up'));
+  const offersWait = (messages: Array<{ content: string }>) => messages[0]!.content.includes('reply with exactly WAIT');
+  const llmSpans = (run: Run) => run.events.flatMap((e) => (e.type === 'span' && e.span.name === 'llm.turn' && e.span.attributes['llm.purpose'] === 'follow_up' ? [e.span] : []));
+  const turnEnds = (run: Run) => run.events.flatMap((e) => (e.type === 'span' && e.span.name === 'turn.end' ? [e.span.endMs] : []));
+  // "We tried..." and 1.2 s of thought, then "a few tools.": one answer.
+  const thinking = () => Buffer.concat([tone(700), silencePcm(1200, RATE), tone(700), silencePcm(600, RATE)]);
+
+  it('keeps listening on WAIT, decided by one call started at the pause, and decides again on the whole answer', async () => {
+    const run = start({ segments: ['We tried...', 'a few tools.'], rules: TRAILING_OFF, replies: ['NEXT'] }, INTERVIEW, REALTIME);
+    answerWhenHeard(run.room, (turn) => (turn === 1 ? thinking() : null));
+    expect((await finish(run)).status).toBe('completed');
+    expect(spoken(run)).toEqual(['bot: Hi.', 'bot: What did you like?', 'respondent: We tried... a few tools.', 'bot: Thanks, bye.']);
+    // Two decisions, each one call started at its pause, before its turn ended: WAIT on "We
+    // tried...", NEXT on the whole answer. No second call for the first part.
+    const calls = decisionCalls(run);
+    expect(calls).toHaveLength(2);
+    expect(calls.every(offersWait)).toBe(true);
+    const [end1, end2] = turnEnds(run);
+    const [at1, at2] = run.providers.calls.llmAt;
+    expect(at1!).toBeLessThan(end1!);
+    expect(at2!).toBeGreaterThan(end1!);
+    expect(at2!).toBeLessThan(end2!);
+    expect(llmSpans(run).map((s) => [s.attributes['llm.speculative'], s.attributes['llm.dropped']])).toEqual([[true, undefined], [true, undefined]]);
+  });
+
+  it('with LLM_WAIT_MAX_MS=0, takes the turn at the pause and moves on, as before', async () => {
+    const config = { ...REALTIME, turns: { ...REALTIME.turns, llmWaitMaxMs: 0 } };
+    const run = start({ segments: ['We tried...', 'a few tools.'], rules: TRAILING_OFF, replies: ['NEXT'] }, INTERVIEW, config);
+    answerWhenHeard(run.room, (turn) => (turn === 1 ? thinking() : null));
+    expect((await finish(run)).status).toBe('completed');
+    expect(decisionCalls(run).some(offersWait)).toBe(false);
+    // The bot spoke its closing into the thinking pause; "a few tools." came after it.
+    expect(spoken(run).slice(2, 4)).toEqual(['respondent: We tried...', 'bot: Thanks, bye.']);
+  });
+
+  it('after WAIT, decides again as the silence grows, and takes the turn at LLM_WAIT_MAX_MS', async () => {
+    const run = start({ segments: ['We tried...'], rules: TRAILING_OFF, replies: ['NEXT'] }, INTERVIEW, REALTIME);
+    let speechEnd = 0;
+    answerWhenHeard(run.room, (turn) => (turn === 1 ? ((speechEnd = Date.now() + 700), answer(700)) : null));
+    expect((await finish(run)).status).toBe('completed');
+    expect(spoken(run)).toEqual(['bot: Hi.', 'bot: What did you like?', 'respondent: We tried...', 'bot: Thanks, bye.']);
+    const calls = decisionCalls(run);
+    // At the pause, then every 1.5 s of silence while the model says WAIT, then at the 4 s cap without WAIT.
+    expect(calls.map(offersWait)).toEqual([true, true, true, false]);
+    expect(calls.slice(0, 3).map((m) => /silent for ([\d.]+) s/.exec(m[0]!.content)?.[1])).toEqual(['0.3', '1.8', '3.3']);
+    // Counted from the last voiced frame the bot heard (within a frame of the tone's end).
+    const last = run.providers.calls.llmAt[3]! - speechEnd;
+    expect(last).toBeGreaterThanOrEqual(4000 - 40);
+    expect(last).toBeLessThan(4100);
+  });
+
+  it('drops a call started at a pause when the respondent goes on: cancelled, never spoken, marked in its span', async () => {
+    // A 250 ms pause: its words are in at 220 ms, the respondent goes on at 250 ms (the turn lives on).
+    const run = start({ segments: ['I liked', 'the onboarding.'], replies: ['FOLLOW_UP: Why was that?', 'NEXT'], sttDelayMs: 20 }, INTERVIEW, REALTIME);
+    answerWhenHeard(run.room, (turn) => (turn === 1 ? Buffer.concat([tone(700), silencePcm(250, RATE), tone(700), silencePcm(600, RATE)]) : null));
+    expect((await finish(run)).status).toBe('completed');
+    expect(spoken(run)).toEqual(['bot: Hi.', 'bot: What did you like?', 'respondent: I liked the onboarding.', 'bot: Thanks, bye.']);
+    expect(run.providers.calls.tts.join(' ')).not.toContain('Why was that?');
+    expect(run.providers.calls.llmAborted).toBe(1);
+    const spans = llmSpans(run);
+    expect(spans.map((s) => [s.attributes['llm.speculative'], s.attributes['llm.dropped'], s.error])).toEqual([[true, true, undefined], [true, undefined, undefined]]);
+  });
+
+  it('with LLM_PREEMPTIVE=false, starts the decision only when the turn has ended, as before', async () => {
+    const config = { ...REALTIME, turns: { ...REALTIME.turns, llmPreemptive: false } };
+    const run = start({ segments: ['I liked the onboarding.'], replies: ['NEXT'] }, INTERVIEW, config);
+    answerWhenHeard(run.room, (turn) => (turn === 1 ? answer() : null));
+    expect((await finish(run)).status).toBe('completed');
+    expect(run.providers.calls.llmAt[0]!).toBeGreaterThanOrEqual(turnEnds(run)[0]!);
+    expect(llmSpans(run).map((s) => s.attributes['llm.speculative'])).toEqual([undefined]);
+  });
+});

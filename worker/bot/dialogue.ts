@@ -1,12 +1,12 @@
-import { ATTR_MODEL, ATTR_PROVIDER, ATTR_SESSION_ID, ATTR_STT_MODE, ATTR_TURN_END_REASON, ATTR_TURN_INFERENCE_MS, ATTR_TURN_PROBABILITY, SPAN_STT_FINAL, SPAN_TURN_END } from '../telemetry/names.ts';
+import { ATTR_MODEL, ATTR_PROVIDER, ATTR_SESSION_ID, ATTR_STT_MODE, ATTR_TURN_END_REASON, ATTR_TURN_INFERENCE_MS, ATTR_TURN_PATIENCE_EXTRA_MS, ATTR_TURN_PROBABILITY, SPAN_STT_FINAL, SPAN_TURN_END } from '../telemetry/names.ts';
+import { DecisionCalls, type DecisionCall } from './decision-calls.ts';
 import type { BotEventSink } from './events.ts';
-import type { HeardTurn, Hearing } from './listener.ts';
+import type { HeardTurn, Hearing, PauseWords } from './listener.ts';
 import type { InterviewDefinition, InterviewQuestion } from './messages.ts';
 import type { ModelTurn } from './model-turn.ts';
 import { buildDecisionPrompt, type Turn } from './prompts.ts';
 import type { BotRoom } from './room-link.ts';
 import type { SpeakResult, Speaker } from './speaker.ts';
-import { streamDecision } from './turns/decision-stream.ts';
 import { splitSentences, type SplitterOptions } from './turns/sentences.ts';
 
 /**
@@ -18,6 +18,14 @@ import { splitSentences, type SplitterOptions } from './turns/sentences.ts';
  * A premature end of turn: if the respondent starts again before the bot's first word of its
  * reply, the reply is dropped and what they say joins their answer. A backchannel over the bot
  * ("mm-hm") lets it go on from the sentence it was in.
+ *
+ * Patience from the words (issue 21, LLM_WAIT_MAX_MS): the decision may be WAIT (the answer has
+ * plainly not finished). The bot then says nothing and keeps listening: speech joins the answer and
+ * the next pause (or turn end) decides again; silence alone decides again every LLM_WAIT_STEP_MS,
+ * the prompt saying how long it has lasted, and once it reaches LLM_WAIT_MAX_MS WAIT is no longer
+ * offered, so the bot takes the turn. With LLM_PREEMPTIVE the decision starts at a pause, on its
+ * words, before the turn's end is decided (decision-calls.ts): the same single call is then kept
+ * when the turn ends with those words, WAIT included.
  */
 export interface DialogueOptions {
   sessionId: string;
@@ -35,6 +43,22 @@ export interface DialogueOptions {
   clock: () => number;
   /** How a streamed follow-up is cut for text-to-speech (REPLY_EAGER_END, REPLY_FIRST_CLAUSE_WORDS). */
   replySplit?: SplitterOptions;
+  /** LLM_WAIT_MAX_MS (0: WAIT never offered), LLM_WAIT_STEP_MS, LLM_PREEMPTIVE; absent: neither (as before issue 21). */
+  decisions?: DecisionSettings;
+}
+
+export interface DecisionSettings {
+  waitMaxMs: number;
+  waitStepMs: number;
+  preemptive: boolean;
+}
+
+/** The answer being heard when a decision will follow it: a pause's words can start that decision. */
+interface AwaitedAnswer {
+  q: InterviewQuestion;
+  followUps: number;
+  /** The words will join the answer heard so far (the respondent went on). */
+  joining: boolean;
 }
 
 /** An utterance of the bot, from the moment it was asked for. */
@@ -54,9 +78,15 @@ export class Dialogue {
   private utterances = 0;
   /** The respondent turn the bot is answering: its end of speech times the bot's first audio. */
   private answering: HeardTurn | null = null;
+  private readonly decisions: DecisionSettings;
+  private readonly calls: DecisionCalls;
+  private awaited: AwaitedAnswer | null = null;
 
   constructor(options: DialogueOptions) {
     this.o = options;
+    this.decisions = options.decisions ?? { waitMaxMs: 0, waitStepMs: 1000, preemptive: false };
+    this.calls = new DecisionCalls({ modelTurn: options.modelTurn, signal: options.signal, maxTokens: FOLLOW_UP_MAX_TOKENS, ...(options.replySplit ? { split: options.replySplit } : {}) });
+    if (this.decisions.preemptive) options.hearing.watchPauses?.({ pause: (p) => this.speculate(p), resume: () => this.calls.dropSpeculation() });
   }
 
   /** Intro, every question, closing. Rejects with the session's end when it ends first. */
@@ -106,7 +136,7 @@ export class Dialogue {
     let since = this.o.clock();
     await this.say(q.text, q.id).done;
     for (let followUps = 0; ; followUps++) {
-      const answer = await this.hear(since, q.id);
+      const answer = await this.hear(since, q.id, this.awaiting(q, followUps, false));
       // Whatever the decision, the next words are ready to play the moment it is made.
       this.o.speaker.prepare(next);
       since = this.o.clock();
@@ -115,7 +145,16 @@ export class Dialogue {
   }
 
   /** The respondent's answer to what the bot just asked (asked at `since`). */
-  private async hear(since: number, questionId: string): Promise<HeardTurn> {
+  private async hear(since: number, questionId: string, awaited: AwaitedAnswer | null = null): Promise<HeardTurn> {
+    this.awaited = awaited;
+    try {
+      return await this.hearTurn(since, questionId);
+    } finally {
+      this.awaited = null;
+    }
+  }
+
+  private async hearTurn(since: number, questionId: string): Promise<HeardTurn> {
     for (;;) {
       this.check();
       this.o.room.sendControl({ type: 'state', state: 'listening' });
@@ -123,6 +162,7 @@ export class Dialogue {
       if (turn.backchannel) {
         // "mm-hm" over the question: it goes on from the sentence that was cut.
         this.o.telemetry({ type: 'interruption', kind: 'backchannel' });
+        this.calls.dropSpeculation();
         const rest = this.o.speaker.takeInterrupted();
         if (rest.length > 0) await this.say(toAsync(rest), questionId).done;
         continue;
@@ -139,45 +179,105 @@ export class Dialogue {
   /**
    * After an answer: the language model decides, and a follow-up is spoken sentence by sentence as
    * it is written. If the respondent starts again before the bot's first word, the reply is dropped
-   * and their words join the answer. Returns whether the interview moves on.
+   * and their words join the answer. A WAIT keeps the bot listening (see the class comment).
+   * Returns whether the interview moves on.
    */
   private async respond(q: InterviewQuestion, answer: HeardTurn, followUps: number): Promise<'next' | 'asked'> {
     const { hearing } = this.o;
     let current = answer;
+    // A speculation started at a pause may be kept only for the answer just heard.
+    let justHeard = true;
     for (;;) {
       this.check();
       if (followUps >= q.maxFollowUps) {
         if (!hearing.busy) return 'next';
-        current = await this.continueAnswer(current, q.id);
+        current = await this.continueAnswer(current, q, followUps);
         continue;
       }
-      const dropped = new AbortController();
-      const prompt = buildDecisionPrompt(this.o.interview, q, this.turns, followUps);
-      const decision = streamDecision(this.o.modelTurn.stream(prompt, { purpose: 'follow_up', signal: AbortSignal.any([this.o.signal, dropped.signal]), maxTokens: FOLLOW_UP_MAX_TOKENS }), this.o.replySplit);
+      const silenceMs = Math.max(0, this.o.clock() - current.speechEndedAt);
+      const call = (justHeard ? this.calls.claim(current.text) : null) ?? this.decide(q, this.turns, followUps, silenceMs);
+      justHeard = false;
       const resumed = hearing.speechStarted();
-      const first = await Promise.race([decision.kind, resumed.promise.then(() => 'resumed' as const)]);
+      const first = await Promise.race([call.stream.kind, resumed.promise.then(() => 'resumed' as const)]);
       resumed.cancel();
       if (first === 'resumed') {
-        dropped.abort();
-        await decision.done.catch(() => undefined);
-        current = await this.continueAnswer(current, q.id);
+        call.drop();
+        await call.stream.done.catch(() => undefined);
+        current = await this.continueAnswer(current, q, followUps);
+        justHeard = true;
+        continue;
+      }
+      if (first === 'wait') {
+        await call.stream.done.catch(() => undefined);
+        if ((await this.waitForMore(current, silenceMs)) === 'resumed') {
+          current = await this.continueAnswer(current, q, followUps);
+          justHeard = true;
+        }
         continue;
       }
       if (first === 'next') {
-        await decision.done;
+        await call.stream.done;
         if (!hearing.busy) return 'next';
-        current = await this.continueAnswer(current, q.id);
+        current = await this.continueAnswer(current, q, followUps);
+        justHeard = true;
         continue;
       }
-      await this.say(decision.sentences, q.id).done;
-      await decision.done;
+      await this.say(call.stream.sentences, q.id).done;
+      await call.stream.done;
       return 'asked';
     }
   }
 
+  /** A decision call on `turns` now. */
+  private decide(q: InterviewQuestion, turns: Turn[], followUps: number, silenceMs: number): DecisionCall {
+    const { prompt, waitOffered } = this.decisionPrompt(q, turns, followUps, silenceMs);
+    return this.calls.start(prompt, waitOffered);
+  }
+
+  /** The decision prompt, offering WAIT while the silence is below LLM_WAIT_MAX_MS. */
+  private decisionPrompt(q: InterviewQuestion, turns: Turn[], followUps: number, silenceMs: number) {
+    const waitOffered = this.decisions.waitMaxMs > 0 && silenceMs < this.decisions.waitMaxMs;
+    return { prompt: buildDecisionPrompt(this.o.interview, q, turns, followUps, waitOffered ? { wait: { silenceMs } } : {}), waitOffered };
+  }
+
+  /** A pause in an answer a decision will follow: start that decision on the words so far. */
+  private speculate(pause: PauseWords): void {
+    const awaited = this.awaited;
+    if (!awaited || this.o.signal.aborted) return;
+    const turns = this.turns.slice();
+    const mine = turns.findLastIndex((t) => t.speaker === 'respondent' && t.questionId === awaited.q.id);
+    const joined = awaited.joining && mine >= 0 ? `${turns[mine]!.text} ${pause.words}`.trim() : pause.words;
+    if (awaited.joining && mine >= 0) turns[mine] = { ...turns[mine]!, text: joined };
+    else turns.push({ speaker: 'respondent', text: pause.words, questionId: awaited.q.id, at: new Date(this.o.clock()).toISOString() });
+    const { prompt, waitOffered } = this.decisionPrompt(awaited.q, turns, awaited.followUps, Math.max(0, this.o.clock() - pause.speechEndedAt));
+    this.calls.speculate(joined, prompt, waitOffered);
+  }
+
+  /** After a WAIT: until the respondent speaks again, or the silence has grown a step (or to the cap). */
+  private async waitForMore(answer: HeardTurn, decidedAtSilenceMs: number): Promise<'resumed' | 'silence'> {
+    const { waitMaxMs, waitStepMs } = this.decisions;
+    const due = answer.speechEndedAt + Math.min(waitMaxMs, decidedAtSilenceMs + waitStepMs) - this.o.clock();
+    const resumed = this.o.hearing.speechStarted();
+    let timer: NodeJS.Timeout | undefined;
+    const grown = new Promise<'silence'>((resolve) => (timer = setTimeout(() => resolve('silence'), Math.max(0, due))));
+    try {
+      return await untilAborted(Promise.race([resumed.promise.then(() => 'resumed' as const), grown]), this.o.signal);
+    } finally {
+      clearTimeout(timer);
+      resumed.cancel();
+    }
+  }
+
+  private awaiting(q: InterviewQuestion, followUps: number, joining: boolean): AwaitedAnswer | null {
+    return this.decisions.preemptive && followUps < q.maxFollowUps ? { q, followUps, joining } : null;
+  }
+
   /** The respondent went on after the turn was taken as ended: their words join the answer. */
-  private async continueAnswer(answer: HeardTurn, questionId: string): Promise<HeardTurn> {
-    const more = await this.hear(answer.startedAt, questionId);
+  private async continueAnswer(answer: HeardTurn, q: InterviewQuestion, followUps: number): Promise<HeardTurn> {
+    const questionId = q.id;
+    const more = await this.hear(answer.startedAt, questionId, this.awaiting(q, followUps, true));
+    // A silence they went on after: it teaches the respondent's pause profile.
+    this.o.hearing.pausedFor?.(Math.max(0, more.startedAt - answer.speechEndedAt));
     const mine = this.turns.filter((t) => t.speaker === 'respondent' && t.questionId === questionId);
     const [previous, latest] = mine.slice(-2);
     if (previous && latest && latest.text === more.text) {
@@ -205,7 +305,8 @@ export class Dialogue {
     const { telemetry, stt, sessionId } = this.o;
     const base = { [ATTR_SESSION_ID]: sessionId };
     const model = turn.probability !== undefined ? { [ATTR_TURN_PROBABILITY]: Number(turn.probability.toFixed(3)), [ATTR_TURN_INFERENCE_MS]: Math.round(turn.inferenceMs ?? 0) } : {};
-    telemetry({ type: 'span', span: { name: SPAN_TURN_END, startMs: turn.speechEndedAt, endMs: turn.decidedAt, attributes: { ...base, [ATTR_TURN_END_REASON]: turn.reason, ...model } } });
+    const patience = turn.patienceExtraMs > 0 ? { [ATTR_TURN_PATIENCE_EXTRA_MS]: turn.patienceExtraMs } : {};
+    telemetry({ type: 'span', span: { name: SPAN_TURN_END, startMs: turn.speechEndedAt, endMs: turn.decidedAt, attributes: { ...base, [ATTR_TURN_END_REASON]: turn.reason, ...model, ...patience } } });
     telemetry({ type: 'span', span: { name: SPAN_STT_FINAL, startMs: turn.decidedAt, endMs: Math.max(turn.decidedAt, turn.finalAt), attributes: { ...base, [ATTR_PROVIDER]: stt.provider, [ATTR_MODEL]: stt.model, [ATTR_STT_MODE]: turn.sttMode } } });
     telemetry({ type: 'provider_latency', provider: 'stt', operation: turn.sttMode === 'realtime' ? 'final' : 'transcribe', seconds: Math.max(0, turn.finalAt - turn.decidedAt) / 1000 });
     telemetry({ type: 'turn_end', reason: turn.reason });

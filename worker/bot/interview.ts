@@ -99,7 +99,9 @@ export async function runInterview(job: BotJob, deps: InterviewDeps): Promise<Ou
         hooks.telemetry({ type: 'interruption', kind: 'barge_in' });
       },
     });
-    const dialogue = new Dialogue({ sessionId: job.sessionId, interview: job.interview, room, hearing: listener, speaker, modelTurn, telemetry: hooks.telemetry, stt: providers.stt, signal, clock, replySplit: { eagerEnd: config.turns.replyEagerEnd, firstClauseWords: config.turns.replyFirstClauseWords } });
+    const dialogue = new Dialogue({ sessionId: job.sessionId, interview: job.interview, room, hearing: listener, speaker, modelTurn, telemetry: hooks.telemetry, stt: providers.stt, signal, clock, replySplit: { eagerEnd: config.turns.replyEagerEnd, firstClauseWords: config.turns.replyFirstClauseWords },
+      decisions: { waitMaxMs: config.turns.llmWaitMaxMs, waitStepMs: config.turns.llmWaitStepMs, preemptive: config.turns.llmPreemptive },
+    });
     const turns = await dialogue.run();
     const summary = (await modelTurn.complete(buildSummaryPrompt(job.interview, turns), { purpose: 'summary', signal, maxTokens: SUMMARY_MAX_TOKENS })).trim();
     const transcript = { sessionId: job.sessionId, interviewId: job.interviewId, title: job.interview.title, language: job.interview.language, startedAt, endedAt: new Date(clock()).toISOString(), turns, summary };

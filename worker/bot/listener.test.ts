@@ -64,7 +64,8 @@ describe('listening, planned from the configuration', () => {
     const plan = planListening(CONFIG, { vad: null, turn: null });
     expect(plan.detector.maxUtteranceBytes).toBe(10 * RATE * 2);
     expect(plan.detector.maxBacklogBytes).toBe(plan.detector.maxUtteranceBytes);
-    expect(plan.listener.stallMs).toBe(1600 + 500);
+    // The longest silence, plus what learning the respondent's pauses may add to it (issue 21), plus a margin.
+    expect(plan.listener.stallMs).toBe(1600 + 600 + 500);
     expect(plan.vad.frameBytes).toBe(640);
     // The model asked ahead of the commit point, and again as the silence grows (issue 21).
     expect(plan.detector).toMatchObject({ modelEarlyMs: 100, modelReaskMs: 400 });
@@ -115,7 +116,7 @@ describe('the listener', () => {
 
   it('counts a stall from when a burst has been classified, not from its arrival', async () => {
     // A loaded machine: the VAD takes 40 ms per 20 ms frame, so a 4.4 s burst takes 8.8 s to
-    // classify, far more than the stall (2.1 s). The end-of-turn model finds the answer unfinished
+    // classify, far more than the stall (2.7 s). The end-of-turn model finds the answer unfinished
     // (0.1), so after the burst only the stall can end the turn: as silence, not at the bound.
     const energy = energyFrameVad(-45);
     const slow: FrameVad = { ...energy, isSpeech: async (frame, inSpeech) => (await new Promise((r) => setTimeout(r, 40)), energy.isSpeech(frame, inSpeech)) };
@@ -136,9 +137,10 @@ describe('the listener', () => {
     room.burst(Buffer.concat([silencePcm(3000, RATE), tone(800), silencePcm(600, RATE)]), 640);
     let heard: HeardTurn | Error | null = null;
     listener.nextTurn(arrived).then((t) => (heard = t), (err: Error) => (heard = err));
-    await vi.advanceTimersByTimeAsync(8800 + 2100 + 500);
+    const stall = plan.listener.stallMs;
+    await vi.advanceTimersByTimeAsync(8800 + stall + 500);
     expect(heard).toMatchObject({ reason: 'silence', text: 'an answer' });
-    expect((heard as unknown as HeardTurn).decidedAt - arrived).toBeGreaterThanOrEqual(8800 + 2100);
+    expect((heard as unknown as HeardTurn).decidedAt - arrived).toBeGreaterThanOrEqual(8800 + stall);
     abort.abort();
     listener.close();
   });

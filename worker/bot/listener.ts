@@ -3,6 +3,7 @@ import { SessionEnd } from './session-end.ts';
 import type { Playback } from './playback.ts';
 import { isBackchannel } from './turns/backchannel.ts';
 import { wordsUnfinished } from './turns/unfinished-words.ts';
+import { PauseProfile } from './turns/pause-profile.ts';
 import type { TurnTranscriber } from './turns/transcriber.ts';
 import { TurnDetector, type DetectorEvent, type TurnEnd, type TurnEndReason, type TurnDetectorOptions } from './turns/turn-detector.ts';
 import { FailureReason } from '../../lib/failure-reasons.ts';
@@ -24,6 +25,11 @@ import { FailureReason } from '../../lib/failure-reasons.ts';
  * at most MAX_TEXTS_IN_FLIGHT turns wait for their text at once; beyond either, audio or whole turns
  * are dropped and `onBound` says so (the process is recycled after the session). A respondent never
  * gets there; a flood of audio does, and memory stays bounded while it lasts.
+ *
+ * Pauses (issue 21): at each pause inside a turn whose words so far are known (realtime text), a
+ * watcher hears them (`watchPauses`: the dialogue starts its decision early), and hears when speech
+ * resumes. Each silence that more speech follows, inside a turn or across a turn taken as ended
+ * (`pausedFor`), teaches this session's pause profile (turns/pause-profile.ts).
  */
 export interface HeardTurn {
   text: string;
@@ -39,6 +45,8 @@ export interface HeardTurn {
   inferenceMs?: number;
   /** The turn began while the bot was audible and stopped it. */
   bargeIn: boolean;
+  /** Silence added to the end of this turn from the respondent's own pauses (learned). */
+  patienceExtraMs: number;
   /** A barge-in that was only a backchannel: the bot should go on. */
   backchannel: boolean;
 }
@@ -51,6 +59,8 @@ export interface ListenerSettings {
   bargeInConfirmMs: number;
   /** No audio at all for this long inside a turn ends it (as TURN_MAX_SILENCE_MS of silence would). */
   stallMs: number;
+  /** Learning the respondent's pauses: the silence after which a turn may end, and the most learning adds (0: off). */
+  pauseLearning: { baseMs: number; maxExtraMs: number };
 }
 
 export interface ListenerOptions {
@@ -82,6 +92,21 @@ export interface ListenerOptions {
 const WORDS_WAIT_MS = 300;
 /** Turns being transcribed at once (each holds its audio until then). */
 const MAX_TEXTS_IN_FLIGHT = 3;
+/** How long a pause's words may take to come in and still be given to the watcher (the turn may end first). */
+const PAUSE_WORDS_WAIT_MS = 1500;
+
+/** The words of a turn so far, at a pause in it (realtime text only). */
+export interface PauseWords {
+  words: string;
+  /** When the last speech before the pause was heard. */
+  speechEndedAt: number;
+}
+
+export interface PauseWatcher {
+  pause(words: PauseWords): void;
+  /** Speech came back after the pause (the words will change). */
+  resume(): void;
+}
 
 type Waiter = { resolve(turn: HeardTurn): void; reject(err: Error): void; since: number };
 
@@ -90,6 +115,10 @@ export interface Hearing {
   readonly busy: boolean;
   nextTurn(since: number, onStale?: (turn: HeardTurn) => void): Promise<HeardTurn>;
   speechStarted(): { promise: Promise<void>; cancel(): void };
+  /** Pauses inside turns, with their words when known (one watcher). */
+  watchPauses?(watcher: PauseWatcher): void;
+  /** The respondent went on after a turn taken as ended, after this much silence (it teaches the pause profile). */
+  pausedFor?(silenceMs: number): void;
 }
 
 export class Listener implements Hearing {
@@ -107,6 +136,10 @@ export class Listener implements Hearing {
   private idleTimer: NodeJS.Timeout | undefined;
   private readonly speechWaiters = new Set<() => void>();
   private stallTimer: NodeJS.Timeout | undefined;
+  private readonly pauses: PauseProfile;
+  private pauseWatcher: PauseWatcher | null = null;
+  /** Changes at every pause, resume and turn boundary: words that come in late for their pause are not given. */
+  private pauseGeneration = 0;
   private arrivals = 0;
   private closed = false;
   private readonly onAudio = (pcm: Buffer) => {
@@ -126,8 +159,10 @@ export class Listener implements Hearing {
   constructor(options: ListenerOptions) {
     this.options = options;
     this.clock = options.clock ?? Date.now;
+    this.pauses = new PauseProfile(options.settings.pauseLearning);
     this.detector = new TurnDetector({
       ...options.detector,
+      patience: this.pauses,
       onEvent: (e) => this.onEvent(e),
       onOverflow: () => options.onBound?.(),
       wordsUnfinished: async () => {
@@ -178,8 +213,17 @@ export class Listener implements Hearing {
     return { promise, cancel: () => void this.speechWaiters.delete(resolve) };
   }
 
+  watchPauses(watcher: PauseWatcher): void {
+    this.pauseWatcher = watcher;
+  }
+
+  pausedFor(silenceMs: number): void {
+    this.pauses.record(silenceMs);
+  }
+
   close(): void {
     this.closed = true;
+    this.pauseWatcher = null;
     this.speechWaiters.clear();
     clearTimeout(this.maxTimer);
     clearTimeout(this.idleTimer);
@@ -206,6 +250,7 @@ export class Listener implements Hearing {
     const { transcriber, settings } = this.options;
     switch (event.type) {
       case 'speech_start':
+        this.pauseGeneration++;
         // When speech was recognised as such (not the preroll's start): a respondent who answers the
         // moment a short question ends must not have their answer dated before the question.
         this.turnStartedAt = event.at;
@@ -227,19 +272,33 @@ export class Listener implements Hearing {
         return;
       case 'pause':
         transcriber.pause();
+        this.givePauseWords(event.speechEndedAt);
         // A short sound over the bot followed by a pause ("mm-hm", "no"): decide now, so that the
         // bot goes on (or answers) without waiting out a thinking pause.
         if (this.turnBargeIn && this.detector.currentSpeechMs < settings.bargeInConfirmMs) this.detector.forceEnd('silence');
         return;
       case 'resume':
         transcriber.resume();
+        this.pauseGeneration++;
+        this.pauseWatcher?.resume();
         return;
       case 'turn_end':
+        this.pauseGeneration++;
         clearTimeout(this.maxTimer);
         if (event.end.reason === 'max') this.options.onBound?.();
         void this.finishTurn(event.end, this.turnStartedAt, this.turnBargeIn, this.turnSettled);
         return;
     }
+  }
+
+  /** The words so far, to the watcher, if they come in before the pause is over (realtime text only). */
+  private givePauseWords(speechEndedAt: number): void {
+    if (!this.pauseWatcher) return;
+    const generation = ++this.pauseGeneration;
+    void this.options.transcriber.textSoFar(PAUSE_WORDS_WAIT_MS).then((words) => {
+      if (generation !== this.pauseGeneration || this.closed || !words || words.trim() === '') return;
+      this.pauseWatcher?.pause({ words: words.trim(), speechEndedAt });
+    });
   }
 
   private checkBargeIn(): void {
@@ -284,6 +343,7 @@ export class Listener implements Hearing {
         ...(end.probability !== undefined ? { probability: end.probability, inferenceMs: end.inferenceMs } : {}),
         bargeIn,
         backchannel,
+        patienceExtraMs: end.patienceExtraMs,
       });
     } catch (err) {
       this.settle(settled, 'interruption');

@@ -57,7 +57,10 @@ export function planListening(config: ListeningConfig, models: TurnModels): List
       bargeIn: turns.bargeIn,
       bargeInMinSpeechMs: turns.bargeInMinSpeechMs,
       bargeInConfirmMs: turns.bargeInConfirmMs,
-      stallMs: Math.max(turns.maxSilenceMs, vad.silenceMs) + STALL_MARGIN_MS,
+      // The longest silence may grow by what the respondent's own pauses add (TURN_PAUSE_LEARNING_MAX_MS).
+      stallMs: Math.max(turns.maxSilenceMs, vad.silenceMs) + turns.pauseLearningMaxMs + STALL_MARGIN_MS,
+      // A turn may end after this much silence without learning: the commit point with the model, else the silence rule.
+      pauseLearning: { baseMs: turnModel ? Math.min(turns.modelSilenceMs, vad.silenceMs) : vad.silenceMs, maxExtraMs: turns.pauseLearningMaxMs },
     },
   };
 }

@@ -19,6 +19,10 @@ export const ATTR_POD = 'worker.pod';
 export const ATTR_SPAWN_OUTCOME = 'spawn.outcome';
 export const ATTR_LLM_PURPOSE = 'llm.purpose';
 export const ATTR_LLM_TTFT_MS = 'llm.time_to_first_token_ms';
+/** A decision call started on the words of a pause, before the turn ended (preemptive, issue 21). */
+export const ATTR_LLM_SPECULATIVE = 'llm.speculative';
+/** The call was dropped (aborted by the dialogue: the respondent went on, or the words changed); its reply was never spoken. */
+export const ATTR_LLM_DROPPED = 'llm.dropped';
 export const ATTR_ERROR_KIND = 'error.kind';
 
 export const TRACER_NAME = 'voice-worker';
@@ -29,4 +33,6 @@ export const SPAN_STT_FINAL = 'stt.final';
 export const ATTR_TURN_END_REASON = 'turn.end_reason';
 export const ATTR_TURN_PROBABILITY = 'turn.model_probability';
 export const ATTR_TURN_INFERENCE_MS = 'turn.model_inference_ms';
+/** Silence added to this respondent's end of turn from their own long pauses (issue 21). */
+export const ATTR_TURN_PATIENCE_EXTRA_MS = 'turn.patience_extra_ms';
 export const ATTR_STT_MODE = 'stt.mode';

@@ -1,13 +1,17 @@
+import { WAIT_REPLY } from '../prompts.ts';
 import { SentenceSplitter, type SplitterOptions } from './sentences.ts';
 
 /**
  * The follow-up decision (`NEXT`, or `FOLLOW_UP: <question>`, worker/bot/prompts.ts) read while the
  * language model writes it: the kind is known from the first few tokens, and a follow-up's
  * sentences come out one by one as they complete, so the first can be spoken before the reply ends.
- * Anything that is not a follow-up is NEXT, as parseDecision reads a whole reply.
+ * Anything that is not a follow-up is NEXT, as parseDecision reads a whole reply; `WAIT` is `wait`
+ * only when the prompt offered it (`waitOffered`), and a reply that is `WAIT` and nothing more.
  */
+export type DecisionKind = 'next' | 'follow_up' | 'wait';
+
 export interface DecisionStream {
-  kind: Promise<'next' | 'follow_up'>;
+  kind: Promise<DecisionKind>;
   /** The follow-up's sentences (nothing for NEXT). */
   sentences: AsyncIterable<string>;
   /** Settles when the reply has been read to its end (rejects with the provider's error). */
@@ -17,11 +21,14 @@ export interface DecisionStream {
 const FOLLOW_UP = /^\s*FOLLOW_UP\s*:\s*/i;
 /** A reply so far that may still become `FOLLOW_UP:`. */
 const MAYBE_FOLLOW_UP = /^\s*(F|FO|FOL|FOLL|FOLLO|FOLLOW|FOLLOW_|FOLLOW_U|FOLLOW_UP\s*)?$/i;
+/** A reply so far that may still be WAIT (and nothing more), and a whole one that is. */
+const MAYBE_WAIT = new RegExp(`^\\s*(${[...WAIT_REPLY].map((_, i) => WAIT_REPLY.slice(0, i + 1)).join('|')})[\\s.!]*$`, 'i');
+const IS_WAIT = new RegExp(`^\\s*${WAIT_REPLY}[\\s.!]*$`, 'i');
 
-/** `split`: how the follow-up is cut for text-to-speech as it streams (sentences.ts). */
-export function streamDecision(deltas: AsyncIterable<string>, split: SplitterOptions = {}): DecisionStream {
-  let decide!: (kind: 'next' | 'follow_up') => void;
-  const kind = new Promise<'next' | 'follow_up'>((resolve) => (decide = resolve));
+/** `split`: how the follow-up is cut for text-to-speech as it streams (sentences.ts); `waitOffered`: the prompt offered WAIT. */
+export function streamDecision(deltas: AsyncIterable<string>, split: SplitterOptions = {}, waitOffered = false): DecisionStream {
+  let decide!: (kind: DecisionKind) => void;
+  const kind = new Promise<DecisionKind>((resolve) => (decide = resolve));
   const queue: string[] = [];
   let ended = false;
   let failure: unknown = null;
@@ -34,7 +41,9 @@ export function streamDecision(deltas: AsyncIterable<string>, split: SplitterOpt
   const done = (async () => {
     const splitter = new SentenceSplitter(split);
     let head = '';
-    let decided: 'next' | 'follow_up' | null = null;
+    let decided: DecisionKind | null = null;
+    // Whether the reply so far may still be WAIT: it is only known to be WAIT when the reply ends.
+    const maybeWait = () => waitOffered && MAYBE_WAIT.test(head);
     try {
       for await (const delta of deltas) {
         if (decided === 'next') continue;
@@ -50,12 +59,12 @@ export function streamDecision(deltas: AsyncIterable<string>, split: SplitterOpt
           decide('follow_up');
           queue.push(...splitter.push(head.slice(match[0].length)));
           notify();
-        } else if (!MAYBE_FOLLOW_UP.test(head)) {
+        } else if (!MAYBE_FOLLOW_UP.test(head) && !maybeWait()) {
           decided = 'next';
           decide('next');
         }
       }
-      if (decided === null) decide(FOLLOW_UP.test(head) ? 'follow_up' : 'next');
+      if (decided === null) decide(FOLLOW_UP.test(head) ? 'follow_up' : waitOffered && IS_WAIT.test(head) ? 'wait' : 'next');
       if (decided === 'follow_up') queue.push(...splitter.flush());
     } catch (err) {
       failure = err;

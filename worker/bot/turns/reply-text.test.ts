@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { isBackchannel } from './backchannel.ts';
 import { wordsUnfinished } from './unfinished-words.ts';
 import { streamDecision } from './decision-stream.ts';
+import { parseDecision } from '../prompts.ts';
 import { SentenceSplitter, splitSentences } from './sentences.ts';
 
 /** How the bot reads text as it streams: sentences, the follow-up decision, backchannels. */
@@ -110,5 +111,20 @@ describe('words that plainly go on', () => {
   it('in other languages only the punctuation counts', () => {
     expect(wordsUnfinished('Je pense que,', 'fr')).toBe(true);
     expect(wordsUnfinished('Je pense que le', 'fr')).toBe(false);
+  });
+});
+
+describe('WAIT in the decision stream (issue 21)', () => {
+  it('is wait only when the prompt offered it and the reply is WAIT and nothing more', async () => {
+    expect(await streamDecision(pieces('WA', 'IT'), {}, true).kind).toBe('wait');
+    expect(await streamDecision(pieces(' wait.'), {}, true).kind).toBe('wait');
+    expect(await streamDecision(pieces('WA', 'IT'), {}, false).kind).toBe('next');
+    expect(await streamDecision(pieces('WAIT, actually NEXT'), {}, true).kind).toBe('next');
+    expect(await streamDecision(pieces('FOLLOW_UP: Wait, which tools?'), {}, true).kind).toBe('follow_up');
+  });
+
+  it('reads WAIT as parseDecision does', () => {
+    expect(parseDecision('WAIT', true)).toEqual({ kind: 'wait' });
+    expect(parseDecision('WAIT', false)).toEqual({ kind: 'next' });
   });
 });

@@ -1,4 +1,5 @@
 import type { FrameVad } from './frame-vad.ts';
+import type { PausePatience } from './pause-profile.ts';
 import type { TurnCompletionModel } from './types.ts';
 import { LISTEN_SAMPLE_RATE } from './types.ts';
 
@@ -12,6 +13,11 @@ import { LISTEN_SAMPLE_RATE } from './types.ts';
  * after `silenceMs` (silence detection, today's rule) or `maxSilenceMs` (the longest thinking pause
  * the model mode waits out), reason `silence`; a turn that never pauses ends at the utterance bound
  * (reason `max`). Speech in a pause cancels a pending model answer.
+ *
+ * Patience (`patience`, issue 21): each silence inside a turn that speech follows is recorded, and
+ * the respondent's learned extra delays every end of their turn by as much: a model "finished"
+ * ends it only once the silence has reached the commit point plus the extra, the silence rule and
+ * the longest pause wait that much longer too. With no extra (or no `patience`) nothing changes.
  *
  * The detector runs for a whole session: after a turn ends it listens for the next one at once, so
  * a respondent who goes on talking is heard. Frames are classified in arrival order, one at a time.
@@ -44,6 +50,8 @@ export interface TurnEnd {
   at: number;
   /** The turn's audio: a little before speech started, to the decision. */
   audio: Buffer;
+  /** Silence added to the end of this turn from the respondent's own pauses. */
+  patienceExtraMs: number;
   /** Voiced time in the turn. */
   speechMs: number;
   /** The end-of-turn model's last answer in this turn, and how long it took. */
@@ -54,7 +62,7 @@ export interface TurnEnd {
 export type DetectorEvent =
   | { type: 'speech_start'; at: number; preroll: Buffer }
   | { type: 'audio'; pcm: Buffer }
-  | { type: 'pause'; at: number }
+  | { type: 'pause'; at: number; speechEndedAt: number }
   | { type: 'resume'; at: number }
   | { type: 'turn_end'; end: TurnEnd };
 
@@ -78,6 +86,8 @@ export interface TurnDetectorOptions {
   onModelError?(err: unknown): void;
   /** Audio was dropped because the backlog was full (once per overflow, until the backlog drains). */
   onOverflow?(): void;
+  /** This respondent's pauses, learned as they speak; absent: no learning. */
+  patience?: PausePatience;
   clock?: () => number;
 }
 
@@ -250,6 +260,7 @@ export class TurnDetector {
     this.options.onEvent({ type: 'audio', pcm: kept });
     if (this.audioBytes >= this.settings.maxUtteranceBytes) return this.endTurn('max');
     if (voiced) {
+      if (this.silentRun > 0) this.options.patience?.record(this.silentRun);
       this.silentRun = 0;
       this.lastVoicedAt = now;
       // Speech again: every answer about this silence (asked early, or at the pause) is stale.
@@ -263,17 +274,29 @@ export class TurnDetector {
       return;
     }
     this.silentRun += frameMs;
-    const commitPoint = Math.min(this.settings.modelSilenceMs, this.settings.silenceMs);
+    const commitPoint = this.commitPoint();
+    const extra = this.extraMs();
     if (this.model) this.maybeAsk(commitPoint);
     if (!this.paused && this.silentRun >= commitPoint) {
       this.paused = true;
-      this.options.onEvent({ type: 'pause', at: now });
+      this.options.onEvent({ type: 'pause', at: now, speechEndedAt: this.lastVoicedAt });
       if (this.model) {
         if (!this.asked) this.askModel(this.pauseGeneration);
         else void this.consider(this.pauseGeneration);
       }
+    } else if (this.model && extra > 0 && this.silentRun >= commitPoint + extra && this.silentRun - frameMs < commitPoint + extra) {
+      // A "finished" that came in before the learned patience ran out ends the turn now.
+      void this.consider(this.pauseGeneration);
     }
-    if (this.silentRun >= (this.model ? this.settings.maxSilenceMs : this.settings.silenceMs)) this.endTurn('silence');
+    if (this.silentRun >= (this.model ? this.settings.maxSilenceMs : this.settings.silenceMs) + extra) this.endTurn('silence');
+  }
+
+  private commitPoint(): number {
+    return Math.min(this.settings.modelSilenceMs, this.settings.silenceMs);
+  }
+
+  private extraMs(): number {
+    return this.options.patience?.extraMs() ?? 0;
   }
 
   /** The model asked ahead of the commit point, and again as the silence grows (issue 21). */
@@ -314,6 +337,8 @@ export class TurnDetector {
   private async consider(generation: number): Promise<void> {
     const current = () => generation === this.pauseGeneration && this.inSpeech && this.paused && !this.closed;
     if (!current() || this.answer === undefined || this.answer < this.settings.modelThreshold || this.deciding) return;
+    // A respondent who pauses long: the turn may end only once their learned patience has passed.
+    if (this.silentRun < this.commitPoint() + this.extraMs()) return;
     this.deciding = true;
     try {
       // The words can still say "not yet" (a trailing comma, "and", "um"): then the pause runs on.
@@ -334,6 +359,7 @@ export class TurnDetector {
       at: this.clock(),
       audio: Buffer.concat(this.audio),
       speechMs: this.speechMs,
+      patienceExtraMs: this.extraMs(),
       ...(this.lastProbability !== undefined ? { probability: this.lastProbability, inferenceMs: this.lastInferenceMs } : {}),
     };
     this.inSpeech = false;
