@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { hasEspeak, parseWav, speechPcm, tonePcm, wavFromPcm16 } from './audio.ts';
 import { FaultPicker, HUGE, withField, wrongBody, type MalformedMode } from './malformed.ts';
 import { attachRealtime, type RealtimeFailure } from './openai-realtime.ts';
+import { earliestAfter, upstreamRecogniser, UpstreamRecogniserError, type UpstreamRecogniserOptions } from './upstream-recogniser.ts';
 
 /**
  * A local stand-in for an OpenAI-compatible model server, speaking the real HTTP API:
@@ -13,10 +14,13 @@ import { attachRealtime, type RealtimeFailure } from './openai-realtime.ts';
  * Errors use the OpenAI error shape. Tests script replies, add latency and inject failures;
  * benches set a latency profile (LatencyProfile) taken from providers' published figures.
  *
- * Transcription cannot really recognise speech here. It is deterministic instead: the next
+ * Transcription does not recognise speech here by itself. It is deterministic instead: the next
  * scripted transcript if any (scriptTranscripts), else "answer <n> (<seconds> s of audio)"; batch
- * and realtime share the script and the count. The uploaded file must still be a valid WAV (the
- * streamed audio valid base64 PCM16), and its duration is recorded in `requests`.
+ * and realtime share the script and the count. With `recogniser` set, unscripted transcriptions
+ * are heard by a real recogniser behind it (upstream-recogniser.ts: the self-hosted speech server)
+ * and the latency profile sets the earliest time their transcript may arrive. The uploaded file
+ * must still be a valid WAV (the streamed audio valid base64 PCM16), and its duration is recorded
+ * in `requests`.
  */
 export type Endpoint = 'chat' | 'stt' | 'tts' | 'stt-stream';
 
@@ -37,12 +41,17 @@ export interface Failure extends RealtimeFailure {
  * today's behaviour (answers at once, chunks `chunkDelayMs` apart).
  */
 export interface LatencyProfile {
-  /** Batch transcription answers after baseMs + perAudioSecondMs x seconds of audio. */
+  /**
+   * Batch transcription answers after baseMs + perAudioSecondMs x seconds of audio (with a
+   * `recogniser`: at that time, or when the real decode is done if that is later).
+   */
   stt?: { baseMs: number; perAudioSecondMs?: number };
   /**
-   * Realtime transcription: commit -> `completed` takes baseMs + perAudioSecondMs x seconds; the
-   * deltas are spread over it. `interimEveryMs`: while audio arrives, one word of the coming
-   * transcript per this much audio (scripted transcripts only; the last word waits for the commit).
+   * Realtime transcription: commit -> `completed` takes baseMs + perAudioSecondMs x seconds (with a
+   * `recogniser`: at least that, or the real decode's time if longer); the deltas are spread over
+   * what is left after the transcript is known. `interimEveryMs`: while audio arrives, one word of
+   * the coming transcript per this much audio (scripted transcripts only; the last word waits for
+   * the commit).
    */
   sttStream?: { baseMs: number; perAudioSecondMs?: number; interimEveryMs?: number };
   /** Chat: time to the first token (first SSE chunk, or the whole JSON answer), then between tokens. */
@@ -76,6 +85,8 @@ export interface FakeOpenAIOptions {
   tls?: { cert: string; key: string };
   /** Fault mode: a seeded share of answers on every endpoint comes back malformed (malformed.ts). */
   malformed?: MalformedMode;
+  /** A real OpenAI-compatible recogniser that hears every unscripted transcription (upstream-recogniser.ts). */
+  recogniser?: UpstreamRecogniserOptions;
 }
 
 export interface FakeOpenAI {
@@ -85,11 +96,6 @@ export interface FakeOpenAI {
   hits: Record<Endpoint, number>;
   scriptLlm(...replies: string[]): void;
   scriptTranscripts(...texts: string[]): void;
-  /**
-   * Stands in for recognition when nothing is scripted: the words the caller knows are being said
-   * now (a bench that plays known phrases), or undefined for the deterministic default.
-   */
-  setRecogniser(recognise: ((audioSeconds: number) => string | undefined) | null): void;
   failNext(endpoint: Endpoint, failure: Failure): void;
   setLatency(endpoint: Endpoint, ms: number): void;
   setProfile(profile: LatencyProfile): void;
@@ -187,14 +193,22 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     const file = form.get('file');
     if (typeof model !== 'string' || !(file instanceof Blob)) return openaiError(res, 400, 'file and model are required', 'invalid_request');
     let audioSeconds: number;
+    const wav = Buffer.from(await file.arrayBuffer());
     try {
-      const { pcm, sampleRate } = parseWav(Buffer.from(await file.arrayBuffer()));
+      const { pcm, sampleRate } = parseWav(wav);
       audioSeconds = pcm.length / 2 / sampleRate;
     } catch {
       return openaiError(res, 400, 'The audio file could not be decoded.', 'invalid_value');
     }
-    const text = transcriptOf({ endpoint: 'stt', model, audioSeconds, authorization: req.headers.authorization });
-    if (profile.stt) await sleep(profile.stt.baseMs + (profile.stt.perAudioSecondMs ?? 0) * audioSeconds);
+    const started = performance.now();
+    let text: string;
+    try {
+      text = await transcriptOf({ endpoint: 'stt', model, audioSeconds, authorization: req.headers.authorization }, wav);
+    } catch (err) {
+      if (!(err instanceof UpstreamRecogniserError)) throw err;
+      return openaiError(res, err.status, err.message, 'upstream_recogniser');
+    }
+    if (profile.stt) await earliestAfter(started, profile.stt.baseMs + (profile.stt.perAudioSecondMs ?? 0) * audioSeconds);
     if (pickers.stt?.strike()) return malformedJson(pickers.stt, res, { text }, ['text']);
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ text }));
@@ -229,12 +243,18 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     res.end();
   };
 
-  /** Logs a transcription (batch or one realtime commit) and gives its deterministic text. */
-  let recogniser: ((audioSeconds: number) => string | undefined) | null = null;
-  const transcriptOf = (entry: LoggedRequest & { audioSeconds: number }): string => {
+  /**
+   * Logs a transcription (batch or one realtime commit) and gives its text: scripted, else what the
+   * real recogniser heard in `wav` (with `recogniser`), else the deterministic placeholder.
+   */
+  const recognise = options.recogniser ? upstreamRecogniser(options.recogniser) : null;
+  const transcriptOf = async (entry: LoggedRequest & { audioSeconds: number }, wav: Buffer | undefined): Promise<string> => {
     requests.push(entry);
     answers++;
-    return sttScript.shift() ?? recogniser?.(entry.audioSeconds) ?? `answer ${answers} (${entry.audioSeconds.toFixed(1)} s of audio)`;
+    const scripted = sttScript.shift();
+    if (scripted !== undefined) return scripted;
+    if (recognise && wav) return recognise(wav);
+    return `answer ${answers} (${entry.audioSeconds.toFixed(1)} s of audio)`;
   };
 
   const handler: RequestListener = (req, res) => {
@@ -272,7 +292,8 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       realtimeStats.connections++;
     },
     onAppend: () => void realtimeStats.appendEvents++,
-    transcribe: (entry) => transcriptOf({ endpoint: 'stt-stream', ...entry }),
+    transcribe: (entry, wav) => transcriptOf({ endpoint: 'stt-stream', ...entry }, wav),
+    wantsAudio: recognise !== null,
     ...(pickers['stt-stream'] ? { malformed: pickers['stt-stream'] } : {}),
     peekTranscript: () => sttScript[0],
     interimEveryMs: () => profile.sttStream?.interimEveryMs ?? null,
@@ -287,7 +308,6 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     hits,
     scriptLlm: (...replies) => void llmScript.push(...replies),
     scriptTranscripts: (...texts) => void sttScript.push(...texts),
-    setRecogniser: (recognise) => void (recogniser = recognise),
     failNext: (endpoint, failure) => void failures[endpoint].push({ ...failure }),
     setLatency: (endpoint, ms) => void (latency[endpoint] = ms),
     setProfile: (next) => void (profile = next),
