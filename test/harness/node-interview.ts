@@ -56,13 +56,25 @@ export async function runNodeInterview(
   await page.text();
   await status(created.sessionId, 'the respondent opened sessionUrl');
 
-  const connectStarted = performance.now();
-  const res = await fetch(`${system.apiBase}/api/v2/sdk/connect`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ publishableKey: system.keys.publishable, interviewId: system.interviewId, sessionId: created.sessionId, metadata: {} }),
-  });
-  const answer = (await res.json()) as { room_url?: string; token?: string; route?: string; error?: string; message?: string };
+  const connect = async (): Promise<{ res: Response; answer: { room_url?: string; token?: string; route?: string; error?: string; message?: string } }> => {
+    const res = await fetch(`${system.apiBase}/api/v2/sdk/connect`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ publishableKey: system.keys.publishable, interviewId: system.interviewId, sessionId: created.sessionId, metadata: {} }),
+    });
+    return { res, answer: (await res.json()) as { room_url?: string; token?: string; route?: string; error?: string; message?: string } };
+  };
+  let connectStarted = performance.now();
+  let { res, answer } = await connect();
+  // No warm bot yet (503 with Retry-After, e.g. a worker still warming its pool on a busy machine):
+  // retry as the page's Try again would, for up to two minutes.
+  for (const giveUpAt = performance.now() + 120_000; res.status === 503 && performance.now() < giveUpAt; ) {
+    const waitS = Number(res.headers.get('retry-after') ?? 2);
+    step('connect', `${answer.error ?? res.status}: retrying in ${waitS} s`);
+    await new Promise((r) => setTimeout(r, waitS * 1000));
+    connectStarted = performance.now();
+    ({ res, answer } = await connect());
+  }
   const connectMs = performance.now() - connectStarted;
   if (!res.ok || !answer.room_url || !answer.token) throw new Error(`connect answered ${res.status}: ${answer.error ?? ''} ${answer.message ?? ''}`);
   step('connect', `route ${answer.route}, room ${answer.room_url}, spawn answered in ${connectMs.toFixed(0)} ms`);

@@ -109,8 +109,8 @@ export interface SelfHostedSpeech {
  */
 export function speechEnv(speech: SelfHostedSpeech | undefined): Record<string, string> {
   if (!speech) return {};
-  // 18 s for a 3.5 s answer was seen on two cores at a load average of 22: a minute is not enough.
-  const env: Record<string, string> = { PROVIDER_TIMEOUT_MS: '180000' };
+  // 18 s for a 3.5 s answer was seen on two cores at a load average of 22: the worker's longest deadline.
+  const env: Record<string, string> = { PROVIDER_TIMEOUT_MS: '120000' };
   for (const role of speech.serves) {
     const prefix = role === 'stt' ? 'STT' : 'TTS';
     env[`${prefix}_BASE_URL`] = speech.url;
