@@ -1,4 +1,8 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startOtlpReceiver, type ReceivedSpan } from '../test/fakes/otlp-receiver.ts';
+import { startSpeechServer } from '../test/harness/speech-server.ts';
 import { startRedis } from '../test/harness/redis.ts';
 import { turnModelsDir } from '../test/harness/turn-models.ts';
 import { startFakeBackend } from '../test/worker/harness.ts';
@@ -12,9 +16,12 @@ import { machineLine, ms, percentile, printTable } from './support.ts';
 /**
  * Turn-taking, today's pipeline (energy VAD, 700 ms of silence, batch STT, no barge-in) and the new
  * one (the defaults: Silero VAD, Smart Turn, realtime STT, barge-in) side by side in one run, each
- * in a real worker process with local rooms, the stand-in providers under two latency profiles,
- * and a respondent speaking the espeak-ng answer set in real time (bench/turns/). Issue 13's aims
- * are the last column. BENCH_TURNS_QUICK=1 says a third of the set (a smoke run, not for docs).
+ * in a real worker process with local rooms, the stand-in language model and voice under two
+ * latency profiles, and a respondent speaking the answer set (the Piper voice, a few espeak-ng) in
+ * real time (bench/turns/). What the respondent says is heard by the real recogniser: the
+ * self-hosted speech server (started once here) behind the stand-in, whose profile sets the
+ * earliest time a transcript may arrive. Issue 13's aims are the last column.
+ * BENCH_TURNS_QUICK=1 says a third of the set (a smoke run, not for docs).
  */
 const quick = process.env.BENCH_TURNS_QUICK === '1';
 const set = buildAnswerSet();
@@ -46,6 +53,8 @@ interface Column {
 }
 
 console.log(`${machineLine()} (shared machine: tails move with it)`);
+// One speech server for every session: its recogniser (about 0.7 GB) loads once.
+const speech = await startSpeechServer({}, join(mkdtempSync(join(tmpdir(), 'bench-turns-')), 'logs'));
 const redis = await startRedis();
 const backend = await startFakeBackend();
 const otlp = await startOtlpReceiver();
@@ -55,7 +64,7 @@ try {
   const run = async (pipeline: Pipeline, profile: LatencyProfile, items: AnswerItem[]) => {
     const column = columns.get(pipeline.name)!;
     try {
-      const result = await runSession(pipeline, profile, items, { redisUrl: redis.url, backendUrl: backend.url, otlp });
+      const result = await runSession(pipeline, profile, items, { redisUrl: redis.url, backendUrl: backend.url, otlp, recogniser: { url: speech.url, token: speech.token } });
       column[profile.name] = summarize(result.timeline.plays, result.timeline.events);
       if (profile.name === 'realistic') {
         column.botCpu = result.botCpuShare;
@@ -74,6 +83,7 @@ try {
   await backend.close();
   await otlp.close();
   await redis.stop();
+  await speech.stop();
 }
 
 const everything = Object.values(set).flat();
@@ -99,7 +109,7 @@ const reasons = (pipeline: Pipeline): string => {
 const spanRow = (metric: string, show: (pipeline: Pipeline) => string, aim = ''): string[] => [metric, show(TODAY), show(NEW), aim];
 const ownShare = (pipeline: Pipeline) => (s: RunSummary) => ms(percentile(s.latencies, 50) - pipeline.endOfTurnWaitMs);
 
-console.log(`\nturn-taking: today (${Object.entries(TODAY.env).map(([k, v]) => `${k}=${v}`).join(' ')}) vs new (defaults); a real worker, local rooms, stand-in providers; ${quick ? 'QUICK run (a third of the set)' : 'the full answer set'}`);
+console.log(`\nturn-taking: today (${Object.entries(TODAY.env).map(([k, v]) => `${k}=${v}`).join(' ')}) vs new (defaults); a real worker, local rooms, the stand-in language model and voice, speech heard by the self-hosted recogniser; ${quick ? 'QUICK run (a third of the set)' : 'the full answer set'}`);
 printTable(
   ['metric', 'today', 'new', 'aim'],
   [
@@ -128,6 +138,7 @@ printTable(
 );
 console.log('\nlatency profile "realistic" (time to the first byte of each answer, as the worker sees it):');
 for (const line of REALISTIC_SOURCES) console.log(`- ${line}`);
+console.log('Transcripts: the self-hosted speech server (Moonshine) hears every answer; a profile\'s STT figure is the earliest time the transcript may arrive after the commit or upload, the real decode counting towards it (zero: as soon as it is decoded).');
 console.log('End of speech: when the respondent sent the 20 ms frame holding the last speech sample; first bot audio: the first audio frame received after it. Latencies: plain and short answers the bot did not cut in on.');
 for (const pipeline of [TODAY, NEW]) {
   const s = columns.get(pipeline.name)!.realistic;

@@ -1,8 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
-import { runNodeInterview, turnLatencies, type InterviewStep } from '../test/harness/node-interview.ts';
+import { fileURLToPath } from 'node:url';
+import { ConversationRecorder } from '../test/harness/conversation-recording.ts';
+import { answerClips, runNodeInterview, turnLatencies, type InterviewStep } from '../test/harness/node-interview.ts';
+import { startSpeechServer } from '../test/harness/speech-server.ts';
 import { startSystem, type System } from '../test/harness/system.ts';
 
 /**
@@ -10,7 +13,10 @@ import { startSystem, type System } from '../test/harness/system.ts';
  * Starts a Redis, the api-stub (SQLite + seed), a worker as the hosted pipeline and a second one as
  * a customer's self-hosted worker (both HTTPS, throwaway CA), the model providers (real ones when
  * their keys are in the environment, else the local OpenAI-compatible stand-in), an OTLP receiver and a webhook
- * receiver verifying each event with the server SDK. A respondent in Node speaks espeak-ng answers.
+ * receiver verifying each event with the server SDK, and the self-hosted speech server (speech/): the
+ * workers hear the respondent through its recogniser and speak with its Piper voice. A respondent in
+ * Node speaks answers with the Piper voice; the timeline shows what the recogniser heard, and the
+ * whole conversation is written as a stereo WAV beside the transcript (left the respondent, right the bot).
  * DEMO_ROUTE=self_hosted sets the workspace's self-host endpoint first, to run on the other worker.
  * Interviews run in LiveKit rooms (a livekit-server started here) when its binary is available,
  * else in the workers' own WebSocket rooms; DEMO_ROOMS=local|livekit chooses.
@@ -18,6 +24,8 @@ import { startSystem, type System } from '../test/harness/system.ts';
 const root = resolve(import.meta.dirname, '..');
 const outDir = join(root, '.demo');
 const t0 = performance.now();
+/** What the demo's respondent says, one answer per question (the last is said again to a follow-up). */
+const ANSWERS = ['A colleague told me about you at a conference in Berlin.', 'Make the setup faster, and let me export the reports to spreadsheets.', 'Nothing else, thanks.'];
 const clock = (at = performance.now()): string => `${((at - t0) / 1000).toFixed(3).padStart(7)} s`;
 const line = (text: string, at?: number): void => console.log(`[${clock(at)}] ${text}`);
 
@@ -33,17 +41,28 @@ function demoRooms(): { kind: 'local' | 'livekit'; why: string } {
 
 async function main(): Promise<void> {
   const route = process.env.DEMO_ROUTE === 'self_hosted' ? 'self_hosted' : 'hosted';
-  console.log(`voice interview demo: ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}`);
+  console.log(`voice interview demo: ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   mkdirSync(outDir, { recursive: true });
   const rooms = demoRooms();
-  const system: System = await startSystem({ logDir: join(outDir, 'logs'), transcriptRoot: outDir, logLevel: 'info', rooms: rooms.kind });
+  // The speech server loads its models (a few seconds, longer on a busy machine) while the answers are spoken.
+  const speechStarted = startSpeechServer({}, join(outDir, 'logs'));
+  const answers = answerClips(ANSWERS, 'piper');
+  const speech = await speechStarted;
+  let system: System;
+  try {
+    system = await startSystem({ logDir: join(outDir, 'logs'), transcriptRoot: outDir, logLevel: 'info', rooms: rooms.kind, speech: { url: speech.url, token: speech.token, serves: ['stt', 'tts'] } });
+  } catch (err) {
+    await speech.stop();
+    throw err;
+  }
   try {
     line(rooms.why);
     line(
       system.providers.kind === 'real'
         ? 'model providers: real ones, from the environment (OPENAI_API_KEY, or LLM_/STT_/TTS_API_KEY with their base URLs)'
-        : 'model providers: the local OpenAI-compatible stand-in (set OPENAI_API_KEY to use real ones); its speech is espeak-ng and its transcripts are placeholders',
+        : 'language model: the local OpenAI-compatible stand-in (set OPENAI_API_KEY to use a real one)',
     );
+    line(`speech: the self-hosted speech server at ${speech.url} (Moonshine hears the respondent, the Piper voice speaks for the bot; STT_BASE_URL and TTS_BASE_URL point at it)`);
     line(`system up: api-stub ${system.apiBase}, hosted worker ${system.hosted.url}, self-hosted worker ${system.selfHosted.url} (logs in .demo/logs)`);
     if (route === 'self_hosted') {
       await system.setSelfHost();
@@ -54,9 +73,14 @@ async function main(): Promise<void> {
 
     const print = (step: InterviewStep): void => {
       const prefix = { status: 'session', connect: 'connect', state: 'bot is', caption: '', ended: '' }[step.kind];
-      line(prefix ? `${prefix} ${step.text}` : step.text, step.at);
+      // The respondent's captions are the recogniser's transcript of what the Piper voice said.
+      const text = step.kind === 'caption' ? step.text.replace(/^respondent: /, 'respondent, as recognised: ') : step.text;
+      line(prefix ? `${prefix} ${text}` : text, step.at);
     };
-    const run = await runNodeInterview(system, { metadata: { source: 'npm run demo' }, onStep: print });
+    ANSWERS.forEach((text, i) => line(`the respondent will say (Piper voice), answer ${i + 1}: ${text}`));
+    const recorder = new ConversationRecorder();
+    // Real decoding and synthesis on a busy machine take seconds per turn.
+    const run = await runNodeInterview(system, { answers, metadata: { source: 'npm run demo' }, onStep: print, recorder, timeoutMs: 300_000 });
 
     const latencies = turnLatencies(run.room);
     if (run.room.ready !== null && run.room.botUtterances[0]) {
@@ -68,6 +92,12 @@ async function main(): Promise<void> {
     line(`webhook ${webhook.event.type} ${webhook.event.id} received and verified with constructEvent (Service-Signature)`, webhook.receivedAt - Date.now() + performance.now());
     const session = await system.retrieve(run.sessionId);
     line(`session ${session.status} at ${session.completedAt}; transcript at ${session.response?.transcriptKey}`);
+    if (session.response?.transcriptKey.startsWith('file://')) {
+      const wavPath = fileURLToPath(session.response.transcriptKey).replace(/(\.json)?$/, '.conversation.wav');
+      writeFileSync(wavPath, recorder.wav());
+      const heard = recorder.summary();
+      line(`conversation recorded: ${wavPath} (${heard.seconds.toFixed(1)} s, stereo 24 kHz: left the respondent, ${heard.respondent.soundSeconds.toFixed(1)} s of sound; right the bot, ${heard.bot.soundSeconds.toFixed(1)} s of sound)`);
+    }
     line(`summary: ${session.response?.summary}`);
 
     const names = ['session.start', 'room.connect', 'llm.turn', 'tts.first_byte'];
@@ -87,6 +117,7 @@ async function main(): Promise<void> {
     if (session.status !== 'COMPLETED') throw new Error(`the session ended ${session.status}`);
   } finally {
     await system.stop();
+    await speech.stop();
     line('stopped everything');
   }
 }

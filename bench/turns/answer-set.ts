@@ -3,14 +3,16 @@ import { existsSync, mkdirSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silencePcm } from '../../lib/pcm.ts';
-import { readWavPcm, speak, SPEECH_RATE } from '../../test/harness/speech.ts';
+import { readWavPcm, speak, speakWithPiper, SPEECH_RATE } from '../../test/harness/speech.ts';
 
 /**
- * The respondent answers of bench/turns.bench.ts, kept as the script that makes them: espeak-ng +
- * sox (test/harness/speech.ts), 16 kHz mono PCM16. The WAVs are cached under the system temp
- * folder (never in the repo), keyed by text and voice settings. Each item says where its speech
- * starts and ends and where its thinking pauses are, so the bench knows when an answer "really"
- * ended and whether the bot cut in on a pause.
+ * The respondent answers of bench/turns.bench.ts, kept as the script that makes them: the Piper
+ * voice (the speech server's, test/harness/speech.ts speakWithPiper), with a few said by espeak-ng
+ * for variety (ESPEAK_TEXTS), then sox: 16 kHz mono PCM16. The worker hears them through the real
+ * recogniser (the speech server behind the stand-in), never as text. The WAVs are cached under the
+ * system temp folder (never in the repo), keyed by text and voice settings. Each item says where
+ * its speech starts and ends and where its thinking pauses are, so the bench knows when an answer
+ * "really" ended and whether the bot cut in on a pause.
  */
 export type ItemKind = 'plain' | 'pause' | 'short' | 'interruption' | 'backchannel';
 
@@ -30,8 +32,6 @@ export interface AnswerItem {
   speech: Span;
   /** Thinking pauses inside the speech (silence that must not end the turn). */
   pauses: Span[];
-  /** The words of each stretch of speech (one more than the pauses), as a recogniser would hear them. */
-  segments: string[];
 }
 
 /** Silence at the head of every item, so a clip's first frame is never its onset. */
@@ -72,17 +72,29 @@ const INTERRUPTIONS = ['Sorry, can I stop you there, I already answered that.', 
 /** Sounds during the bot's speech that must not stop it: spoken backchannels and noise bursts. */
 const BACKCHANNELS: Array<{ text: string } | { noiseMs: number; seed: number }> = [{ text: 'Mhm.' }, { noiseMs: 150, seed: 1 }, { text: 'Uh-huh.' }, { noiseMs: 150, seed: 2 }];
 
-/** One utterance from espeak-ng + sox, cached by content; the cache survives between runs. */
-export function spokenPcm(text: string, cacheDir: string): Buffer {
-  const key = createHash('sha256').update(`en-us|175|${SPEECH_RATE}|sox-D|${text}`).digest('hex').slice(0, 16);
-  const file = join(cacheDir, `${key}.wav`);
-  if (!existsSync(file)) {
-    // Written beside, then renamed: a run killed mid-write leaves no half file under the key.
-    const partial = join(cacheDir, `${key}.${process.pid}.partial.wav`);
-    speak(text, partial);
-    renameSync(partial, file);
-  }
-  return readWavPcm(file).pcm;
+/** Said by espeak-ng instead of the Piper voice: a second, more robotic voice for variety. */
+const ESPEAK_TEXTS = new Set([PLAIN[2]!, PLAIN[6]!, PAUSED[3]![0], PAUSED[3]![2], INTERRUPTIONS[1]!]);
+
+export type Voice = 'piper' | 'espeak';
+
+const cacheFile = (text: string, voice: Voice, cacheDir: string): string => {
+  const settings = voice === 'piper' ? 'piper-joe-medium|noise0' : 'en-us|175';
+  return join(cacheDir, `${createHash('sha256').update(`${settings}|${SPEECH_RATE}|sox-D|${text}`).digest('hex').slice(0, 16)}.wav`);
+};
+
+/**
+ * Speaks every text not yet cached (the Piper ones in one child process: the voice loads once),
+ * cached by content; the cache survives between runs. Returns each text's PCM.
+ */
+export function spokenPcms(texts: Array<{ text: string; voice: Voice }>, cacheDir: string): Map<string, Buffer> {
+  // Written beside, then renamed: a run killed mid-write leaves no half file under the key.
+  const partial = (file: string) => file.replace(/\.wav$/, `.${process.pid}.partial.wav`);
+  const missing = texts.filter((t, i) => !existsSync(cacheFile(t.text, t.voice, cacheDir)) && texts.findIndex((u) => u.text === t.text && u.voice === t.voice) === i);
+  const piper = missing.filter((t) => t.voice === 'piper').map((t) => ({ text: t.text, file: partial(cacheFile(t.text, 'piper', cacheDir)) }));
+  speakWithPiper(piper);
+  for (const t of missing.filter((m) => m.voice === 'espeak')) speak(t.text, partial(cacheFile(t.text, 'espeak', cacheDir)));
+  for (const t of missing) renameSync(partial(cacheFile(t.text, t.voice, cacheDir)), cacheFile(t.text, t.voice, cacheDir));
+  return new Map(texts.map((t) => [`${t.voice}|${t.text}`, readWavPcm(cacheFile(t.text, t.voice, cacheDir)).pcm]));
 }
 
 /** A burst of white noise (a cough, a knock) at about -12 dBFS, from a fixed seed. */
@@ -99,7 +111,7 @@ export function noisePcm(ms: number, seed: number): Buffer {
 
 const durationMs = (pcm: Buffer): number => (pcm.length / 2 / SPEECH_RATE) * 1000;
 
-function item(id: string, kind: ItemKind, text: string, parts: Array<Buffer | number>, segments: string[] = [text]): AnswerItem {
+function item(id: string, kind: ItemKind, text: string, parts: Array<Buffer | number>): AnswerItem {
   const pcm: Buffer[] = [silencePcm(LEAD_MS, SPEECH_RATE)];
   const pauses: Span[] = [];
   let cursor = LEAD_MS;
@@ -113,18 +125,24 @@ function item(id: string, kind: ItemKind, text: string, parts: Array<Buffer | nu
       cursor += durationMs(part);
     }
   }
-  return { id, kind, text, pcm: Buffer.concat(pcm), speech: { startMs: LEAD_MS, endMs: cursor }, pauses, segments };
+  return { id, kind, text, pcm: Buffer.concat(pcm), speech: { startMs: LEAD_MS, endMs: cursor }, pauses };
 }
 
 export const DEFAULT_CACHE_DIR = join(tmpdir(), 'voice-bench-turns-speech');
 
-/** The whole set, in a fixed order per kind. Throws (naming the fix) when espeak-ng or sox is missing. */
+/**
+ * The whole set, in a fixed order per kind. Throws (naming the fix) when espeak-ng or sox is
+ * missing, or the Piper voice is not fetched (scripts/speech-models.sh).
+ */
 export function buildAnswerSet(cacheDir = DEFAULT_CACHE_DIR): Record<ItemKind, AnswerItem[]> {
   mkdirSync(cacheDir, { recursive: true });
-  const say = (text: string) => spokenPcm(text, cacheDir);
+  const texts = [...PLAIN, ...PAUSED.flatMap(([a, , b]) => [a, b]), ...SHORT, ...INTERRUPTIONS, ...BACKCHANNELS.flatMap((b) => ('text' in b ? [b.text] : []))];
+  const voiceOf = (text: string): Voice => (ESPEAK_TEXTS.has(text) ? 'espeak' : 'piper');
+  const spoken = spokenPcms(texts.map((text) => ({ text, voice: voiceOf(text) })), cacheDir);
+  const say = (text: string): Buffer => spoken.get(`${voiceOf(text)}|${text}`)!;
   return {
     plain: PLAIN.map((t, i) => item(`plain-${i + 1}`, 'plain', t, [say(t)])),
-    pause: PAUSED.map(([a, pause, b], i) => item(`pause-${i + 1}-${pause}ms`, 'pause', `${a} ... ${b}`, [say(a), pause, say(b)], [a, b])),
+    pause: PAUSED.map(([a, pause, b], i) => item(`pause-${i + 1}-${pause}ms`, 'pause', `${a} ... ${b}`, [say(a), pause, say(b)])),
     short: SHORT.map((t, i) => item(`short-${i + 1}`, 'short', t, [say(t)])),
     interruption: INTERRUPTIONS.map((t, i) => item(`interruption-${i + 1}`, 'interruption', t, [say(t)])),
     backchannel: BACKCHANNELS.map((b, i) =>

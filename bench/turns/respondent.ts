@@ -28,8 +28,6 @@ export interface BenchRespondentOptions {
   /** How long to keep listening after the last item (the reply to it). */
   tailMs?: number;
   timeoutMs?: number;
-  /** Called when a stretch of speech starts, with its words (for the stand-in's recogniser). */
-  onWords?: (words: string) => void;
   /** Called just before the respondent hangs up (the bot process still lives). */
   beforeHangup?: () => void;
 }
@@ -92,10 +90,6 @@ export function runBenchRespondent(options: BenchRespondentOptions): Promise<Ses
     const fromMs = s.offset * MS_PER_BYTE;
     const toMs = fromMs + FRAME_MS;
     if (s.item.speech.startMs >= fromMs && s.item.speech.startMs < toMs) s.speechStartAt = t;
-    // Each stretch of speech starts at the speech onset or at the end of a pause.
-    [s.item.speech.startMs, ...s.item.pauses.map((p) => p.endMs)].forEach((startMs, i) => {
-      if (startMs >= fromMs && startMs < toMs) options.onWords?.(s.item.segments[i] ?? '');
-    });
     // The frame holding the last speech sample: its send time is when the bot can know speech ended.
     const last = s.item.speech.endMs - 0.01;
     if (last >= fromMs && last < toMs) s.speechEndAt = t;

@@ -6,6 +6,7 @@ import { FaultPicker, HUGE, withField, wrongBody, type MalformedMode } from './m
 import { attachRealtime, type RealtimeFailure } from './openai-realtime.ts';
 import { replyByRules, type LlmRule } from './llm-rules.ts';
 import type { ChatMessage } from '../../worker/providers/llm.ts';
+import { earliestAfter, upstreamRecogniser, UpstreamRecogniserError, type UpstreamRecogniserOptions } from './upstream-recogniser.ts';
 
 /**
  * A local stand-in for an OpenAI-compatible model server, speaking the real HTTP API:
@@ -16,10 +17,13 @@ import type { ChatMessage } from '../../worker/providers/llm.ts';
  * `llmRules`, llm-rules.ts, e.g. WAIT to words that trail off), add latency and inject failures;
  * benches set a latency profile (LatencyProfile) taken from providers' published figures.
  *
- * Transcription cannot really recognise speech here. It is deterministic instead: the next
+ * Transcription does not recognise speech here by itself. It is deterministic instead: the next
  * scripted transcript if any (scriptTranscripts), else "answer <n> (<seconds> s of audio)"; batch
- * and realtime share the script and the count. The uploaded file must still be a valid WAV (the
- * streamed audio valid base64 PCM16), and its duration is recorded in `requests`.
+ * and realtime share the script and the count. With `recogniser` set, unscripted transcriptions
+ * are heard by a real recogniser behind it (upstream-recogniser.ts: the self-hosted speech server)
+ * and the latency profile sets the earliest time their transcript may arrive. The uploaded file
+ * must still be a valid WAV (the streamed audio valid base64 PCM16), and its duration is recorded
+ * in `requests`.
  */
 export type Endpoint = 'chat' | 'stt' | 'tts' | 'stt-stream';
 
@@ -40,12 +44,17 @@ export interface Failure extends RealtimeFailure {
  * today's behaviour (answers at once, chunks `chunkDelayMs` apart).
  */
 export interface LatencyProfile {
-  /** Batch transcription answers after baseMs + perAudioSecondMs x seconds of audio. */
+  /**
+   * Batch transcription answers after baseMs + perAudioSecondMs x seconds of audio (with a
+   * `recogniser`: at that time, or when the real decode is done if that is later).
+   */
   stt?: { baseMs: number; perAudioSecondMs?: number };
   /**
-   * Realtime transcription: commit -> `completed` takes baseMs + perAudioSecondMs x seconds; the
-   * deltas are spread over it. `interimEveryMs`: while audio arrives, one word of the coming
-   * transcript per this much audio (scripted transcripts only; the last word waits for the commit).
+   * Realtime transcription: commit -> `completed` takes baseMs + perAudioSecondMs x seconds (with a
+   * `recogniser`: at least that, or the real decode's time if longer); the deltas are spread over
+   * what is left after the transcript is known. `interimEveryMs`: while audio arrives, one word of
+   * the coming transcript per this much audio (scripted transcripts only; the last word waits for
+   * the commit).
    */
   sttStream?: { baseMs: number; perAudioSecondMs?: number; interimEveryMs?: number };
   /** Chat: time to the first token (first SSE chunk, or the whole JSON answer), then between tokens. */
@@ -81,6 +90,8 @@ export interface FakeOpenAIOptions {
   malformed?: MalformedMode;
   /** Chat answers chosen by the respondent's latest words, before the scripted replies (JSON, so a bench's server process takes them too). */
   llmRules?: LlmRule[];
+  /** A real OpenAI-compatible recogniser that hears every unscripted transcription (upstream-recogniser.ts). */
+  recogniser?: UpstreamRecogniserOptions;
 }
 
 export interface FakeOpenAI {
@@ -92,11 +103,6 @@ export interface FakeOpenAI {
   /** Adds rules that answer by the respondent's latest words (llm-rules.ts), before scripted replies. */
   scriptLlmRules(...rules: LlmRule[]): void;
   scriptTranscripts(...texts: string[]): void;
-  /**
-   * Stands in for recognition when nothing is scripted: the words the caller knows are being said
-   * now (a bench that plays known phrases), or undefined for the deterministic default.
-   */
-  setRecogniser(recognise: ((audioSeconds: number) => string | undefined) | null): void;
   failNext(endpoint: Endpoint, failure: Failure): void;
   setLatency(endpoint: Endpoint, ms: number): void;
   setProfile(profile: LatencyProfile): void;
@@ -195,14 +201,22 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     const file = form.get('file');
     if (typeof model !== 'string' || !(file instanceof Blob)) return openaiError(res, 400, 'file and model are required', 'invalid_request');
     let audioSeconds: number;
+    const wav = Buffer.from(await file.arrayBuffer());
     try {
-      const { pcm, sampleRate } = parseWav(Buffer.from(await file.arrayBuffer()));
+      const { pcm, sampleRate } = parseWav(wav);
       audioSeconds = pcm.length / 2 / sampleRate;
     } catch {
       return openaiError(res, 400, 'The audio file could not be decoded.', 'invalid_value');
     }
-    const text = transcriptOf({ endpoint: 'stt', model, audioSeconds, authorization: req.headers.authorization });
-    if (profile.stt) await sleep(profile.stt.baseMs + (profile.stt.perAudioSecondMs ?? 0) * audioSeconds);
+    const started = performance.now();
+    let text: string;
+    try {
+      text = await transcriptOf({ endpoint: 'stt', model, audioSeconds, authorization: req.headers.authorization }, wav);
+    } catch (err) {
+      if (!(err instanceof UpstreamRecogniserError)) throw err;
+      return openaiError(res, err.status, err.message, 'upstream_recogniser');
+    }
+    if (profile.stt) await earliestAfter(started, profile.stt.baseMs + (profile.stt.perAudioSecondMs ?? 0) * audioSeconds);
     if (pickers.stt?.strike()) return malformedJson(pickers.stt, res, { text }, ['text']);
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ text }));
@@ -237,12 +251,18 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     res.end();
   };
 
-  /** Logs a transcription (batch or one realtime commit) and gives its deterministic text. */
-  let recogniser: ((audioSeconds: number) => string | undefined) | null = null;
-  const transcriptOf = (entry: LoggedRequest & { audioSeconds: number }): string => {
+  /**
+   * Logs a transcription (batch or one realtime commit) and gives its text: scripted, else what the
+   * real recogniser heard in `wav` (with `recogniser`), else the deterministic placeholder.
+   */
+  const recognise = options.recogniser ? upstreamRecogniser(options.recogniser) : null;
+  const transcriptOf = async (entry: LoggedRequest & { audioSeconds: number }, wav: Buffer | undefined): Promise<string> => {
     requests.push(entry);
     answers++;
-    return sttScript.shift() ?? recogniser?.(entry.audioSeconds) ?? `answer ${answers} (${entry.audioSeconds.toFixed(1)} s of audio)`;
+    const scripted = sttScript.shift();
+    if (scripted !== undefined) return scripted;
+    if (recognise && wav) return recognise(wav);
+    return `answer ${answers} (${entry.audioSeconds.toFixed(1)} s of audio)`;
   };
 
   const handler: RequestListener = (req, res) => {
@@ -280,7 +300,8 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       realtimeStats.connections++;
     },
     onAppend: () => void realtimeStats.appendEvents++,
-    transcribe: (entry) => transcriptOf({ endpoint: 'stt-stream', ...entry }),
+    transcribe: (entry, wav) => transcriptOf({ endpoint: 'stt-stream', ...entry }, wav),
+    wantsAudio: recognise !== null,
     ...(pickers['stt-stream'] ? { malformed: pickers['stt-stream'] } : {}),
     peekTranscript: () => sttScript[0],
     interimEveryMs: () => profile.sttStream?.interimEveryMs ?? null,
@@ -296,7 +317,6 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     scriptLlm: (...replies) => void llmScript.push(...replies),
     scriptLlmRules: (...rules) => void llmRules.push(...rules),
     scriptTranscripts: (...texts) => void sttScript.push(...texts),
-    setRecogniser: (recognise) => void (recogniser = recognise),
     failNext: (endpoint, failure) => void failures[endpoint].push({ ...failure }),
     setLatency: (endpoint, ms) => void (latency[endpoint] = ms),
     setProfile: (next) => void (profile = next),

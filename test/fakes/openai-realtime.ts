@@ -2,6 +2,7 @@ import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { RealtimeServerEvent } from 'openai/resources/realtime/realtime';
+import { wavFromPcm16 } from '../../lib/pcm.ts';
 import { withField, wrongBody, type FaultPicker } from './malformed.ts';
 
 /**
@@ -30,9 +31,14 @@ export interface RealtimeHooks {
   failure: (stage: 'upgrade' | 'commit') => RealtimeFailure | undefined;
   onConnect: () => void;
   onAppend: () => void;
-  /** Logs the commit like a batch request and returns its transcript (the shared script, else "answer <n> ..."). */
-  transcribe: (entry: { model: string; language?: string; audioSeconds: number; authorization: string | undefined }) => string;
-  /** Commit -> `completed`. */
+  /**
+   * Logs the commit like a batch request and gives its transcript (the shared script, else what a
+   * real recogniser heard in `wav`, else "answer <n> ..."). A rejection fails the transcription.
+   */
+  transcribe: (entry: { model: string; language?: string; audioSeconds: number; authorization: string | undefined }, wav: Buffer | undefined) => Promise<string>;
+  /** Keep the committed audio and pass it to `transcribe` as a WAV (a real recogniser listens). */
+  wantsAudio: boolean;
+  /** Commit -> `completed`, at the earliest. */
   completionDelayMs: (audioSeconds: number) => number;
   /** The transcript the next commit will get, if scripted (for deltas while the audio arrives). */
   peekTranscript: () => string | undefined;
@@ -80,7 +86,8 @@ function serve(ws: WebSocket, authorization: string | undefined, hooks: Realtime
     type: 'transcription', id: id('sess'), object: 'realtime.transcription_session', include: null,
     audio: { input: { format: { type: 'audio/pcm', rate: 24_000 }, transcription: null, turn_detection: { type: 'server_vad', threshold: 0.5, prefix_padding_ms: 300, silence_duration_ms: 500 }, noise_reduction: null } },
   };
-  let bufferBytes = 0; // the fake transcribes nothing, so only the amount of audio is kept
+  let bufferBytes = 0;
+  let bufferAudio: Buffer[] = []; // kept only when a real recogniser listens (hooks.wantsAudio)
   // The item the buffer becomes when committed, and the words already sent as deltas while it filled.
   let bufferItem = id('item');
   let revealed: string[] = [];
@@ -101,7 +108,10 @@ function serve(ws: WebSocket, authorization: string | undefined, hooks: Realtime
     if (failure?.event === 'close') return void ws.terminate();
     if (failure?.event === 'error') return error('server_error', 'Injected failure.', eventId, null, 'server_error');
     const audioSeconds = ms / 1000;
+    // Only PCM16 can go to the recogniser as a WAV; G.711 sessions keep the placeholder.
+    const wav = hooks.wantsAudio && session.audio.input.format.type === 'audio/pcm' ? wavFromPcm16(Buffer.concat(bufferAudio), 24_000) : undefined;
     bufferBytes = 0;
+    bufferAudio = [];
     const itemId = bufferItem;
     const early = revealed;
     bufferItem = id('item');
@@ -119,13 +129,21 @@ function serve(ws: WebSocket, authorization: string | undefined, hooks: Realtime
     previousItem = itemId;
     send({ type: 'conversation.item.added', previous_item_id: null, item: { id: itemId, object: 'realtime.item', type: 'message', status: 'completed', role: 'user', content: [{ type: 'input_audio', transcript: null }] } });
     const language = session.audio.input.transcription?.language;
-    const transcript = hooks.transcribe({ model, audioSeconds, authorization, ...(language ? { language } : {}) });
+    const committedAt = performance.now();
+    let transcript: string;
+    try {
+      transcript = await hooks.transcribe({ model, audioSeconds, authorization, ...(language ? { language } : {}) }, wav);
+    } catch (err) {
+      return send({ type: 'conversation.item.input_audio_transcription.failed', item_id: itemId, content_index: 0, error: { type: 'transcription_error', code: 'upstream_recogniser', message: (err as Error).message, param: null } });
+    }
     if (failure?.hang) return;
     if (hooks.malformed?.strike()) return malformedAnswer(hooks.malformed, itemId, transcript);
     if (failure?.event === 'failed') return send({ type: 'conversation.item.input_audio_transcription.failed', item_id: itemId, content_index: 0, error: { type: 'transcription_error', code: 'injected', message: 'Injected failure.', param: null } });
     const all = transcript.match(/\S+\s*/g) ?? [];
     const words = early.every((w, i) => all[i] === w) ? all.slice(early.length) : all;
-    const step = hooks.completionDelayMs(audioSeconds) / (words.length + 1);
+    // The profile's delay counts from the commit: a real recogniser's decode time is part of it.
+    const left = Math.max(0, committedAt + hooks.completionDelayMs(audioSeconds) - performance.now());
+    const step = left / (words.length + 1);
     for (const word of words) {
       await sleep(step);
       send({ type: 'conversation.item.input_audio_transcription.delta', item_id: itemId, content_index: 0, delta: word });
@@ -204,6 +222,7 @@ function serve(ws: WebSocket, authorization: string | undefined, hooks: Realtime
         const bytes = Buffer.byteLength(event.audio, 'base64');
         if (session.audio.input.format.type === 'audio/pcm' && bytes % 2 !== 0) return error('invalid_value', "Invalid 'audio'. PCM16 audio must have an even number of bytes.", event.event_id, 'audio');
         bufferBytes += bytes;
+        if (hooks.wantsAudio) bufferAudio.push(Buffer.from(event.audio, 'base64'));
         interim();
         return;
       }
@@ -211,6 +230,7 @@ function serve(ws: WebSocket, authorization: string | undefined, hooks: Realtime
         return void commit(event.event_id);
       case 'input_audio_buffer.clear':
         bufferBytes = 0;
+        bufferAudio = [];
         bufferItem = id('item');
         revealed = [];
         return send({ type: 'input_audio_buffer.cleared' });

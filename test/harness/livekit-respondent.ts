@@ -24,6 +24,8 @@ export interface LiveKitRespondentOptions {
   timeoutMs?: number;
   /** `state <state>` and `caption <speaker>: <text>` lines, as room-client.ts gives them. */
   onEvent?: (line: string) => void;
+  /** Every microphone frame as sent (16 kHz) and every frame of the bot's voice as received (24 kHz), e.g. for a ConversationRecorder. */
+  onAudio?: (side: 'respondent' | 'bot', pcm: Buffer, sampleRate: number, at: number) => void;
 }
 
 export interface LiveKitRespondentResult {
@@ -68,6 +70,7 @@ export async function runLiveKitRespondent(options: LiveKitRespondentOptions): P
     void (async () => {
       for await (const frame of new AudioStream(track, { sampleRate: 24_000, numChannels: 1 })) {
         const pcm = Buffer.from(frame.data.buffer, frame.data.byteOffset, frame.data.byteLength);
+        options.onAudio?.('bot', pcm, frame.sampleRate, performance.now());
         if (levelDbfs(pcm) < HEARD_DBFS) continue;
         if (awaitingAudio) {
           awaitingAudio = false;
@@ -134,6 +137,7 @@ export async function runLiveKitRespondent(options: LiveKitRespondentOptions): P
           mouth.speaking = null;
         }
       }
+      options.onAudio?.('respondent', Buffer.from(frame.data.buffer, frame.data.byteOffset, frame.data.byteLength), RATE, performance.now());
       await source.captureFrame(frame);
     }
   })().catch(() => undefined);

@@ -2,13 +2,15 @@ import { roomKind } from '../../api-stub/respondent/client/room.ts';
 import { runLiveKitRespondent, type LiveKitRespondentResult } from './livekit-respondent.ts';
 import { runRespondent, type RoomTimeline } from './room-client.ts';
 import { SPEECH_RATE, spokenTrack } from './speech.ts';
+import type { ConversationRecorder } from './conversation-recording.ts';
 import type { System } from './system.ts';
 
 /**
  * One interview driven from Node the way the respondent page drives it: create a session with the
  * server SDK (publishable key), open sessionUrl (CLICKED), call connect, join the room and answer
- * each question with espeak-ng speech. Used by the demo and the benchmark; it reports what happened
- * with times (performance.now() ms) rather than printing anything itself.
+ * each question with spoken answers (espeak-ng, or the Piper voice). Used by the demo and the
+ * benchmark; it reports what happened with times (performance.now() ms) rather than printing
+ * anything itself, and can hand both sides' audio to a ConversationRecorder.
  */
 export interface InterviewStep {
   at: number;
@@ -29,13 +31,16 @@ export interface NodeInterview {
 
 export const DEFAULT_ANSWERS = ['A friend told me about you.', 'Make the setup faster.', 'Nothing else, thanks.'];
 
-/** Each answer's samples, cut from one espeak-ng track. */
-export function answerClips(texts: string[]): Buffer[] {
-  const track = spokenTrack(texts, { leadMs: 0, gapMs: 0 });
+/** Each answer's samples, cut from one spoken track (espeak-ng unless `voice` says piper). */
+export function answerClips(texts: string[], voice: 'espeak' | 'piper' = 'espeak'): Buffer[] {
+  const track = spokenTrack(texts, { leadMs: 0, gapMs: 0, voice });
   return track.answers.map((a) => track.pcm.subarray(Math.round((a.startMs * SPEECH_RATE) / 1000) * 2, Math.round((a.endMs * SPEECH_RATE) / 1000) * 2));
 }
 
-export async function runNodeInterview(system: System, options: { answers?: Buffer[]; metadata?: Record<string, unknown>; onStep?: (step: InterviewStep) => void } = {}): Promise<NodeInterview> {
+export async function runNodeInterview(
+  system: System,
+  options: { answers?: Buffer[]; metadata?: Record<string, unknown>; onStep?: (step: InterviewStep) => void; recorder?: ConversationRecorder; timeoutMs?: number } = {},
+): Promise<NodeInterview> {
   const steps: InterviewStep[] = [];
   const step = (kind: InterviewStep['kind'], text: string, at = performance.now()): void => {
     const s = { at, kind, text };
@@ -51,13 +56,25 @@ export async function runNodeInterview(system: System, options: { answers?: Buff
   await page.text();
   await status(created.sessionId, 'the respondent opened sessionUrl');
 
-  const connectStarted = performance.now();
-  const res = await fetch(`${system.apiBase}/api/v2/sdk/connect`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ publishableKey: system.keys.publishable, interviewId: system.interviewId, sessionId: created.sessionId, metadata: {} }),
-  });
-  const answer = (await res.json()) as { room_url?: string; token?: string; route?: string; error?: string; message?: string };
+  const connect = async (): Promise<{ res: Response; answer: { room_url?: string; token?: string; route?: string; error?: string; message?: string } }> => {
+    const res = await fetch(`${system.apiBase}/api/v2/sdk/connect`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ publishableKey: system.keys.publishable, interviewId: system.interviewId, sessionId: created.sessionId, metadata: {} }),
+    });
+    return { res, answer: (await res.json()) as { room_url?: string; token?: string; route?: string; error?: string; message?: string } };
+  };
+  let connectStarted = performance.now();
+  let { res, answer } = await connect();
+  // No warm bot yet (503 with Retry-After, e.g. a worker still warming its pool on a busy machine):
+  // retry as the page's Try again would, for up to two minutes.
+  for (const giveUpAt = performance.now() + 120_000; res.status === 503 && performance.now() < giveUpAt; ) {
+    const waitS = Number(res.headers.get('retry-after') ?? 2);
+    step('connect', `${answer.error ?? res.status}: retrying in ${waitS} s`);
+    await new Promise((r) => setTimeout(r, waitS * 1000));
+    connectStarted = performance.now();
+    ({ res, answer } = await connect());
+  }
   const connectMs = performance.now() - connectStarted;
   if (!res.ok || !answer.room_url || !answer.token) throw new Error(`connect answered ${res.status}: ${answer.error ?? ''} ${answer.message ?? ''}`);
   step('connect', `route ${answer.route}, room ${answer.room_url}, spawn answered in ${connectMs.toFixed(0)} ms`);
@@ -68,11 +85,14 @@ export async function runNodeInterview(system: System, options: { answers?: Buff
     if (line.startsWith('caption ')) step('caption', line.slice('caption '.length));
     else if (line.startsWith('state ')) step('state', line.slice('state '.length));
   };
+  const recorder = options.recorder;
+  const onAudio = recorder ? (side: 'respondent' | 'bot', pcm: Buffer, rate: number, at: number) => recorder.hear(side, pcm, rate, at) : undefined;
+  const timeoutMs = options.timeoutMs ?? 120_000;
   // The same choice as the respondent page (room.ts): a LiveKit token carries `video` grants.
   const room =
     roomKind(answer.room_url, answer.token) === 'livekit'
-      ? liveKitTimeline(await runLiveKitRespondent({ url: answer.room_url, token: answer.token, answers, reactionMs: 300, timeoutMs: 120_000, onEvent }))
-      : await runRespondent({ roomUrl: answer.room_url, token: answer.token, answers, ca: system.ca.certPem, timeoutMs: 120_000, onEvent });
+      ? liveKitTimeline(await runLiveKitRespondent({ url: answer.room_url, token: answer.token, answers, reactionMs: 300, timeoutMs, onEvent, ...(onAudio ? { onAudio } : {}) }))
+      : await runRespondent({ roomUrl: answer.room_url, token: answer.token, answers, ca: system.ca.certPem, timeoutMs, onEvent, ...(onAudio ? { onAudio } : {}) });
   step('ended', `the room ended: ${room.endReason ?? `closed ${room.closeCode}`}`, room.ended ?? performance.now());
   return { sessionId: created.sessionId, sessionUrl: created.sessionUrl, route: String(answer.route), roomUrl: answer.room_url, connectStarted, connectMs, room, steps };
 }

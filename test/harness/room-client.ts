@@ -36,6 +36,8 @@ export interface RoomClientOptions {
   /** For a wss: room behind a throwaway CA. */
   ca?: string;
   onEvent?: (line: string) => void;
+  /** Every microphone frame as sent (16 kHz) and every piece of the bot's voice as received, e.g. for a ConversationRecorder. */
+  onAudio?: (side: 'respondent' | 'bot', pcm: Buffer, sampleRate: number, at: number) => void;
 }
 
 export async function runRespondent(options: RoomClientOptions): Promise<RoomTimeline> {
@@ -68,6 +70,7 @@ export async function runRespondent(options: RoomClientOptions): Promise<RoomTim
         }
       }
       socket.send(frame);
+      options.onAudio?.('respondent', frame, 16_000, now());
     }
   };
 
@@ -85,6 +88,7 @@ export async function runRespondent(options: RoomClientOptions): Promise<RoomTim
           timeline.botUtterances.push({ firstAudio: now(), bytes: 0 });
         }
         timeline.botUtterances[timeline.botUtterances.length - 1]!.bytes += bytes;
+        options.onAudio?.('bot', data as Buffer, timeline.outputSampleRate, now());
         return;
       }
       const message = JSON.parse(String(data)) as Record<string, unknown>;

@@ -39,6 +39,30 @@ describe('the whole system configuration', () => {
     }
   });
 
+  it('points the speech providers it is asked to at the self-hosted speech server, with its token, and keeps the language model', () => {
+    const env = workerEnv({
+      name: 'hosted',
+      port: 7860,
+      metricsPort: 9091,
+      token: 'hosted-0123456789abcdef',
+      cert: { certFile: '/tmp/c.crt', keyFile: '/tmp/c.key' },
+      redisUrl: 'redis://127.0.0.1:6379',
+      redisKeyPrefix: 'hosted-1',
+      backendUrl: 'http://127.0.0.1:8080',
+      providers: { kind: 'fake', url: 'http://127.0.0.1:5000/v1' },
+      transcriptDir: '/tmp/transcripts',
+      otlpUrl: 'http://127.0.0.1:4318',
+      vadSilenceMs: 600,
+      logLevel: 'warn',
+      base,
+      speech: { url: 'http://127.0.0.1:6000/v1', token: 'speech-token-0123456789', serves: ['stt'] },
+    });
+    const config = loadWorkerConfig(env);
+    expect(config.stt).toMatchObject({ baseURL: 'http://127.0.0.1:6000/v1', apiKey: 'speech-token-0123456789' });
+    expect(config.tts.baseURL).toBe('http://127.0.0.1:5000/v1');
+    expect(config.llm.baseURL).toBe('http://127.0.0.1:5000/v1');
+  });
+
   it('uses real providers only when their keys are all there, and passes their settings through', () => {
     expect(realProviders({})).toBeNull();
     expect(realProviders({ LLM_API_KEY: 'k1', STT_API_KEY: 'k2' })).toBeNull();

@@ -91,6 +91,32 @@ export interface WorkerEnvInput {
   base: NodeJS.ProcessEnv;
   /** The room settings (ROOM_PROVIDER and its variables); local rooms when absent. */
   rooms?: Record<string, string>;
+  /** Self-hosted speech (speech/): these of the worker's speech providers go to it instead. */
+  speech?: SelfHostedSpeech;
+}
+
+/** The speech server (test/harness/speech-server.ts) and which of the worker's providers it serves. */
+export interface SelfHostedSpeech {
+  url: string;
+  token: string;
+  serves: Array<'stt' | 'tts'>;
+}
+
+/**
+ * The worker's variables that point its speech-to-text and/or text-to-speech at the speech server,
+ * through the same OpenAI-compatible client as any provider. Decoding on two busy cores can take
+ * seconds per answer, so the provider deadline is wide then.
+ */
+export function speechEnv(speech: SelfHostedSpeech | undefined): Record<string, string> {
+  if (!speech) return {};
+  // 18 s for a 3.5 s answer was seen on two cores at a load average of 22: the worker's longest deadline.
+  const env: Record<string, string> = { PROVIDER_TIMEOUT_MS: '120000' };
+  for (const role of speech.serves) {
+    const prefix = role === 'stt' ? 'STT' : 'TTS';
+    env[`${prefix}_BASE_URL`] = speech.url;
+    env[`${prefix}_API_KEY`] = speech.token;
+  }
+  return env;
 }
 
 export function workerEnv(i: WorkerEnvInput): NodeJS.ProcessEnv {
@@ -114,6 +140,7 @@ export function workerEnv(i: WorkerEnvInput): NodeJS.ProcessEnv {
     ROOM_PROVIDER: 'local',
     ...i.rooms,
     ...providers,
+    ...speechEnv(i.speech),
     WARM_POOL_SIZE: '1',
     HEARTBEAT_INTERVAL_MS: '500',
     IDLE_TIMEOUT_SECONDS: '20',

@@ -7,7 +7,7 @@ import { ServiceClient, type Session } from '../../sdk/server/index.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
 import { startOtlpReceiver, type OtlpReceiver } from '../fakes/otlp-receiver.ts';
 import { createCertificateAuthority, type CertificateAuthority } from './pki.ts';
-import { apiStubEnv, DEMO_KEYS, demoSeed, INTERVIEW_ID, realProviders, workerEnv, type ProviderSetting } from './system-env.ts';
+import { apiStubEnv, DEMO_KEYS, demoSeed, INTERVIEW_ID, realProviders, workerEnv, type ProviderSetting, type SelfHostedSpeech } from './system-env.ts';
 import { startLiveKitServer, type LiveKitServer } from './livekit-server.ts';
 import { freePort, waitFor } from './ports.ts';
 import { startServiceProcess, type ServiceProcess } from './processes.ts';
@@ -52,6 +52,12 @@ export interface SystemOptions {
   logLevel?: string;
   /** Where interviews happen: the workers' own WebSocket rooms, or a livekit-server started here. */
   rooms?: 'local' | 'livekit';
+  /**
+   * The self-hosted speech server (test/harness/speech-server.ts) for both workers' speech-to-text
+   * and/or text-to-speech, through their ordinary provider client (STT_BASE_URL, TTS_BASE_URL);
+   * the rest stays with the providers above.
+   */
+  speech?: SelfHostedSpeech;
 }
 
 export interface System {
@@ -155,7 +161,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     const transcriptDirs = { hosted: join(transcriptRoot, 'transcripts-hosted'), selfHosted: join(transcriptRoot, 'transcripts-self-hosted') };
 
     const providerSetting: ProviderSetting = providers.kind === 'fake' ? { kind: 'fake', url: providers.fake.url } : { kind: 'real', env: realEnv! };
-    const common = { redisUrl, backendUrl: apiBase, providers: providerSetting, otlpUrl: otlp.url, vadSilenceMs: options.vadSilenceMs ?? 600, logLevel, base: process.env, rooms: livekit?.env };
+    const common = { redisUrl, backendUrl: apiBase, providers: providerSetting, otlpUrl: otlp.url, vadSilenceMs: options.vadSilenceMs ?? 600, logLevel, base: process.env, rooms: livekit?.env, ...(options.speech ? { speech: options.speech } : {}) };
 
     const startWorker = async (name: 'hosted' | 'self-hosted', port: number, token: string, cert: { certFile: string; keyFile: string }, transcripts: string): Promise<WorkerHandle> => {
       const env = workerEnv({ ...common, name, port, metricsPort: metricsPorts[name], token, cert, transcriptDir: transcripts, redisKeyPrefix: `${name}-${randomBytes(4).toString('hex')}` });
@@ -173,7 +179,8 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
           req.on('error', () => resolve(false));
           req.on('timeout', () => req.destroy());
         });
-      await untilReadyOrExit(proc, () => waitFor(ready, { timeoutMs: 45_000, what: `the ${name} worker at ${url}` }));
+      // Wide: on a machine loaded by builds, a worker's start (tsx, models) has taken over 45 s.
+      await untilReadyOrExit(proc, () => waitFor(ready, { timeoutMs: 150_000, what: `the ${name} worker at ${url}` }));
       return { name, url, metricsUrl, token, process: proc };
     };
 
@@ -201,7 +208,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
       options.logDir,
     );
     started.push(() => api.stop());
-    await untilReadyOrExit(api, () => waitFor(() => ok(`${apiBase}/readyz`), { timeoutMs: 30_000, what: `the api-stub at ${apiBase}` }));
+    await untilReadyOrExit(api, () => waitFor(() => ok(`${apiBase}/readyz`), { timeoutMs: 120_000, what: `the api-stub at ${apiBase}` }));
 
     const server = new ServiceClient({ baseUrl: apiBase, secretKey: DEMO_KEYS.secret, publishableKey: DEMO_KEYS.publishable, maxRetries: 0 });
     const selfHostCall = async (method: 'PUT' | 'DELETE'): Promise<void> => {
