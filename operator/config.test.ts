@@ -4,10 +4,21 @@ import { loadConfig } from './config.ts';
 describe('loadConfig', () => {
   it('has defaults for everything and is frozen', () => {
     const c = loadConfig({ POD_NAME: 'op-0' });
-    expect(c).toMatchObject({ leaseNamespace: 'default', leaseName: 'voice-operator-leader', metricsPort: 8080, metricsAuth: 'kubernetes', resyncMs: 300_000, workers: 4, leaseDurationMs: 15_000, apiQps: 50, apiBurst: 100 });
+    expect(c).toMatchObject({ leaseNamespace: 'default', leaseName: 'voice-operator-leader', metricsPort: 8080, metricsAuth: 'kubernetes', resyncMs: 300_000, workers: 4, leaseDurationMs: 15_000 });
     expect(c.identity).toMatch(/^op-0_[0-9a-f]{8}$/);
     expect(c.watchNamespace).toBeUndefined();
     expect(Object.isFrozen(c)).toBe(true);
+  });
+
+  it('puts no client-side rate limit on API requests unless KUBE_API_QPS asks for one', () => {
+    // A default bucket of 50/100 held each new pool's children back about 200 ms (issue 23's bench).
+    const d = loadConfig({});
+    expect(d.apiQps).toBeUndefined();
+    expect(d.apiBurst).toBeUndefined();
+    expect(loadConfig({ KUBE_API_QPS: '50' })).toMatchObject({ apiQps: 50, apiBurst: 100 });
+    expect(loadConfig({ KUBE_API_QPS: '20', KUBE_API_BURST: '30' })).toMatchObject({ apiQps: 20, apiBurst: 30 });
+    expect(() => loadConfig({ KUBE_API_QPS: '0' })).toThrow(/^KUBE_API_QPS: expected a number above 0/);
+    expect(() => loadConfig({ KUBE_API_BURST: '30' })).toThrow(/^KUBE_API_BURST: needs KUBE_API_QPS/);
   });
 
   it('rejects bad values with a message naming the variable', () => {

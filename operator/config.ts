@@ -22,11 +22,14 @@ export interface OperatorConfig {
   retryPeriodMs: number;
   blockedRetryMs: number;
   /**
-   * Client-side rate limit of API requests (watches excepted). Above controller-runtime's 20/30: a
-   * pool's reconcile is about 7 calls, and a fleet of 100 new pools should converge within 30 s.
+   * Client-side rate limit of API requests (watches excepted): none unless KUBE_API_QPS is set. As
+   * controller-runtime since v0.21 (SIG API Machinery's advice), the API server's Priority and
+   * Fairness sheds load instead, and the work queue (one entry per pool, backoff on errors) bounds
+   * the operator's own rate. A bucket of 50/100 made a pool's children wait about 200 ms each
+   * (docs/operator.md, "Client-side rate limit").
    */
-  apiQps: number;
-  apiBurst: number;
+  apiQps?: number;
+  apiBurst?: number;
   /**
    * Namespaces where the operator may read (get) Secrets to check the keys a pool names; undefined:
    * everywhere it watches. Elsewhere it does not ask (no 403 per pass) and learns of a missing Secret
@@ -63,6 +66,15 @@ function metricsAuthVar(env: Env): 'kubernetes' | 'none' {
   return value;
 }
 
+/** The token bucket's rate and burst when KUBE_API_QPS is set; nothing (no client-side limit) otherwise. */
+function apiRateLimit(env: Env): { apiQps?: number; apiBurst?: number } {
+  if (optionalString(env, 'KUBE_API_QPS') === undefined) {
+    if (optionalString(env, 'KUBE_API_BURST') !== undefined) throw new ConfigError('KUBE_API_BURST', 'needs KUBE_API_QPS (there is no client-side rate limit without it)');
+    return {};
+  }
+  return { apiQps: numberVar(env, 'KUBE_API_QPS', { default: 0, above: 0 }), apiBurst: intVar(env, 'KUBE_API_BURST', { default: 100, min: 1, max: 10_000 }) };
+}
+
 export function loadConfig(env: Env = process.env): Readonly<OperatorConfig> {
   const kubeconfig = optionalString(env, 'KUBECONFIG');
   const watchNamespace = optionalString(env, 'WATCH_NAMESPACE');
@@ -81,8 +93,7 @@ export function loadConfig(env: Env = process.env): Readonly<OperatorConfig> {
     renewDeadlineMs: millis(env, 'RENEW_DEADLINE_SECONDS', 10),
     retryPeriodMs: millis(env, 'RETRY_PERIOD_SECONDS', 2),
     blockedRetryMs: millis(env, 'BLOCKED_RETRY_SECONDS', 30),
-    apiQps: numberVar(env, 'KUBE_API_QPS', { default: 50, above: 0 }),
-    apiBurst: intVar(env, 'KUBE_API_BURST', { default: 100, min: 1, max: 10_000 }),
+    ...apiRateLimit(env),
     readPodStatus: boolVar(env, 'READ_POD_STATUS', { default: true }),
     build: buildOptions(env),
     shutdownTimeoutMs: millis(env, 'SHUTDOWN_TIMEOUT_SECONDS', 20),

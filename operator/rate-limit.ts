@@ -1,6 +1,6 @@
 /**
- * A client-side token bucket, as client-go's default (QPS 20, burst 30 in controller-runtime): a
- * hot loop or a fleet-wide resync cannot flood the API server. Watches are not limited.
+ * A client-side token bucket like client-go's, for a platform that wants the operator capped on its
+ * side too (KUBE_API_QPS; off by default, docs/operator.md). Watches are not limited.
  */
 export interface TokenBucketOptions {
   qps: number;

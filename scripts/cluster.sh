@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A real single-node Kubernetes on this machine, for the tests (docs/cluster.md):
 #   bash scripts/cluster.sh up     build/cache binaries and images, start etcd, the control plane,
-#                                  containerd, kubelet, kube-proxy and CoreDNS; prints KEY=value lines
+#                                  containerd, kubelet, kube-proxy, CoreDNS and metrics-server (behind
+#                                  the aggregation layer, for the HPAs); prints KEY=value lines
 #                                  (KUBECONFIG, images) last, also kept in $RUN_DIR/cluster.env
 #   bash scripts/cluster.sh down   stop everything and put back what up changed on the machine
 #                                  (iptables/nftables rules, bridges, network namespaces, mounts,
@@ -38,7 +39,7 @@ down() {
   [ -d "$RUN_DIR" ] || return 0
   log "taking the cluster down"
   # Reverse order of start; the kubelet first so nothing restarts containers.
-  for name in coredns kube-proxy kubelet kube-scheduler kube-controller-manager kube-apiserver etcd; do
+  for name in metrics-server coredns kube-proxy kubelet kube-scheduler kube-controller-manager kube-apiserver etcd; do
     stop_pid "$name"
   done
   if [ -S "$CONTAINERD_SOCK" ]; then
@@ -114,9 +115,10 @@ up() {
   save_machine_state
   # From here on, a failed up leaves nothing behind.
   trap 'status=$?; if [ "$status" -ne 0 ]; then log "up failed; taking it down"; down; fi' EXIT
-  local bin coredns
+  local bin coredns metrics_server
   bin="$(bash "$repo/scripts/kube-binaries.sh" | tail -n 1)"
   coredns="$(bash "$here/cluster/coredns.sh" | tail -n 1)"
+  metrics_server="$(bash "$here/cluster/metrics-server.sh" | tail -n 1)"
   timed "binaries ready"
   bash "$here/cluster/images.sh" > "$RUN_DIR/images.env"
   # shellcheck source=/dev/null
@@ -152,7 +154,12 @@ up() {
     --service-account-issuer "https://kubernetes.default.svc.$CLUSTER_DOMAIN" \
     --service-cluster-ip-range "$SERVICE_CIDR" --authorization-mode Node,RBAC --allow-privileged=true \
     --kubelet-client-certificate "$p/apiserver-kubelet-client.crt" --kubelet-client-key "$p/apiserver-kubelet-client.key" \
-    --kubelet-preferred-address-types InternalIP,Hostname
+    --kubelet-preferred-address-types InternalIP,Hostname \
+    --requestheader-client-ca-file "$p/front-proxy-ca.crt" --requestheader-allowed-names front-proxy-client \
+    --requestheader-username-headers X-Remote-User --requestheader-group-headers X-Remote-Group \
+    --requestheader-extra-headers-prefix X-Remote-Extra- \
+    --proxy-client-cert-file "$p/front-proxy-client.crt" --proxy-client-key-file "$p/front-proxy-client.key" \
+    --enable-aggregator-routing=true
   export KUBECONFIG="$RUN_DIR/admin.kubeconfig"
   wait_for kube-apiserver 60 "$bin/kubectl" get --raw /readyz
   timed "API server ready"
@@ -174,6 +181,16 @@ up() {
   wait_for "node $NODE_NAME" 60 "$bin/kubectl" wait --for=condition=Ready "node/$NODE_NAME" --timeout=2s
   wait_for coredns 30 curl -sf "http://$DNS_IP:8181/ready"
   wait_for "default service account" 30 "$bin/kubectl" get serviceaccount default
+  # metrics-server (what the HPAs read CPU from) as a host process, like CoreDNS: it scrapes the kubelet
+  # with the cluster CA (no --kubelet-insecure-tls) and serves metrics.k8s.io through the APIService.
+  start_daemon metrics-server "$metrics_server" --bind-address "$NODE_IP" --secure-port "$METRICS_SERVER_PORT" \
+    --tls-cert-file "$p/metrics-server.crt" --tls-private-key-file "$p/metrics-server.key" \
+    --kubeconfig "$RUN_DIR/metrics-server.kubeconfig" --authentication-kubeconfig "$RUN_DIR/metrics-server.kubeconfig" \
+    --authorization-kubeconfig "$RUN_DIR/metrics-server.kubeconfig" \
+    --kubelet-certificate-authority "$p/ca.crt" --kubelet-preferred-address-types InternalIP \
+    --kubelet-use-node-status-port --metric-resolution 15s
+  bash "$here/cluster/metrics-server-objects.sh" "$p/ca.crt" | "$bin/kubectl" apply -f - > /dev/null
+  wait_for "the metrics.k8s.io APIService" 60 "$bin/kubectl" wait --for=condition=Available apiservice/v1beta1.metrics.k8s.io --timeout=2s
   timed "node Ready"
   {
     echo "KUBECONFIG=$KUBECONFIG"

@@ -55,12 +55,13 @@ trap 'exit 130' INT TERM
 
 # apt first and alone (one dpkg at a time): the cluster's packages (buildah, mmdebstrap) feed the images.
 bash scripts/cluster/deps.sh
-echo "== building in the background: Kubernetes test binaries, the ecosystem validators, CoreDNS, livekit-server, the cluster's images"
+echo "== building in the background: Kubernetes test binaries, the ecosystem validators, CoreDNS, metrics-server, livekit-server, the cluster's images"
 build kube-binaries bash scripts/kube-binaries.sh
 # kubeconform, kube-score, pluto, promtool and their schemas (helm comes from kube-binaries; the
 # validator tests check it exists when they run, after wait_builds).
 build validators bash scripts/validators.sh
 build coredns bash scripts/cluster/coredns.sh
+build metrics-server bash scripts/cluster/metrics-server.sh
 build livekit-server bash scripts/livekit-server.sh
 build cluster-images bash scripts/cluster/images.sh
 # Meanwhile: Debian packages, npm ci and the Python venv.

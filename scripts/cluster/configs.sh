@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Writes the test cluster's configuration files into $RUN_DIR: containerd, CNI, kubeconfigs, kubelet,
-# kube-proxy and CoreDNS. Usage: configs.sh <pause image>
+# Writes the test cluster's configuration files into $RUN_DIR: containerd, CNI, kubeconfigs (metrics-server's
+# too), kubelet, kube-proxy and CoreDNS. Usage: configs.sh <pause image>
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=env.sh
@@ -65,6 +65,7 @@ YAML
 kubeconfig "$r/admin.kubeconfig" admin
 kubeconfig "$r/kubelet.kubeconfig" kubelet-client
 kubeconfig "$r/kube-proxy.kubeconfig" kube-proxy
+kubeconfig "$r/metrics-server.kubeconfig" metrics-server
 
 : > "$r/resolv.conf"  # pods get only cluster DNS, no search domains of the host
 cat > "$r/kubelet/config.yaml" <<YAML

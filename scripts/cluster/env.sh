@@ -12,6 +12,7 @@ DNS_IP=$NODE_IP                # CoreDNS runs on the node, clusterDNS points at 
 APISERVER_PORT=16443
 ETCD_CLIENT_PORT=12379
 ETCD_PEER_PORT=12380
+METRICS_SERVER_PORT=14443      # metrics-server on the node's address, behind the APIService
 CLUSTER_DOMAIN=cluster.local
 RUN_DIR="${VOICE_CLUSTER_DIR:-/run/voice-cluster}"
 CACHE_DIR="${VOICE_KUBE_CACHE:-$HOME/.cache/voice-kube}"

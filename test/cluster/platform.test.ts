@@ -13,6 +13,7 @@ import { addHostsEntry } from './hosts-file.ts';
 import { startIngressEdge } from './ingress-edge.ts';
 import { killWorkerProcess } from './kill-container.ts';
 import { kubeCli, type KubeCli } from './kube-cli.ts';
+import { loadPods } from './cpu-load.ts';
 import { answerInterview, connectSession, openSession, watchBot } from './livekit-respondent-steps.ts';
 import { startNodeLiveKit, type NodeLiveKit } from './node-livekit.ts';
 import { runPageInterview } from './page-respondent.ts';
@@ -207,24 +208,59 @@ describe('on a real single-node cluster', () => {
     expect((await transcriptIn(newPod!.name, session.response!.transcriptKey)).sessionId).toBe(next.sessionId);
   }, 300_000);
 
-  it('(8) the HPA exists with 70 % CPU and the floor, and the real HPA controller reports on it', async () => {
-    await k.kubectl(['apply', '-f', '-'], poolManifest(cluster, { name: 'scaled', backendUrl: `http://${cluster.nodeIp}:9`, spec: { ...PER_POD_ADDRESS, autoscaling: { maxReplicas: 3 }, sizing: { p95ConcurrentSessions: 2, headroomPercent: 0 } } }));
-    interface Hpa { spec: { minReplicas: number; maxReplicas: number; metrics: Array<{ resource: { name: string; target: { averageUtilization: number } } }> }; status?: { conditions?: Condition[] } }
+  it('(8) the HPA made by the operator (70 % CPU, the floor) reads CPU from metrics-server: loaded pods scale the pool up past its floor, and with the load gone it comes back down to the floor', async () => {
+    // A short scale-down window through the pool's spec, so the way back down takes a minute, not five.
+    const autoscaling = { maxReplicas: 3, scaleDown: { stabilizationWindowSeconds: 30 } };
+    await k.kubectl(['apply', '-f', '-'], poolManifest(cluster, { name: 'scaled', backendUrl: `http://${cluster.nodeIp}:9`, spec: { ...PER_POD_ADDRESS, autoscaling, sizing: { p95ConcurrentSessions: 2, headroomPercent: 0 } } }));
+    interface Hpa {
+      spec: { minReplicas: number; maxReplicas: number; metrics: Array<{ resource: { name: string; target: { averageUtilization: number } } }>; behavior?: { scaleDown?: { stabilizationWindowSeconds?: number } } };
+      status?: { conditions?: Condition[]; currentReplicas?: number; desiredReplicas?: number; currentMetrics?: Array<{ resource?: { current?: { averageUtilization?: number } } }> };
+    }
+    const readHpa = (): Promise<Hpa> => k.getJson<Hpa>(['hpa', 'scaled', '-n', POOL_NAMESPACE]);
+    const replicas = async (): Promise<number | undefined> => (await k.getJson<{ spec: { replicas?: number } }>(['deployment', 'scaled', '-n', POOL_NAMESPACE])).spec.replicas;
+    const utilization = (hpa: Hpa | undefined): number | undefined => hpa?.status?.currentMetrics?.[0]?.resource?.current?.averageUtilization;
+    const described = (hpa: Hpa | undefined): string => `replicas ${hpa?.status?.currentReplicas} -> ${hpa?.status?.desiredReplicas}, CPU ${utilization(hpa)} %, conditions ${JSON.stringify(hpa?.status?.conditions?.map((c) => [c.type, c.status, c.reason]))}`;
     let hpa: Hpa | undefined;
-    // No metrics-server here: the controller must say it cannot read CPU, not pretend it scaled.
+    // Settled before any load: the controller reads CPU (metrics-server answers for every pod) and
+    // keeps the pool at its floor of 2, so the scale-up below is ours, not a start-up burst's.
     await waitFor(async () => {
-      hpa = await k.getJson<Hpa>(['hpa', 'scaled', '-n', POOL_NAMESPACE]).catch(() => undefined);
-      return condition(hpa?.status?.conditions, 'ScalingActive') !== undefined;
-    }, { timeoutMs: 90_000, intervalMs: 500, what: 'the HPA controller to set conditions on the HPA scaled' });
+      hpa = await readHpa().catch(() => undefined);
+      const u = utilization(hpa);
+      return condition(hpa?.status?.conditions, 'ScalingActive')?.status === 'True' && hpa?.status?.currentReplicas === 2 && hpa.status.desiredReplicas === 2 && u !== undefined && u < 70
+        && (await poolPods('scaled')).filter((p) => p.ready && !p.terminating).length === 2;
+    }, { timeoutMs: 240_000, intervalMs: 1000, what: 'the HPA scaled to read CPU and hold the floor of 2 with two ready pods' }).catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}; last: ${described(hpa)}`, { cause: err });
+    });
     expect(hpa!.spec.minReplicas).toBe(2);
     expect(hpa!.spec.maxReplicas).toBe(3);
     expect(hpa!.spec.metrics).toEqual([expect.objectContaining({ resource: { name: 'cpu', target: expect.objectContaining({ averageUtilization: 70 }) } })]);
-    const active = condition(hpa!.status!.conditions, 'ScalingActive')!;
-    expect(active.status).toBe('False');
-    expect(active.reason).toBe('FailedGetResourceMetric');
-    // The HPA owns the replica count: the controller raises the Deployment to the floor.
-    await waitFor(async () => (await k.getJson<{ spec: { replicas?: number } }>(['deployment', 'scaled', '-n', POOL_NAMESPACE])).spec.replicas === 2, { timeoutMs: 60_000, intervalMs: 500, what: 'the HPA controller to scale the Deployment to the floor of 2' });
-  }, 120_000);
+    expect(hpa!.spec.behavior?.scaleDown?.stabilizationWindowSeconds).toBe(30);
+    expect(condition(hpa!.status!.conditions, 'ScalingActive')!.reason).toBe('ValidMetricFound');
+    // The HPA owns the replica count: the floor is on the Deployment.
+    expect(await replicas()).toBe(2);
+
+    // Each of the two pods spins a core: far above the 70 % of its 100m request.
+    const loaded = (await poolPods('scaled')).map((p) => p.name);
+    const load = loadPods(k, POOL_NAMESPACE, loaded);
+    try {
+      // The Deployment at 3, and the HPA's status written by the pass that scaled it (load still on).
+      await waitFor(async () => (await replicas()) === 3 && (hpa = await readHpa()).status?.currentReplicas === 3, { timeoutMs: 300_000, intervalMs: 1000, what: 'the HPA to scale the loaded pool up to 3' }).catch(async (err: unknown) => {
+        throw new Error(`${(err as Error).message}; last: ${described(await readHpa().catch(() => undefined))}`, { cause: err });
+      });
+      expect(utilization(hpa)).toBeGreaterThan(70);
+    } finally {
+      await load.stop();
+    }
+    await waitFor(async () => (await poolPods('scaled')).filter((p) => p.ready && !p.terminating).length === 3, { timeoutMs: 180_000, intervalMs: 1000, what: 'the third pod of scaled to be ready' });
+
+    // Load gone: once the window has passed, back down to the floor, and not below it.
+    await waitFor(async () => (await replicas()) === 2 && (hpa = await readHpa()).status?.currentReplicas === 2, { timeoutMs: 300_000, intervalMs: 1000, what: 'the HPA to scale the idle pool back down to its floor of 2' }).catch(async (err: unknown) => {
+      throw new Error(`${(err as Error).message}; last: ${described(await readHpa().catch(() => undefined))}`, { cause: err });
+    });
+    expect(hpa!.status?.desiredReplicas).toBe(2);
+    expect(utilization(hpa)).toBeLessThan(70);
+    expect(hpa!.spec.minReplicas).toBe(2);
+  }, 900_000);
 
   it('(7) the operator leader pod is deleted: the standby takes over and reconciles a pool change made meanwhile', async () => {
     const holder = async (): Promise<string | undefined> => (await k.getJson<{ spec: { holderIdentity?: string } }>(['lease', 'voice-operator-leader', '-n', OPERATOR_NAMESPACE])).spec.holderIdentity;

@@ -51,8 +51,8 @@ export function interviewPoolManifest(cluster: ClusterInfo, host: HostSystem, sv
     backendUrl: h.backendUrl,
     replicas: o.livekit?.replicas,
     spec: {
-      // No metrics-server here: an HPA would never scale down, so the LiveKit pool's count is its own
-      // `replicas` (autoscaling off), and a scale-down is a change of that field.
+      // The LiveKit pool's count is its own `replicas` (autoscaling off), so that a scale-down happens
+      // exactly when the test changes that field (an HPA would move it with the machine's load).
       ...(o.livekit ? { roomProvider: 'livekit', livekit: { url: o.livekit.url, secretName: 'livekit', apiKeyKey: 'apiKey', apiSecretKey: 'apiSecret' }, autoscaling: { enabled: false } } : {}),
       // Room for a live interview to finish while its pod drains.
       terminationGracePeriodSeconds: 120,
