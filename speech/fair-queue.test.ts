@@ -92,7 +92,11 @@ describe('FairQueue', () => {
     await expect(q.run('c', async () => 'p3', { background: true })).rejects.toBeInstanceOf(QueueFullError);
     all.push(q.run('c', async () => 'c1'), q.run('d', async () => 'd1'));
     await expect(q.run('e', async () => 'e1')).rejects.toBeInstanceOf(QueueFullError);
+    // Session a commits: its piece and its tail finish a transcription already taken in, so neither is refused nor counted.
+    q.promote('a');
+    all.push(q.run('a', async () => 'a-tail', { admitted: true }));
+    await expect(q.run('e', async () => 'e1')).rejects.toBeInstanceOf(QueueFullError);
     running.open();
-    expect(await Promise.all(all)).toEqual(['r', 'p1', 'p2', 'c1', 'd1']);
+    expect(await Promise.all(all)).toEqual(['r', 'p1', 'p2', 'c1', 'd1', 'a-tail']);
   });
 });

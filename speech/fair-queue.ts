@@ -8,8 +8,10 @@
  * Two tiers: `background` jobs (pieces of a realtime buffer decoded ahead of its commit) run only
  * when no ordinary job waits, so work someone is waiting for goes first; `promote(session)` moves a
  * session's background jobs up when that session commits and starts waiting for them. Background
- * jobs are refused when `capacity` jobs of either tier wait; ordinary jobs only count their own tier,
- * so decoding ahead never makes a commit or an upload fail.
+ * jobs are refused when `capacity` jobs of either tier wait; ordinary jobs only count ordinary jobs
+ * that were queued as such, so decoding ahead never makes a commit or an upload fail. A job that
+ * finishes work already taken in (`admitted`: the tail of a buffer whose pieces were queued) is never
+ * refused and, like a promoted one, not counted: capacity counts transcriptions, not their pieces.
  */
 export class QueueFullError extends Error {
   constructor() {
@@ -28,6 +30,8 @@ export class JobAbortedError extends Error {
 interface Waiting {
   start: () => void;
   cancel: () => void;
+  /** Counts against the capacity of ordinary jobs. */
+  counted: boolean;
 }
 
 export interface RunOptions {
@@ -35,6 +39,8 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Run only when no ordinary job waits (see promote). */
   background?: boolean;
+  /** Part of work already taken in: never refused, not counted. */
+  admitted?: boolean;
 }
 
 type Tier = Map<string, Waiting[]>;
@@ -68,13 +74,14 @@ export class FairQueue {
   }
 
   run<T>(session: string, job: () => Promise<T>, options: RunOptions = {}): Promise<T> {
-    const { signal, background = false } = options;
+    const { signal, background = false, admitted = false } = options;
     if (signal?.aborted) return Promise.reject(new JobAbortedError());
     if (this.runningCount < this.options.concurrency && this.waitingCount === 0) return this.execute(job);
-    if ((background ? this.waitingCount : this.foregroundCount) >= this.options.capacity) return Promise.reject(new QueueFullError());
+    if (!admitted && (background ? this.waitingCount : this.foregroundCount) >= this.options.capacity) return Promise.reject(new QueueFullError());
     return new Promise<T>((resolve, reject) => {
       const onAbort = () => entry.cancel();
       const entry: Waiting = {
+        counted: !background && !admitted,
         start: () => {
           signal?.removeEventListener('abort', onAbort);
           this.execute(job).then(resolve, reject);
@@ -95,6 +102,7 @@ export class FairQueue {
     if (!list) return;
     this.background.delete(session);
     this.setWaiting(this.waitingCount - list.length);
+    for (const entry of list) entry.counted = false;
     this.enqueue(this.foreground, session, list);
   }
 
@@ -102,7 +110,7 @@ export class FairQueue {
     const list = tier.get(session);
     if (list) list.push(...entries);
     else tier.set(session, entries);
-    if (tier === this.foreground) this.foregroundCount += entries.length;
+    this.foregroundCount += entries.filter((e) => e.counted).length;
     this.setWaiting(this.waitingCount + entries.length);
   }
 
@@ -112,7 +120,7 @@ export class FairQueue {
     if (!list || index < 0) return false;
     list.splice(index, 1);
     if (list.length === 0) tier.delete(session);
-    if (tier === this.foreground) this.foregroundCount--;
+    if (entry.counted) this.foregroundCount--;
     this.setWaiting(this.waitingCount - 1);
     return true;
   }
@@ -140,7 +148,7 @@ export class FairQueue {
       const entry = list.shift()!;
       tier.delete(session);
       if (list.length > 0) tier.set(session, list); // to the back of the round
-      if (tier === this.foreground) this.foregroundCount--;
+      if (entry.counted) this.foregroundCount--;
       this.setWaiting(this.waitingCount - 1);
       entry.start();
     }

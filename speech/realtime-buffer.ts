@@ -74,11 +74,12 @@ export class RealtimeBuffer {
       decoded.then((result) => {
         if (result.ok) return result.text;
         // Refused while the queue was full: what is waited for now is decoded now.
-        if (result.err instanceof SpeechError && result.err.status === 503) return this.decodeNow(samples);
+        if (result.err instanceof SpeechError && result.err.status === 503) return this.decodeNow(samples, true);
         throw result.err;
       }),
     );
-    if (utterance.pieces.length === 0 || speech) texts.push(this.decodeNow(this.toSamples(tail)));
+    // With pieces taken in, the tail finishes a transcription the queue already holds: never refused.
+    if (utterance.pieces.length === 0 || speech) texts.push(this.decodeNow(this.toSamples(tail), utterance.pieces.length > 0));
     return (await Promise.all(texts)).map((t) => t.trim()).filter(Boolean).join(' ');
   }
 
@@ -103,8 +104,8 @@ export class RealtimeBuffer {
     utterance.pieces.push({ samples, decoded });
   }
 
-  private async decodeNow(samples: Float32Array): Promise<string> {
-    const { text } = await this.options.service.transcribe(this.options.session, samples, { endpoint: 'realtime', signal: this.options.closing });
+  private async decodeNow(samples: Float32Array, admitted = false): Promise<string> {
+    const { text } = await this.options.service.transcribe(this.options.session, samples, { endpoint: 'realtime', signal: this.options.closing, admitted });
     this.options.metrics.pieces.inc({ stage: 'after_commit' });
     return text;
   }
