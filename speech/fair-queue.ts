@@ -4,6 +4,14 @@
  * commits queued cannot starve one with a single commit. At most `capacity` jobs wait (running
  * ones do not count); one more is refused at once with QueueFullError, which the server answers as
  * 503 with Retry-After. A job whose signal aborts while it waits is dropped without running.
+ *
+ * Two tiers: `background` jobs (pieces of a realtime buffer decoded ahead of its commit) run only
+ * when no ordinary job waits, so work someone is waiting for goes first; `promote(session)` moves a
+ * session's background jobs up when that session commits and starts waiting for them. Background
+ * jobs are refused when `capacity` jobs of either tier wait; ordinary jobs only count ordinary jobs
+ * that were queued as such, so decoding ahead never makes a commit or an upload fail. A job that
+ * finishes work already taken in (`admitted`: the tail of a buffer whose pieces were queued) is never
+ * refused and, like a promoted one, not counted: capacity counts transcriptions, not their pieces.
  */
 export class QueueFullError extends Error {
   constructor() {
@@ -22,7 +30,20 @@ export class JobAbortedError extends Error {
 interface Waiting {
   start: () => void;
   cancel: () => void;
+  /** Counts against the capacity of ordinary jobs. */
+  counted: boolean;
 }
+
+export interface RunOptions {
+  /** Aborting it drops the job if it has not started. */
+  signal?: AbortSignal;
+  /** Run only when no ordinary job waits (see promote). */
+  background?: boolean;
+  /** Part of work already taken in: never refused, not counted. */
+  admitted?: boolean;
+}
+
+type Tier = Map<string, Waiting[]>;
 
 export interface FairQueueOptions {
   concurrency: number;
@@ -33,9 +54,11 @@ export interface FairQueueOptions {
 
 export class FairQueue {
   private readonly options: FairQueueOptions;
-  /** Waiting jobs per session; the Map's order is the round-robin order (a served session moves to the back). */
-  private readonly sessions = new Map<string, Waiting[]>();
+  /** Waiting jobs per session and tier; a Map's order is the round-robin order (a served session moves to the back). */
+  private readonly foreground: Tier = new Map();
+  private readonly background: Tier = new Map();
   private waitingCount = 0;
+  private foregroundCount = 0;
   private runningCount = 0;
 
   constructor(options: FairQueueOptions) {
@@ -50,33 +73,56 @@ export class FairQueue {
     return this.runningCount;
   }
 
-  run<T>(session: string, job: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  run<T>(session: string, job: () => Promise<T>, options: RunOptions = {}): Promise<T> {
+    const { signal, background = false, admitted = false } = options;
     if (signal?.aborted) return Promise.reject(new JobAbortedError());
     if (this.runningCount < this.options.concurrency && this.waitingCount === 0) return this.execute(job);
-    if (this.waitingCount >= this.options.capacity) return Promise.reject(new QueueFullError());
+    if (!admitted && (background ? this.waitingCount : this.foregroundCount) >= this.options.capacity) return Promise.reject(new QueueFullError());
     return new Promise<T>((resolve, reject) => {
       const onAbort = () => entry.cancel();
       const entry: Waiting = {
+        counted: !background && !admitted,
         start: () => {
           signal?.removeEventListener('abort', onAbort);
           this.execute(job).then(resolve, reject);
         },
         cancel: () => {
-          const list = this.sessions.get(session);
-          const index = list?.indexOf(entry) ?? -1;
-          if (!list || index < 0) return;
-          list.splice(index, 1);
-          if (list.length === 0) this.sessions.delete(session);
-          this.setWaiting(this.waitingCount - 1);
+          if (!this.remove(this.foreground, session, entry) && !this.remove(this.background, session, entry)) return;
           reject(new JobAbortedError());
         },
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      const list = this.sessions.get(session);
-      if (list) list.push(entry);
-      else this.sessions.set(session, [entry]);
-      this.setWaiting(this.waitingCount + 1);
+      this.enqueue(background ? this.background : this.foreground, session, [entry]);
     });
+  }
+
+  /** The session's waiting background jobs become ordinary ones, after its ordinary jobs, in their order. */
+  promote(session: string): void {
+    const list = this.background.get(session);
+    if (!list) return;
+    this.background.delete(session);
+    this.setWaiting(this.waitingCount - list.length);
+    for (const entry of list) entry.counted = false;
+    this.enqueue(this.foreground, session, list);
+  }
+
+  private enqueue(tier: Tier, session: string, entries: Waiting[]): void {
+    const list = tier.get(session);
+    if (list) list.push(...entries);
+    else tier.set(session, entries);
+    this.foregroundCount += entries.filter((e) => e.counted).length;
+    this.setWaiting(this.waitingCount + entries.length);
+  }
+
+  private remove(tier: Tier, session: string, entry: Waiting): boolean {
+    const list = tier.get(session);
+    const index = list?.indexOf(entry) ?? -1;
+    if (!list || index < 0) return false;
+    list.splice(index, 1);
+    if (list.length === 0) tier.delete(session);
+    if (entry.counted) this.foregroundCount--;
+    this.setWaiting(this.waitingCount - 1);
+    return true;
   }
 
   private execute<T>(job: () => Promise<T>): Promise<T> {
@@ -95,12 +141,14 @@ export class FairQueue {
 
   private next(): void {
     while (this.runningCount < this.options.concurrency) {
-      const first = this.sessions.entries().next();
+      const tier = this.foreground.size > 0 ? this.foreground : this.background;
+      const first = tier.entries().next();
       if (first.done) return;
       const [session, list] = first.value;
       const entry = list.shift()!;
-      this.sessions.delete(session);
-      if (list.length > 0) this.sessions.set(session, list); // to the back of the round
+      tier.delete(session);
+      if (list.length > 0) tier.set(session, list); // to the back of the round
+      if (entry.counted) this.foregroundCount--;
       this.setWaiting(this.waitingCount - 1);
       entry.start();
     }

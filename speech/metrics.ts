@@ -18,6 +18,7 @@ export interface SpeechMetrics {
   rejected: Counter<'lane'>;
   truncated: Counter;
   sessions: Gauge;
+  pieces: Counter<'stage'>;
 }
 
 export function createSpeechMetrics(): SpeechMetrics {
@@ -35,5 +36,6 @@ export function createSpeechMetrics(): SpeechMetrics {
     rejected: new Counter({ name: 'speech_rejected_total', help: 'Jobs refused because the lane queue was full (answered 503).', labelNames: ['lane'], registers }),
     truncated: new Counter({ name: 'speech_decode_truncated_total', help: 'Recognitions cut to the length the audio can hold (the decoder repeated itself).', registers }),
     sessions: new Gauge({ name: 'speech_realtime_sessions', help: 'Open realtime transcription sessions.', registers }),
+    pieces: new Counter({ name: 'speech_realtime_pieces_total', help: 'Pieces of realtime buffers decoded, by whether the decode finished before the commit (cut at a pause and decoded ahead) or after it.', labelNames: ['stage'], registers }),
   };
 }

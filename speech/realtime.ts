@@ -1,12 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { WebSocket } from 'ws';
 import type { Logger } from '../lib/log.ts';
-import { resamplePcm16 } from '../lib/pcm.ts';
-import { pcm16ToFloat } from './audio.ts';
-import { RECOGNISER_RATE } from './decode-bounds.ts';
 import { SpeechError } from './errors.ts';
 import { JobAbortedError } from './fair-queue.ts';
 import type { SpeechMetrics } from './metrics.ts';
+import { RealtimeBuffer, type RealtimeDecode } from './realtime-buffer.ts';
 import type { SpeechService } from './service.ts';
 
 /**
@@ -15,8 +13,9 @@ import type { SpeechService } from './service.ts';
  * transcription model, no server turn detection) -> `session.updated`; `input_audio_buffer.append`
  * (base64 PCM16) fills the buffer; `...commit` -> `...committed` and `conversation.item.added` at
  * once, then, when the recogniser has decoded the buffer, the text as one `...delta` and
- * `...completed`; `...clear` -> `...cleared`. Moonshine has no streaming decode, so there are no
- * deltas before the commit. Every mistake of the client is an `error` event naming its event and
+ * `...completed`; `...clear` -> `...cleared`. Moonshine has no streaming decode: the buffer is
+ * decoded in pieces cut at pauses while it fills (realtime-buffer.ts), but the text is sent only
+ * at the commit, as one delta, so that a client sees the same events whichever way it was decoded. Every mistake of the client is an `error` event naming its event and
  * the session goes on; a full queue fails that item (`...transcription.failed`, server_overloaded),
  * which makes the bot transcribe the turn in batch. Idle or unreadable-by-then clients are closed.
  */
@@ -32,7 +31,13 @@ export interface RealtimeOptions {
   log: Logger;
   maxAudioSeconds: number;
   idleTimeoutMs: number;
+  decode: RealtimeDecode;
+  splitPauseMs: number;
+  splitMaxPieceSeconds: number;
 }
+
+/** A piece shorter than this is not cut off: a decode needs context, and short ones are padded to a second anyway. */
+const MIN_PIECE_MS = 1000;
 
 type Incoming = Record<string, unknown> & { type?: unknown; event_id?: unknown };
 
@@ -54,8 +59,10 @@ export function serveRealtimeSession(ws: WebSocket, options: RealtimeOptions): v
   };
   const closing = new AbortController();
   const maxBytes = Math.floor(options.maxAudioSeconds * SESSION_RATE) * 2;
-  let chunks: Buffer[] = [];
-  let bytes = 0;
+  const buffer = new RealtimeBuffer({
+    service, metrics, session: session.id, rate: SESSION_RATE, decode: options.decode, closing: closing.signal,
+    split: { pauseMs: options.splitPauseMs, minPieceMs: MIN_PIECE_MS, maxPieceMs: options.splitMaxPieceSeconds * 1000 },
+  });
   let previousItem: string | null = null;
   metrics.sessions.inc();
 
@@ -110,25 +117,21 @@ export function serveRealtimeSession(ws: WebSocket, options: RealtimeOptions): v
     if (typeof audio !== 'string' || !BASE64.test(audio)) return error('invalid_value', "Invalid 'audio'. Expected base64-encoded audio bytes.", event.event_id, 'audio');
     const pcm = Buffer.from(audio, 'base64');
     if (pcm.length % 2 !== 0) return error('invalid_value', "Invalid 'audio'. PCM16 audio must have an even number of bytes.", event.event_id, 'audio');
-    if (bytes + pcm.length > maxBytes) return error('input_audio_buffer_too_large', `The buffer would exceed ${options.maxAudioSeconds} s of audio; commit or clear it first.`, event.event_id, 'audio');
-    chunks.push(pcm);
-    bytes += pcm.length;
+    if (buffer.bytes + pcm.length > maxBytes) return error('input_audio_buffer_too_large', `The buffer would exceed ${options.maxAudioSeconds} s of audio; commit or clear it first.`, event.event_id, 'audio');
+    buffer.append(pcm);
   };
 
   const commit = (event: Incoming) => {
-    const ms = (bytes / 2 / SESSION_RATE) * 1000;
+    const ms = (buffer.bytes / 2 / SESSION_RATE) * 1000;
     if (ms < MIN_COMMIT_MS) return error('input_audio_buffer_commit_empty', `Error committing input audio buffer: buffer too small. Expected at least ${MIN_COMMIT_MS}ms of audio, but buffer only has ${ms.toFixed(2)}ms of audio.`, event.event_id);
     if (!session.audio.input.transcription) return error('invalid_request_error', 'Input audio transcription is not configured for this session (session.update with audio.input.transcription).', event.event_id, 'session.audio.input.transcription');
-    const pcm = Buffer.concat(chunks, bytes);
-    chunks = [];
-    bytes = 0;
+    const transcript = buffer.commit();
     const itemId = newId('item');
     send({ type: 'input_audio_buffer.committed', previous_item_id: previousItem, item_id: itemId });
     previousItem = itemId;
     send({ type: 'conversation.item.added', previous_item_id: null, item: { id: itemId, object: 'realtime.item', type: 'message', status: 'completed', role: 'user', content: [{ type: 'input_audio', transcript: null }] } });
-    const samples = pcm16ToFloat(resamplePcm16(pcm, SESSION_RATE, RECOGNISER_RATE));
-    service.transcribe(session.id, samples, { endpoint: 'realtime', signal: closing.signal }).then(
-      ({ text }) => {
+    transcript.then(
+      (text) => {
         metrics.requests.inc({ endpoint: 'realtime', outcome: 'ok' });
         if (text) send({ type: 'conversation.item.input_audio_transcription.delta', item_id: itemId, content_index: 0, delta: text });
         send({ type: 'conversation.item.input_audio_transcription.completed', item_id: itemId, content_index: 0, transcript: text, usage: { type: 'duration', seconds: Math.ceil(ms / 1000) } });
@@ -161,8 +164,7 @@ export function serveRealtimeSession(ws: WebSocket, options: RealtimeOptions): v
       case 'input_audio_buffer.commit':
         return commit(event);
       case 'input_audio_buffer.clear':
-        chunks = [];
-        bytes = 0;
+        buffer.clear();
         return send({ type: 'input_audio_buffer.cleared' });
       default:
         return error('invalid_value', `Invalid value: ${JSON.stringify(String(event.type)).slice(0, 80)}. This server accepts session.update and input_audio_buffer.append, commit and clear.`, event.event_id, 'type');
@@ -171,8 +173,7 @@ export function serveRealtimeSession(ws: WebSocket, options: RealtimeOptions): v
   ws.on('error', () => undefined); // 'close' follows
   ws.on('close', () => {
     clearTimeout(idle);
-    closing.abort(); // queued commits of a gone session are dropped, not decoded
-    chunks = [];
+    closing.abort(); // queued commits and pieces of a gone session are dropped, not decoded
     metrics.sessions.dec();
   });
   send({ type: 'session.created', session });

@@ -1,7 +1,7 @@
 import type { Logger } from '../lib/log.ts';
 import type { SpeechEngine, Transcription } from './engine.ts';
 import { internalError, overloaded, SpeechError } from './errors.ts';
-import { FairQueue, JobAbortedError, QueueFullError } from './fair-queue.ts';
+import { FairQueue, JobAbortedError, QueueFullError, type RunOptions } from './fair-queue.ts';
 import type { Lane, SpeechMetrics } from './metrics.ts';
 import { ATTR, failSpan, SPAN, speechTracer } from './telemetry.ts';
 
@@ -13,7 +13,10 @@ import { ATTR, failSpan, SPAN, speechTracer } from './telemetry.ts';
  */
 export interface SpeechService {
   /** `session` is what the queue is fair between: a realtime session, or a client connection. */
-  transcribe(session: string, samples: Float32Array, options: { endpoint: string; signal?: AbortSignal }): Promise<Transcription>;
+  /** `background`: decoded ahead of a commit, after every ordinary job waiting (fair-queue.ts). */
+  transcribe(session: string, samples: Float32Array, options: { endpoint: string; signal?: AbortSignal; background?: boolean; admitted?: boolean }): Promise<Transcription>;
+  /** The session now waits for its background decodes: they go ahead of other sessions' background work. */
+  promote(session: string): void;
   synthesize(session: string, text: string, options: { speed: number; signal?: AbortSignal }): Promise<Float32Array>;
   readonly voiceRate: number;
 }
@@ -38,7 +41,7 @@ export function createSpeechService(options: ServiceOptions): SpeechService {
   metrics.queueDepth.set({ lane: 'stt' }, 0);
   metrics.queueDepth.set({ lane: 'tts' }, 0);
 
-  async function queued<T>(lane: Lane, session: string, spanName: string, attributes: Record<string, string | number>, signal: AbortSignal | undefined, work: () => Promise<{ value: T; audioSeconds: () => number }>): Promise<T> {
+  async function queued<T>(lane: Lane, session: string, spanName: string, attributes: Record<string, string | number>, run: RunOptions, work: () => Promise<{ value: T; audioSeconds: () => number }>): Promise<T> {
     const span = speechTracer().startSpan(spanName, { attributes: { [ATTR.lane]: lane, ...attributes } });
     const queuedAt = performance.now();
     try {
@@ -60,11 +63,12 @@ export function createSpeechService(options: ServiceOptions): SpeechService {
             metrics.running.dec({ lane });
           }
         },
-        signal,
+        run,
       );
     } catch (err) {
       if (err instanceof QueueFullError) {
-        metrics.rejected.inc({ lane });
+        // A background decode refused is done at its commit instead; nobody was answered 503.
+        if (!run.background) metrics.rejected.inc({ lane });
         failSpan(span, 'queue full');
         throw overloaded(lane === 'stt' ? 'speech-to-text' : 'text-to-speech');
       }
@@ -82,16 +86,19 @@ export function createSpeechService(options: ServiceOptions): SpeechService {
 
   return {
     voiceRate: engine.voiceRate,
-    transcribe(session, samples, { endpoint, signal }) {
+    transcribe(session, samples, { endpoint, signal, background = false, admitted = false }) {
       const seconds = samples.length / RECOGNISER_RATE;
-      return queued('stt', session, SPAN.transcribe, { [ATTR.endpoint]: endpoint }, signal, async () => {
+      return queued('stt', session, SPAN.transcribe, { [ATTR.endpoint]: endpoint }, { signal, background, admitted }, async () => {
         const result = await engine.transcribe(samples);
         if (result.truncated) metrics.truncated.inc();
         return { value: result, audioSeconds: () => seconds };
       });
     },
+    promote(session) {
+      queues.stt.promote(session);
+    },
     synthesize(session, text, { speed, signal }) {
-      return queued('tts', session, SPAN.synthesize, { [ATTR.textChars]: text.length }, signal, async () => {
+      return queued('tts', session, SPAN.synthesize, { [ATTR.textChars]: text.length }, { signal }, async () => {
         const samples = await engine.synthesize(text, speed);
         return { value: samples, audioSeconds: () => samples.length / engine.voiceRate };
       });

@@ -13,3 +13,15 @@ export const SPOKEN_ANSWERS = [
   'Mostly the weekly reports, and the way they arrive on Monday morning.',
   'Yes.',
 ] as const;
+
+/**
+ * Interview answers as respondents give them: several sentences of SPOKEN_ANSWERS (by index) with
+ * thinking pauses between them (ms), 5-20 s of speech each. For the speech bench, which judges
+ * decoding that cuts a buffer at its pauses.
+ */
+export const PAUSED_ANSWERS: ReadonlyArray<{ sentences: readonly number[]; pausesMs: readonly number[] }> = [
+  { sentences: [0, 1], pausesMs: [450] },
+  { sentences: [3, 2, 4], pausesMs: [650, 300] },
+  { sentences: [5, 6, 1, 7], pausesMs: [350, 800, 500] },
+  { sentences: [4, 0, 3, 5], pausesMs: [500, 250, 900] },
+];

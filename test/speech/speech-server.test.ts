@@ -204,7 +204,11 @@ describe('auth and capacity', () => {
       ];
       await Promise.all(all);
       // Round-robin: after a1, session a and session b take turns (first in, first out would give a1 a2 a3 b1).
-      expect(done).toEqual(['a1', 'a2', 'b1', 'a3']);
+      // a1 (9.7 s with no pause) is cut into a piece decoded ahead and a tail, a job of its own at the
+      // commit; so b1 may come right after a1's tail, or after a2: never after all of a's commits.
+      expect(done[0]).toBe('a1');
+      expect(done.indexOf('b1'), done.join(' ')).toBeLessThan(done.indexOf('a3'));
+      expect(done.filter((d) => d.startsWith('a'))).toEqual(['a1', 'a2', 'a3']);
     } finally {
       a.close();
       b.close();
