@@ -183,14 +183,35 @@ up() {
   wait_for "default service account" 30 "$bin/kubectl" get serviceaccount default
   # metrics-server (what the HPAs read CPU from) as a host process, like CoreDNS: it scrapes the kubelet
   # with the cluster CA (no --kubelet-insecure-tls) and serves metrics.k8s.io through the APIService.
-  start_daemon metrics-server "$metrics_server" --bind-address "$NODE_IP" --secure-port "$METRICS_SERVER_PORT" \
-    --tls-cert-file "$p/metrics-server.crt" --tls-private-key-file "$p/metrics-server.key" \
-    --kubeconfig "$RUN_DIR/metrics-server.kubeconfig" --authentication-kubeconfig "$RUN_DIR/metrics-server.kubeconfig" \
-    --authorization-kubeconfig "$RUN_DIR/metrics-server.kubeconfig" \
-    --kubelet-certificate-authority "$p/ca.crt" --kubelet-preferred-address-types InternalIP \
-    --kubelet-use-node-status-port --metric-resolution 15s
+  # Its RBAC first: at start it reads the extension-apiserver-authentication ConfigMap and exits (with
+  # its usage text) if that is still forbidden; started before the apply, it lost that race once.
   bash "$here/cluster/metrics-server-objects.sh" "$p/ca.crt" | "$bin/kubectl" apply -f - > /dev/null
-  wait_for "the metrics.k8s.io APIService" 60 "$bin/kubectl" wait --for=condition=Available apiservice/v1beta1.metrics.k8s.io --timeout=2s
+  start_metrics_server() {
+    start_daemon metrics-server "$metrics_server" --bind-address "$NODE_IP" --secure-port "$METRICS_SERVER_PORT" \
+      --tls-cert-file "$p/metrics-server.crt" --tls-private-key-file "$p/metrics-server.key" \
+      --kubeconfig "$RUN_DIR/metrics-server.kubeconfig" --authentication-kubeconfig "$RUN_DIR/metrics-server.kubeconfig" \
+      --authorization-kubeconfig "$RUN_DIR/metrics-server.kubeconfig" \
+      --kubelet-certificate-authority "$p/ca.crt" --kubelet-preferred-address-types InternalIP \
+      --kubelet-use-node-status-port --metric-resolution 15s
+  }
+  # Available, or started again if it exited (a refusal at start, e.g. RBAC not yet seen by the
+  # authorizer): the first run's log is kept as metrics-server.first.log.
+  metrics_api_available() {
+    if ! kill -0 "$(cat "$RUN_DIR/pids/metrics-server")" 2>/dev/null; then
+      [ -f "$RUN_DIR/logs/metrics-server.first.log" ] || cp "$RUN_DIR/logs/metrics-server.log" "$RUN_DIR/logs/metrics-server.first.log"
+      log "metrics-server exited; starting it again"
+      start_metrics_server
+      return 1
+    fi
+    "$bin/kubectl" wait --for=condition=Available apiservice/v1beta1.metrics.k8s.io --timeout=2s
+  }
+  start_metrics_server
+  if ! wait_for "the metrics.k8s.io APIService" 60 metrics_api_available; then
+    # The reason is in the log's first lines (the tail above is its usage text when it refused to start).
+    log "metrics-server's first log lines:"
+    head -n 5 "$RUN_DIR/logs/metrics-server.first.log" "$RUN_DIR/logs/metrics-server.log" 2>/dev/null >&2 || true
+    return 1
+  fi
   timed "node Ready"
   {
     echo "KUBECONFIG=$KUBECONFIG"
