@@ -12,6 +12,8 @@ const RATE = 16_000;
 const FRAME_SAMPLES = RATE / 50;
 /** Received bot audio above this level counts as speech (WebRTC delivers silence between utterances). */
 const HEARD_DBFS = -50;
+/** Silence in the bot's voice shorter than this is a gap; longer separates utterances. */
+const GAP_MAX_MS = 500;
 
 export interface LiveKitRespondentOptions {
   url: string;
@@ -26,6 +28,12 @@ export interface LiveKitRespondentOptions {
   onEvent?: (line: string) => void;
   /** Every microphone frame as sent (16 kHz) and every frame of the bot's voice as received (24 kHz), e.g. for a ConversationRecorder. */
   onAudio?: (side: 'respondent' | 'bot', pcm: Buffer, sampleRate: number, at: number) => void;
+  /**
+   * Barge-in: asked at the first audible frame of each bot utterance (1-based) with the number of
+   * answers given so far; speech to start `afterMs` later, or null. That speech is the answer to the
+   * question it interrupts: a `listening` while the respondent still talks starts no new answer.
+   */
+  interruptAt?: (utterance: number, answersGiven: number) => { pcm: Buffer; afterMs: number } | null;
 }
 
 export interface LiveKitRespondentResult {
@@ -39,20 +47,37 @@ export interface LiveKitRespondentResult {
   ended: string | null;
   /** Milliseconds of bot audio heard above HEARD_DBFS. */
   heardMs: number;
-  /** Each bot utterance: when its first audible frame arrived (performance.now()). */
+  /**
+   * Each bot utterance: when its first audible frame arrived (performance.now()). Utterances are
+   * told apart by the audio (a silence of GAP_MAX_MS or more), not by `audio_end`: LiveKit's data
+   * channel overtakes the audio's jitter buffer, so the message may come before an utterance's last
+   * frames, and a turn's latency would be taken to the tail of the next one.
+   */
   botUtterances: Array<{ firstAudio: number; bytes: number }>;
-  answers: Array<{ started: number; finished: number }>;
+  /**
+   * Gaps in the bot's voice (ms each): a run of quiet frames between audible ones, shorter than
+   * GAP_MAX_MS (longer silences are between utterances), the respondent silent meanwhile (a bot that
+   * pauses for speech over it is yielding, not late). Late or missing frames on the way, as heard.
+   * Control messages cannot bound utterances here: LiveKit's data channel overtakes the audio's
+   * jitter buffer, so `audio_end` may arrive before an utterance's last frames.
+   */
+  gapsMs: number[];
+  answers: Array<{ started: number; finished: number; interruption?: boolean }>;
   disconnectedBy: 'ended' | 'server' | 'hangup' | 'timeout';
 }
 
 export async function runLiveKitRespondent(options: LiveKitRespondentOptions): Promise<LiveKitRespondentResult> {
   const room = new Room();
   const source = new AudioSource(RATE, 1, 100);
-  const result: LiveKitRespondentResult = { connectMs: 0, joinedAt: 0, endedAt: 0, messages: [], states: [], captions: [], ended: null, heardMs: 0, botUtterances: [], answers: [], disconnectedBy: 'server' };
+  const result: LiveKitRespondentResult = { connectMs: 0, joinedAt: 0, endedAt: 0, messages: [], states: [], captions: [], ended: null, heardMs: 0, botUtterances: [], gapsMs: [], answers: [], disconnectedBy: 'server' };
   // In an object: set from event handlers, read by the microphone loop.
-  const mouth: { speaking: { pcm: Buffer; offset: number; startAt: number } | null } = { speaking: null };
+  const mouth: { speaking: { pcm: Buffer; offset: number; startAt: number; interruption?: boolean } | null } = { speaking: null };
   let turn = 0;
   let awaitingAudio = true;
+  /** Quiet received since the current utterance was last audible. */
+  let quietMs = 0;
+  let overlapped = false;
+  let heardAny = false;
   let stopped = false;
   let finish: (by: LiveKitRespondentResult['disconnectedBy']) => void = () => undefined;
   const done = new Promise<void>((resolve) => {
@@ -71,10 +96,23 @@ export async function runLiveKitRespondent(options: LiveKitRespondentOptions): P
       for await (const frame of new AudioStream(track, { sampleRate: 24_000, numChannels: 1 })) {
         const pcm = Buffer.from(frame.data.buffer, frame.data.byteOffset, frame.data.byteLength);
         options.onAudio?.('bot', pcm, frame.sampleRate, performance.now());
-        if (levelDbfs(pcm) < HEARD_DBFS) continue;
+        const frameMs = (frame.samplesPerChannel / frame.sampleRate) * 1000;
+        if (levelDbfs(pcm) < HEARD_DBFS) {
+          quietMs += frameMs;
+          // A bot that pauses for speech over it is yielding, not late.
+          if (mouth.speaking) overlapped = true;
+          if (quietMs >= GAP_MAX_MS) awaitingAudio = true;
+          continue;
+        }
+        if (heardAny && quietMs > 0 && quietMs < GAP_MAX_MS && !overlapped) result.gapsMs.push(quietMs);
+        heardAny = true;
+        quietMs = 0;
+        overlapped = false;
         if (awaitingAudio) {
           awaitingAudio = false;
           result.botUtterances.push({ firstAudio: performance.now(), bytes: 0 });
+          const interruption = options.interruptAt?.(result.botUtterances.length, result.answers.length);
+          if (interruption && !mouth.speaking) mouth.speaking = { pcm: interruption.pcm, offset: 0, startAt: performance.now() + interruption.afterMs, interruption: true };
         }
         result.botUtterances[result.botUtterances.length - 1]!.bytes += pcm.length;
         result.heardMs += (frame.samplesPerChannel / frame.sampleRate) * 1000;
@@ -97,12 +135,13 @@ export async function runLiveKitRespondent(options: LiveKitRespondentOptions): P
       result.captions.push({ speaker: String(msg.speaker), text: String(msg.text), final: msg.final === true, at });
       if (msg.final === true) options.onEvent?.(`caption ${String(msg.speaker)}: ${String(msg.text)}`);
     }
-    if (msg.type === 'audio_end') awaitingAudio = true;
     if (msg.type === 'ended') {
       result.ended = String(msg.reason);
       finish('ended');
     }
     if (msg.type === 'state' && msg.state === 'listening') {
+      // The interruption still being said is the answer to this question.
+      if (mouth.speaking?.interruption) return;
       turn++;
       const action = options.onListening?.(turn) ?? 'answer';
       if (action === 'hangup') {
@@ -128,7 +167,7 @@ export async function runLiveKitRespondent(options: LiveKitRespondentOptions): P
       const frame = AudioFrame.create(RATE, 1, FRAME_SAMPLES);
       const speaking = mouth.speaking;
       if (speaking && performance.now() >= speaking.startAt) {
-        if (speaking.offset === 0) result.answers.push({ started: performance.now(), finished: performance.now() });
+        if (speaking.offset === 0) result.answers.push({ started: performance.now(), finished: performance.now(), ...(speaking.interruption ? { interruption: true } : {}) });
         const chunk = speaking.pcm.subarray(speaking.offset, speaking.offset + FRAME_SAMPLES * 2);
         Buffer.from(frame.data.buffer, frame.data.byteOffset, frame.data.byteLength).set(chunk);
         speaking.offset += chunk.length;
