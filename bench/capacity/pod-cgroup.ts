@@ -63,8 +63,13 @@ function legacy(name: string, limits: PodLimits): PodCgroup {
   writeFileSync(join(dirs.cpu, 'cpu.cfs_period_us'), String(PERIOD_US));
   writeFileSync(join(dirs.cpu, 'cpu.cfs_quota_us'), String(Math.round(limits.cpus * PERIOD_US)));
   writeFileSync(join(dirs.memory, 'memory.limit_in_bytes'), String(limits.memoryBytes));
-  // A process moved in brings its memory's charge along (v2 does this by itself).
-  writeFileSync(join(dirs.memory, 'memory.move_charge_at_immigrate'), '3');
+  // A process moved in brings its memory's charge along where the kernel still can (newer kernels
+  // refuse it); the bench moves the worker in at start, before it allocates much, either way.
+  try {
+    writeFileSync(join(dirs.memory, 'memory.move_charge_at_immigrate'), '3');
+  } catch {
+    // charged from the move on
+  }
   return {
     limits,
     version: 1,
