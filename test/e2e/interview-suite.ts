@@ -41,11 +41,13 @@ export function interviewSuite(rooms: 'local' | 'livekit'): void {
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     const speechStarted = startSpeechServer({}, join(ARTIFACTS, 'logs'));
-    // The microphone starts when the respondent presses Start. Five seconds of silence first let the
-    // interviewer greet and ask (and the page show "Your turn") before the first answer; pauses after
-    // each answer let the bot hear the turn end and the recogniser finish before the next answer
-    // starts. Chromium loops the file.
-    const track = spokenTrack(ANSWERS, { leadMs: 5000, gapMs: 6000, voice: 'piper' });
+    // The microphone starts when the respondent presses Start and plays on whatever the bot does, so
+    // its silences are deadlines: twelve seconds first let the page join the room and the interviewer
+    // greet and ask before the first answer (about 5 s on a quiet machine; with five, a loaded one once
+    // played the first answer over the question, and the bot heard one word of it); eight seconds
+    // after each answer let the bot hear the turn end, the recogniser finish and the next question
+    // play out. Chromium loops the file.
+    const track = spokenTrack(ANSWERS, { leadMs: 12_000, gapMs: 8000, voice: 'piper' });
     speech = await speechStarted;
     system = await startSystem({ redisUrl: inject('redisUrl'), providers: 'fake', logDir: join(ARTIFACTS, 'logs'), vadSilenceMs: 500, rooms, speech: { url: speech.url, token: speech.token, serves: ['stt'] } });
     host = await startHostPage(system.apiBase, system.keys.publishable);
