@@ -2,15 +2,16 @@
  * The replica floor: how many workers must run now, from the sizing inputs and the scheduled
  * pre-scaling windows. Pure: the clock is passed in.
  */
+import { sessionsPerReplica } from './capacity.ts';
 import { occurrences, parseCron } from './cron.ts';
 import type { PreScalingSchedule, PreScalingWindow, VoiceWorkerPoolSpec } from './types.ts';
 
 export const DEFAULT_LEAD_SECONDS = 300;
 
-/** ceil(P95 x (1 + headroom) / sessions per replica); 0 without sizing inputs. */
-export function sizingFloor(sizing: VoiceWorkerPoolSpec['sizing']): number {
+/** ceil(P95 x (1 + headroom) / sessions per replica); 0 without sizing inputs. `perReplica`: the resolved value (capacity.ts). */
+export function sizingFloor(sizing: VoiceWorkerPoolSpec['sizing'], perReplica = sizing?.sessionsPerReplica ?? 1): number {
   if (!sizing) return 0;
-  const perReplica = Math.max(1, sizing.sessionsPerReplica);
+  perReplica = Math.max(1, perReplica);
   // Integer arithmetic in hundredths, so 10 sessions + 20 % is exactly 12, not 12.000000000000002.
   return Math.ceil((sizing.p95ConcurrentSessions * (100 + sizing.headroomPercent)) / (100 * perReplica));
 }
@@ -71,7 +72,7 @@ export function decideFloor(spec: VoiceWorkerPoolSpec, now: Date): FloorDecision
   // An explicit autoscaling object brings its own minimum; without one `replicas` is the base (and
   // the default HPA's minimum).
   const base = spec.autoscaling?.enabled ? spec.autoscaling.minReplicas : spec.replicas;
-  const fromSizing = sizingFloor(spec.sizing);
+  const fromSizing = sizingFloor(spec.sizing, sessionsPerReplica(spec));
   const lead = spec.preScaling?.leadSeconds ?? DEFAULT_LEAD_SECONDS;
   // One-off windows that ended are ignored (neither active nor a boundary ahead).
   const windows = [...(spec.preScaling?.windows ?? []), ...scheduleWindows(spec.preScaling?.schedules ?? [], lead, now)];

@@ -55,7 +55,8 @@ export interface VoiceWorkerPoolSpec {
     targetBusySessionsPerPod?: number;
     scaleDown: { stabilizationWindowSeconds: number; maxPercentPerMinute: number };
   };
-  sizing?: { p95ConcurrentSessions: number; headroomPercent: number; sessionsPerReplica: number };
+  /** Without sessionsPerReplica, the operator derives it from the resource requests (operator/capacity.ts). */
+  sizing?: { p95ConcurrentSessions: number; headroomPercent: number; sessionsPerReplica?: number };
   preScaling?: { leadSeconds: number; windows: PreScalingWindow[]; schedules?: PreScalingSchedule[] };
   resources: {
     requests: { cpu: string | number; memory: string };

@@ -45,6 +45,15 @@ describe('validate', () => {
     expect(problem?.reason).toBe('InvalidSpec');
     expect(problem?.message).toContain('the replica floor 12 (sizing 12) exceeds spec.autoscaling.maxReplicas 3');
   });
+
+  it('checks the floor with a sessionsPerReplica derived from the requests (admission cannot: CEL skips it when unset)', () => {
+    // 2 CPU, 4Gi: 4 sessions per pod (capacity.ts); 100 x 1.2 / 4 = 30 workers under a maximum of 20.
+    const derived = { ...pool, spec: { ...pool.spec, roomProvider: 'livekit', resources: { requests: { cpu: '2', memory: '4Gi' } }, autoscaling: { ...pool.spec.autoscaling!, maxReplicas: 20 }, sizing: { p95ConcurrentSessions: 100, headroomPercent: 20 } } } as unknown as VoiceWorkerPool;
+    expect(specProblem(derived, decideFloor(derived.spec, new Date()))?.message).toContain('the replica floor 30 (sizing 30) exceeds spec.autoscaling.maxReplicas 20');
+    // The same pool with requests of 4 CPU: 8 per pod, 15 workers fit.
+    const bigger = { ...derived, spec: { ...derived.spec, resources: { requests: { cpu: '4', memory: '8Gi' } } } } as unknown as VoiceWorkerPool;
+    expect(specProblem(bigger, decideFloor(bigger.spec, new Date()))).toBeUndefined();
+  });
 });
 
 describe('Secrets the operator may not read', () => {

@@ -25,6 +25,8 @@ export interface PodCgroup {
   holds(pid: number): boolean;
   /** CPU time used by everything in the cgroup so far, in seconds. */
   cpuSeconds(): number;
+  /** CFS periods so far, and those in which the quota ran out (the processes waited for the next period). */
+  throttling(): { periods: number; throttled: number };
   /** Memory charged to the cgroup now (anonymous memory and page cache), in bytes. */
   memoryBytes(): number;
   /** Times the memory limit was hit (v1 failcnt, v2 memory.events max). */
@@ -51,6 +53,7 @@ function unified(name: string, limits: PodLimits): PodCgroup {
     add: (pid) => writeFileSync(join(dir, 'cgroup.procs'), String(pid)),
     holds: (pid) => read(`/proc/${pid}/cgroup`).split('\n').some((l) => l === `0::/${name}`),
     cpuSeconds: () => stat('cpu.stat', 'usage_usec') / 1e6,
+    throttling: () => ({ periods: stat('cpu.stat', 'nr_periods'), throttled: stat('cpu.stat', 'nr_throttled') }),
     memoryBytes: () => Number(read(join(dir, 'memory.current'))),
     memoryLimitHits: () => stat('memory.events', 'max'),
     remove: () => rmdirSync(dir),
@@ -81,6 +84,11 @@ function legacy(name: string, limits: PodLimits): PodCgroup {
       return ['cpu', 'cpuacct', 'memory'].every((c) => lines.some((l) => l.split(':')[1]!.split(',').includes(c) && l.endsWith(`/${name}`)));
     },
     cpuSeconds: () => Number(read(join(dirs.cpuacct, 'cpuacct.usage'))) / 1e9,
+    throttling: () => {
+      const text = read(join(dirs.cpu, 'cpu.stat'));
+      const field = (key: string) => Number(new RegExp(`^${key} (\\d+)`, 'm').exec(text)?.[1] ?? NaN);
+      return { periods: field('nr_periods'), throttled: field('nr_throttled') };
+    },
     memoryBytes: () => Number(read(join(dirs.memory, 'memory.usage_in_bytes'))),
     memoryLimitHits: () => Number(read(join(dirs.memory, 'memory.failcnt'))),
     remove: () => {

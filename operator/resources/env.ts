@@ -3,6 +3,7 @@
  * `loadConfig`). Provider keys only ever come from Secrets, never as values.
  */
 import { METRICS_PORT, WORKER_PORT, type SecretKeyRef, type VoiceWorkerPool } from '../types.ts';
+import { sessionsPerReplica } from '../capacity.ts';
 import { endpointOf, publicUrlOf } from './common.ts';
 import { selfHostedSpeech, speechBaseUrl } from './speech-common.ts';
 
@@ -56,8 +57,6 @@ export function drainGraceSeconds(terminationGracePeriodSeconds: number): number
   return Math.max(0, Math.min(WORKER_MAX_DRAIN_SECONDS, terminationGracePeriodSeconds - PRE_STOP_SECONDS - DRAIN_MARGIN_SECONDS));
 }
 
-/** One pod runs this many sessions; the worker keeps as many warm slots (C7: one setting). */
-export const sessionsPerReplica = (pool: VoiceWorkerPool): number => pool.spec.sizing?.sessionsPerReplica ?? 1;
 
 export function workerEnv(pool: VoiceWorkerPool): EnvVar[] {
   return [...managedEnv(pool), ...(pool.spec.extraEnv ?? []).map(extra)];
@@ -136,7 +135,7 @@ export function managedEnv(pool: VoiceWorkerPool): EnvVar[] {
     ...redisEnv(pool),
     ...plain('REDIS_KEY_PREFIX', redisKeyPrefix(pool)),
     ...plain('BACKEND_URL', spec.backendUrl),
-    ...plain('WARM_POOL_SIZE', sessionsPerReplica(pool)),
+    ...plain('WARM_POOL_SIZE', sessionsPerReplica(spec)),
     ...plain('DRAIN_GRACE_SECONDS', drainGraceSeconds(spec.terminationGracePeriodSeconds)),
     ...plain('ROOM_PROVIDER', spec.roomProvider),
     ...roomEnv(pool),

@@ -42,7 +42,8 @@ describe('VoiceWorkerPool CRD', () => {
     expect(pool.spec.replicas).toBe(3);
     expect(pool.spec.resources).toEqual({ requests: { cpu: '2', memory: '4Gi' }, limits: { cpu: '4', memory: '8Gi' } });
     expect(pool.spec.autoscaling).toMatchObject({ enabled: true, minReplicas: 1, targetCPUUtilizationPercentage: 70, scaleDown: { stabilizationWindowSeconds: 300 } });
-    expect(pool.spec.sizing).toEqual({ p95ConcurrentSessions: 5, headroomPercent: 20, sessionsPerReplica: 1 });
+    // sessionsPerReplica has no default: unset, the operator derives it from the requests (operator/capacity.ts).
+    expect(pool.spec.sizing).toEqual({ p95ConcurrentSessions: 5, headroomPercent: 20 });
     expect(pool.spec.preScaling).toEqual({ leadSeconds: 300, windows: [] });
     expect(pool.spec.secrets.workerToken.key).toBe('token');
     expect(pool.spec.terminationGracePeriodSeconds).toBe(1800);
@@ -82,7 +83,10 @@ describe('VoiceWorkerPool CRD', () => {
 
   it('refuses at admission what the operator would only find later (CEL)', async () => {
     // ceil(10 x 1.2 / 1) = 12 workers cannot fit under maxReplicas 3; 11 x 1.2 / 4 = 3.3 needs 4.
-    expect(await rejection(poolSpec({ autoscaling: { maxReplicas: 3 }, sizing: { p95ConcurrentSessions: 10 } }))).toContain('the replica floor from sizing');
+    expect(await rejection(poolSpec({ autoscaling: { maxReplicas: 3 }, sizing: { p95ConcurrentSessions: 10, sessionsPerReplica: 1 } }))).toContain('the replica floor from sizing');
+    // Unset, sessionsPerReplica comes from the requests, which CEL cannot weigh: admitted, and the
+    // operator checks the floor (operator/validate.test.ts).
+    await createPool(kube, ns, 'derived', poolSpec({ autoscaling: { maxReplicas: 3 }, sizing: { p95ConcurrentSessions: 10 } }));
     expect(await rejection(poolSpec({ autoscaling: { maxReplicas: 3 }, sizing: { p95ConcurrentSessions: 11, sessionsPerReplica: 4 } }))).toContain('the replica floor from sizing');
     await createPool(kube, ns, 'fits', poolSpec({ autoscaling: { maxReplicas: 3 }, sizing: { p95ConcurrentSessions: 10, sessionsPerReplica: 4 } }));
     expect(await rejection(poolSpec({ extraEnv: [{ name: 'WORKER_TOKEN', value: 'mine' }] }))).toContain("this name is set by the operator from the pool's fields");

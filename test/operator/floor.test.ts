@@ -32,7 +32,7 @@ describe('replica floor and pre-scaling', () => {
       // Raised 8 s from now (start - lead), lowered at the end an hour later.
       const raiseAt = Math.ceil(Date.now() / 1000) * 1000 + 8000;
       const window = { name: 'launch', start: iso(raiseAt + lead * 1000), end: iso(raiseAt + 3_600_000), replicas: 15 };
-      await createPool(kube, ns, 'spiky', poolSpec({ autoscaling: { maxReplicas: 30 }, sizing: { p95ConcurrentSessions: 5 }, preScaling: { leadSeconds: lead, windows: [window] } }));
+      await createPool(kube, ns, 'spiky', poolSpec({ autoscaling: { maxReplicas: 30 }, sizing: { p95ConcurrentSessions: 5, sessionsPerReplica: 1 }, preScaling: { leadSeconds: lead, windows: [window] } }));
       const hpaPath = childPath('HorizontalPodAutoscaler', ns, 'spiky');
       const before = await eventually(() => getOrUndefined<{ spec: { minReplicas: number } }>(kube, hpaPath), (h) => h !== undefined, 'HPA of spiky');
       expect(before!.spec.minReplicas).toBe(6); // ceil(5 x 1.2)

@@ -3,6 +3,7 @@
  * and conditions, Degraded with an Event, and the HPA owning the replica count.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultSessionsPerReplica } from '../../operator/capacity.ts';
 import { childPath } from '../../operator/children.ts';
 import type { RunningOperator } from '../../operator/controller.ts';
 import type { KubeClient } from '../../operator/kube.ts';
@@ -213,12 +214,15 @@ describe('reconcile against a real API server', () => {
     expect(await get('Deployment', 'nosecret')).toBeDefined();
   });
 
-  it('gives a pool without autoscaling the default HPA: 70 % CPU, replicas (3) as the floor', async () => {
+  it('gives a pool without autoscaling the default HPA: 70 % CPU, replicas (3) as the floor; sessions per pod from its requests', async () => {
     await createPool(kube, ns, 'defaults', poolSpec());
     const hpa = await eventually(() => get('HorizontalPodAutoscaler', 'defaults'), (h) => h !== undefined, 'default HPA');
     expect(hpa!.spec).toMatchObject({ minReplicas: 3, maxReplicas: 10, metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } }] });
     const d = await eventually(() => get('Deployment', 'defaults'), (x) => x?.spec.replicas === 3, 'first replica count 3');
-    expect(d!.spec.template.spec.containers[0].env).toContainEqual({ name: 'WARM_POOL_SIZE', value: '1' });
+    // No sizing: the pod's warm slots follow the measured capacity of its requests (2 CPU, 4Gi), not 1.
+    const derived = defaultSessionsPerReplica({ roomProvider: 'local', resources: { requests: { cpu: '2', memory: '4Gi' } } });
+    expect(derived).toBeGreaterThan(1);
+    expect(d!.spec.template.spec.containers[0].env).toContainEqual({ name: 'WARM_POOL_SIZE', value: String(derived) });
   });
 
   it('refuses local rooms on more than one replica unless each pod has its own address, and gives one-replica local pools no HPA', async () => {
