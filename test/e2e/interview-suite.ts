@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FrameLocator, Page } from 'playwright-core';
@@ -78,6 +78,7 @@ export function interviewSuite(rooms: 'local' | 'livekit'): void {
     sessionId: string;
     events: HostEvent[];
     timeline: Mark[];
+    timeOrigin: number;
     captions: string[];
     /** What the page showed as the respondent's words (the recogniser's transcript of each turn). */
     respondentCaptions: string[];
@@ -118,10 +119,11 @@ export function interviewSuite(rooms: 'local' | 'livekit'): void {
       await waitEvent(page, 'service:completed');
       await expect.poll(() => frame.locator('#interview').getAttribute('data-state')).toBe('finished');
       if (screenshots) await page.screenshot({ path: join(ARTIFACTS, `${label}-4-finished.png`) });
-      const timeline = await frame.locator('body').evaluate(() => (window as unknown as { __serviceTimeline: Mark[] }).__serviceTimeline);
+      // Marks are performance.now() of the page; timeOrigin puts them on the wall clock of the spans.
+      const { timeline, timeOrigin } = await frame.locator('body').evaluate(() => ({ timeline: (window as unknown as { __serviceTimeline: Mark[] }).__serviceTimeline, timeOrigin: performance.timeOrigin }));
       const captions = await frame.locator('#captions li .text').allTextContents();
       const respondentCaptions = await frame.locator('#captions li.caption-respondent .text').allTextContents();
-      return { sessionId, events: await hostEvents(page), timeline, captions, respondentCaptions };
+      return { sessionId, events: await hostEvents(page), timeline, timeOrigin, captions, respondentCaptions };
     } finally {
       await page.close();
     }
@@ -132,6 +134,23 @@ export function interviewSuite(rooms: 'local' | 'livekit'): void {
    * follow-up or a turn split at a pause can shift which turn holds which answer.
    */
   const heardRecall = (turns: string[]): number => pooledRecall([{ expected: ANSWERS.join(' '), heard: turns.join(' ') }]);
+
+  /**
+   * What a person needs to tell a lost word's cause apart (audio that never reached the bot, or a
+   * turn ended too early): the page's timeline, its captions, the stored turns and the session's
+   * turn spans, all in milliseconds on one clock (the wall clock), written beside the screenshots.
+   */
+  function writeDiagnosis(run: Run, label: string, respondentTurns: Array<{ text: string; at: string }>): string {
+    const spans = system.otlp.spans
+      .filter((s) => s.attributes['session.id'] === run.sessionId && ['turn.end', 'stt.final', 'llm.turn', 'tts.first_byte'].includes(s.name))
+      .map((s) => ({ name: s.name, startMs: Number(s.startNs / 1_000_000n), endMs: Number(s.endNs / 1_000_000n), reason: s.attributes['turn.end_reason'] ?? undefined }))
+      .sort((a, b) => a.startMs - b.startMs);
+    const timeline = run.timeline.map((m) => ({ name: m.name, atMs: Math.round(run.timeOrigin + m.at) }));
+    const diagnosis = { sessionId: run.sessionId, timeline, respondentCaptions: run.respondentCaptions, respondentTurns, spans };
+    const file = join(ARTIFACTS, `${label}-diagnosis.json`);
+    writeFileSync(file, JSON.stringify(diagnosis, null, 1));
+    return file;
+  }
 
   async function expectCompleted(run: Run, route: 'hosted' | 'self_hosted'): Promise<void> {
     // The page's own record of the connect answer names the route the service chose.
@@ -168,13 +187,14 @@ export function interviewSuite(rooms: 'local' | 'livekit'): void {
     const transcriptPath = fileURLToPath(transcriptKey);
     expect(transcriptPath.startsWith(transcriptDir)).toBe(true);
     expect(existsSync(transcriptPath)).toBe(true);
-    const transcript = JSON.parse(readFileSync(transcriptPath, 'utf8')) as { sessionId: string; turns: Array<{ speaker: string; text: string }> };
+    const transcript = JSON.parse(readFileSync(transcriptPath, 'utf8')) as { sessionId: string; turns: Array<{ speaker: string; text: string; at: string }> };
     expect(transcript.sessionId).toBe(run.sessionId);
     const respondentTurns = transcript.turns.filter((t) => t.speaker === 'respondent').map((t) => t.text);
+    const diagnosis = writeDiagnosis(run, route, transcript.turns.filter((t) => t.speaker === 'respondent'));
     expect(respondentTurns.length).toBeGreaterThanOrEqual(INTERVIEW.questions.length);
     // The stored transcript holds the respondent's content words (recall, not exact text). The
     // stand-in's placeholder ("answer 1 (2.3 s of audio)") holds none of them.
-    expect(heardRecall(respondentTurns), JSON.stringify(respondentTurns)).toBeGreaterThanOrEqual(0.8);
+    expect(heardRecall(respondentTurns), `${JSON.stringify(respondentTurns)} (timeline and turn spans: ${diagnosis})`).toBeGreaterThanOrEqual(0.8);
 
     const webhook = await system.webhooks.waitFor('interview.completed', run.sessionId);
     expect(webhook.event.data).toMatchObject({ sessionId: run.sessionId, interviewId: system.interviewId, metadata: { plan: 'pro', label: 'e2e' } });
