@@ -17,7 +17,8 @@ import type { SpeechService } from './service.ts';
  * decoded in pieces cut at pauses while it fills (realtime-buffer.ts), but the text is sent only
  * at the commit, as one delta, so that a client sees the same events whichever way it was decoded. Every mistake of the client is an `error` event naming its event and
  * the session goes on; a full queue fails that item (`...transcription.failed`, server_overloaded),
- * which makes the bot transcribe the turn in batch. Idle or unreadable-by-then clients are closed.
+ * which makes the bot transcribe the turn in batch. Clients idle (nothing sent, no transcript owed) or
+ * no longer reading are closed.
  */
 export const SESSION_RATE = 24_000;
 const MIN_COMMIT_MS = 100;
@@ -77,10 +78,16 @@ export function serveRealtimeSession(ws: WebSocket, options: RealtimeOptions): v
   const error = (code: string, message: string, clientEventId: unknown, param: string | null = null, type = 'invalid_request_error') =>
     send({ type: 'error', error: { type, code, message, param, event_id: typeof clientEventId === 'string' ? clientEventId.slice(0, 128) : null } });
 
+  // Idle means neither side has anything coming: a client that committed and waits for its
+  // transcripts is not idle however long the queue takes, and its idle time starts again at the
+  // last transcript the server sent.
   let idle: NodeJS.Timeout | undefined;
+  let owed = 0;
   const touch = () => {
     clearTimeout(idle);
+    if (ws.readyState !== ws.OPEN) return;
     idle = setTimeout(() => {
+      if (owed > 0) return touch();
       error('session_idle', `No events for ${options.idleTimeoutMs / 1000} s; the session is closed.`, null);
       ws.close(1000, 'idle');
     }, options.idleTimeoutMs);
@@ -125,7 +132,11 @@ export function serveRealtimeSession(ws: WebSocket, options: RealtimeOptions): v
     const ms = (buffer.bytes / 2 / SESSION_RATE) * 1000;
     if (ms < MIN_COMMIT_MS) return error('input_audio_buffer_commit_empty', `Error committing input audio buffer: buffer too small. Expected at least ${MIN_COMMIT_MS}ms of audio, but buffer only has ${ms.toFixed(2)}ms of audio.`, event.event_id);
     if (!session.audio.input.transcription) return error('invalid_request_error', 'Input audio transcription is not configured for this session (session.update with audio.input.transcription).', event.event_id, 'session.audio.input.transcription');
-    const transcript = buffer.commit();
+    const transcript = buffer.commit().finally(() => {
+      owed--;
+      touch();
+    });
+    owed++;
     const itemId = newId('item');
     send({ type: 'input_audio_buffer.committed', previous_item_id: previousItem, item_id: itemId });
     previousItem = itemId;

@@ -5,13 +5,15 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { wavFromPcm16 } from '../../lib/pcm.ts';
+import { resamplePcm16, wavFromPcm16 } from '../../lib/pcm.ts';
+import { readWavPcm, speakWithPiper, SPEECH_RATE } from '../harness/speech.ts';
 import { startSpeechServer, type SpeechServerHandle } from '../harness/speech-server.ts';
+import { SPOKEN_ANSWERS } from '../harness/spoken-answers.ts';
 
 /**
  * Property: whatever a client sends the speech server process (any upload, any speech request,
  * any sequence of realtime events or frames, a request that never finishes, a session that goes
- * quiet), the answer is a 2xx or a 4xx in the OpenAI error shape, never a 500, and the process
+ * quiet, or one that waits for its transcripts longer than the idle timeout), the answer is a 2xx or a 4xx in the OpenAI error shape, never a 500, and the process
  * stays up and keeps serving. Fixed seeds; small audio, so that runs stay short on a busy machine.
  */
 let server: SpeechServerHandle;
@@ -138,6 +140,33 @@ describe('the speech server under arbitrary input', () => {
     expect(received.find((r) => r.type === 'error')?.error?.code).toBe('session_idle');
     await expectAlive();
   }, 120_000);
+
+  it('a session waiting for its transcripts is not idle: decodes that outlast the idle timeout all arrive, and only then is the quiet session closed', async () => {
+    // Twelve commits of 1.9 s of speech each (the server takes at most 2 s per buffer here): about
+    // 23 s of audio, decoded one after another for several seconds (8 s at Moonshine's real-time
+    // factor of 0.35 here, 2.3 s even at 0.1), while the client, having said everything, sends nothing for longer than the
+    // 2 s idle timeout.
+    const dir = mkdtempSync(join(tmpdir(), 'speech-fuzz-owed-'));
+    const file = join(dir, 'answer.wav');
+    speakWithPiper([{ text: SPOKEN_ANSWERS[0]!, file }]);
+    const speech = resamplePcm16(readWavPcm(file).pcm, SPEECH_RATE, 24_000).subarray(0, Math.round(1.9 * 24_000) * 2);
+    const COMMITS = 12;
+    const ws = await openSession();
+    const received: Array<{ type: string; error?: { code: string } }> = [];
+    ws.on('message', (d) => received.push(JSON.parse(d.toString()) as { type: string }));
+    const closed = new Promise<number>((r) => ws.once('close', (code) => r(code)));
+    ws.send(JSON.stringify({ type: 'session.update', session: { type: 'transcription', audio: { input: { format: { type: 'audio/pcm', rate: 24_000 }, transcription: { model: 'm' }, turn_detection: null } } } }));
+    for (let i = 0; i < COMMITS; i++) {
+      for (let at = 0; at < speech.length; at += 4800) ws.send(JSON.stringify({ type: 'input_audio_buffer.append', audio: speech.subarray(at, at + 4800).toString('base64') }));
+      ws.send(JSON.stringify({ type: 'input_audio_buffer.commit' }));
+    }
+    expect(await closed).toBe(1000);
+    const types = received.map((r) => (r.type === 'error' ? `error:${r.error?.code}` : r.type));
+    expect(types.filter((t) => t === 'conversation.item.input_audio_transcription.completed'), types.join(' ')).toHaveLength(COMMITS);
+    expect(types.filter((t) => t.startsWith('error:')), types.join(' ')).toEqual(['error:session_idle']);
+    expect(types.indexOf('error:session_idle')).toBeGreaterThan(types.lastIndexOf('conversation.item.input_audio_transcription.completed'));
+    await expectAlive();
+  }, 300_000);
 
   it('a realtime client that stops reading is disconnected, and the server goes on', async () => {
     const before = await server.metric('speech_realtime_sessions');
