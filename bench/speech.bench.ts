@@ -151,7 +151,6 @@ console.log(machineLine());
 console.log(`uptime at start: ${uptime()}`);
 const dir = mkdtempSync(join(tmpdir(), 'speech-bench-'));
 const common = { SPEECH_QUEUE_CAPACITY: '256', SPEECH_MAX_SESSIONS: '256', SPEECH_THREADS: '1', SPEECH_STT_CONCURRENCY: '1', SPEECH_MAX_AUDIO_SECONDS: '60' };
-// (a respondent who has said everything sends nothing while it waits for its transcripts: past saturation that outlasts the default idle timeout)
 const sentenceJobs = SPOKEN_ANSWERS.map((text, i) => ({ text, file: join(dir, `piper-${i}.wav`) }));
 speakWithPiper(sentenceJobs);
 const piper = assemble(sentenceJobs.map((j) => readWavPcm(j.file).pcm));
