@@ -6,15 +6,17 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { launchChromium, type Chromium } from '../harness/browser.ts';
 import { startHostPage, type HostPage } from '../harness/host-page.ts';
 import { waitFor } from '../harness/ports.ts';
-import { spokenTrack } from '../harness/speech.ts';
+import { answerClips } from '../harness/node-interview.ts';
+import { answerOnEachTurn } from '../harness/scripted-microphone.ts';
+import { SPEECH_RATE } from '../harness/speech.ts';
 import { startSpeechServer, type SpeechServerHandle } from '../harness/speech-server.ts';
 import { INTERVIEW, startSystem, type System } from '../harness/system.ts';
 import { pooledRecall } from '../harness/word-recall.ts';
 
 /**
  * One interview as a respondent meets it, through every part: a customer's page (another origin)
- * uses the browser SDK; the respondent page runs in its iframe in headless Chromium, whose fake
- * microphone plays answers spoken by the Piper voice; the api-stub routes the spawn to a worker over
+ * uses the browser SDK; the respondent page runs in its iframe in headless Chromium, and answers
+ * spoken by the Piper voice go into its microphone each time it says "Your turn"; the api-stub routes the spawn to a worker over
  * HTTPS; the bot asks the deployment's questions in a wss local room; the workers hear the answers
  * through the self-hosted speech server (speech/, its real recogniser, reached by the worker's
  * ordinary client at STT_BASE_URL) and the stored transcript must hold their content words; the
@@ -37,21 +39,19 @@ export function interviewSuite(rooms: 'local' | 'livekit'): void {
   let host: HostPage;
   let browser: Chromium;
   let speech: SpeechServerHandle;
+  let answers: Buffer[];
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     const speechStarted = startSpeechServer({}, join(ARTIFACTS, 'logs'));
-    // The microphone starts when the respondent presses Start and plays on whatever the bot does, so
-    // its silences are deadlines: twelve seconds first let the page join the room and the interviewer
-    // greet and ask before the first answer (about 5 s on a quiet machine; with five, a loaded one once
-    // played the first answer over the question, and the bot heard one word of it); eight seconds
-    // after each answer let the bot hear the turn end, the recogniser finish and the next question
-    // play out. Chromium loops the file.
-    const track = spokenTrack(ANSWERS, { leadMs: 12_000, gapMs: 8000, voice: 'piper' });
+    // The respondent answers when the page says it is their turn (scripted-microphone.ts): a file
+    // played from Start on whatever the bot did made its silences deadlines, which a loaded machine
+    // missed twice (an answer played over a question, docs/testing.md).
+    answers = answerClips(ANSWERS, 'piper');
     speech = await speechStarted;
     system = await startSystem({ redisUrl: inject('redisUrl'), providers: 'fake', logDir: join(ARTIFACTS, 'logs'), vadSilenceMs: 500, rooms, speech: { url: speech.url, token: speech.token, serves: ['stt'] } });
     host = await startHostPage(system.apiBase, system.keys.publishable);
-    browser = await launchChromium({ fakeAudioFile: track.file, trustSpki: system.workerSpkiHashes });
+    browser = await launchChromium({ scriptedMicrophone: true, trustSpki: system.workerSpkiHashes });
   }, 300_000);
 
   afterAll(async () => {
@@ -96,11 +96,13 @@ export function interviewSuite(rooms: 'local' | 'livekit'): void {
   /** Opens the host page, starts an interview with the SDK, and lets the respondent answer to the end. */
   async function interview(label: string, screenshots: boolean): Promise<Run> {
     const { page, sessionId, frame } = await openInterview({ plan: 'pro', label: 'e2e' });
+    let respondent: { stop(): Promise<number> } | undefined;
     try {
       await waitEvent(page, 'service:ready');
       await expect.poll(() => frame.locator('#start').isVisible()).toBe(true);
       if (screenshots) await page.screenshot({ path: join(ARTIFACTS, `${label}-1-ready.png`) });
       await frame.locator('#start').click();
+      respondent = answerOnEachTurn(frame, answers, { sampleRate: SPEECH_RATE });
       await waitEvent(page, 'service:speaking');
       if (screenshots) await page.screenshot({ path: join(ARTIFACTS, `${label}-2-speaking.png`) });
       if (screenshots) {
@@ -117,6 +119,9 @@ export function interviewSuite(rooms: 'local' | 'livekit'): void {
       }
       await waitEvent(page, 'service:listening');
       await waitEvent(page, 'service:completed');
+      const answered = await respondent.stop();
+      respondent = undefined;
+      expect(answered, 'answers the respondent played, one per turn the page gave them').toBeGreaterThanOrEqual(INTERVIEW.questions.length);
       await expect.poll(() => frame.locator('#interview').getAttribute('data-state')).toBe('finished');
       if (screenshots) await page.screenshot({ path: join(ARTIFACTS, `${label}-4-finished.png`) });
       // Marks are performance.now() of the page; timeOrigin puts them on the wall clock of the spans.
@@ -125,13 +130,14 @@ export function interviewSuite(rooms: 'local' | 'livekit'): void {
       const respondentCaptions = await frame.locator('#captions li.caption-respondent .text').allTextContents();
       return { sessionId, events: await hostEvents(page), timeline, timeOrigin, captions, respondentCaptions };
     } finally {
+      await respondent?.stop();
       await page.close();
     }
   }
 
   /**
-   * Recall of all answers' content words in what was heard, pooled: the microphone loops, and a
-   * follow-up or a turn split at a pause can shift which turn holds which answer.
+   * Recall of all answers' content words in what was heard, pooled: the respondent goes round its
+   * answers again when asked more, and a follow-up or a turn split at a pause can shift which turn holds which answer.
    */
   const heardRecall = (turns: string[]): number => pooledRecall([{ expected: ANSWERS.join(' '), heard: turns.join(' ') }]);
 
@@ -248,8 +254,10 @@ export function interviewSuite(rooms: 'local' | 'livekit'): void {
       // Text-to-speech answers 500 twice: the greeting fails even after the worker's one retry.
       system.providers.fake.failNext('tts', { status: 500, count: 2 });
       const { page, sessionId, frame } = await openInterview({ plan: 'pro' });
+      let respondent: { stop(): Promise<number> } | undefined;
       try {
         await frame.locator('#start').click();
+        respondent = answerOnEachTurn(frame, answers, { sampleRate: SPEECH_RATE });
         await waitEvent(page, 'service:failed');
         await expect.poll(() => frame.locator('#interview').getAttribute('data-state')).toBe('failed');
         await expect.poll(() => frame.locator('#retry').isVisible()).toBe(true);
@@ -269,6 +277,7 @@ export function interviewSuite(rooms: 'local' | 'livekit'): void {
         const completed = await system.webhooks.waitFor('interview.completed', sessionId);
         expect(completed.event.created).toBeGreaterThanOrEqual(failed.event.created);
       } finally {
+        await respondent?.stop();
         await page.close();
       }
     }, 480_000);

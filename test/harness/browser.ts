@@ -2,11 +2,13 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
+import { installScriptedMicrophone } from './scripted-microphone.ts';
 
 /**
  * Debian's Chromium through playwright-core, headless, with a fresh profile, a fake microphone
  * and camera, and the permission prompt answered yes. With `fakeAudioFile` the microphone plays
- * that WAV (16-bit PCM; Chromium loops it). Fails loudly when Chromium is missing.
+ * that WAV (16-bit PCM; Chromium loops it); with `scriptedMicrophone` the test speaks into it when
+ * it chooses (scripted-microphone.ts). Fails loudly when Chromium is missing.
  */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -25,6 +27,8 @@ export interface ChromiumOptions {
   trustSpki?: string[];
   /** Answer the microphone prompt "no" instead of "yes" (the respondent blocks the microphone). */
   denyMicrophone?: boolean;
+  /** The microphone is silent until the test speaks into it (scripted-microphone.ts); no file plays. */
+  scriptedMicrophone?: boolean;
 }
 
 export async function launchChromium(options: ChromiumOptions = {}): Promise<Chromium> {
@@ -53,6 +57,7 @@ export async function launchChromium(options: ChromiumOptions = {}): Promise<Chr
     viewport: { width: 1000, height: 760 },
     timeout: 30_000,
   });
+  if (options.scriptedMicrophone) await context.addInitScript(installScriptedMicrophone);
   return {
     context,
     close: async () => {
