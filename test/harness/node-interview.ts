@@ -1,7 +1,7 @@
 import { roomKind } from '../../api-stub/respondent/client/room.ts';
 import { runLiveKitRespondent, type LiveKitRespondentResult } from './livekit-respondent.ts';
 import { runRespondent, type RoomTimeline } from './room-client.ts';
-import { SPEECH_RATE, spokenTrack } from './speech.ts';
+import { SPEECH_RATE, spokenTrack, type SpokenAnswer } from './speech.ts';
 import type { ConversationRecorder } from './conversation-recording.ts';
 import type { System } from './system.ts';
 
@@ -32,7 +32,7 @@ export interface NodeInterview {
 export const DEFAULT_ANSWERS = ['A friend told me about you.', 'Make the setup faster.', 'Nothing else, thanks.'];
 
 /** Each answer's samples, cut from one spoken track (espeak-ng unless `voice` says piper). */
-export function answerClips(texts: string[], voice: 'espeak' | 'piper' = 'espeak'): Buffer[] {
+export function answerClips(texts: SpokenAnswer[], voice: 'espeak' | 'piper' = 'espeak'): Buffer[] {
   const track = spokenTrack(texts, { leadMs: 0, gapMs: 0, voice });
   return track.answers.map((a) => track.pcm.subarray(Math.round((a.startMs * SPEECH_RATE) / 1000) * 2, Math.round((a.endMs * SPEECH_RATE) / 1000) * 2));
 }

@@ -53,26 +53,45 @@ export function installScriptedMicrophone(): void {
   (window as unknown as { __scriptedMicrophone: PageMicrophone }).__scriptedMicrophone = microphone;
 }
 
+/** When an answer played, on the page's clock (performance.now() of the frame, as its timeline marks). */
+export interface Spoken {
+  startedAt: number;
+  endedAt: number;
+}
+
+/** Plays one clip (16-bit mono PCM at `sampleRate`) into the page's microphone; resolves once it has played out. */
+export async function sayInto(frame: FrameLocator, pcm: Buffer, sampleRate: number): Promise<Spoken> {
+  return frame.locator('body').evaluate(async (_, a) => {
+    const startedAt = performance.now();
+    await (window as unknown as { __scriptedMicrophone: PageMicrophone }).__scriptedMicrophone.say(a.clip, a.rate);
+    return { startedAt, endedAt: performance.now() };
+  }, { clip: pcm.toString('base64'), rate: sampleRate });
+}
+
+/** The page's timeline (main.ts: `window.__serviceTimeline`, performance.now() marks). */
+export async function pageTimeline(frame: FrameLocator): Promise<Array<{ name: string; at: number }>> {
+  return frame.locator('body').evaluate(() => (window as unknown as { __serviceTimeline?: Array<{ name: string; at: number }> }).__serviceTimeline ?? [], undefined, { timeout: 5000 });
+}
+
 /**
  * Plays the answers into the respondent page's microphone in `frame`, one each time the page tells
  * the respondent it is their turn (a `state:listening` mark in its timeline, made once the
  * interviewer has audibly finished), after a person's reaction time; round again when the
  * interviewer asks more than there are answers. A turn handed back while an answer is playing (the
- * interviewer stopped for it) is not answered again. Runs until `stop()`, which resolves with the
+ * interviewer stopped for it) is not answered again, nor one before `after` (page clock: turns the
+ * test answered itself). Runs until `stop()`, which resolves with the
  * number of answers played.
  */
-export function answerOnEachTurn(frame: FrameLocator, answers: Buffer[], options: { sampleRate: number; reactionMs?: number }): { stop(): Promise<number> } {
+export function answerOnEachTurn(frame: FrameLocator, answers: Buffer[], options: { sampleRate: number; reactionMs?: number; after?: number }): { stop(): Promise<number> } {
   const reactionMs = options.reactionMs ?? 300;
-  const clips = answers.map((pcm) => pcm.toString('base64'));
-  const body = frame.locator('body');
   let stopped = false;
   let played = 0;
   const loop = (async () => {
     let seen = 0;
-    let lastEnd = -Infinity;
+    let lastEnd = options.after ?? -Infinity;
     while (!stopped) {
-      const turns = await body
-        .evaluate(() => (window as unknown as { __serviceTimeline?: Array<{ name: string; at: number }> }).__serviceTimeline?.filter((m) => m.name === 'state:listening').map((m) => m.at) ?? [], undefined, { timeout: 5000 })
+      const turns = await pageTimeline(frame)
+        .then((marks) => marks.filter((m) => m.name === 'state:listening').map((m) => m.at))
         .catch(() => null);
       if (turns) {
         const fresh = turns.slice(seen);
@@ -80,13 +99,11 @@ export function answerOnEachTurn(frame: FrameLocator, answers: Buffer[], options
         if (fresh.some((at) => at > lastEnd)) {
           await new Promise((r) => setTimeout(r, reactionMs));
           if (stopped) break;
-          const clip = clips[played % clips.length]!;
+          const clip = answers[played % answers.length]!;
           played++;
           // Resolves when the answer has played out (or the page went away meanwhile).
-          const ended = await body
-            .evaluate((_, a) => (window as unknown as { __scriptedMicrophone: PageMicrophone }).__scriptedMicrophone.say(a.clip, a.rate).then(() => performance.now()), { clip, rate: options.sampleRate })
-            .catch(() => null);
-          lastEnd = ended ?? lastEnd;
+          const spoken = await sayInto(frame, clip, options.sampleRate).catch(() => null);
+          lastEnd = spoken?.endedAt ?? lastEnd;
         }
       }
       await new Promise((r) => setTimeout(r, 50));

@@ -30,7 +30,7 @@ export const TURN_INTERVIEW = {
   language: 'en',
   intro: 'Hi.',
   questions: [
-    { id: 'q1', text: 'Please tell me, in as much detail as you like, how you first heard about us, and what you expected before you signed up?', maxFollowUps: 0 },
+    { id: 'q1', text: 'Please tell me, in as much detail as you like, how you first heard about us, and what you expected before you signed up?', maxFollowUps: 1 },
     { id: 'q2', text: 'What should we improve first?', maxFollowUps: 0 },
   ],
   closing: 'Thanks, that is all.',

@@ -33,3 +33,29 @@ export function firstSoundDetector(speakingRms: number): FirstSoundDetector {
     },
   };
 }
+
+/**
+ * Whether the interviewer's last words have played out here, for the end of the interview: the
+ * `ended` message also comes over the data channel ahead of the jitter-buffered audio, and on a
+ * slow or loaded device the closing words may not even have started when it arrives. Done once
+ * the track has been quiet for `quietMs` since `start` (the closing, had it been still to come,
+ * would have started meanwhile), or `maxMs` after it whatever the level.
+ */
+export interface PlayoutWatch {
+  /** One level sample (RMS) at `now` (ms). */
+  sample(rms: number, now: number): void;
+  /** Whether the words have played out by `now`, counting from `start` (when `ended` arrived). */
+  done(start: number, now: number): boolean;
+}
+
+export function playoutWatch(speakingRms: number, quietMs: number, maxMs: number): PlayoutWatch {
+  let lastLoud = Number.NEGATIVE_INFINITY;
+  return {
+    sample(rms, now) {
+      if (rms >= speakingRms) lastLoud = now;
+    },
+    done(start, now) {
+      return now - start >= maxMs || now - Math.max(start, lastLoud) >= quietMs;
+    },
+  };
+}

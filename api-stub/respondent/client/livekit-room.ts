@@ -1,6 +1,6 @@
 import { DisconnectReason, Room as LiveKitRoom, RoomEvent, Track, type RemoteTrack } from 'livekit-client';
 import { CONTROL_TOPIC, decodeControl, encodeControl } from '../../../lib/room-control.ts';
-import { firstSoundDetector } from './first-sound.ts';
+import { firstSoundDetector, playoutWatch } from './first-sound.ts';
 import type { BotState, JoinInput, Room } from './room.ts';
 
 /**
@@ -8,11 +8,15 @@ import type { BotState, JoinInput, Room } from './room.ts';
  * the token names the room. The microphone goes up as a WebRTC track; the interviewer's voice comes
  * down as one and plays through an <audio> element; states, captions and the end arrive as data
  * messages with the local rooms' vocabulary (lib/room-control.ts), and a hang-up goes back as one.
- * The bot sends "listening" and "ended" once its words have played out, so they apply at once.
+ * The bot sends "listening" and "ended" once its words have played out at its end; "listening" applies
+ * at once, "ended" once the track has been quiet here too (first-sound.ts, playoutWatch).
  * Bundled on its own and loaded only for such rooms.
  */
 /** Heard level that counts as the interviewer speaking (WebRTC plays silence between utterances). */
 const SPEAKING_RMS = 0.01;
+/** After `ended`: this much quiet on the interviewer's track means its last words have played out (at most PLAYOUT_MAX_MS). */
+const PLAYOUT_QUIET_MS = 800;
+const PLAYOUT_MAX_MS = 10_000;
 
 export async function joinLiveKitRoom(input: JoinInput): Promise<Room> {
   const { events } = input;
@@ -21,6 +25,7 @@ export async function joinLiveKitRoom(input: JoinInput): Promise<Room> {
   let ended = false;
   let leftByUser = false;
   const firstSound = firstSoundDetector(SPEAKING_RMS);
+  const playout = playoutWatch(SPEAKING_RMS, PLAYOUT_QUIET_MS, PLAYOUT_MAX_MS);
   let meter: ReturnType<typeof setInterval> | undefined;
   const context = new AudioContext({ latencyHint: 'interactive' });
   await context.resume();
@@ -37,7 +42,9 @@ export async function joinLiveKitRoom(input: JoinInput): Promise<Room> {
       analyser.getFloatTimeDomainData(samples);
       let sum = 0;
       for (const s of samples) sum += s * s;
-      if (firstSound.sample(Math.sqrt(sum / samples.length))) events.onBotAudio();
+      const rms = Math.sqrt(sum / samples.length);
+      playout.sample(rms, performance.now());
+      if (firstSound.sample(rms)) events.onBotAudio();
     }, 10);
   };
 
@@ -68,9 +75,16 @@ export async function joinLiveKitRoom(input: JoinInput): Promise<Room> {
     if (control.type === 'interrupt') events.onInterrupted();
     if (control.type === 'ended' && !ended) {
       ended = true;
-      events.onEnded(typeof control.reason === 'string' ? control.reason : 'completed');
-      // The last words are already out; the jitter buffer plays its tail before we leave.
-      setTimeout(() => void room.disconnect(), 500);
+      // The bot sent it once its words were out; here they may still be playing, or not yet have
+      // started (a slow device): the end is declared, and the room left, once they have played out.
+      const reason = typeof control.reason === 'string' ? control.reason : 'completed';
+      const arrived = performance.now();
+      const settle = setInterval(() => {
+        if (!playout.done(arrived, performance.now())) return;
+        clearInterval(settle);
+        events.onEnded(reason);
+        void room.disconnect();
+      }, 50);
     }
   };
   room.on(RoomEvent.Disconnected, (reason) => {
