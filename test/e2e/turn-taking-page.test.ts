@@ -88,13 +88,24 @@ async function finish(page: Page, frame: FrameLocator, sessionId: string, label:
   await page.screenshot({ path: join(ARTIFACTS, `${label}-finished.png`) });
   expect((await events()).at(-1)?.type).toBe('service:completed');
   const timeline = await pageTimeline(frame);
-  writeFileSync(join(ARTIFACTS, `${label}-timeline.json`), JSON.stringify({ sessionId, timeline }, null, 1));
   const captions = await frame.locator('#captions li .text').allTextContents();
   await expect.poll(async () => (await system.retrieve(sessionId)).status, { timeout: 15_000, interval: 100 }).toBe('COMPLETED');
   const session = await system.retrieve(sessionId);
   const transcript = JSON.parse(readFileSync(fileURLToPath(session.response!.transcriptKey), 'utf8')) as { turns: TranscriptTurn[] };
   await system.webhooks.waitFor('interview.completed', sessionId);
   return { timeline, captions, respondent: transcript.turns.filter((t) => t.speaker === 'respondent') };
+}
+
+/** The page's timeline and captions beside the screenshots, whether the test passed or not (for a person). */
+async function saveTimeline(frame: FrameLocator, label: string, sessionId: string): Promise<void> {
+  const timeline = await pageTimeline(frame).catch((err: unknown) => String(err));
+  const captions = await frame.locator('#captions li .text').allTextContents().catch((err: unknown) => String(err));
+  // The worker's spans of the session on the wall clock (page marks are performance.now() since timeOrigin).
+  const timeOrigin = await frame.locator('body').evaluate(() => performance.timeOrigin).catch(() => null);
+  const spans = system.otlp.spans
+    .filter((sp) => sp.attributes['session.id'] === sessionId)
+    .map((sp) => ({ name: sp.name, startMs: Number(sp.startNs / 1_000_000n), endMs: Number(sp.endNs / 1_000_000n), attributes: sp.attributes }));
+  writeFileSync(join(ARTIFACTS, `${label}-timeline.json`), JSON.stringify({ sessionId, timeOrigin, timeline, captions, spans }, null, 1));
 }
 
 /** What the bot did at the page (audio, a caption of its own, a new state) while an answer played. */
@@ -104,7 +115,8 @@ function botActsDuring(timeline: Mark[], spoken: Spoken): string[] {
 
 describe('turn-taking in the respondent page', () => {
   it('a barge-in stops the interviewer at the page, and a thinking pause after unfinished words does not end the answer', async () => {
-    const { page, frame, sessionId } = await start('barge-in');
+    const label = 'barge-in';
+    const { page, frame, sessionId } = await start(label);
     let rest: { stop(): Promise<number> } | undefined;
     try {
       await firstQuestionShown(frame);
@@ -112,7 +124,7 @@ describe('turn-taking in the respondent page', () => {
       await new Promise((r) => setTimeout(r, 1000));
       const answer = await sayInto(frame, clips.thinking, SPEECH_RATE);
       rest = answerOnEachTurn(frame, [clips.second], { sampleRate: SPEECH_RATE, after: answer.endedAt });
-      const { timeline, captions, respondent } = await finish(page, frame, sessionId, 'barge-in');
+      const { timeline, captions, respondent } = await finish(page, frame, sessionId, label);
       // The bot cut its question short when the respondent spoke, and the page dropped what it had queued.
       const interrupted = timeline.find((m) => m.name === 'bot:interrupted');
       expect(interrupted, JSON.stringify(timeline)).toBeDefined();
@@ -132,6 +144,7 @@ describe('turn-taking in the respondent page', () => {
       );
     } finally {
       await rest?.stop();
+      await saveTimeline(frame, label, sessionId);
       await page.close();
     }
   }, 300_000);
@@ -139,7 +152,8 @@ describe('turn-taking in the respondent page', () => {
   it('a backchannel over the question is ridden over, and a pause after words that sound complete is waited out (WAIT), not cut into', async () => {
     if (system.providers.kind !== 'fake') throw new Error('this test scripts the language model\'s WAIT and needs the stand-in providers');
     system.providers.fake.scriptLlmRules({ words: 'vendors?[^a-z]*$', reply: 'WAIT' });
-    const { page, frame, sessionId } = await start('backchannel');
+    const label = 'backchannel';
+    const { page, frame, sessionId } = await start(label);
     let rest: { stop(): Promise<number> } | undefined;
     try {
       await firstQuestionShown(frame);
@@ -156,7 +170,7 @@ describe('turn-taking in the respondent page', () => {
       await new Promise((r) => setTimeout(r, 300));
       const answer = await sayInto(frame, clips.complete, SPEECH_RATE);
       rest = answerOnEachTurn(frame, [clips.second], { sampleRate: SPEECH_RATE, after: answer.endedAt });
-      const { timeline, captions, respondent } = await finish(page, frame, sessionId, 'backchannel');
+      const { timeline, captions, respondent } = await finish(page, frame, sessionId, label);
 
       // The backchannel paused the bot once; it was not stopped again before the answer.
       expect(timeline.filter((m) => m.name === 'bot:interrupted' && m.at < answer.startedAt), JSON.stringify(timeline)).toHaveLength(1);
@@ -169,6 +183,7 @@ describe('turn-taking in the respondent page', () => {
       expect(contentRecall(SECOND, respondent[1]!.text), respondent[1]!.text).toBeGreaterThanOrEqual(0.8);
     } finally {
       await rest?.stop();
+      await saveTimeline(frame, label, sessionId);
       await page.close();
     }
   }, 300_000);

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
@@ -31,31 +31,12 @@ export interface ChromiumOptions {
   scriptedMicrophone?: boolean;
 }
 
-/**
- * A respondent's browser runs on a device of its own. Here it shares two cores with the workers, the
- * speech server and, in the stress runs, stress-ng. Chromium gives its audio device threads real-time
- * priority itself (SCHED_RR, seen here), but the rest of the microphone's path through the page (the
- * threads that carry a track from one audio context to another, the page's main thread that sends
- * the frames) runs at normal priority, and under a full stress run the page captured clipped words
- * ("product" heard as "prick. From", docs/testing.md). So, as root (npm test runs as root), the test
- * browser runs at nice -10 (its processes' threads inherit it), the head start a device of its own
- * would give it; without root, Chromium runs as it is. Returns the executable to launch (a wrapper
- * script in `dir`).
- */
-function withAudioPriority(dir: string): string {
-  if (process.getuid?.() !== 0) return CHROMIUM_PATH;
-  const wrapper = join(dir, 'chromium-nice.sh');
-  writeFileSync(wrapper, `#!/bin/sh\nexec nice -n -10 ${JSON.stringify(CHROMIUM_PATH)} "$@"\n`, { mode: 0o755 });
-  return wrapper;
-}
-
 export async function launchChromium(options: ChromiumOptions = {}): Promise<Chromium> {
   if (!existsSync(CHROMIUM_PATH)) {
     throw new Error(`Chromium is not installed at ${CHROMIUM_PATH}: run \`bash scripts/bootstrap.sh\` (apt-get install chromium)`);
   }
   if (options.fakeAudioFile && !existsSync(options.fakeAudioFile)) throw new Error(`fake microphone file ${options.fakeAudioFile} does not exist`);
   const profile = mkdtempSync(join(tmpdir(), 'chromium-profile-'));
-  const executablePath = withAudioPriority(profile);
   const args = [
     '--headless',
     '--no-sandbox',
@@ -70,7 +51,7 @@ export async function launchChromium(options: ChromiumOptions = {}): Promise<Chr
   if (options.fakeAudioFile) args.push(`--use-file-for-fake-audio-capture=${options.fakeAudioFile}`);
   if (options.trustSpki?.length) args.push(`--ignore-certificate-errors-spki-list=${options.trustSpki.join(',')}`);
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath,
+    executablePath: CHROMIUM_PATH,
     headless: true,
     args,
     viewport: { width: 1000, height: 760 },
