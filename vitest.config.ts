@@ -18,8 +18,21 @@ export default defineConfig({
         test: {
           name: 'default',
           include: ['**/*.test.ts'],
-          exclude: ['node_modules/**', 'dist/**', 'test/operator/**', 'test/cluster/**'],
+          exclude: ['node_modules/**', 'dist/**', 'test/operator/**', 'test/cluster/**', 'test/e2e/**'],
           globalSetup: ['test/harness/global-setup.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          // The browser end-to-end tests hold real-time conversations (a page's microphone, rooms, the
+          // recogniser): they run after the parallel files, one at a time, so that no other file's
+          // servers share the two cores with them (docs/testing.md, "Load"). Same Redis as 'default'.
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          globalSetup: ['test/harness/global-setup.ts'],
+          sequence: { groupOrder: 1 },
+          maxWorkers: 1,
         },
       },
       {
@@ -41,6 +54,7 @@ export default defineConfig({
           include: ['test/cluster/**/*.test.ts'],
           globalSetup: ['test/cluster/cluster-global-setup.ts'],
           fileParallelism: false,
+          sequence: { groupOrder: 2 },
           testTimeout: 300_000,
           hookTimeout: 900_000,
         },

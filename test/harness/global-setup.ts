@@ -5,16 +5,22 @@ import { startRedis, type RedisServer } from './redis.ts';
 /**
  * One Redis per test run, shared by the test files that do not need to kill it
  * (they isolate themselves with a key prefix). Tests that stop Redis start their own.
+ * Two projects use this setup ('default' and 'e2e', vitest.config.ts), each loading the module
+ * apart: the server is held on globalThis of the one main process and stopped by the last teardown.
  */
-let redis: RedisServer | undefined;
+const holder = globalThis as { __testRedis?: { server: Promise<RedisServer>; users: number } };
 
 export async function setup(project: TestProject): Promise<void> {
-  redis = await startRedis();
-  project.provide('redisUrl', redis.url);
+  holder.__testRedis ??= { server: startRedis(), users: 0 };
+  holder.__testRedis.users++;
+  project.provide('redisUrl', (await holder.__testRedis.server).url);
 }
 
 export async function teardown(): Promise<void> {
-  await redis?.stop();
+  const shared = holder.__testRedis;
+  if (!shared || --shared.users > 0) return;
+  holder.__testRedis = undefined;
+  await (await shared.server).stop();
 }
 
 declare module 'vitest' {
