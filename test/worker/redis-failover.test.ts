@@ -158,11 +158,19 @@ describe('a Redis with TLS and an ACL user', () => {
       await waitIdleSlots(good, 1);
       expect((await good.spawnSession(spawnBody())).status).toBe(200);
       // The other replica cannot log in: not ready, spawns refused, the password nowhere in its logs.
+      // It is up first (its liveness answers; its public port opens before that one): "not ready"
+      // must mean the login failed, not that the process had not listened yet (a loaded run once
+      // got ECONNREFUSED from its public port here).
+      await waitFor(async () => (await bad.healthz()) === 200, { timeoutMs: 30_000, what: `the replica with the wrong password to be live (logs: ${bad.logs.join('').slice(-1500)})` });
       expect(await bad.ready()).toBe(false);
       const refused = await bad.spawnSession(spawnBody());
       expect(refused.status).toBe(503);
       expect(bad.logs.join('')).not.toContain('wrong-password-9876543210');
       expect(good.logs.join('')).not.toContain(password);
+    } catch (err) {
+      // Both replicas' own words, for a failure that is not an assertion (a refused connection).
+      const tail = (w: WorkerProcess) => `exit ${w.proc.exitCode ?? w.proc.signalCode ?? 'none yet'}; ${w.logs.join('').slice(-1500)}`;
+      throw new Error(`${(err as Error).message}\n--- good replica: ${tail(good)}\n--- wrong-password replica: ${tail(bad)}`, { cause: err });
     } finally {
       await Promise.all([good.stop(), bad.stop()]);
       await redis.stop();
