@@ -1,5 +1,5 @@
 import OpenAI, { toFile } from 'openai';
-import { answerClips, runNodeInterview, turnLatencies } from '../test/harness/node-interview.ts';
+import { answerClips, runNodeInterview } from '../test/harness/node-interview.ts';
 import { SPEECH_RATE } from '../test/harness/speech.ts';
 import { wavFromPcm16 } from '../lib/pcm.ts';
 import { INTERVIEW, startSystem } from '../test/harness/system.ts';
@@ -7,21 +7,19 @@ import { pageFirstAudio } from './page-first-audio.ts';
 import { machineLine, median, ms, percentile, printTable, timeIt } from './support.ts';
 
 /**
- * The whole loop on this machine, with the local model stand-ins: time from the connect call to the
- * bot's first audio at the respondent (a Node client speaking the local-room protocol, as the page
- * does), and per turn, from the end of the respondent's speech to the bot's next audio. Beside each,
- * the stand-in providers' own latency, measured by calling them directly the way the worker does
- * (same client, same requests), and the deliberate end-of-turn wait (VAD silence), so that what is
- * left is the system's own share: spawn, rooms, relays, process hops, buffering.
+ * The start of the loop on this machine, with the local model stand-ins: time from the connect call
+ * to the bot's first audio at the respondent (a Node client speaking the local-room protocol, as the
+ * page does, and the page in Chromium). Beside it, the stand-in voice's own first byte, measured by
+ * calling it directly the way the worker does (same client, same request), so that what is left is
+ * the system's own share: spawn, rooms, relays, process hops, buffering. Latency per turn (end of
+ * speech to the bot's next audio, with today's turn-taking: VAD, turn model, realtime transcription,
+ * the model's decision) is measured by bench/turns.bench.ts, which replaced this bench's turn row
+ * (it assumed the old fixed VAD wait).
  */
 const INTERVIEWS = Number(process.env.BENCH_INTERVIEWS ?? 3);
-const VAD_SILENCE_MS = 600;
 const DIRECT_SAMPLES = 5;
 
 const p90 = (xs: number[]): number => percentile(xs, 90);
-// The VAD decides in 20 ms windows and the last quiet tail of a clip already counts as silence, so a
-// share within one window of zero is "nothing measurable", not a negative time.
-const share = (x: number): string => (Number.isNaN(x) ? 'n/a' : x < 20 ? `${ms(Math.max(0, x))} (within the VAD's 20 ms window)` : ms(x));
 
 /** The stand-in's own latency, called as the worker calls it: TTS to first byte, STT, LLM stream. */
 async function directProviderLatency(baseURL: string, answer: Buffer): Promise<{ ttsFirstByte: number; stt: number; llm: number }> {
@@ -52,19 +50,17 @@ async function directProviderLatency(baseURL: string, answer: Buffer): Promise<{
 
 async function main(): Promise<void> {
   console.log(machineLine());
-  const system = await startSystem({ providers: 'fake', vadSilenceMs: VAD_SILENCE_MS });
+  const system = await startSystem({ providers: 'fake' });
   try {
     if (system.providers.kind !== 'fake') throw new Error('the benchmark runs on the local stand-ins');
     const clips = answerClips(['A friend told me about you.', 'Make the setup faster.']);
     const firstAudio: number[] = [];
     const connect: number[] = [];
-    const turns: number[] = [];
     for (let i = 0; i < INTERVIEWS; i++) {
       const run = await runNodeInterview(system, { answers: clips, metadata: { bench: i } });
       connect.push(run.connectMs);
       const first = run.room.botUtterances[0];
       firstAudio.push(first ? first.firstAudio - run.connectStarted : NaN);
-      turns.push(...turnLatencies(run.room));
     }
     const atPage = await pageFirstAudio(system, 3);
     const direct = await directProviderLatency(system.providers.fake.url, clips[0]!);
@@ -72,23 +68,15 @@ async function main(): Promise<void> {
     await system.otlp.waitFor((s) => s.some((x) => x.name === 'tts.first_byte'), 10_000, 'spans');
 
     const firstProviders = direct.ttsFirstByte;
-    const turnProviders = direct.stt + direct.llm + direct.ttsFirstByte;
     const rows: Array<[string, string, string, string, string]> = [
       ['connect call (spawn, route, room)', ms(median(connect)), ms(p90(connect)), '-', ms(median(connect))],
       ['connect -> first bot audio (Node client)', ms(median(firstAudio)), ms(p90(firstAudio)), `tts first byte ${ms(firstProviders)}`, ms(median(firstAudio) - firstProviders)],
       ['connect -> first bot audio (page, Chromium)', ms(median(atPage)), ms(p90(atPage)), `tts first byte ${ms(firstProviders)}`, ms(median(atPage) - firstProviders)],
-      [
-        'end of speech -> next bot audio',
-        ms(median(turns)),
-        ms(p90(turns)),
-        `vad wait ${VAD_SILENCE_MS} + stt ${ms(direct.stt)} + llm ${ms(direct.llm)} + tts ${ms(direct.ttsFirstByte)}`,
-        share(median(turns) - VAD_SILENCE_MS - turnProviders),
-      ],
     ];
-    console.log(`\nwhole loop, ${INTERVIEWS} interviews x ${INTERVIEW.questions.length} turns from a Node respondent and 3 starts at the page, local stand-in providers (no added latency), wss local rooms`);
+    console.log(`\nthe start of the loop, ${INTERVIEWS} interviews from a Node respondent and 3 starts at the page, local stand-in providers (no added latency), wss local rooms`);
     printTable(['measure', 'median', 'p90', 'stand-in providers alone (median, direct calls)', "system's own share (median)"], rows, ['left', 'right', 'right', 'left', 'left']);
     console.log(`\ninside the worker (spans, median): llm.turn ${ms(median(spans('llm.turn')))}, tts.first_byte ${ms(median(spans('tts.first_byte')))}, session.start ${ms(median(spans('session.start')))}`);
-    console.log('the vad wait is deliberate: the bot waits VAD_SILENCE_MS of silence before it takes the turn.');
+    console.log(`stand-in language model and transcription alone (direct calls, median): llm ${ms(direct.llm)}, stt ${ms(direct.stt)}; latency per turn: bench/turns.bench.ts`);
   } finally {
     await system.stop();
   }

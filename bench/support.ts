@@ -120,11 +120,18 @@ export function rssMiB(pid: number): number {
 }
 
 let clockTicks: number | undefined;
-/** CPU time (user + system) a process has used so far, in seconds (Linux /proc/<pid>/stat). */
-export function cpuSecondsOf(pid: number): number {
+/**
+ * CPU time (user + system) in seconds from the text of a /proc `stat` file, a process's
+ * (/proc/<pid>/stat) or a thread's (/proc/<pid>/task/<tid>/stat): they have the same fields.
+ */
+export function cpuSecondsOfStat(stat: string): number {
   clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
   // Fields after the command name (which may hold spaces), from field 3 (state): utime is 14, stime 15.
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / clockTicks;
+}
+
+/** CPU time (user + system) a process has used so far, in seconds (Linux /proc/<pid>/stat). */
+export function cpuSecondsOf(pid: number): number {
+  return cpuSecondsOfStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
 }

@@ -2,19 +2,16 @@ import { spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { Redis } from 'ioredis';
-import WebSocket from 'ws';
 import { silentLogger } from '../lib/log.ts';
 import { BotProcess } from '../worker/bot/supervisor.ts';
 import { loadConfig } from '../worker/config.ts';
 import { RedisPool } from '../worker/pool.ts';
 import { DailyBridge } from '../worker/rooms/daily/bridge-process.ts';
 import { startWorker } from '../worker/worker.ts';
-import { silencePcm, tonePcm } from '../test/fakes/audio.ts';
 import { dailyPython } from '../test/fakes/daily-python.ts';
-import { startFakeOpenAI } from '../test/fakes/openai-compatible.ts';
 import { freePort } from '../test/harness/ports.ts';
 import { startRedis } from '../test/harness/redis.ts';
-import { baseEnv, call, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, WORKER_TOKEN } from '../test/worker/harness.ts';
+import { call, spawnBody, startFakeBackend, WORKER_TOKEN } from '../test/worker/harness.ts';
 import { machineLine, percentile, printTable, ratePerSecond, rssMiB } from './support.ts';
 
 /**
@@ -22,9 +19,9 @@ import { machineLine, percentile, printTable, ratePerSecond, rssMiB } from './su
  * 1. spawn latency (POST / to answer) with a warm pool, at rising concurrency, beside a bare
  *    Express route that does the same auth and JSON parse and one Redis GET (the floor);
  * 2. atomic slot claims per second (the Lua script) beside plain LPOPs on the same Redis;
- * 3. memory per idle slot (a prewarmed bot process) beside a bare node process;
- * 4. the pipeline's own latency per turn (speech end to the bot's next audio, provider time
- *    excluded) with model fakes answering at once and after 100 ms.
+ * 3. memory per idle slot (a prewarmed bot process) beside a bare node process.
+ * Latency per turn is bench/turns.bench.ts (this bench's old section 4 spoke a tone, which today's
+ * speech detector rightly does not hear as speech, and printed 0 turns).
  */
 const fmt = (n: number, d = 1) => n.toFixed(d);
 
@@ -126,59 +123,6 @@ bare.kill();
 bareTsx.kill();
 dailyBridge.kill();
 await Promise.all(bots.map((b) => b.stop()));
-
-// ---- 4. pipeline latency per turn --------------------------------------------------------------
-const metric = (text: string, kind: 'sum' | 'count', provider: string, op: string) =>
-  Number(new RegExp(`worker_provider_latency_seconds_${kind}\\{provider="${provider}",operation="${op}"\\} ([\\d.e+-]+)`).exec(text)?.[1] ?? 0);
-async function turnLatency(providerLatencyMs: number): Promise<{ turn: number; provider: number; added: number; turns: number }> {
-  const openai = await startFakeOpenAI({ voice: 'tone', latencyMs: { chat: providerLatencyMs, stt: providerLatencyMs, tts: providerLatencyMs } });
-  const w = await startWorkerProcess(baseEnv({ redisUrl: redisServer.url, backendUrl: backend.url, llmUrl: openai.url, REDIS_KEY_PREFIX: `bench-pipe-${providerLatencyMs}`, WARM_POOL_SIZE: '1', VAD_SILENCE_MS: '300' }));
-  await w.waitReady();
-  await waitIdleSlots(w, 1);
-  const before = await w.metrics();
-  const body = spawnBody({}, 8);
-  const res = await w.spawnSession(body);
-  const ws = new WebSocket(`${String(res.body.room_url)}?token=${encodeURIComponent(String(res.body.token))}`);
-  const latencies: number[] = [];
-  let sentAt: number | null = null;
-  await new Promise<void>((resolve, reject) => {
-    ws.on('error', reject);
-    ws.on('close', () => resolve());
-    ws.on('message', (data, binary) => {
-      if (binary) {
-        if (sentAt !== null) latencies.push(performance.now() - sentAt);
-        sentAt = null;
-        return;
-      }
-      const msg = JSON.parse(data.toString()) as { type: string; state?: string };
-      if (msg.type === 'state' && msg.state === 'listening') {
-        const pcm = Buffer.concat([tonePcm(400, 16_000), silencePcm(400, 16_000)]);
-        for (let i = 0; i < pcm.length; i += 640) ws.send(pcm.subarray(i, i + 640));
-        sentAt = performance.now();
-      }
-    });
-  });
-  const after = await w.metrics();
-  const delta = (kind: 'sum' | 'count', provider: string, op: string) => metric(after, kind, provider, op) - metric(before, kind, provider, op);
-  // A turn is stt + llm (follow-up decision) + the first byte of the next utterance's tts. The
-  // greeting and the first question are spoken before any turn: their tts time is taken out.
-  const turns = latencies.length;
-  const ttsAvg = delta('sum', 'tts', 'first_byte') / delta('count', 'tts', 'first_byte');
-  const extraTts = delta('count', 'tts', 'first_byte') - turns;
-  const providerSeconds = delta('sum', 'stt', 'transcribe') + delta('sum', 'llm', 'follow_up') + delta('sum', 'tts', 'first_byte') - extraTts * ttsAvg;
-  const turnAvg = latencies.reduce((x, y) => x + y, 0) / turns;
-  const providerPerTurn = (providerSeconds * 1000) / turns;
-  await w.stop();
-  await openai.close();
-  return { turn: turnAvg, provider: providerPerTurn, added: turnAvg - providerPerTurn, turns };
-}
-const fast = await turnLatency(0);
-const slow = await turnLatency(100);
-console.log('\n4. pipeline latency per turn: respondent speech end -> first byte of the bot\'s next audio (ms)');
-printTable(['model fakes', 'turns', 'turn avg', 'provider time', 'pipeline added'], [
-  ['answer at once', fast.turns, fmt(fast.turn), fmt(fast.provider), fmt(fast.added)],
-  ['answer after 100 ms', slow.turns, fmt(slow.turn), fmt(slow.provider), fmt(slow.added)],
-]);
 
 await pool.close();
 redis.disconnect();

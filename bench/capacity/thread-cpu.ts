@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
+import { cpuSecondsOfStat } from '../support.ts';
 
 /**
  * Where a process's CPU goes, by thread: the kernel's per-thread accounting (/proc/<pid>/task/<tid>/stat)
@@ -7,11 +7,8 @@ import { execFileSync } from 'node:child_process';
  * tokio's threads inside rtc-node, ONNX Runtime's). Covers native code that a JavaScript profile
  * does not see.
  */
-let clockTicks: number | undefined;
-
 /** CPU seconds per thread name, summed over the given processes' threads. */
 export function threadCpuSeconds(pids: readonly number[]): Map<string, number> {
-  clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
   const out = new Map<string, number>();
   for (const pid of pids) {
     let tids: string[];
@@ -24,8 +21,7 @@ export function threadCpuSeconds(pids: readonly number[]): Map<string, number> {
       try {
         const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
         const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        const seconds = (Number(fields[11]) + Number(fields[12])) / clockTicks;
+        const seconds = cpuSecondsOfStat(stat);
         // Numbered pools ("tokio-runtime-w", "ORT-worker-3") count as one.
         const key = name.replace(/[-_ ]?\d+$/, '');
         out.set(key, (out.get(key) ?? 0) + seconds);

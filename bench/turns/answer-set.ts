@@ -32,6 +32,8 @@ export interface AnswerItem {
   speech: Span;
   /** Thinking pauses inside the speech (silence that must not end the turn). */
   pauses: Span[];
+  /** In the held-out half: no setting is tuned on it; the bench prints it in rows of its own. */
+  heldOut?: boolean;
 }
 
 /** Silence at the head of every item, so a clip's first frame is never its onset. */
@@ -62,6 +64,24 @@ const PAUSED: Array<[string, number, string]> = [
   ['My manager', 900, 'picked it for the team.'],
   ['I would say', 1100, 'the price is about right.'],
   ['So,', 1300, 'the dashboard could load faster.'],
+];
+
+/**
+ * The held-out half (issue 21): no setting, threshold or word list was tuned on these; the bench
+ * prints them in rows of their own. Pauses after words that sound complete ("We tried", "It
+ * works.") and long ones, up to 2 s.
+ */
+const HELD_OUT_PAUSED: Array<[string, number, string]> = [
+  ['We tried', 1200, 'a few tools before this one.'],
+  ['My manager', 1400, 'helped us set it up.'],
+  ['It works.', 1000, 'Most of the time, anyway.'],
+  ['I like it.', 1800, 'The reports especially.'],
+  ['We pay monthly.', 2000, 'It is cheaper for us that way.'],
+  ['The app is fine,', 1600, 'but the sync is slow.'],
+  ['Our designers use it', 1300, 'for sharing mockups.'],
+  ['I guess', 2000, 'we could use it more often.'],
+  ['Every morning', 900, 'before the team meeting.'],
+  ['Not really.', 1500, 'Well, maybe once or twice.'],
 ];
 
 const SHORT = ['Yes.', 'No.', 'Sure.'];
@@ -136,13 +156,16 @@ export const DEFAULT_CACHE_DIR = join(tmpdir(), 'voice-bench-turns-speech');
  */
 export function buildAnswerSet(cacheDir = DEFAULT_CACHE_DIR): Record<ItemKind, AnswerItem[]> {
   mkdirSync(cacheDir, { recursive: true });
-  const texts = [...PLAIN, ...PAUSED.flatMap(([a, , b]) => [a, b]), ...SHORT, ...INTERRUPTIONS, ...BACKCHANNELS.flatMap((b) => ('text' in b ? [b.text] : []))];
+  const texts = [...PLAIN, ...[...PAUSED, ...HELD_OUT_PAUSED].flatMap(([a, , b]) => [a, b]), ...SHORT, ...INTERRUPTIONS, ...BACKCHANNELS.flatMap((b) => ('text' in b ? [b.text] : []))];
   const voiceOf = (text: string): Voice => (ESPEAK_TEXTS.has(text) ? 'espeak' : 'piper');
   const spoken = spokenPcms(texts.map((text) => ({ text, voice: voiceOf(text) })), cacheDir);
   const say = (text: string): Buffer => spoken.get(`${voiceOf(text)}|${text}`)!;
   return {
     plain: PLAIN.map((t, i) => item(`plain-${i + 1}`, 'plain', t, [say(t)])),
-    pause: PAUSED.map(([a, pause, b], i) => item(`pause-${i + 1}-${pause}ms`, 'pause', `${a} ... ${b}`, [say(a), pause, say(b)])),
+    pause: [
+      ...PAUSED.map(([a, pause, b], i) => item(`pause-${i + 1}-${pause}ms`, 'pause', `${a} ... ${b}`, [say(a), pause, say(b)])),
+      ...HELD_OUT_PAUSED.map(([a, pause, b], i) => ({ ...item(`held-${i + 1}-${pause}ms`, 'pause', `${a} ... ${b}`, [say(a), pause, say(b)]), heldOut: true })),
+    ],
     short: SHORT.map((t, i) => item(`short-${i + 1}`, 'short', t, [say(t)])),
     interruption: INTERRUPTIONS.map((t, i) => item(`interruption-${i + 1}`, 'interruption', t, [say(t)])),
     backchannel: BACKCHANNELS.map((b, i) =>

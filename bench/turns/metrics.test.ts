@@ -60,3 +60,34 @@ describe('simulated playback of the bot audio', () => {
     expect(speaker.endsAt).toBe(600);
   });
 });
+
+describe('latency by what the bot replied, and the held-out half', () => {
+  const FOLLOW_UP = 'Could you tell me a little more about that?';
+  it('tells a follow-up the model wrote from the next question after its NEXT and from one with no model call', () => {
+    const plays = [play('a', 'plain', 1000, 3000), play('b', 'short', 10_000, 10_400), play('c', 'plain', 20_000, 23_000)];
+    const events = [at(3800, 'audio'), at(11_000, 'audio'), at(23_900, 'audio')];
+    const captions = [
+      { at: 500, text: 'Question 1: tell me about it.' },
+      { at: 3700, text: `${FOLLOW_UP}` }, // reply to a: the model wrote a follow-up
+      { at: 10_900, text: 'Question 2: and then?' }, // reply to b, which answered the follow-up: no call
+      { at: 23_800, text: 'Question 3: last one.' }, // reply to c, asked by question 2: the model said NEXT
+    ];
+    const s = summarize(plays, events, { captions, followUpText: FOLLOW_UP });
+    expect(s.latencyByPath).toEqual({ follow_up: [800], next_without_call: [600], next_after_model: [900] });
+    expect(s.latencies).toEqual([800, 600, 900]);
+  });
+
+  it('counts cut-ins on held-out pause answers apart, with pauses up to 1.5 s under the aim', () => {
+    const plays = [
+      { ...play('t1', 'pause', 0, 3000, 800) },
+      { ...play('h1', 'pause', 10_000, 13_000, 1500), heldOut: true },
+      { ...play('h2', 'pause', 20_000, 23_000, 2000), heldOut: true },
+    ];
+    const events = [at(11_000, 'thinking'), at(21_500, 'audio')];
+    const s = summarize(plays, events);
+    expect(s.cutIns.allPauses).toEqual({ count: 0, of: 1 });
+    expect(s.heldOutCutIns.shortPauses).toEqual({ count: 1, of: 1 });
+    expect(s.heldOutCutIns.allPauses).toEqual({ count: 2, of: 2 });
+    expect(s.audibleCutIns).toEqual({ count: 1, of: 3 });
+  });
+});

@@ -1,3 +1,4 @@
+import type { LlmRule } from '../../test/fakes/llm-rules.ts';
 import type { FakeOpenAIOptions } from '../../test/fakes/openai-compatible.ts';
 import type { OtlpReceiver, ReceivedSpan } from '../../test/fakes/otlp-receiver.ts';
 import type { UpstreamRecogniserOptions } from '../../test/fakes/upstream-recogniser.ts';
@@ -5,10 +6,11 @@ import { baseEnv, spawnBody, startWorkerProcess, waitIdleSlots } from '../../tes
 import { cpuSecondsOf, startServerProcess } from '../support.ts';
 import type { AnswerItem } from './answer-set.ts';
 import { fakeProfile, type LatencyProfile } from './profiles.ts';
+import { runLiveKitBenchRespondent } from './livekit-respondent.ts';
 import { runBenchRespondent, type SessionTimeline } from './respondent.ts';
 
 /**
- * One interview for the bench: a real worker process (local rooms) with the pipeline's settings,
+ * One interview for the bench: a real worker process (local or LiveKit rooms) with the pipeline's settings,
  * the stand-in provider in its own process with the profile's latency (its transcriptions heard by
  * the real recogniser of the speech server `deps.recogniser`, the profile's figure then being the
  * earliest a transcript may arrive), and the bench respondent saying `items`. Also samples the
@@ -54,38 +56,53 @@ async function settledSpans(otlp: OtlpReceiver, service: string): Promise<Receiv
   return mine();
 }
 
-/** Questions long enough (the tone voice speaks 3 s) for an interruption 1 s in; spares for a bot that moves on early. */
+/** Questions long enough (the tone voice speaks 3 s) for an interruption 1 s in; spares for a bot that moves on early (at most the 50 an interview may have). */
 function interview(questions: number): Record<string, unknown> {
   return {
     title: 'Turn-taking bench',
     language: 'en',
     intro: 'Hi, thanks for joining.',
-    questions: Array.from({ length: questions }, (_, i) => ({ id: `q${i + 1}`, text: `Question ${i + 1}: tell me a little about how your team has used the product over the last few months.`, maxFollowUps: 1 })),
+    questions: Array.from({ length: Math.min(50, questions) }, (_, i) => ({ id: `q${i + 1}`, text: `Question ${i + 1}: tell me a little about how your team has used the product over the last few months.`, maxFollowUps: 2 })),
     closing: 'Thanks, bye.',
   };
 }
 
-export async function runSession(pipeline: Pipeline, profile: LatencyProfile, items: AnswerItem[], deps: { redisUrl: string; backendUrl: string; otlp: OtlpReceiver; recogniser: UpstreamRecogniserOptions }): Promise<SessionResult> {
+/** Where the session runs and who answers for the language model. */
+export interface SessionSetup {
+  room: 'local' | 'livekit';
+  /** LIVEKIT_URL and its keys, ROOM_PROVIDER=livekit (test/harness/livekit-server.ts), for `room: 'livekit'`. */
+  livekitEnv?: Record<string, string>;
+  /** The stand-in's scripted decisions (llm-rules.ts): its judgement, not a model's. */
+  llmRules?: LlmRule[];
+  /** A real OpenAI-compatible language model instead of the stand-in's (speech stays self-hosted and stand-in). */
+  llm?: { baseURL: string; apiKey: string; model?: string };
+}
+
+export async function runSession(pipeline: Pipeline, profile: LatencyProfile, items: AnswerItem[], deps: { redisUrl: string; backendUrl: string; otlp: OtlpReceiver; recogniser: UpstreamRecogniserOptions }, setup: SessionSetup = { room: 'local' }): Promise<SessionResult> {
   // Tones, not espeak, for the bot's voice: synthesis in the fake would count as provider time.
-  const options: FakeOpenAIOptions = { voice: 'tone', profile: fakeProfile(profile), recogniser: deps.recogniser };
+  const options: FakeOpenAIOptions = { voice: 'tone', profile: fakeProfile(profile), recogniser: deps.recogniser, llmRules: setup.llmRules ?? [] };
   const fake = await startServerProcess('bench/servers/fake-openai-server.ts', { FAKE_OPENAI_OPTIONS: JSON.stringify(options) });
   const llmUrl = `http://127.0.0.1:${fake.port}/v1`;
-  const service = `bench-turns-${pipeline.name}-${profile.name}-${Date.now()}`;
+  const tag = `${pipeline.name}-${profile.name}-${setup.room}${setup.llm ? '-real-llm' : ''}`;
+  const service = `bench-turns-${tag}-${Date.now()}`;
+  if (setup.room === 'livekit' && !setup.livekitEnv) throw new Error('a LiveKit session needs the livekit-server environment (livekitEnv)');
+  const realLlm = setup.llm ? { LLM_BASE_URL: setup.llm.baseURL, LLM_API_KEY: setup.llm.apiKey, ...(setup.llm.model ? { LLM_MODEL: setup.llm.model } : {}) } : {};
   const worker = await startWorkerProcess(
-    baseEnv({ redisUrl: deps.redisUrl, backendUrl: deps.backendUrl, llmUrl, REDIS_KEY_PREFIX: `bench-turns-${pipeline.name}-${profile.name}-${Date.now()}`, WARM_POOL_SIZE: '1', IDLE_TIMEOUT_SECONDS: '30', JOIN_TIMEOUT_SECONDS: '30', PROVIDER_TIMEOUT_MS: '60000', OTEL_EXPORTER_OTLP_ENDPOINT: deps.otlp.url, OTEL_SERVICE_NAME: service, OTEL_BSP_SCHEDULE_DELAY: '100', ...pipeline.env }),
+    baseEnv({ redisUrl: deps.redisUrl, backendUrl: deps.backendUrl, llmUrl, REDIS_KEY_PREFIX: `bench-turns-${tag}-${Date.now()}`, WARM_POOL_SIZE: '1', IDLE_TIMEOUT_SECONDS: '30', JOIN_TIMEOUT_SECONDS: '30', PROVIDER_TIMEOUT_MS: '60000', OTEL_EXPORTER_OTLP_ENDPOINT: deps.otlp.url, OTEL_SERVICE_NAME: service, OTEL_BSP_SCHEDULE_DELAY: '100', ...(setup.room === 'livekit' ? setup.livekitEnv : {}), ...realLlm, ...pipeline.env }),
   );
   try {
     await worker.waitReady(60_000);
     await waitIdleSlots(worker, 1, 60_000);
     const [bot] = worker.botPids();
     if (bot === undefined) throw new Error(`no bot process under the worker (logs: ${worker.logs.join('').slice(-1500)})`);
-    const res = await worker.spawnSession(spawnBody({ interview: interview(Math.min(50, items.length + 10)) }));
+    const res = await worker.spawnSession(spawnBody({ interview: interview(items.length + 10) }));
     if (res.status !== 200) throw new Error(`spawn answered ${res.status}: ${JSON.stringify(res.body)}`);
     const t0 = performance.now();
     const cpu0 = cpuSecondsOf(bot);
     let cpu1 = NaN;
     let t1 = NaN;
-    const timeline = await runBenchRespondent({
+    const respond = setup.room === 'livekit' ? runLiveKitBenchRespondent : runBenchRespondent;
+    const timeline = await respond({
       roomUrl: String(res.body.room_url),
       token: String(res.body.token),
       items,
@@ -98,7 +115,7 @@ export async function runSession(pipeline: Pipeline, profile: LatencyProfile, it
     if (timeline.unplayed > 0) console.error(`${pipeline.name}/${profile.name}: the session ended (${timeline.endReason}) with ${timeline.unplayed} items unsaid`);
     return { timeline, botCpuShare: (cpu1 - cpu0) / ((t1 - t0) / 1000), seconds: (t1 - t0) / 1000, spans: await settledSpans(deps.otlp, service) };
   } catch (err) {
-    throw new Error(`${pipeline.name} pipeline, ${profile.name} profile: ${(err as Error).message}\nworker logs: ${worker.logs.join('').slice(-2000)}`, { cause: err });
+    throw new Error(`${pipeline.name} pipeline, ${profile.name} profile, ${setup.room} room${setup.llm ? ', real language model' : ''}: ${(err as Error).message}\nworker logs: ${worker.logs.join('').slice(-2000)}`, { cause: err });
   } finally {
     await worker.stop();
     await fake.stop();
