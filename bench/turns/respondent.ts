@@ -127,7 +127,7 @@ export class BenchRespondent {
   /** The next frame of the microphone at `t` (its send time), stamped when it holds a speech edge. */
   nextFrame(t: number): Buffer {
     if (!this.current && this.scheduled && t >= this.scheduled.at) {
-      this.current = { item: this.scheduled.item, offset: 0, speechStartAt: NaN, speechEndAt: NaN };
+      this.start(this.scheduled.item);
       this.scheduled = null;
     }
     const frame = Buffer.alloc(FRAME_BYTES);
@@ -149,6 +149,10 @@ export class BenchRespondent {
     return frame;
   }
 
+  private start(item: AnswerItem): void {
+    this.current = { item, offset: 0, speechStartAt: NaN, speechEndAt: NaN };
+  }
+
   /** What to say next, if anything; `quietSince`: when the bot's voice was last heard (or will end). */
   decide(t: number, quietSince: number): void {
     if (this.current || this.scheduled || this.done) return;
@@ -164,9 +168,8 @@ export class BenchRespondent {
     const fresh = this.listeningSince > this.lastSpeechEnd; // the bot began listening after the respondent last spoke
     const settled = t - this.lastSpeechEnd >= this.settleMs;
     const listening = this.state === 'listening' && quietFor >= this.reactionMs && (fresh || settled);
-    const start = (item: AnswerItem): void => void (this.current = { item, offset: 0, speechStartAt: NaN, speechEndAt: NaN });
     if (!isDuring(next)) {
-      if (listening) start(this.queue.shift()!);
+      if (listening) this.start(this.queue.shift()!);
       return;
     }
     // A during item waits for the bot's next utterance. A bot that waits for an answer instead
@@ -174,7 +177,7 @@ export class BenchRespondent {
     if (listening && settled && quietFor >= this.settleMs) {
       const answer = this.queue.findIndex((i) => !isDuring(i));
       if (answer < 0) this.queue.shift();
-      else start(this.queue.splice(answer, 1)[0]!);
+      else this.start(this.queue.splice(answer, 1)[0]!);
     }
   }
 }
