@@ -36,10 +36,13 @@ import { machineLine, ms, percentile, printTable } from './support.ts';
  * - with OPENAI_API_KEY: the new pipeline's behaviour and latency sessions with a real language model
  *   (LLM_BASE_URL from BENCH_LLM_BASE_URL, default OpenAI; BENCH_LLM_MODEL), speech still self-hosted.
  * Knobs: BENCH_TURNS_QUICK=1 (a smoke run: two latency rounds, a third of the behaviour set),
- * BENCH_TURNS_ROUNDS (latency rounds, default 15: 30 follow-ups, 30 next questions per session).
+ * BENCH_TURNS_ROUNDS (latency rounds, default 15: 30 follow-ups, 30 next questions per session),
+ * BENCH_TURNS_SESSIONS (a comma-separated list such as `new/behaviour,new/wait`: only those run; the
+ * others print "not run").
  */
 const quick = process.env.BENCH_TURNS_QUICK === '1';
 const ROUNDS = Number(process.env.BENCH_TURNS_ROUNDS ?? (quick ? 2 : 15));
+const onlySessions = process.env.BENCH_TURNS_SESSIONS ? new Set(process.env.BENCH_TURNS_SESSIONS.split(',').map((s) => s.trim())) : null;
 const set = buildAnswerSet();
 const by = (id: string): AnswerItem => {
   const found = Object.values(set).flat().find((i) => i.id === id || i.id.startsWith(`${id}-`));
@@ -110,6 +113,7 @@ const removeInterface = ensureNonLoopbackInterface((line) => console.error(line)
 const livekit = await startLiveKitServer();
 try {
   const run = async (column: ColumnName, kind: SessionKind, pipeline: Pipeline, profile: LatencyProfile, items: AnswerItem[], setup: SessionSetup) => {
+    if (onlySessions && !onlySessions.has(key(column, kind))) return;
     try {
       const result = await runSession(pipeline, profile, items, { redisUrl: redis.url, backendUrl: backend.url, otlp, recogniser: { url: speech.url, token: speech.token } }, setup);
       const summary = summarize(result.timeline.plays, result.timeline.events, { captions: result.timeline.captions, followUpText: FOLLOW_UP_TEXT });
@@ -178,7 +182,7 @@ const PATH_LABEL: Record<ReplyPath, string> = {
 console.log(
   `\nturn-taking: today (${Object.entries(TODAY.env).map(([k, v]) => `${k}=${v}`).join(' ')}) vs new (defaults), in real worker processes; ` +
     `local rooms, and LiveKit rooms through a real livekit-server (new-livekit); the stand-in language model and voice${realLlm ? ' (new-real-llm: a real language model)' : ''}; ` +
-    `speech heard by the self-hosted recogniser; ${quick ? 'QUICK run (two latency rounds, a third of the behaviour set)' : `${ROUNDS} latency rounds, the full behaviour set`}. ` +
+    `speech heard by the self-hosted recogniser; ${quick ? 'QUICK run (two latency rounds, a third of the behaviour set)' : `${ROUNDS} latency rounds, the full behaviour set`}${onlySessions ? `; ONLY the sessions ${[...onlySessions].join(', ')}` : ''}. ` +
     'Cells: p50 / p90 (turns).',
 );
 printTable(
