@@ -41,9 +41,10 @@ describe('loadConfig', () => {
   });
 
   it('reads the decision\'s WAIT, preemptive calls and pause learning (issue 21), each with today\'s behaviour selectable', () => {
-    expect(loadConfig(minimal).turns).toMatchObject({ llmWaitMaxMs: 4000, llmWaitStepMs: 1500, llmPreemptive: true, pauseLearningMaxMs: 600 });
-    const off = loadConfig({ ...minimal, LLM_WAIT_MAX_MS: '0', LLM_PREEMPTIVE: 'false', TURN_PAUSE_LEARNING_MAX_MS: '0' }).turns;
-    expect(off).toMatchObject({ llmWaitMaxMs: 0, llmPreemptive: false, pauseLearningMaxMs: 0 });
+    expect(loadConfig(minimal).turns).toMatchObject({ llmWaitMaxMs: 4000, llmWaitStepMs: 1500, llmPreemptive: true, pauseLearningMaxMs: 600, wordsWaitMs: 1500 });
+    const off = loadConfig({ ...minimal, LLM_WAIT_MAX_MS: '0', LLM_PREEMPTIVE: 'false', TURN_PAUSE_LEARNING_MAX_MS: '0', TURN_WORDS_WAIT_MS: '300' }).turns;
+    expect(off).toMatchObject({ llmWaitMaxMs: 0, llmPreemptive: false, pauseLearningMaxMs: 0, wordsWaitMs: 300 });
+    expect(problem({ ...minimal, TURN_WORDS_WAIT_MS: 'long' }).variable).toBe('TURN_WORDS_WAIT_MS');
     expect(problem({ ...minimal, LLM_WAIT_MAX_MS: '-1' }).variable).toBe('LLM_WAIT_MAX_MS');
     expect(problem({ ...minimal, LLM_WAIT_STEP_MS: '0' }).variable).toBe('LLM_WAIT_STEP_MS');
     expect(problem({ ...minimal, TURN_PAUSE_LEARNING_MAX_MS: '9000' }).variable).toBe('TURN_PAUSE_LEARNING_MAX_MS');

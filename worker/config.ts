@@ -122,6 +122,8 @@ export interface TurnSettings {
   llmPreemptive: boolean;
   /** The most a respondent's own long pauses can add to the silence before their turn may end; 0: no learning. */
   pauseLearningMaxMs: number;
+  /** How long the end-of-turn model's "finished" waits for the pause's words before it stands on its own. */
+  wordsWaitMs: number;
 }
 
 function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
@@ -167,6 +169,7 @@ function turnSettings(env: Env, sttModel: string): TurnSettings {
     llmWaitStepMs: intVar(env, 'LLM_WAIT_STEP_MS', { default: 1500, min: 100, max: 30_000 }),
     llmPreemptive: boolVar(env, 'LLM_PREEMPTIVE', { default: true }),
     pauseLearningMaxMs: intVar(env, 'TURN_PAUSE_LEARNING_MAX_MS', { default: 600, min: 0, max: 3000 }),
+    wordsWaitMs: intVar(env, 'TURN_WORDS_WAIT_MS', { default: 1500, min: 0, max: 10_000 }),
   };
 }
 

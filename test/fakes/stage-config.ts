@@ -13,6 +13,6 @@ export const STAGE_CONFIG: InterviewConfig = {
   turns: {
     vadEngine: 'energy', vadSpeechThreshold: 0.5, detection: 'silence', modelSilenceMs: 200, modelThreshold: 0.5, maxSilenceMs: 1600, modelEarlyMs: 100, modelReaskMs: 400,
     modelsDir: null, sttMode: 'batch', sttRealtimeModel: 'none', bargeIn: true, bargeInMinSpeechMs: 200, bargeInConfirmMs: 700, bargeInMode: 'pause',
-    replyEagerEnd: true, replyFirstClauseWords: 6, llmWaitMaxMs: 4000, llmWaitStepMs: 1500, llmPreemptive: true, pauseLearningMaxMs: 600,
+    replyEagerEnd: true, replyFirstClauseWords: 6, llmWaitMaxMs: 4000, llmWaitStepMs: 1500, llmPreemptive: true, pauseLearningMaxMs: 600, wordsWaitMs: 1500,
   },
 };

@@ -145,6 +145,42 @@ describe('the listener', () => {
     listener.close();
   });
 
+  it('keeps a turn open when the words of a pause go on, even when the recogniser takes 800 ms to give them', async () => {
+    // A self-hosted recogniser on a CPU decodes a pause in 0.5-1.5 s. The end-of-turn model says
+    // "finished" at every pause; "The main problem was" plainly is not: the turn must wait for those
+    // words (TURN_WORDS_WAIT_MS), hear them go on, and end only after the second half. With the old
+    // 300 ms wait the model's "finished" stood alone and the half sentence was taken as the answer.
+    const run = async (wordsWaitMs: number): Promise<string[]> => {
+      const config = { ...CONFIG, turns: { ...CONFIG.turns, detection: 'model' as const, sttMode: 'realtime' as const, wordsWaitMs } };
+      const room = new MemoryRoom();
+      const abort = new AbortController();
+      const listener = createListener(config, {
+        room,
+        providers: scriptedProviders({ segments: ['The main problem was', 'the export to spreadsheets.'], sttDelayMs: 800 }),
+        models: { vad: null, turn: { completion: () => Promise.resolve(0.9) } },
+        playback: new Playback(() => Date.now()),
+        hooks: quietHooks,
+        language: 'en',
+        signal: abort.signal,
+        onBargeIn: () => undefined,
+        clock: () => Date.now(),
+      });
+      const since = Date.now();
+      void room.speak(Buffer.concat([tone(800), silencePcm(1200, RATE), tone(800), silencePcm(1500, RATE)]));
+      const texts: string[] = [];
+      const collect = async () => {
+        for (;;) texts.push((await listener.nextTurn(since)).text);
+      };
+      void collect().catch(() => undefined);
+      await vi.advanceTimersByTimeAsync(6000);
+      abort.abort();
+      listener.close();
+      return texts;
+    };
+    expect(await run(1500)).toEqual(['The main problem was the export to spreadsheets.']);
+    expect((await run(300))[0]).toBe('The main problem was');
+  });
+
   it('stops the bot on the very frame that completes BARGE_IN_MIN_SPEECH_MS of speech, not one later', async () => {
     // 20 ms frames from t = 0; speech starts at the 5th voiced frame (VAD_MIN_SPEECH_MS 100). The
     // 10th frame (arriving at t = 180 ms) completes 200 ms of speech: the barge-in is due then.

@@ -61,6 +61,13 @@ export interface ListenerSettings {
   stallMs: number;
   /** Learning the respondent's pauses: the silence after which a turn may end, and the most learning adds (0: off). */
   pauseLearning: { baseMs: number; maxExtraMs: number };
+  /**
+   * How long a "finished" from the model waits for the words so far before it stands on its own.
+   * Waiting costs the reply nothing while the words are on their way: the turn's text is those same
+   * words, and the reply cannot start before them. A recogniser that decodes a pause in more than
+   * this (a self-hosted one on a CPU) lets a "finished" end the turn unchecked.
+   */
+  wordsWaitMs: number;
 }
 
 export interface ListenerOptions {
@@ -88,8 +95,6 @@ export interface ListenerOptions {
   clock?: () => number;
 }
 
-/** How long a "finished" from the model waits for the words so far before it stands on its own. */
-const WORDS_WAIT_MS = 300;
 /** Turns being transcribed at once (each holds its audio until then). */
 const MAX_TEXTS_IN_FLIGHT = 3;
 /** How long a pause's words may take to come in and still be given to the watcher (the turn may end first). */
@@ -166,7 +171,7 @@ export class Listener implements Hearing {
       onEvent: (e) => this.onEvent(e),
       onOverflow: () => options.onBound?.(),
       wordsUnfinished: async () => {
-        const text = await options.transcriber.textSoFar(WORDS_WAIT_MS);
+        const text = await options.transcriber.textSoFar(options.settings.wordsWaitMs);
         return text !== null && wordsUnfinished(text, options.language);
       },
     });

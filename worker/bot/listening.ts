@@ -61,6 +61,7 @@ export function planListening(config: ListeningConfig, models: TurnModels): List
       stallMs: Math.max(turns.maxSilenceMs, vad.silenceMs) + turns.pauseLearningMaxMs + STALL_MARGIN_MS,
       // A turn may end after this much silence without learning: the commit point with the model, else the silence rule.
       pauseLearning: { baseMs: turnModel ? Math.min(turns.modelSilenceMs, vad.silenceMs) : vad.silenceMs, maxExtraMs: turns.pauseLearningMaxMs },
+      wordsWaitMs: turns.wordsWaitMs,
     },
   };
 }
