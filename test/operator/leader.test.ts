@@ -34,7 +34,8 @@ describe('leader election', () => {
       await eventually(async () => standby.isLeader(), (x) => x, 'standby to take over', 10_000);
       await createPool(kube, ns, 'second', poolSpec());
       await eventually(() => getOrUndefined(kube, childPath('Deployment', ns, 'second')), (d) => d !== undefined, 'second reconciled by the new leader');
-      expect(standby.reconciles()).toBeGreaterThan(0);
+      // The count goes up when a whole reconcile has finished; the Deployment is its first write.
+      await eventually(async () => standby.reconciles(), (n) => n > 0, 'the new leader to finish a reconcile');
       const after = await kube.get<{ spec: { holderIdentity: string; leaseTransitions: number } }>(`/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/voice-operator-leader`);
       expect(after.spec.holderIdentity).toBe(standby.identity);
       expect(after.spec.leaseTransitions).toBeGreaterThanOrEqual(1);
