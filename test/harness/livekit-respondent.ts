@@ -79,6 +79,8 @@ export async function runLiveKitRespondent(options: LiveKitRespondentOptions): P
   let overlapped = false;
   let heardAny = false;
   let stopped = false;
+  /** We sent the hang-up: the room ends because of it, whichever of its signs comes first. */
+  let hungUp = false;
   let finish: (by: LiveKitRespondentResult['disconnectedBy']) => void = () => undefined;
   const done = new Promise<void>((resolve) => {
     finish = (by) => {
@@ -120,7 +122,7 @@ export async function runLiveKitRespondent(options: LiveKitRespondentOptions): P
     })().catch(() => undefined);
   };
   room.on(RoomEvent.TrackSubscribed, (track) => listenTo(track));
-  room.on(RoomEvent.Disconnected, () => finish('server'));
+  room.on(RoomEvent.Disconnected, () => finish(hungUp ? 'hangup' : 'server'));
   room.on(RoomEvent.DataReceived, (payload, _p, _kind, topic) => {
     if (topic !== CONTROL_TOPIC) return;
     const msg = decodeControl(payload);
@@ -137,7 +139,8 @@ export async function runLiveKitRespondent(options: LiveKitRespondentOptions): P
     }
     if (msg.type === 'ended') {
       result.ended = String(msg.reason);
-      finish('ended');
+      // The bot's answer to our hang-up can overtake the promise of the hang-up's own send.
+      finish(hungUp ? 'hangup' : 'ended');
     }
     if (msg.type === 'state' && msg.state === 'listening') {
       // The interruption still being said is the answer to this question.
@@ -145,6 +148,7 @@ export async function runLiveKitRespondent(options: LiveKitRespondentOptions): P
       turn++;
       const action = options.onListening?.(turn) ?? 'answer';
       if (action === 'hangup') {
+        hungUp = true;
         void room.localParticipant?.publishData(encodeControl({ type: 'hangup' }), { reliable: true, topic: CONTROL_TOPIC }).then(() => finish('hangup'));
       } else if (action === 'answer' && options.answers.length > 0) {
         const pcm = options.answers[Math.min(turn - 1, options.answers.length - 1)]!;
