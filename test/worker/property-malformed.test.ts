@@ -6,7 +6,7 @@ import { WebSocketServer } from 'ws';
 import { joinLocalRoom } from '../../worker/rooms/local/bot-room.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
 import { waitFor } from '../harness/ports.ts';
-import { baseEnv, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, type FakeBackend, type WorkerProcess } from './harness.ts';
+import { baseEnv, call, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, type FakeBackend, type WorkerProcess } from './harness.ts';
 
 /**
  * Property: whatever a stranger sends to the worker's public port before or after a WebSocket
@@ -32,7 +32,13 @@ afterAll(async () => {
 
 async function expectAlive(): Promise<void> {
   expect(worker.proc.exitCode, worker.logs.join('').slice(-2000)).toBeNull();
-  expect(await worker.healthz()).toBe(200);
+  const started = Date.now();
+  const status = await worker.healthz();
+  if (status !== 200) {
+    // Twice under stress-ng this read 0 (no answer) with the worker still running: say how it failed.
+    const again = await call(`${worker.metricsUrl}/healthz`).then((a) => `status ${a.status}`, (err: Error) => err.message);
+    expect(status, `/healthz gave no answer after ${Date.now() - started} ms; a second call: ${again}; worker logs: ${worker.logs.join('').slice(-1500)}`).toBe(200);
+  }
   await expectBotsAlive();
 }
 
