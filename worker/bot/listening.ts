@@ -35,7 +35,7 @@ export function planListening(config: ListeningConfig, models: TurnModels): List
   const turnModel = turns.detection === 'model' ? models.turn : null;
   const maxUtteranceBytes = vad.maxUtteranceSeconds * LISTEN_SAMPLE_RATE * 2;
   return {
-    vad: models.vad && turns.vadEngine === 'silero' ? sileroFrameVad(models.vad, turns.vadSpeechThreshold) : energyFrameVad(vad.thresholdDbfs),
+    vad: models.vad && turns.vadEngine === 'silero' ? sileroFrameVad(models.vad.open(), turns.vadSpeechThreshold) : energyFrameVad(vad.thresholdDbfs),
     turnModel,
     realtimeText: turns.sttMode === 'realtime',
     detector: {

@@ -79,6 +79,6 @@ describe('turn model files', () => {
     expect(vadOnly.turn).toBeNull();
     const both = await loadTurnModels({ vadEngine: 'silero', detection: 'model', modelsDir: null });
     expect(await both.turn!.completion(new Int16Array(16_000))).toBeGreaterThanOrEqual(0);
-    expect(await both.vad!.probability(new Int16Array(512))).toBeLessThan(0.5);
+    expect(await both.vad!.open().probability(new Int16Array(512))).toBeLessThan(0.5);
   });
 });

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { TurnSettings } from '../../config.ts';
-import type { SpeechProbabilityModel, TurnCompletionModel } from './types.ts';
+import type { SpeechProbabilitySource, TurnCompletionModel } from './types.ts';
 
 /**
  * The turn-taking model files: Silero VAD and Smart Turn v3.2, both taken from the pipecat-ai wheel
@@ -77,8 +77,8 @@ export function resolveTurnModels(dir: string | null): TurnModelPaths {
 }
 
 export interface TurnModels {
-  /** Silero VAD when VAD_ENGINE=silero, else null (the energy VAD needs no model). */
-  vad: SpeechProbabilityModel | null;
+  /** Silero VAD when VAD_ENGINE=silero, else null (the energy VAD needs no model); each session opens its own stream. */
+  vad: SpeechProbabilitySource | null;
   /** Smart Turn when TURN_DETECTION=model, else null. */
   turn: TurnCompletionModel | null;
 }
@@ -100,7 +100,7 @@ export async function loadTurnModels(settings: Pick<TurnSettings, 'vadEngine' | 
   const paths = resolveTurnModels(settings.modelsDir);
   // Imported here, not at the top: they load ONNX Runtime's native library, which the energy VAD
   // with silence detection never needs.
-  const [{ loadSileroVad }, { loadSmartTurn }] = await Promise.all([import('./silero-vad.ts'), import('./smart-turn.ts')]);
-  const [vad, turn] = await Promise.all([wantVad ? loadSileroVad(paths.sileroVad) : null, wantTurn ? loadSmartTurn(paths.smartTurn) : null]);
+  const [{ loadSileroVadSource }, { loadSmartTurn }] = await Promise.all([import('./silero-vad.ts'), import('./smart-turn.ts')]);
+  const [vad, turn] = await Promise.all([wantVad ? loadSileroVadSource(paths.sileroVad) : null, wantTurn ? loadSmartTurn(paths.smartTurn) : null]);
   return { vad, turn };
 }

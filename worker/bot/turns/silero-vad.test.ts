@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { noise, spokenSamples, turnModelsDir, withSilence } from '../../../test/harness/turn-models.ts';
 import { resolveTurnModels } from './models.ts';
-import { loadSileroVad, SILERO_FRAME_SAMPLES } from './silero-vad.ts';
+import { loadSileroVad, loadSileroVadSource, SILERO_FRAME_SAMPLES } from './silero-vad.ts';
 import type { SpeechProbabilityModel } from './types.ts';
 
 let vad: SpeechProbabilityModel;
@@ -84,6 +84,33 @@ describe('Silero VAD (pipecat-ai 1.14.0 silero_vad.onnx)', () => {
     expect(long.slice(80)).toEqual(short.slice(17));
     // Without the clearing the two would differ: the same speech after only 16 silent frames does.
     expect((await probabilities(concat(16, speech))).slice(16)).not.toEqual(short.slice(17));
+  });
+
+  it('gives each stream opened on one loaded model its own state (several sessions in one bot process)', async () => {
+    const source = await loadSileroVadSource(resolveTurnModels(turnModelsDir()).sileroVad);
+    const a = withSilence(spokenSamples('I liked the onboarding a lot.'), 300);
+    const b = concat(10, withSilence(spokenSamples('No.'), 300));
+    const aloneA = await probabilities(a);
+    const aloneB = await probabilities(b);
+    // Two sessions' frames, interleaved frame by frame and in flight at once, as two listeners send them.
+    const [streamA, streamB] = [source.open(), source.open()];
+    const frame = (s: Int16Array, i: number) => s.subarray(i * SILERO_FRAME_SAMPLES, (i + 1) * SILERO_FRAME_SAMPLES);
+    const gotA: Array<Promise<number>> = [];
+    const gotB: Array<Promise<number>> = [];
+    for (let i = 0; i < Math.max(aloneA.length, aloneB.length); i++) {
+      if (i < aloneA.length) gotA.push(streamA.probability(frame(a, i)));
+      if (i < aloneB.length) gotB.push(streamB.probability(frame(b, i)));
+    }
+    expect(await Promise.all(gotA)).toEqual(aloneA);
+    expect(await Promise.all(gotB)).toEqual(aloneB);
+    // The check can fail: one stream fed both answers' frames gives other numbers.
+    const shared = source.open();
+    const mixed: number[] = [];
+    for (let i = 0; i < aloneB.length; i++) {
+      if (i < aloneA.length) await shared.probability(frame(a, i));
+      mixed.push(await shared.probability(frame(b, i)));
+    }
+    expect(mixed).not.toEqual(aloneB);
   });
 
   it('refuses a frame of the wrong size', async () => {

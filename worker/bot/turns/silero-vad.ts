@@ -1,6 +1,6 @@
-import { Tensor } from 'onnxruntime-node';
+import { Tensor, type InferenceSession } from 'onnxruntime-node';
 import { openModelSession } from './onnx-session.ts';
-import { LISTEN_SAMPLE_RATE, type SpeechProbabilityModel } from './types.ts';
+import { LISTEN_SAMPLE_RATE, type SpeechProbabilityModel, type SpeechProbabilitySource } from './types.ts';
 
 /**
  * Silero VAD v5 (the file pipecat-ai ships) on 16 kHz frames of 512 samples (32 ms). The graph's
@@ -22,13 +22,23 @@ const RESET_EVERY_FRAMES = Math.round((2 * LISTEN_SAMPLE_RATE) / SILERO_FRAME_SA
 const QUIET_PROBABILITY = 0.1;
 const QUIET_FRAMES_BEFORE_RESET = 5;
 
-export async function loadSileroVad(path: string): Promise<SpeechProbabilityModel> {
+/** The model loaded once; each `open()` is one stream of frames with its own state (ONNX Runtime's `run` may be called from several at once). */
+export async function loadSileroVadSource(path: string): Promise<SpeechProbabilitySource> {
   const session = await openModelSession(path);
   const missing = INPUTS.filter((name) => !session.inputNames.includes(name));
   if (missing.length || !session.outputNames.includes('output') || !session.outputNames.includes('stateN')) {
     throw new Error(`${path} is not a Silero VAD v5 model (inputs ${session.inputNames.join(', ')}; outputs ${session.outputNames.join(', ')})`);
   }
   const sampleRate = new Tensor('int64', BigInt64Array.from([BigInt(LISTEN_SAMPLE_RATE)]), []);
+  return { frameSamples: SILERO_FRAME_SAMPLES, open: () => openStream(session, sampleRate) };
+}
+
+/** One stream on a freshly loaded model (tests and benches). */
+export async function loadSileroVad(path: string): Promise<SpeechProbabilityModel> {
+  return (await loadSileroVadSource(path)).open();
+}
+
+function openStream(session: InferenceSession, sampleRate: Tensor): SpeechProbabilityModel {
   const input = new Float32Array(CONTEXT_SAMPLES + SILERO_FRAME_SAMPLES);
   let state = new Float32Array(2 * 128);
   let framesSinceReset = 0;

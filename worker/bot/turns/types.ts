@@ -16,6 +16,15 @@ export interface SpeechProbabilityModel {
   reset(): void;
 }
 
+/**
+ * A loaded speech-probability model: each listening session opens its own stream (its own recurrent
+ * state) on the one copy of the model a bot process holds, however many sessions it runs.
+ */
+export interface SpeechProbabilitySource {
+  readonly frameSamples: number;
+  open(): SpeechProbabilityModel;
+}
+
 /** Whether the respondent has finished their turn, from how the turn sounds (not its words). */
 export interface TurnCompletionModel {
   /**
