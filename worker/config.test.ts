@@ -21,6 +21,7 @@ describe('loadConfig', () => {
     expect(c.joinTimeoutSeconds).toBe(30);
     expect(c.outcomeReportDeadlineSeconds).toBe(21_600);
     expect(c.warmPoolSize).toBe(2);
+    expect(c.botSessionsPerProcess).toBe(1);
     expect(c.llm).toEqual({ baseURL: 'https://api.openai.com/v1', apiKey: 'sk-test', model: 'gpt-4o-mini' });
     expect(c.tts.voice).toBe('alloy');
     expect(c.transcriptStore).toMatch(/^file:\/\/\/.*\/transcripts$/);
@@ -30,6 +31,15 @@ describe('loadConfig', () => {
     expect(c.rooms.tokenSecret).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(c.rooms.tokenSecret).not.toBe(minimal.WORKER_TOKEN);
     expect(Object.isFrozen(c)).toBe(true);
+  });
+
+  it('takes sessions per bot process from env, and refuses more than one with Daily rooms', () => {
+    expect(loadConfig({ ...minimal, BOT_SESSIONS_PER_PROCESS: '4' }).botSessionsPerProcess).toBe(4);
+    expect(problem({ ...minimal, BOT_SESSIONS_PER_PROCESS: '0' }).variable).toBe('BOT_SESSIONS_PER_PROCESS');
+    expect(problem({ ...minimal, BOT_SESSIONS_PER_PROCESS: '65' }).variable).toBe('BOT_SESSIONS_PER_PROCESS');
+    const daily = { ...minimal, ROOM_PROVIDER: 'daily', DAILY_API_KEY: 'daily-key' };
+    expect(loadConfig({ ...daily, BOT_SESSIONS_PER_PROCESS: '1' }).botSessionsPerProcess).toBe(1);
+    expect(problem({ ...daily, BOT_SESSIONS_PER_PROCESS: '2' }).message).toMatch(/BOT_SESSIONS_PER_PROCESS.*must be 1 with ROOM_PROVIDER=daily/);
   });
 
   it('bounds the public port: connection cap and timeouts, from env, checked', () => {

@@ -37,6 +37,8 @@ export interface WorkerBaseConfig {
   redis: RedisSettings;
   redisKeyPrefix: string;
   warmPoolSize: number;
+  /** Sessions one bot process runs at once, sharing its runtime and models: a crash of it ends that many (docs/worker.md, "Density"). */
+  botSessionsPerProcess: number;
   heartbeatIntervalMs: number;
   heartbeatTtlMs: number;
   spawnBudgetMs: number;
@@ -190,6 +192,13 @@ function transcriptStore(env: Env): string {
   throw new ConfigError('TRANSCRIPT_STORE', `must be file://<folder> or s3://<bucket>[/<prefix>], got "${raw}"`);
 }
 
+/** A Daily bot process holds one prewarmed bridge, which takes one call: one session per process. */
+function botSessionsPerProcess(env: Env, roomProvider: RoomChoice['roomProvider']): number {
+  const perProcess = intVar(env, 'BOT_SESSIONS_PER_PROCESS', { default: 1, min: 1, max: 64 });
+  if (perProcess > 1 && roomProvider === 'daily') throw new ConfigError('BOT_SESSIONS_PER_PROCESS', 'must be 1 with ROOM_PROVIDER=daily (each Daily bot holds one prewarmed bridge)');
+  return perProcess;
+}
+
 export function loadConfig(env: Env): Readonly<WorkerConfig> {
   const port = intVar(env, 'PORT', { default: 7860, min: 0, max: 65535 });
   const certFile = optionalString(env, 'TLS_CERT_FILE');
@@ -220,6 +229,7 @@ export function loadConfig(env: Env): Readonly<WorkerConfig> {
     redis: redisSettings(env, requiredUrl(env, 'REDIS_URL', { schemes: ['redis', 'rediss'], default: 'redis://127.0.0.1:6379' })),
     redisKeyPrefix: optionalString(env, 'REDIS_KEY_PREFIX') ?? 'voice',
     warmPoolSize: intVar(env, 'WARM_POOL_SIZE', { default: 2, min: 0, max: 256 }),
+    botSessionsPerProcess: botSessionsPerProcess(env, rooms.roomProvider),
     heartbeatIntervalMs,
     heartbeatTtlMs,
     spawnBudgetMs: intVar(env, 'SPAWN_BUDGET_MS', { default: 1000, min: 50, max: 10_000 }),

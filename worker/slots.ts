@@ -1,14 +1,15 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from '../lib/log.ts';
 import type { BotEvent } from './bot/events.ts';
-import { BotProcess } from './bot/supervisor.ts';
+import { BotProcess, type BotState } from './bot/supervisor.ts';
 import type { BotJob, Outcome } from './bot/messages.ts';
 import type { RedisPool } from './pool.ts';
 import type { PreparedRoom, RoomProvider } from './rooms/provider.ts';
 import type { WorkerMetrics } from './telemetry/metrics.ts';
 
 /**
- * This pod's warm slots: one bot process each, with a room prepared ahead. A slot enters the
+ * This pod's warm slots, each a place for one session in a bot process (BOT_SESSIONS_PER_PROCESS
+ * places per process, 1 by default), with a room prepared ahead. A slot enters the
  * shared pool when its bot is warm and its room is ready; it leaves it when claimed, when the
  * pod drains, or when its pod stops heartbeating. `reconcile()` (run with every heartbeat) puts
  * back what Redis lost (an outage, a restart without persistence) and refreshes rooms that would
@@ -16,7 +17,10 @@ import type { WorkerMetrics } from './telemetry/metrics.ts';
  */
 export interface Slot {
   id: string;
+  /** The process this slot is a place in; it may hold other slots. */
   bot: BotProcess;
+  /** The session running in this slot. */
+  sessionId: string | null;
   room: PreparedRoom | null;
   preparing: boolean;
   /** Set when the slot's session ended here: Redis may still say `busy` until we register it. */
@@ -26,6 +30,8 @@ export interface Slot {
 export interface SlotManagerOptions {
   pod: string;
   size: number;
+  /** Slots per bot process. */
+  sessionsPerProcess: number;
   env: NodeJS.ProcessEnv;
   pool: RedisPool;
   rooms: RoomProvider;
@@ -54,23 +60,38 @@ export class SlotManager extends EventEmitter<SlotManagerEvents> {
   }
 
   start(): void {
-    for (let i = 0; i < this.options.size; i++) {
-      const id = `${this.options.pod}/${i}`;
-      const slot: Slot = { id, bot: new BotProcess(id, this.options.env), room: null, preparing: false, reclaimed: false };
-      slot.bot.on('ready', () => void this.release(slot));
-      slot.bot.on('invalid', (problem) => this.options.log.warn('ignored an invalid message from a bot', { slot: id, problem }));
-      slot.bot.on('finished', (sessionId, outcome) => this.emit('finished', sessionId, outcome));
-      slot.bot.on('telemetry', (sessionId, event) => this.emit('telemetry', sessionId, event));
-      slot.bot.on('exit', (code, signal, recycled) => {
+    const { size, sessionsPerProcess } = this.options;
+    for (let first = 0; first < size; first += sessionsPerProcess) {
+      const ids = Array.from({ length: Math.min(sessionsPerProcess, size - first) }, (_, i) => `${this.options.pod}/${first + i}`);
+      const bot = new BotProcess(ids.join(','), this.options.env, ids.length);
+      const slots = ids.map((id): Slot => ({ id, bot, sessionId: null, room: null, preparing: false, reclaimed: false }));
+      for (const slot of slots) this.slots.set(slot.id, slot);
+      bot.on('ready', () => {
+        for (const slot of slots) void this.release(slot);
+      });
+      bot.on('invalid', (problem) => this.options.log.warn('ignored an invalid message from a bot', { slots: bot.id, problem }));
+      bot.on('finished', (sessionId, outcome) => {
+        const slot = slots.find((s) => s.sessionId === sessionId);
+        if (slot) slot.sessionId = null;
+        this.emit('finished', sessionId, outcome);
+      });
+      bot.on('telemetry', (sessionId, event) => this.emit('telemetry', sessionId, event));
+      bot.on('exit', (code, signal, recycled) => {
         if (!this.draining) {
           this.options.metrics.botRestarts.inc({ reason: recycled ? 'recycled' : (signal ?? `exit_${code}`) });
-          if (recycled) this.options.log.info('bot process recycled after a session that held a lot of audio', { slot: id });
-          else this.options.log.warn('bot process exited; starting a new one', { slot: id, code, signal });
+          if (recycled) this.options.log.info('bot process recycled after a session that held a lot of audio', { slots: bot.id });
+          else this.options.log.warn('bot process exited; starting a new one', { slots: bot.id, code, signal });
         }
       });
-      this.slots.set(id, slot);
-      slot.bot.start();
+      bot.start();
     }
+  }
+
+  /** One slot's state: `idle` while its process takes sessions and the slot has none. */
+  private state(slot: Slot): BotState {
+    if (slot.sessionId) return 'busy';
+    const phase = slot.bot.phase;
+    return phase === 'ready' ? 'idle' : phase === 'stopped' ? 'stopped' : 'starting';
   }
 
   /** Puts a warm, free slot (back) into the shared pool with a fresh room. */
@@ -81,7 +102,7 @@ export class SlotManager extends EventEmitter<SlotManagerEvents> {
   }
 
   private async prepare(slot: Slot): Promise<void> {
-    if (this.draining || slot.preparing || slot.bot.state !== 'idle') return;
+    if (this.draining || slot.preparing || this.state(slot) !== 'idle') return;
     slot.preparing = true;
     let fresh: PreparedRoom | null = null;
     try {
@@ -89,7 +110,7 @@ export class SlotManager extends EventEmitter<SlotManagerEvents> {
       const stale = !slot.room || slot.room.exp - nowSeconds < this.options.minRoomSeconds + 60;
       fresh = stale ? await this.options.rooms.createRoom({ ttlSeconds: this.options.roomTtlSeconds }) : null;
       const room = fresh ?? slot.room!;
-      if (this.draining || slot.bot.state !== 'idle') {
+      if (this.draining || this.state(slot) !== 'idle') {
         if (fresh) void this.options.rooms.deleteRoom(fresh.name);
         return;
       }
@@ -123,7 +144,8 @@ export class SlotManager extends EventEmitter<SlotManagerEvents> {
 
   assign(slotId: string, job: BotJob): boolean {
     const slot = this.slots.get(slotId);
-    const ok = slot?.bot.assign(job) ?? false;
+    const ok = slot !== undefined && this.state(slot) === 'idle' && slot.bot.assign(job);
+    if (ok) slot.sessionId = job.sessionId;
     this.updateGauge();
     return ok;
   }
@@ -137,21 +159,21 @@ export class SlotManager extends EventEmitter<SlotManagerEvents> {
 
   /** The slots whose bot here is free (for the recovery sweep: Redis may say one of them is busy). */
   idleSlotIds(): string[] {
-    return [...this.slots.values()].filter((s) => s.bot.state === 'idle').map((s) => s.id);
+    return [...this.slots.values()].filter((s) => this.state(s) === 'idle').map((s) => s.id);
   }
 
   /** After its session: a slot whose bot is free again goes back into the pool with a fresh room. */
   releaseIfIdle(slotId: string): void {
     const slot = this.slots.get(slotId);
-    if (slot?.bot.state === 'idle') void this.release(slot);
+    if (slot && this.state(slot) === 'idle') void this.release(slot);
   }
 
   get busy(): number {
-    return [...this.slots.values()].filter((s) => s.bot.state === 'busy').length;
+    return [...this.slots.values()].filter((s) => s.sessionId !== null).length;
   }
 
   updateGauge(): void {
-    const idle = this.draining ? 0 : [...this.slots.values()].filter((s) => s.bot.state === 'idle' && s.room !== null).length;
+    const idle = this.draining ? 0 : [...this.slots.values()].filter((s) => this.state(s) === 'idle' && s.room !== null).length;
     this.options.metrics.idleSlots.set(idle);
     this.options.metrics.activeSessions.set(this.busy);
   }
@@ -160,7 +182,7 @@ export class SlotManager extends EventEmitter<SlotManagerEvents> {
   async withdraw(): Promise<number> {
     this.draining = true;
     this.updateGauge();
-    const ids = [...this.slots.values()].filter((s) => s.bot.state !== 'busy').map((s) => s.id);
+    const ids = [...this.slots.values()].filter((s) => s.sessionId === null).map((s) => s.id);
     try {
       return (await this.options.pool.withdraw(ids)).length;
     } catch (err) {
@@ -170,11 +192,11 @@ export class SlotManager extends EventEmitter<SlotManagerEvents> {
   }
 
   interruptAll(reason: string): void {
-    for (const slot of this.slots.values()) if (slot.bot.state === 'busy') slot.bot.interrupt(reason);
+    for (const slot of this.slots.values()) if (slot.sessionId) slot.bot.interrupt(slot.sessionId, reason);
   }
 
   async stop(): Promise<void> {
     this.draining = true;
-    await Promise.all([...this.slots.values()].map((s) => s.bot.stop()));
+    await Promise.all([...new Set([...this.slots.values()].map((s) => s.bot))].map((bot) => bot.stop()));
   }
 }

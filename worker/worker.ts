@@ -61,7 +61,7 @@ export async function startWorker(config: Readonly<WorkerConfig>, deps: { log: L
 
   let draining = false;
   let roomsReady = false;
-  const slots = new SlotManager({ pod: instance, size: config.warmPoolSize, env: deps.env, pool, rooms, roomTtlSeconds, minRoomSeconds, metrics, log });
+  const slots = new SlotManager({ pod: instance, size: config.warmPoolSize, sessionsPerProcess: config.botSessionsPerProcess, env: deps.env, pool, rooms, roomTtlSeconds, minRoomSeconds, metrics, log });
   const sessions = new SessionCoordinator({
     pod: instance,
     pool,

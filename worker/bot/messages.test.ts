@@ -9,7 +9,7 @@ const assign = { type: 'assign', job: { sessionId: 'inv_1', interviewId: 'dpl_1'
 describe('the worker-to-bot messages', () => {
   it('accept a job with its join ticket, and a stop', () => {
     expect(ToBotSchema.parse(assign)).toEqual(assign);
-    expect(ToBotSchema.parse({ type: 'stop', reason: 'worker_shutdown' })).toEqual({ type: 'stop', reason: 'worker_shutdown' });
+    expect(ToBotSchema.parse({ type: 'stop', sessionId: 'inv_1', reason: 'worker_shutdown' })).toEqual({ type: 'stop', sessionId: 'inv_1', reason: 'worker_shutdown' });
   });
 
   it('refuse a job without a usable ticket: none, a join URL instead, a transport nobody registered, no token', () => {

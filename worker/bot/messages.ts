@@ -22,13 +22,18 @@ export type Outcome =
   | { status: 'completed'; response: { transcriptKey: string; summary: string } }
   | { status: 'failed'; reason: string; message: string };
 
-export type ToBot = { type: 'assign'; job: BotJob } | { type: 'stop'; reason: string };
+/**
+ * `stop` ends one session of the process (it reports failed with `reason`); `retire` ends a
+ * recycling process once the worker knows none of its sessions is left or on its way.
+ */
+export type ToBot = { type: 'assign'; job: BotJob } | { type: 'stop'; sessionId: string; reason: string } | { type: 'retire' };
 
 export type FromBot =
   | { type: 'ready' }
   | { type: 'telemetry'; sessionId: string; event: BotEvent }
-  /** `recycle`: the bot exits after this session (it held a bounded but large amount of audio). */
-  | { type: 'finished'; sessionId: string; outcome: Outcome; recycle?: boolean };
+  | { type: 'finished'; sessionId: string; outcome: Outcome }
+  /** The process held a bounded but large amount of audio: give it no new session, retire it once its sessions end. */
+  | { type: 'recycling' };
 
 const text = (max: number) => z.string().max(max);
 const OutcomeSchema = z.union([
@@ -40,7 +45,8 @@ const OutcomeSchema = z.union([
 export const FromBotSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ready') }),
   z.object({ type: z.literal('telemetry'), sessionId: text(128), event: BotEventSchema }),
-  z.object({ type: z.literal('finished'), sessionId: text(128), outcome: OutcomeSchema, recycle: z.boolean().optional() }),
+  z.object({ type: z.literal('finished'), sessionId: text(128), outcome: OutcomeSchema }),
+  z.object({ type: z.literal('recycling') }),
 ]);
 
 /** The worker's message, checked by the bot like the bot's are by the worker: the IPC boundary. */
@@ -49,5 +55,6 @@ export const ToBotSchema = z.discriminatedUnion('type', [
     type: z.literal('assign'),
     job: z.object({ sessionId: text(128), interviewId: text(128), interview: InterviewSchema, ticket: JoinTicketSchema }),
   }),
-  z.object({ type: z.literal('stop'), reason: text(128) }),
+  z.object({ type: z.literal('stop'), sessionId: text(128), reason: text(128) }),
+  z.object({ type: z.literal('retire') }),
 ]);

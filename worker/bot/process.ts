@@ -11,8 +11,9 @@ import { FailureReason } from '../../lib/failure-reasons.ts';
 
 /**
  * A prewarmed bot: its own process, started by the worker with the same environment. It builds
- * its provider clients once, says `ready`, and runs one interview per `assign`. A crash here ends
- * only this session; the worker reports it and starts a fresh bot.
+ * its provider clients, its room client and its turn models once, says `ready`, and runs each
+ * `assign` as an interview, up to BOT_SESSIONS_PER_PROCESS at once (1 by default), all sharing
+ * those. A crash here ends only this process's sessions; the worker reports them and starts a fresh bot.
  */
 const config = loadConfig(process.env);
 const providers = createProviders(config);
@@ -24,17 +25,28 @@ const log = createLogger({ name: 'bot' });
 let streamingNoticed = false;
 // The turn models load with the bot (prewarm), not at its first turn.
 const models = await loadTurnModels(config.turns);
-let stop = new AbortController();
-let busy = false;
-/** Set when a session pushed this process to hold a lot of audio: it exits after the session. */
+/** The sessions running here, each with its own stop. */
+const running = new Map<string, AbortController>();
+/**
+ * Set when a session pushed this process to hold a lot of audio. The worker is told at once, gives
+ * the process no new session and retires it once its sessions end (the worker decides the moment:
+ * only it knows whether an assignment is on its way).
+ */
 let recycle = false;
-const RECYCLE_RSS_BYTES = 512 * 1024 * 1024;
+function startRecycling(): void {
+  if (recycle) return;
+  recycle = true;
+  send({ type: 'recycling' });
+}
+const MiB = 1024 * 1024;
+/** The resident size past which the process is renewed after a session: more room for more sessions at once. */
+const RECYCLE_RSS_BYTES = 512 * MiB + (config.botSessionsPerProcess - 1) * 128 * MiB;
 
 function send(msg: FromBot): void {
   process.send?.(msg);
 }
 
-async function run(job: BotJob): Promise<Outcome> {
+async function run(job: BotJob, stop: AbortSignal): Promise<Outcome> {
   let room: BotRoom;
   const startMs = Date.now();
   try {
@@ -52,14 +64,12 @@ async function run(job: BotJob): Promise<Outcome> {
     room,
     providers,
     store,
-    stop: stop.signal,
+    stop,
     config,
     models,
     hooks: {
       telemetry: (event) => send({ type: 'telemetry', sessionId: job.sessionId, event }),
-      utteranceBound: () => {
-        recycle = true;
-      },
+      utteranceBound: startRecycling,
       streamingUnavailable: (reason) => {
         if (streamingNoticed) return;
         streamingNoticed = true;
@@ -80,34 +90,40 @@ process.on('message', (raw: unknown) => {
     log.error('refused an invalid message from the worker', { problem });
     // A job we cannot read still ends, so that its session is reported and its slot comes back.
     const sessionId = (raw as { job?: { sessionId?: unknown } } | null)?.job?.sessionId;
-    if (!busy && typeof sessionId === 'string') send({ type: 'finished', sessionId, outcome: { status: 'failed', reason: FailureReason.bot_error, message: `The bot could not read its job (${problem}).` } });
+    if (typeof sessionId === 'string' && !running.has(sessionId)) send({ type: 'finished', sessionId, outcome: { status: 'failed', reason: FailureReason.bot_error, message: `The bot could not read its job (${problem}).` } });
     return;
   }
   const msg = parsed.data;
   if (msg.type === 'assign') {
-    if (busy) return; // The supervisor never double-assigns; ignore rather than corrupt a session.
-    busy = true;
-    stop = new AbortController();
-    void run(msg.job)
+    // The supervisor never assigns past the capacity: ignore rather than corrupt a session. (One
+    // sent before it heard `recycling` still runs here.)
+    if (running.size >= config.botSessionsPerProcess || running.has(msg.job.sessionId)) {
+      log.error('refused a session beyond what this bot takes', { running: running.size, recycling: recycle });
+      return;
+    }
+    const stop = new AbortController();
+    running.set(msg.job.sessionId, stop);
+    void run(msg.job, stop.signal)
       .catch((err: unknown): Outcome => ({ status: 'failed', reason: FailureReason.bot_error, message: `The bot failed: ${(err as Error).message}` }))
       .then((outcome) => {
-        busy = false;
+        running.delete(msg.job.sessionId);
         // A flood of audio leaves the heap large even once it is garbage; a fresh process returns
-        // that memory to the machine. The worker starts the next bot (BotProcess restarts it).
-        const exiting = recycle || process.memoryUsage().rss > RECYCLE_RSS_BYTES;
-        const finished: FromBot = { type: 'finished', sessionId: msg.job.sessionId, outcome, ...(exiting ? { recycle: true } : {}) };
-        if (exiting) process.send?.(finished, () => process.exit(0));
-        else send(finished);
+        // that memory to the machine (the worker starts the next bot once this one retires).
+        if (process.memoryUsage().rss > RECYCLE_RSS_BYTES) startRecycling();
+        send({ type: 'finished', sessionId: msg.job.sessionId, outcome });
       });
   } else if (msg.type === 'stop') {
-    stop.abort(msg.reason);
+    running.get(msg.sessionId)?.abort(msg.reason);
+  } else if (msg.type === 'retire') {
+    if (running.size === 0) process.exit(0);
+    log.error('asked to retire with sessions running; staying', { running: running.size });
   }
 });
 
 // Signals sent to the whole process group (Ctrl-C, a group SIGTERM) must not cut a live interview:
 // the worker drains and stops the bot itself over IPC, or kills it after its grace period.
 for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => {
-  if (!busy) process.exit(0);
+  if (running.size === 0) process.exit(0);
 });
 
 // A bug reached the top: end this process (the worker reports the session failed, starts a new bot).

@@ -6,13 +6,18 @@ import { FromBotSchema, type BotJob, type FromBot, type Outcome } from './messag
 import { FailureReason } from '../../lib/failure-reasons.ts';
 
 /**
- * One warm slot's bot process, seen from the worker. Events (typed, BotProcessEvents):
- * `ready` (warm and free), `finished` (sessionId, outcome), `telemetry` (sessionId, a typed bot
- * event), `invalid` (a message that failed its check), `exit` (code, signal). A bot that dies while busy
- * finishes its session as failed (`bot_crashed`); a new process is started unless stopping.
+ * One bot process, seen from the worker. It runs up to `capacity` sessions at once
+ * (BOT_SESSIONS_PER_PROCESS; 1 by default: one process per interview). Events (typed,
+ * BotProcessEvents): `ready` (warm; every free place takes a session), `finished` (sessionId,
+ * outcome), `telemetry` (sessionId, a typed bot event), `invalid` (a message that failed its check),
+ * `exit` (code, signal). A process that dies finishes each of its sessions as failed
+ * (`bot_crashed`): the isolation bound is `capacity`. A new process is started unless stopping.
  */
 const BOT_ENTRY = fileURLToPath(new URL('./process.ts', import.meta.url));
 
+/** `recycling`: the process said it exits once its sessions end; it takes none meanwhile. */
+export type BotPhase = 'starting' | 'ready' | 'recycling' | 'stopped';
+/** One place in a process: `idle` (can take a session now), `busy`, or neither (`starting`, `stopped`). */
 export type BotState = 'starting' | 'idle' | 'busy' | 'stopped';
 
 export interface BotProcessEvents {
@@ -24,34 +29,43 @@ export interface BotProcessEvents {
 }
 
 export class BotProcess extends EventEmitter<BotProcessEvents> {
-  state: BotState = 'starting';
-  sessionId: string | null = null;
+  phase: BotPhase = 'starting';
+  /** The sessions this process runs now. */
+  readonly sessions = new Set<string>();
   private child: ChildProcess | null = null;
   private stopping = false;
   restarts = 0;
   /** Exits since the last `ready`: a bot that cannot even start is restarted with backoff. */
   private failedStarts = 0;
   private restartTimer: NodeJS.Timeout | null = null;
-  /** The bot said it exits after its session (recycling); its exit is expected. */
-  private recycling = false;
 
-  readonly slotId: string;
+  readonly id: string;
+  readonly capacity: number;
   private readonly env: NodeJS.ProcessEnv;
 
-  constructor(slotId: string, env: NodeJS.ProcessEnv) {
+  /** `id`: names the process in logs (its slots' ids); `capacity`: sessions at once. */
+  constructor(id: string, env: NodeJS.ProcessEnv, capacity = 1) {
     super();
-    this.slotId = slotId;
+    this.id = id;
     this.env = env;
+    this.capacity = capacity;
   }
 
   get pid(): number | undefined {
     return this.child?.pid;
   }
 
+  /** The state of the process's next free place (one session per process: the process's own). */
+  get state(): BotState {
+    if (this.phase === 'ready' && this.sessions.size < this.capacity) return 'idle';
+    if (this.sessions.size > 0) return 'busy';
+    return this.phase === 'stopped' ? 'stopped' : 'starting';
+  }
+
   start(): void {
-    this.state = 'starting';
+    this.phase = 'starting';
     // Inherits the worker's execArgv (the tsx loader), so the bot runs the same TypeScript sources.
-    const child = fork(BOT_ENTRY, [], { env: { ...this.env, BOT_SLOT_ID: this.slotId }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
+    const child = fork(BOT_ENTRY, [], { env: { ...this.env, BOT_SLOT_ID: this.id }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
     this.child = child;
     child.on('message', (raw: unknown) => {
       const parsed = FromBotSchema.safeParse(raw);
@@ -62,15 +76,14 @@ export class BotProcess extends EventEmitter<BotProcessEvents> {
     child.on('exit', (code, signal) => {
       if (this.child !== child) return;
       this.child = null;
-      const lost = this.sessionId;
-      this.sessionId = null;
-      this.state = 'stopped';
-      if (lost) {
+      const recycled = this.phase === 'recycling' && this.sessions.size === 0;
+      const lost = [...this.sessions];
+      this.sessions.clear();
+      this.phase = 'stopped';
+      for (const sessionId of lost) {
         const outcome: Outcome = { status: 'failed', reason: FailureReason.bot_crashed, message: 'The voice bot process stopped in the middle of the interview.' };
-        this.emit('finished', lost, outcome);
+        this.emit('finished', sessionId, outcome);
       }
-      const recycled = this.recycling;
-      this.recycling = false;
       this.emit('exit', code, signal, recycled);
       if (!this.stopping) {
         this.restarts++;
@@ -85,34 +98,43 @@ export class BotProcess extends EventEmitter<BotProcessEvents> {
     switch (msg.type) {
       case 'ready':
         this.failedStarts = 0;
-        this.state = 'idle';
+        this.phase = 'ready';
         this.emit('ready');
         break;
       case 'telemetry':
         this.emit('telemetry', msg.sessionId, msg.event);
         break;
       case 'finished':
-        if (msg.sessionId !== this.sessionId) return;
-        this.sessionId = null;
-        // A recycling bot is not free again: it exits, and its successor says `ready`.
-        this.recycling = msg.recycle === true;
-        this.state = this.recycling ? 'starting' : 'idle';
+        if (!this.sessions.delete(msg.sessionId)) return;
+        this.retireIfDone();
         this.emit('finished', msg.sessionId, msg.outcome);
+        break;
+      case 'recycling':
+        // It takes no more sessions; once the last ends it is retired, and its successor says `ready`.
+        if (this.phase === 'ready') this.phase = 'recycling';
+        this.retireIfDone();
         break;
     }
   }
 
+  /**
+   * Every assignment sent to the process is in `sessions` until its `finished` arrives, so once a
+   * recycling process has none the retire cannot overtake a session on its way.
+   */
+  private retireIfDone(): void {
+    if (this.phase === 'recycling' && this.sessions.size === 0) this.child?.send({ type: 'retire' });
+  }
+
   assign(job: BotJob): boolean {
     if (this.state !== 'idle' || !this.child) return false;
-    this.state = 'busy';
-    this.sessionId = job.sessionId;
+    this.sessions.add(job.sessionId);
     this.child.send({ type: 'assign', job });
     return true;
   }
 
-  /** Ends the running session (it reports failed with `reason`). */
-  interrupt(reason: string): void {
-    this.child?.send({ type: 'stop', reason });
+  /** Ends one running session (it reports failed with `reason`). */
+  interrupt(sessionId: string, reason: string): void {
+    if (this.sessions.has(sessionId)) this.child?.send({ type: 'stop', sessionId, reason });
   }
 
   async stop(): Promise<void> {
