@@ -17,7 +17,9 @@ import { fakeProfile, REALISTIC, REALISTIC_SOURCES } from './turns/profiles.ts';
  * profile, and N respondents (rtc-node, in this process, outside the pod's cgroup) who really
  * talk: the Piper and espeak-ng answers of the turn bench, thinking pauses included, and a
  * barge-in in every other interview. N ramps (BENCH_CAPACITY_STEPS); each step is a fresh worker
- * with N warm slots (today's design: one slot, one bot process, one interview). Per step: CPU and
+ * with N warm slots. The ramp runs once per design, in the same run (BENCH_CAPACITY_PER_PROCESS,
+ * default `1,4`): BOT_SESSIONS_PER_PROCESS=1 is today's default (one bot process per slot and per
+ * interview), 4 puts up to four sessions in one bot process sharing its runtime and models. Per step: CPU and
  * memory from the cgroup's own accounting, per live interview and per idle warm slot; end of speech
  * to first bot audio; silences heard inside the bot's utterances; failed interviews. The pod's
  * capacity is the largest N whose p95 turn latency stays within 10% of N=1, with no more audio gaps
@@ -28,6 +30,8 @@ import { fakeProfile, REALISTIC, REALISTIC_SOURCES } from './turns/profiles.ts';
  */
 const MiB = 2 ** 20;
 const STEPS = (process.env.BENCH_CAPACITY_STEPS ?? '1,2,4,8,12,16').split(',').map(Number);
+/** The designs compared: sessions per bot process (BOT_SESSIONS_PER_PROCESS). */
+const PER_PROCESS = (process.env.BENCH_CAPACITY_PER_PROCESS ?? '1,4').split(',').map(Number);
 const POD = { cpus: Number(process.env.BENCH_CAPACITY_CPUS ?? 1), memoryBytes: Number(process.env.BENCH_CAPACITY_MEMORY_MIB ?? 2048) * MiB };
 /** The spec's sample pod, to which the measured figures are scaled. */
 const SAMPLE_POD = { cpus: 2, memoryBytes: 4096 * MiB };
@@ -56,6 +60,8 @@ let cgroupVersion = 0;
 
 interface Step {
   n: number;
+  /** BOT_SESSIONS_PER_PROCESS of the step's worker. */
+  perProcess: number;
   /** Idle pool: the pod's CPU (share of one core) per warm slot, and memory. */
   idleCpuPerSlot: number;
   idlePodBytes: number;
@@ -83,7 +89,7 @@ interface Step {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const mean = (xs: number[]): number => (xs.length === 0 ? NaN : xs.reduce((a, b) => a + b, 0) / xs.length);
+const sum = (xs: number[]): number => (xs.length === 0 ? NaN : xs.reduce((a, b) => a + b, 0));
 const mib = (bytes: number): string => (Number.isNaN(bytes) ? 'n/a' : `${fmt(bytes / MiB, 0)} MiB`);
 const pct = (share: number): string => (Number.isNaN(share) ? 'n/a' : `${fmt(share * 100, 1)}%`);
 
@@ -110,15 +116,15 @@ function interview(): Record<string, unknown> {
   };
 }
 
-async function measure(n: number, deps: { livekit: LiveKitServer; redisUrl: string; backendUrl: string; llmUrl: string; modelsDir: string; set: ReturnType<typeof buildAnswerSet> }): Promise<Step> {
-  const pod: PodCgroup = createPodCgroup(`voice-capacity-${process.pid}-${n}`, POD);
+async function measure(n: number, perProcess: number, deps: { livekit: LiveKitServer; redisUrl: string; backendUrl: string; llmUrl: string; modelsDir: string; set: ReturnType<typeof buildAnswerSet> }): Promise<Step> {
+  const pod: PodCgroup = createPodCgroup(`voice-capacity-${process.pid}-${perProcess}-${n}`, POD);
   cgroupVersion = pod.version;
   let worker: WorkerProcess | undefined;
   try {
     worker = await startWorkerProcess(
       baseEnv({
         redisUrl: deps.redisUrl, backendUrl: deps.backendUrl, llmUrl: deps.llmUrl, ...deps.livekit.env,
-        REDIS_KEY_PREFIX: `bench-capacity-${n}-${Date.now()}`, WARM_POOL_SIZE: String(n), IDLE_TIMEOUT_SECONDS: '60', JOIN_TIMEOUT_SECONDS: '60',
+        REDIS_KEY_PREFIX: `bench-capacity-${perProcess}-${n}-${Date.now()}`, WARM_POOL_SIZE: String(n), BOT_SESSIONS_PER_PROCESS: String(perProcess), IDLE_TIMEOUT_SECONDS: '60', JOIN_TIMEOUT_SECONDS: '60',
         PROVIDER_TIMEOUT_MS: '60000', VAD_SILENCE_MS: '700', TURN_MODELS_DIR: deps.modelsDir, MAX_SESSION_SECONDS: '600',
         ...(PROFILE_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${PROFILE_DIR}` } : {}),
       }),
@@ -217,6 +223,7 @@ async function measure(n: number, deps: { livekit: LiveKitServer; redisUrl: stri
     const mem = live as { pod: number; bots: number[] } | null;
     return {
       n,
+      perProcess,
       idleCpuPerSlot,
       idlePodBytes,
       workerPss,
@@ -260,16 +267,20 @@ const livekit = await startLiveKitServer();
 const redis = await startRedis();
 const backend = await startFakeBackend();
 const fake = await startServerProcess('bench/servers/fake-openai-server.ts', { FAKE_OPENAI_OPTIONS: JSON.stringify({ voice: 'tone', profile: fakeProfile(REALISTIC) }) });
-const steps: Step[] = [];
+const designs: Step[][] = [];
 try {
-  for (const n of STEPS) {
-    const step = await measure(n, { livekit, redisUrl: redis.url, backendUrl: backend.url, llmUrl: `http://127.0.0.1:${fake.port}/v1`, modelsDir, set });
-    steps.push(step);
-    console.error(`N=${n}: ${step.completed}/${step.interviews} completed, p95 ${ms(percentile(step.latencies, 95))}, ${step.gapsMs.length} gaps, ${step.failures.length} failures${step.failures.length ? `: ${step.failures.join('; ')}` : ''}`);
-    // Go on past a step that lost only on gaps (shown, and counted in the verdict); stop where
-    // latency, failures or the machine say the next step would only be worse.
-    const base = steps[0]!;
-    if (steps.length > 1 && (step.failures.length > 0 || percentile(step.latencies, 95) > LATENCY_SLACK * percentile(base.latencies, 95) || step.machineBusy >= MACHINE_SATURATED)) break;
+  for (const perProcess of PER_PROCESS) {
+    const steps: Step[] = [];
+    designs.push(steps);
+    for (const n of STEPS) {
+      const step = await measure(n, perProcess, { livekit, redisUrl: redis.url, backendUrl: backend.url, llmUrl: `http://127.0.0.1:${fake.port}/v1`, modelsDir, set });
+      steps.push(step);
+      console.error(`${perProcess} per process, N=${n}: ${step.completed}/${step.interviews} completed, p95 ${ms(percentile(step.latencies, 95))}, ${step.gapsMs.length} gaps, ${step.failures.length} failures${step.failures.length ? `: ${step.failures.join('; ')}` : ''}`);
+      // Go on past a step that lost only on gaps (shown, and counted in the verdict); stop where
+      // latency, failures or the machine say the next step would only be worse.
+      const base = steps[0]!;
+      if (steps.length > 1 && (step.failures.length > 0 || percentile(step.latencies, 95) > LATENCY_SLACK * percentile(base.latencies, 95) || step.machineBusy >= MACHINE_SATURATED)) break;
+    }
   }
 } finally {
   await fake.stop();
@@ -283,48 +294,56 @@ function passes(step: Step, base: Step): boolean {
   return step.failures.length === 0 && step.completed === step.interviews && percentile(step.latencies, 95) <= LATENCY_SLACK * percentile(base.latencies, 95) && gapsPer(step) <= gapsPer(base);
 }
 
-const base = steps[0]!;
+const design = (perProcess: number): string => (perProcess === 1 ? "today's design (one bot process per warm slot and per interview)" : `${perProcess} sessions per bot process (BOT_SESSIONS_PER_PROCESS=${perProcess}: one runtime and one copy of the models for up to ${perProcess} interviews; a crash ends up to ${perProcess})`);
 console.log(
-  `\ncapacity of one worker pod, today's design (one bot process per warm slot and per interview): pod = cgroup of ${POD.cpus} CPU and ${mib(POD.memoryBytes)} (cgroup v${cgroupVersion}), LiveKit rooms, stand-in providers (realistic profile), ${QUESTIONS} questions per interview (${ROUNDS} rounds at N=1, ceil(${ROUNDS}/N) below N=${ROUNDS}, one after another), respondents started ${STAGGER_MS} ms apart`,
+  `\npod = cgroup of ${POD.cpus} CPU and ${mib(POD.memoryBytes)} (cgroup v${cgroupVersion}), LiveKit rooms, stand-in providers (realistic profile), ${QUESTIONS} questions per interview (${ROUNDS} rounds at N=1, ceil(${ROUNDS}/N) below N=${ROUNDS}, one after another), respondents started ${STAGGER_MS} ms apart`,
 );
-printTable(
-  ['N live', 'completed', 'CPU / live interview', 'CPU / idle slot', 'pod memory live / N', 'bot PSS live (mean)', 'bot PSS idle (mean)', 'worker PSS', 'turn p50', 'turn p95', 'gaps / interview (p50, max)', 'quota used up (periods)', 'machine busy', 'verdict'],
-  steps.map((s) => [
-    s.n,
-    `${s.completed}/${s.interviews}`,
-    pct(s.liveCpuPerInterview),
-    pct(s.idleCpuPerSlot),
-    mib(s.livePodBytes / s.n),
-    mib(mean(s.liveBotPss)),
-    mib(mean(s.idleBotPss)),
-    mib(s.workerPss),
-    ms(percentile(s.latencies, 50)),
-    ms(percentile(s.latencies, 95)),
-    `${fmt(s.gapsMs.length / s.interviews, 1)} (${ms(percentile(s.gapsMs, 50))}, ${ms(percentile(s.gapsMs, 100))})`,
-    pct(s.throttled),
-    pct(s.machineBusy),
-    s === base ? 'baseline' : passes(s, base) ? 'holds' : s.machineBusy >= MACHINE_SATURATED ? 'the machine ran out' : `past capacity${s.memoryLimitHits > 0 ? ' (memory limit hit)' : ''}`,
-  ]),
-);
-const held = steps.filter((s) => s === base || passes(s, base));
-const capacity = held[held.length - 1]!;
-const reachedEnd = held.length === steps.length;
-console.log(`\ncapacity: ${capacity.n} live interviews in ${POD.cpus} CPU / ${mib(POD.memoryBytes)}${reachedEnd ? ` (the last step tried still held: the ramp stopped at BENCH_CAPACITY_STEPS, not at the pod's limit)` : ''}`);
-const cpuPer = capacity.liveCpuPerInterview;
-const memPer = mean(capacity.liveBotPss);
-const byCapacity = Math.floor((capacity.n / POD.cpus) * SAMPLE_POD.cpus);
-const byCpu = Math.floor(SAMPLE_POD.cpus / cpuPer);
-const byMemory = Math.floor((SAMPLE_POD.memoryBytes - capacity.workerPss) / memPer);
-console.log(
-  `scaled to the spec's sample pod (${SAMPLE_POD.cpus} CPU, ${mib(SAMPLE_POD.memoryBytes)}): ${byCapacity} by the measured capacity per CPU; the CPU accounting alone would allow ${byCpu} at 100% of the quota (bursts, not the average, use the quota up first), memory ${byMemory} (bot PSS ${mib(memPer)} each, worker ${mib(capacity.workerPss)}); an extrapolation, not a measurement`,
-);
+const capacities: Array<{ perProcess: number; capacity: Step; reachedEnd: boolean }> = [];
+for (const steps of designs) {
+  const base = steps[0]!;
+  console.log(`\ncapacity of one worker pod, ${design(base.perProcess)}:`);
+  printTable(
+    ['N live', 'completed', 'CPU / live interview', 'CPU / idle slot', 'pod memory live / N', 'bots\' PSS / live interview', 'bots\' PSS / idle slot', 'worker PSS', 'turn p50', 'turn p95', 'gaps / interview (p50, max)', 'quota used up (periods)', 'machine busy', 'verdict'],
+    steps.map((s) => [
+      s.n,
+      `${s.completed}/${s.interviews}`,
+      pct(s.liveCpuPerInterview),
+      pct(s.idleCpuPerSlot),
+      mib(s.livePodBytes / s.n),
+      mib(sum(s.liveBotPss) / s.n),
+      mib(sum(s.idleBotPss) / s.n),
+      mib(s.workerPss),
+      ms(percentile(s.latencies, 50)),
+      ms(percentile(s.latencies, 95)),
+      `${fmt(s.gapsMs.length / s.interviews, 1)} (${ms(percentile(s.gapsMs, 50))}, ${ms(percentile(s.gapsMs, 100))})`,
+      pct(s.throttled),
+      pct(s.machineBusy),
+      s === base ? 'baseline' : passes(s, base) ? 'holds' : s.machineBusy >= MACHINE_SATURATED ? 'the machine ran out' : `past capacity${s.memoryLimitHits > 0 ? ' (memory limit hit)' : ''}`,
+    ]),
+  );
+  const held = steps.filter((s) => s === base || passes(s, base));
+  capacities.push({ perProcess: base.perProcess, capacity: held[held.length - 1]!, reachedEnd: held.length === steps.length });
+}
+console.log('');
+for (const { perProcess, capacity, reachedEnd } of capacities) {
+  const cpuPer = capacity.liveCpuPerInterview;
+  const memPer = sum(capacity.liveBotPss) / capacity.n;
+  const byCapacity = Math.floor((capacity.n / POD.cpus) * SAMPLE_POD.cpus);
+  const byCpu = Math.floor(SAMPLE_POD.cpus / cpuPer);
+  const byMemory = Math.floor((SAMPLE_POD.memoryBytes - capacity.workerPss) / memPer);
+  console.log(`capacity, ${perProcess} per bot process: ${capacity.n} live interviews in ${POD.cpus} CPU / ${mib(POD.memoryBytes)}${reachedEnd ? ' (the last step tried still held: the ramp stopped at BENCH_CAPACITY_STEPS, not at the pod\'s limit)' : ''}`);
+  console.log(
+    `  scaled to the spec's sample pod (${SAMPLE_POD.cpus} CPU, ${mib(SAMPLE_POD.memoryBytes)}): ${byCapacity} by the measured capacity per CPU; the CPU accounting alone would allow ${byCpu} at 100% of the quota (bursts, not the average, use the quota up first), memory ${byMemory} (bots ${mib(memPer)} per interview, worker ${mib(capacity.workerPss)}); an extrapolation, not a measurement`,
+  );
+}
 console.log('CPU: the cgroup\'s own accounting (worker and bots) over the window where all N were live, per interview, as a share of one core. Memory: the cgroup\'s charge (page cache included) a few seconds into that window, and each process\'s PSS (shared pages split between their users).');
 console.log('Turn: end of a plain answer (its last frame sent) to the first audible frame of the bot\'s next utterance, as the respondent hears it (barge-ins left out). Gaps: silences under 500 ms between audible frames of the bot\'s voice while the respondent is silent (late or missing frames, as heard).');
 console.log(`Capacity: the largest N with every interview completed, turn p95 within ${Math.round((LATENCY_SLACK - 1) * 100)}% of N=1 and no more gaps per interview than at N=1.`);
-const largest = steps[steps.length - 1]!;
+const lastDesign = designs[designs.length - 1]!;
+const largest = lastDesign[lastDesign.length - 1]!;
 const threadRows = [...largest.threads].filter(([, share]) => share >= 0.001).sort((a, b) => b[1] - a[1]);
 const botTotal = threadRows.reduce((a, [, share]) => a + share, 0);
-console.log(`\nwhere a live interview's CPU goes at N=${largest.n} (per-thread kernel accounting of the bot processes, grouped by thread name; share of one core per interview):`);
+console.log(`\nwhere a live interview's CPU goes at N=${largest.n}, ${largest.perProcess} per bot process (per-thread kernel accounting of the bot processes, grouped by thread name; share of one core per interview):`);
 printTable(
   ['thread', 'CPU / live interview', 'of the bot'],
   [...threadRows.map(([name, share]) => [name, pct(share), pct(share / botTotal)]), ['(all bot threads)', pct(botTotal), '100.0%'], ['worker process (spawns, heartbeats, Redis)', pct(largest.workerCpuPerInterview), '']],
@@ -335,5 +354,5 @@ if (PROFILE_DIR) {
 }
 console.log('latency profile "realistic":');
 for (const line of REALISTIC_SOURCES) console.log(`- ${line}`);
-for (const s of steps) if (s.failures.length > 0) console.log(`N=${s.n} failures: ${s.failures.join('; ')}`);
+for (const s of designs.flat()) if (s.failures.length > 0) console.log(`${s.perProcess} per process, N=${s.n} failures: ${s.failures.join('; ')}`);
 process.exit(0);
