@@ -57,8 +57,11 @@ export function readWavPcm(file: string): DecodedWav {
   }
 }
 
-/** An answer: one utterance, or parts said with a thinking pause between them. */
-export type SpokenAnswer = string | { parts: string[]; pauseMs: number };
+/**
+ * An answer: one utterance, or parts said with a thinking pause between them; `speed` (Piper only,
+ * below 1 slower) draws the words out, as a respondent's long "Okaay" over the interviewer.
+ */
+export type SpokenAnswer = string | { parts: string[]; pauseMs: number; speed?: number };
 
 /**
  * Builds the respondent's track: `leadMs` of silence, then each answer followed by `gapMs` of silence.
@@ -67,8 +70,8 @@ export type SpokenAnswer = string | { parts: string[]; pauseMs: number };
 export function spokenTrack(answers: SpokenAnswer[], options: { leadMs: number; gapMs: number; dir?: string; voice?: 'espeak' | 'piper' }): SpokenTrack {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'speech-'));
   if (options.voice === 'piper') {
-    const texts = answers.flatMap((a) => (typeof a === 'string' ? [a] : a.parts));
-    speakWithPiper(texts.map((text, i) => ({ text, file: join(dir, `answer-${i + 1}.wav`) })));
+    const texts = answers.flatMap((a): Array<{ text: string; speed?: number }> => (typeof a === 'string' ? [{ text: a }] : a.parts.map((text) => ({ text, speed: a.speed }))));
+    speakWithPiper(texts.map(({ text, speed }, i) => ({ text, file: join(dir, `answer-${i + 1}.wav`), ...(speed ? { speed } : {}) })));
   }
   const parts: Buffer[] = [silencePcm(options.leadMs, SPEECH_RATE)];
   const marks: SpokenTrack['answers'] = [];
