@@ -93,6 +93,11 @@ describe('VoiceWorkerPool CRD', () => {
     expect(await rejection(poolSpec({ extraEnv: [{ name: 'DRAIN_GRACE_SECONDS', value: '5' }] }))).toContain("this name is set by the operator from the pool's fields");
     expect(await rejection(poolSpec({ roomProvider: 'daily' }))).toContain('roomProvider daily needs secrets.roomApiKey');
     expect(await rejection(poolSpec({ roomProvider: 'livekit', livekit: undefined }))).toContain('roomProvider livekit needs livekit.url and livekit.secretName');
+    // Several sessions per bot process (issue 22) is refused with Daily rooms, whose bots hold one bridge each.
+    const daily = { roomProvider: 'daily', secrets: { roomApiKey: { name: 'd', key: 'k' } } };
+    expect(await rejection(poolSpec({ ...daily, extraEnv: [{ name: 'BOT_SESSIONS_PER_PROCESS', value: '4' }] }))).toContain('roomProvider daily runs one session per bot process');
+    await createPool(kube, ns, 'daily-one-per-process', poolSpec({ ...daily, extraEnv: [{ name: 'BOT_SESSIONS_PER_PROCESS', value: '1' }] }));
+    await createPool(kube, ns, 'livekit-shared', poolSpec({ roomProvider: 'livekit', livekit: { url: 'wss://lk.example.com', secretName: 'lk' }, extraEnv: [{ name: 'BOT_SESSIONS_PER_PROCESS', value: '4' }] }));
     expect(await rejection(poolSpec({ secrets: { openaiApiKey: undefined } }))).toContain('the worker needs a model key');
     const schedule = { cron: '0 9 * * 1-5', timeZone: 'Europe/Berlin', durationMinutes: 120, replicas: 8 };
     expect(await rejection(poolSpec({ autoscaling: { maxReplicas: 5 }, preScaling: { schedules: [schedule] } }))).toContain("every pre-scaling schedule's replicas must be at most autoscaling.maxReplicas");
