@@ -54,7 +54,7 @@ beforeAll(async () => {
       JOIN_TIMEOUT_SECONDS: '60',
     }),
   );
-  await worker.waitReady(60_000);
+  await worker.waitReady();
   await waitIdleSlots(worker, 1, 60_000);
 }, 300_000);
 

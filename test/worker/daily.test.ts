@@ -152,5 +152,5 @@ describe('ROOM_PROVIDER=daily with a bridge that cannot start', () => {
     } finally {
       await broken.stop();
     }
-  }, 60_000);
+  }, 180_000);
 });

@@ -168,8 +168,15 @@ export async function startWorkerProcess(env: NodeJS.ProcessEnv, options: { tls?
         return false;
       }
     },
-    async waitReady(timeoutMs = 30_000) {
-      await waitFor(() => worker.ready(), { timeoutMs, what: `worker on ${url} to be ready (logs: ${logs.join('').slice(-2000)})` });
+    // Wide: readiness is not what these tests measure, and a worker's start (tsx, the turn models,
+    // its warm bots) has taken over 30 s on a machine loaded on both cores (docs/testing.md).
+    async waitReady(timeoutMs = 120_000) {
+      try {
+        await waitFor(() => worker.ready(), { timeoutMs, what: `worker on ${url} to be ready` });
+      } catch (err) {
+        // Its output when the wait gave up, not when it began.
+        throw new Error(`${(err as Error).message} (its output: ${logs.join('').slice(-2000) || 'none'})`, { cause: err });
+      }
     },
     async stop() {
       try {
@@ -190,8 +197,13 @@ export async function idleSlots(worker: WorkerProcess): Promise<number> {
 }
 
 /** Waits until the worker has `count` warm slots in the pool. */
-export async function waitIdleSlots(worker: WorkerProcess, count: number, timeoutMs = 30_000): Promise<void> {
-  await waitFor(async () => (await idleSlots(worker)) === count, { timeoutMs, what: `${count} idle slots on ${worker.url} (logs: ${worker.logs.join('').slice(-1500)})` });
+/** Wide by default for the same reason as `waitReady`: warm bots load their models at start. */
+export async function waitIdleSlots(worker: WorkerProcess, count: number, timeoutMs = 60_000): Promise<void> {
+  try {
+    await waitFor(async () => (await idleSlots(worker)) === count, { timeoutMs, what: `${count} idle slots on ${worker.url}` });
+  } catch (err) {
+    throw new Error(`${(err as Error).message} (its output: ${worker.logs.join('').slice(-1500) || 'none'})`, { cause: err });
+  }
 }
 
 export interface Report {

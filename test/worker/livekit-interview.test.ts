@@ -149,5 +149,5 @@ describe('interviews in LiveKit rooms', () => {
       await doomed.stop();
       await survivor?.stop();
     }
-  }, 120_000);
+  }, 300_000);
 });

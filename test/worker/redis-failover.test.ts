@@ -49,7 +49,7 @@ describe('Redis Sentinel failover', () => {
     }));
     await worker.waitReady();
     await waitIdleSlots(worker, 3);
-  }, 60_000);
+  }, 180_000);
 
   afterAll(async () => {
     if (process.env.DEBUG_WORKER) console.log(worker?.logs.join('').slice(-6000));
@@ -131,7 +131,7 @@ describe('a 60 s Redis outage', () => {
       await worker.stop();
       await redis.stop();
     }
-  }, 150_000);
+  }, 270_000);
 });
 
 describe('a Redis with TLS and an ACL user', () => {
@@ -175,5 +175,5 @@ describe('a Redis with TLS and an ACL user', () => {
       await Promise.all([good.stop(), bad.stop()]);
       await redis.stop();
     }
-  }, 60_000);
+  }, 180_000);
 });

@@ -52,5 +52,5 @@ describe('worker start-up', () => {
     } finally {
       await worker.stop();
     }
-  });
+  }, 150_000);
 });
