@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
 import { waitFor } from '../harness/ports.ts';
 import { baseEnv, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, type FakeBackend, type WorkerProcess } from './harness.ts';
-import { runRespondent, type Respondent } from './respondent.ts';
+import { firstListening, runRespondent } from './respondent.ts';
 
 /**
  * The isolation bound of several sessions per bot process (BOT_SESSIONS_PER_PROCESS, issue 22): a
@@ -53,20 +53,6 @@ function slotsByPid(): Map<number, string[]> {
   }));
 }
 
-/** Resolves at the respondent's first `listening`: the bot has greeted and asked, the interview is live. */
-function firstListening(respondent: Respondent): Promise<void> {
-  return new Promise((resolve) => {
-    const onMessage = (data: Buffer, isBinary: boolean) => {
-      if (isBinary) return;
-      const msg = JSON.parse(data.toString()) as { type?: string; state?: string };
-      if (msg.type === 'state' && msg.state === 'listening') {
-        respondent.socket.off('message', onMessage);
-        resolve();
-      }
-    };
-    respondent.socket.on('message', onMessage);
-  });
-}
 
 describe('several sessions per bot process', () => {
   it('runs them in fewer processes, and a process killed mid-interview fails only the sessions it hosted', async () => {

@@ -3,7 +3,7 @@ import { tonePcm } from '../fakes/audio.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
 import { waitFor } from '../harness/ports.ts';
 import { baseEnv, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, type FakeBackend, type WorkerProcess } from './harness.ts';
-import { runRespondent, type Respondent } from './respondent.ts';
+import { firstListening, runRespondent } from './respondent.ts';
 
 /**
  * Recycling a bot process that hosts several sessions (BOT_SESSIONS_PER_PROCESS, issue 22). A session
@@ -42,20 +42,6 @@ afterAll(async () => {
   await Promise.all([openai?.close(), backend?.close()]);
 });
 
-/** Resolves at the respondent's first `listening`: the interview is live. */
-function firstListening(respondent: Respondent): Promise<void> {
-  return new Promise((resolve) => {
-    const onMessage = (data: Buffer, isBinary: boolean) => {
-      if (isBinary) return;
-      const msg = JSON.parse(data.toString()) as { type?: string; state?: string };
-      if (msg.type === 'state' && msg.state === 'listening') {
-        respondent.socket.off('message', onMessage);
-        resolve();
-      }
-    };
-    respondent.socket.on('message', onMessage);
-  });
-}
 
 describe('recycling a bot process of several sessions', () => {
   it('keeps the process\'s other live interview to its end, gives it no new session, then replaces it once', async () => {

@@ -128,3 +128,18 @@ export function runRespondent(roomUrl: string, token: string, options: Responden
   });
   return { done, socket: ws, say, send };
 }
+
+/** Resolves at the respondent's first `listening`: the bot has greeted and asked, the interview is live. */
+export function firstListening(respondent: Respondent): Promise<void> {
+  return new Promise((resolve) => {
+    const onMessage = (data: Buffer, isBinary: boolean) => {
+      if (isBinary) return;
+      const msg = JSON.parse(data.toString()) as { type?: string; state?: string };
+      if (msg.type === 'state' && msg.state === 'listening') {
+        respondent.socket.off('message', onMessage);
+        resolve();
+      }
+    };
+    respondent.socket.on('message', onMessage);
+  });
+}
