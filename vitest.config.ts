@@ -3,7 +3,11 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     testTimeout: 30_000,
-    hookTimeout: 120_000,
+    // A hook that starts a worker waits for its readiness (waitReady, 120 s) and then its warm bots
+    // (waitIdleSlots, 60 s): on a fresh machine's first run, with cold caches and two files at once,
+    // three workers took over 90 s. The hook's deadline covers both waits, so a slow start fails with
+    // the waits' own message (which carries the worker's output), not a bare "Hook timed out".
+    hookTimeout: 240_000,
     // Two cores: integration files start real servers, so run at most two files at once.
     maxWorkers: 2,
     pool: 'forks',

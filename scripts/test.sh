@@ -102,7 +102,15 @@ vitest run --reporter=default --reporter=json --outputFile.json=test-artifacts/v
 # A closing line that any CI can read, whatever the runner prints above it.
 node -e '
   const r = JSON.parse(require("fs").readFileSync("test-artifacts/vitest.json", "utf8"));
-  console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed`);
+  const notRun = r.numPendingTests + r.numTodoTests;
+  console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${notRun} not run`);
+  // A file can fail outside its tests (a hook that timed out, an import that threw): its tests are
+  // then "skipped", so the counts above would read green. Name each such file and why.
+  for (const f of r.testResults.filter((f) => f.status !== "passed")) {
+    console.error(`test file failed: ${f.name.replace(process.cwd() + "/", "")}: ${String(f.message || "a test failed").split("\n")[0]}`);
+  }
   if (r.numTotalTests === 0) { console.error("no tests ran"); process.exit(1); }
+  // Nothing is skipped quietly: a test that did not run fails the run.
+  if (notRun > 0 || r.numFailedTestSuites > 0) process.exit(1);
 ' || status=1
 exit "$status"

@@ -35,7 +35,7 @@ beforeAll(async () => {
   }));
   await worker.waitReady();
   await waitIdleSlots(worker, SLOTS);
-}, 90_000);
+});
 
 afterAll(async () => {
   if (process.env.DEBUG_WORKER) console.log(worker?.logs.join(''));

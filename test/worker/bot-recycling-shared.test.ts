@@ -34,7 +34,7 @@ beforeAll(async () => {
   }));
   await worker.waitReady();
   await waitIdleSlots(worker, 2);
-}, 90_000);
+});
 
 afterAll(async () => {
   if (process.env.DEBUG_WORKER) console.log(worker?.logs.join(''));

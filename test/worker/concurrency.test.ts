@@ -24,7 +24,7 @@ beforeAll(async () => {
   workers = await Promise.all(Array.from({ length: PODS }, () => startWorkerProcess(env)));
   await Promise.all(workers.map((w) => w.waitReady()));
   await Promise.all(workers.map((w) => waitIdleSlots(w, SLOTS_PER_POD)));
-}, 90_000);
+});
 
 afterAll(async () => {
   await Promise.all(workers.map((w) => w.stop()));
