@@ -5,6 +5,14 @@
  */
 export const CONTROL_TOPIC = 'voice.control';
 
+/**
+ * A respondent who hangs up sends `hangup` and leaves once the bot has answered it with `ended`, or
+ * after this long. The hang-up travels on the data channel and the leave on the signalling socket:
+ * leaving right after the send can close the data channel before the message is out, and the bot
+ * then sees only a respondent who left (`respondent_left`), as a loaded machine showed (docs/testing.md).
+ */
+export const HANGUP_ACK_MAX_MS = 3000;
+
 export function encodeControl(msg: Record<string, unknown>): Uint8Array<ArrayBuffer> {
   return new TextEncoder().encode(JSON.stringify(msg));
 }

@@ -1,6 +1,6 @@
 import { AudioFrame, AudioSource, AudioStream, LocalAudioTrack, Room, RoomEvent, TrackKind, TrackPublishOptions, TrackSource, type RemoteTrack } from '@livekit/rtc-node';
 import { levelDbfs } from '../../worker/bot/audio.ts';
-import { CONTROL_TOPIC, decodeControl, encodeControl } from '../../lib/room-control.ts';
+import { CONTROL_TOPIC, decodeControl, encodeControl, HANGUP_ACK_MAX_MS } from '../../lib/room-control.ts';
 
 /**
  * A respondent in Node for LiveKit rooms (@livekit/rtc-node), behaving like the respondent page:
@@ -149,7 +149,11 @@ export async function runLiveKitRespondent(options: LiveKitRespondentOptions): P
       const action = options.onListening?.(turn) ?? 'answer';
       if (action === 'hangup') {
         hungUp = true;
-        void room.localParticipant?.publishData(encodeControl({ type: 'hangup' }), { reliable: true, topic: CONTROL_TOPIC }).then(() => finish('hangup'));
+        // Like the respondent page: the room is left when the bot answers with `ended` (the handler
+        // above), or HANGUP_ACK_MAX_MS after the send, not at once (the leave could overtake it).
+        void room.localParticipant
+          ?.publishData(encodeControl({ type: 'hangup' }), { reliable: true, topic: CONTROL_TOPIC })
+          .then(() => setTimeout(() => finish('hangup'), HANGUP_ACK_MAX_MS));
       } else if (action === 'answer' && options.answers.length > 0) {
         const pcm = options.answers[Math.min(turn - 1, options.answers.length - 1)]!;
         mouth.speaking = { pcm, offset: 0, startAt: performance.now() + (options.reactionMs ?? 200) };

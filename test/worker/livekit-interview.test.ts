@@ -107,6 +107,9 @@ describe('interviews in LiveKit rooms', () => {
     expect(spawned.status).toBe(200);
     const result = await runLiveKitRespondent({ url: String(spawned.body.room_url), token: String(spawned.body.token), answers: [], onListening: () => 'hangup', timeoutMs: 60_000 });
     expect(result.disconnectedBy).toBe('hangup');
+    // The respondent left once the bot had answered its hang-up: leaving at once could close the data
+    // channel before the hang-up was out, and the bot then saw a respondent who left (a loaded run did).
+    expect(result.ended).toBe('hangup');
     const report = await backend.waitForReport(String(body.sessionId), 15_000);
     expect(report.body).toMatchObject({ status: 'failed', reason: 'respondent_hangup' });
   }, 90_000);

@@ -1,5 +1,5 @@
 import { DisconnectReason, Room as LiveKitRoom, RoomEvent, Track, type RemoteTrack } from 'livekit-client';
-import { CONTROL_TOPIC, decodeControl, encodeControl } from '../../../lib/room-control.ts';
+import { CONTROL_TOPIC, decodeControl, encodeControl, HANGUP_ACK_MAX_MS } from '../../../lib/room-control.ts';
 import { firstSoundDetector, playoutWatch } from './first-sound.ts';
 import type { BotState, JoinInput, Room } from './room.ts';
 
@@ -58,10 +58,14 @@ export async function joinLiveKitRoom(input: JoinInput): Promise<Room> {
   // The bot may speak before our join has settled here: its first messages wait for onJoined.
   let joined = false;
   const early: Array<Record<string, unknown>> = [];
+  // The bot's `ended`, whenever it comes: a hang-up leaves the room once it has (leave(), below).
+  let botEnded: () => void = () => undefined;
+  const botEndedSignal = new Promise<void>((resolve) => (botEnded = resolve));
   room.on(RoomEvent.DataReceived, (payload, _participant, _kind, topic) => {
     if (topic !== CONTROL_TOPIC) return;
     const control = decodeControl(payload);
     if (!control) return;
+    if (control.type === 'ended') botEnded();
     if (joined) handle(control);
     else early.push(control);
   });
@@ -127,11 +131,12 @@ export async function joinLiveKitRoom(input: JoinInput): Promise<Room> {
       if (ended || leftByUser) return;
       leftByUser = true;
       ended = true;
-      // The hang-up goes on the data channel and the leave on the signalling socket: a moment between
-      // them lets the hang-up arrive first, so the bot reports a hang-up rather than a lost respondent.
+      // The hang-up goes on the data channel and the leave on the signalling socket: the room is left
+      // once the bot has answered the hang-up (or HANGUP_ACK_MAX_MS), so the bot reports a hang-up
+      // rather than a lost respondent. A fixed 250 ms was not enough on a loaded machine.
       void room.localParticipant
         .publishData(encodeControl({ type: 'hangup' }), { reliable: true, topic: CONTROL_TOPIC })
-        .then(() => new Promise((resolve) => setTimeout(resolve, 250)))
+        .then(() => Promise.race([botEndedSignal, new Promise((resolve) => setTimeout(resolve, HANGUP_ACK_MAX_MS))]))
         .catch(() => undefined)
         .finally(() => void room.disconnect());
     },
