@@ -13,6 +13,15 @@ export const CONTROL_TOPIC = 'voice.control';
  */
 export const HANGUP_ACK_MAX_MS = 3000;
 
+/**
+ * `ended` is sent once the bot's last words have played out at its end, and the data channel
+ * overtakes the audio's jitter buffer: a respondent declares the end, and leaves, once the
+ * interviewer's track has been quiet this long after it (at most PLAYOUT_MAX_MS), or the closing
+ * words are cut off, as a loaded machine showed (docs/testing.md).
+ */
+export const PLAYOUT_QUIET_MS = 800;
+export const PLAYOUT_MAX_MS = 10_000;
+
 export function encodeControl(msg: Record<string, unknown>): Uint8Array<ArrayBuffer> {
   return new TextEncoder().encode(JSON.stringify(msg));
 }

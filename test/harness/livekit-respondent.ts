@@ -1,6 +1,7 @@
 import { AudioFrame, AudioSource, AudioStream, LocalAudioTrack, Room, RoomEvent, TrackKind, TrackPublishOptions, TrackSource, type RemoteTrack } from '@livekit/rtc-node';
 import { levelDbfs } from '../../worker/bot/audio.ts';
-import { CONTROL_TOPIC, decodeControl, encodeControl, HANGUP_ACK_MAX_MS } from '../../lib/room-control.ts';
+import { CONTROL_TOPIC, decodeControl, encodeControl, HANGUP_ACK_MAX_MS, PLAYOUT_MAX_MS, PLAYOUT_QUIET_MS } from '../../lib/room-control.ts';
+import { playoutWatch } from '../../api-stub/respondent/client/first-sound.ts';
 
 /**
  * A respondent in Node for LiveKit rooms (@livekit/rtc-node), behaving like the respondent page:
@@ -81,6 +82,8 @@ export async function runLiveKitRespondent(options: LiveKitRespondentOptions): P
   let stopped = false;
   /** We sent the hang-up: the room ends because of it, whichever of its signs comes first. */
   let hungUp = false;
+  /** Like the respondent page: after `ended`, the end counts once the bot's track has been quiet a while. */
+  const playout = playoutWatch(10 ** (HEARD_DBFS / 20), PLAYOUT_QUIET_MS, PLAYOUT_MAX_MS);
   let finish: (by: LiveKitRespondentResult['disconnectedBy']) => void = () => undefined;
   const done = new Promise<void>((resolve) => {
     finish = (by) => {
@@ -99,7 +102,9 @@ export async function runLiveKitRespondent(options: LiveKitRespondentOptions): P
         const pcm = Buffer.from(frame.data.buffer, frame.data.byteOffset, frame.data.byteLength);
         options.onAudio?.('bot', pcm, frame.sampleRate, performance.now());
         const frameMs = (frame.samplesPerChannel / frame.sampleRate) * 1000;
-        if (levelDbfs(pcm) < HEARD_DBFS) {
+        const level = levelDbfs(pcm);
+        playout.sample(10 ** (level / 20), performance.now());
+        if (level < HEARD_DBFS) {
           quietMs += frameMs;
           // A bot that pauses for speech over it is yielding, not late.
           if (mouth.speaking) overlapped = true;
@@ -122,7 +127,12 @@ export async function runLiveKitRespondent(options: LiveKitRespondentOptions): P
     })().catch(() => undefined);
   };
   room.on(RoomEvent.TrackSubscribed, (track) => listenTo(track));
-  room.on(RoomEvent.Disconnected, () => finish(hungUp ? 'hangup' : 'server'));
+  room.on(RoomEvent.Disconnected, () => {
+    // After `ended` the bot leaves and the room is deleted while its last words may still be
+    // arriving here: the end is the bot's, declared once they have played out (below).
+    if (result.ended !== null && !hungUp) return;
+    finish(hungUp ? 'hangup' : 'server');
+  });
   room.on(RoomEvent.DataReceived, (payload, _p, _kind, topic) => {
     if (topic !== CONTROL_TOPIC) return;
     const msg = decodeControl(payload);
@@ -140,7 +150,17 @@ export async function runLiveKitRespondent(options: LiveKitRespondentOptions): P
     if (msg.type === 'ended') {
       result.ended = String(msg.reason);
       // The bot's answer to our hang-up can overtake the promise of the hang-up's own send.
-      finish(hungUp ? 'hangup' : 'ended');
+      if (hungUp) finish('hangup');
+      else {
+        // The data channel overtakes the audio: like the respondent page, the end counts (and the
+        // room is left) once the bot's closing words have played out here, not when `ended` arrives.
+        const arrived = performance.now();
+        const settle = setInterval(() => {
+          if (!playout.done(arrived, performance.now())) return;
+          clearInterval(settle);
+          finish('ended');
+        }, 50);
+      }
     }
     if (msg.type === 'state' && msg.state === 'listening') {
       // The interruption still being said is the answer to this question.

@@ -77,6 +77,9 @@ describe('interviews in LiveKit rooms', () => {
     expect(result.messages.filter((m) => m.type === 'audio_end')).toHaveLength(5);
     // The bot's voice was heard over WebRTC: five utterances with audible sound.
     expect(result.botUtterances.length).toBeGreaterThanOrEqual(4);
+    // The closing words included: heard after the last answer, though `ended` overtakes them (the
+    // respondent leaves once they have played out, as the page does).
+    expect(result.botUtterances.at(-1)!.firstAudio).toBeGreaterThan(result.answers.at(-1)!.finished);
     expect(result.heardMs).toBeGreaterThan(500);
     const respondentCaptions = result.messages.filter((m) => m.type === 'caption' && m.speaker === 'respondent').map((m) => m.text);
     expect(respondentCaptions).toEqual(['I heard about you from a friend.', 'The onboarding was smooth.', 'Fast support.']);

@@ -1,5 +1,5 @@
 import { DisconnectReason, Room as LiveKitRoom, RoomEvent, Track, type RemoteTrack } from 'livekit-client';
-import { CONTROL_TOPIC, decodeControl, encodeControl, HANGUP_ACK_MAX_MS } from '../../../lib/room-control.ts';
+import { CONTROL_TOPIC, decodeControl, encodeControl, HANGUP_ACK_MAX_MS, PLAYOUT_MAX_MS, PLAYOUT_QUIET_MS } from '../../../lib/room-control.ts';
 import { firstSoundDetector, playoutWatch } from './first-sound.ts';
 import type { BotState, JoinInput, Room } from './room.ts';
 
@@ -14,9 +14,6 @@ import type { BotState, JoinInput, Room } from './room.ts';
  */
 /** Heard level that counts as the interviewer speaking (WebRTC plays silence between utterances). */
 const SPEAKING_RMS = 0.01;
-/** After `ended`: this much quiet on the interviewer's track means its last words have played out (at most PLAYOUT_MAX_MS). */
-const PLAYOUT_QUIET_MS = 800;
-const PLAYOUT_MAX_MS = 10_000;
 
 export async function joinLiveKitRoom(input: JoinInput): Promise<Room> {
   const { events } = input;
