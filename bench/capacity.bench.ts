@@ -19,7 +19,9 @@ import { fakeProfile, REALISTIC, REALISTIC_SOURCES } from './turns/profiles.ts';
  * barge-in in every other interview. N ramps (BENCH_CAPACITY_STEPS); each step is a fresh worker
  * with N warm slots. The ramp runs once per design, in the same run (BENCH_CAPACITY_PER_PROCESS,
  * default `1,4`): BOT_SESSIONS_PER_PROCESS=1 is today's default (one bot process per slot and per
- * interview), 4 puts up to four sessions in one bot process sharing its runtime and models. Per step: CPU and
+ * interview), 4 puts up to four sessions in one bot process sharing its runtime and models, with the
+ * turn models on the bot's main thread (the default) or, with `:thread` (`4:thread`), in threads of
+ * their own (TURN_MODEL_THREAD). Per step: CPU and
  * memory from the cgroup's own accounting, per live interview and per idle warm slot; end of speech
  * to first bot audio; silences heard inside the bot's utterances; failed interviews. The pod's
  * capacity is the largest N whose p95 turn latency stays within 10% of N=1, with no more audio gaps
@@ -30,8 +32,20 @@ import { fakeProfile, REALISTIC, REALISTIC_SOURCES } from './turns/profiles.ts';
  */
 const MiB = 2 ** 20;
 const STEPS = (process.env.BENCH_CAPACITY_STEPS ?? '1,2,4,8,12,16').split(',').map(Number);
-/** The designs compared: sessions per bot process (BOT_SESSIONS_PER_PROCESS). */
-const PER_PROCESS = (process.env.BENCH_CAPACITY_PER_PROCESS ?? '1,4').split(',').map(Number);
+/** A design compared: sessions per bot process (BOT_SESSIONS_PER_PROCESS), and where the turn models run (TURN_MODEL_THREAD). */
+interface Design {
+  perProcess: number;
+  modelThread: boolean;
+}
+const DESIGNS: Design[] = (process.env.BENCH_CAPACITY_PER_PROCESS ?? '1,4').split(',').map((entry) => {
+  const [k, where] = entry.trim().split(':');
+  const perProcess = Number(k);
+  if (!Number.isInteger(perProcess) || perProcess < 1 || (where !== undefined && where !== 'thread')) {
+    throw new Error(`BENCH_CAPACITY_PER_PROCESS: "${entry}" is not <sessions per process>[:thread]`);
+  }
+  return { perProcess, modelThread: where === 'thread' };
+});
+const threaded = (d: Design): boolean => d.modelThread;
 const POD = { cpus: Number(process.env.BENCH_CAPACITY_CPUS ?? 1), memoryBytes: Number(process.env.BENCH_CAPACITY_MEMORY_MIB ?? 2048) * MiB };
 /** The spec's sample pod, to which the measured figures are scaled. */
 const SAMPLE_POD = { cpus: 2, memoryBytes: 4096 * MiB };
@@ -60,8 +74,9 @@ let cgroupVersion = 0;
 
 interface Step {
   n: number;
-  /** BOT_SESSIONS_PER_PROCESS of the step's worker. */
+  /** BOT_SESSIONS_PER_PROCESS of the step's worker, and whether its turn models ran in threads. */
   perProcess: number;
+  modelThread: boolean;
   /** Idle pool: the pod's CPU (share of one core) per warm slot, and memory. */
   idleCpuPerSlot: number;
   idlePodBytes: number;
@@ -116,15 +131,16 @@ function interview(): Record<string, unknown> {
   };
 }
 
-async function measure(n: number, perProcess: number, deps: { livekit: LiveKitServer; redisUrl: string; backendUrl: string; llmUrl: string; modelsDir: string; set: ReturnType<typeof buildAnswerSet> }): Promise<Step> {
-  const pod: PodCgroup = createPodCgroup(`voice-capacity-${process.pid}-${perProcess}-${n}`, POD);
+async function measure(n: number, d: Design, deps: { livekit: LiveKitServer; redisUrl: string; backendUrl: string; llmUrl: string; modelsDir: string; set: ReturnType<typeof buildAnswerSet> }): Promise<Step> {
+  const { perProcess } = d;
+  const pod: PodCgroup = createPodCgroup(`voice-capacity-${process.pid}-${perProcess}${threaded(d) ? 't' : ''}-${n}`, POD);
   cgroupVersion = pod.version;
   let worker: WorkerProcess | undefined;
   try {
     worker = await startWorkerProcess(
       baseEnv({
         redisUrl: deps.redisUrl, backendUrl: deps.backendUrl, llmUrl: deps.llmUrl, ...deps.livekit.env,
-        REDIS_KEY_PREFIX: `bench-capacity-${perProcess}-${n}-${Date.now()}`, WARM_POOL_SIZE: String(n), BOT_SESSIONS_PER_PROCESS: String(perProcess), IDLE_TIMEOUT_SECONDS: '60', JOIN_TIMEOUT_SECONDS: '60',
+        REDIS_KEY_PREFIX: `bench-capacity-${perProcess}-${n}-${Date.now()}`, WARM_POOL_SIZE: String(n), BOT_SESSIONS_PER_PROCESS: String(perProcess), TURN_MODEL_THREAD: String(threaded(d)), IDLE_TIMEOUT_SECONDS: '60', JOIN_TIMEOUT_SECONDS: '60',
         PROVIDER_TIMEOUT_MS: '60000', VAD_SILENCE_MS: '700', TURN_MODELS_DIR: deps.modelsDir, MAX_SESSION_SECONDS: '600',
         ...(PROFILE_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${PROFILE_DIR}` } : {}),
       }),
@@ -224,6 +240,7 @@ async function measure(n: number, perProcess: number, deps: { livekit: LiveKitSe
     return {
       n,
       perProcess,
+      modelThread: threaded(d),
       idleCpuPerSlot,
       idlePodBytes,
       workerPss,
@@ -269,13 +286,13 @@ const backend = await startFakeBackend();
 const fake = await startServerProcess('bench/servers/fake-openai-server.ts', { FAKE_OPENAI_OPTIONS: JSON.stringify({ voice: 'tone', profile: fakeProfile(REALISTIC) }) });
 const designs: Step[][] = [];
 try {
-  for (const perProcess of PER_PROCESS) {
+  for (const d of DESIGNS) {
     const steps: Step[] = [];
     designs.push(steps);
     for (const n of STEPS) {
-      const step = await measure(n, perProcess, { livekit, redisUrl: redis.url, backendUrl: backend.url, llmUrl: `http://127.0.0.1:${fake.port}/v1`, modelsDir, set });
+      const step = await measure(n, d, { livekit, redisUrl: redis.url, backendUrl: backend.url, llmUrl: `http://127.0.0.1:${fake.port}/v1`, modelsDir, set });
       steps.push(step);
-      console.error(`${perProcess} per process, N=${n}: ${step.completed}/${step.interviews} completed, p95 ${ms(percentile(step.latencies, 95))}, ${step.gapsMs.length} gaps, ${step.failures.length} failures${step.failures.length ? `: ${step.failures.join('; ')}` : ''}`);
+      console.error(`${designName(step)}, N=${n}: ${step.completed}/${step.interviews} completed, p95 ${ms(percentile(step.latencies, 95))}, ${step.gapsMs.length} gaps, ${step.failures.length} failures${step.failures.length ? `: ${step.failures.join('; ')}` : ''}`);
       // Go on past a step that lost only on gaps (shown, and counted in the verdict); stop where
       // latency, failures or the machine say the next step would only be worse.
       const base = steps[0]!;
@@ -294,14 +311,22 @@ function passes(step: Step, base: Step): boolean {
   return step.failures.length === 0 && step.completed === step.interviews && percentile(step.latencies, 95) <= LATENCY_SLACK * percentile(base.latencies, 95) && gapsPer(step) <= gapsPer(base);
 }
 
-const design = (perProcess: number): string => (perProcess === 1 ? "today's design (one bot process per warm slot and per interview)" : `${perProcess} sessions per bot process (BOT_SESSIONS_PER_PROCESS=${perProcess}: one runtime and one copy of the models for up to ${perProcess} interviews; a crash ends up to ${perProcess})`);
+function designName(s: Pick<Step, 'perProcess' | 'modelThread'>): string {
+  return `${s.perProcess} per process, turn models ${s.modelThread ? 'in threads' : 'on the main thread'}`;
+}
+function design(s: Pick<Step, 'perProcess' | 'modelThread'>): string {
+  const where = s.modelThread ? 'the turn models in threads of their own (TURN_MODEL_THREAD)' : 'the turn models on the bot\'s main thread';
+  return s.perProcess === 1
+    ? `${s.modelThread ? 'one bot process per warm slot' : "today's design (one bot process per warm slot and per interview)"}, ${where}`
+    : `${s.perProcess} sessions per bot process (BOT_SESSIONS_PER_PROCESS=${s.perProcess}: one runtime and one copy of the models for up to ${s.perProcess} interviews; a crash ends up to ${s.perProcess}), ${where}`;
+}
 console.log(
   `\npod = cgroup of ${POD.cpus} CPU and ${mib(POD.memoryBytes)} (cgroup v${cgroupVersion}), LiveKit rooms, stand-in providers (realistic profile), ${QUESTIONS} questions per interview (${ROUNDS} rounds at N=1, ceil(${ROUNDS}/N) below N=${ROUNDS}, one after another), respondents started ${STAGGER_MS} ms apart`,
 );
-const capacities: Array<{ perProcess: number; capacity: Step; reachedEnd: boolean }> = [];
+const capacities: Array<{ capacity: Step; reachedEnd: boolean }> = [];
 for (const steps of designs) {
   const base = steps[0]!;
-  console.log(`\ncapacity of one worker pod, ${design(base.perProcess)}:`);
+  console.log(`\ncapacity of one worker pod, ${design(base)}:`);
   printTable(
     ['N live', 'completed', 'CPU / live interview', 'CPU / idle slot', 'pod memory live / N', 'bots\' PSS / live interview', 'bots\' PSS / idle slot', 'worker PSS', 'turn p50', 'turn p95', 'gaps / interview (p50, max)', 'quota used up (periods)', 'machine busy', 'verdict'],
     steps.map((s) => [
@@ -322,16 +347,16 @@ for (const steps of designs) {
     ]),
   );
   const held = steps.filter((s) => s === base || passes(s, base));
-  capacities.push({ perProcess: base.perProcess, capacity: held[held.length - 1]!, reachedEnd: held.length === steps.length });
+  capacities.push({ capacity: held[held.length - 1]!, reachedEnd: held.length === steps.length });
 }
 console.log('');
-for (const { perProcess, capacity, reachedEnd } of capacities) {
+for (const { capacity, reachedEnd } of capacities) {
   const cpuPer = capacity.liveCpuPerInterview;
   const memPer = sum(capacity.liveBotPss) / capacity.n;
   const byCapacity = Math.floor((capacity.n / POD.cpus) * SAMPLE_POD.cpus);
   const byCpu = Math.floor(SAMPLE_POD.cpus / cpuPer);
   const byMemory = Math.floor((SAMPLE_POD.memoryBytes - capacity.workerPss) / memPer);
-  console.log(`capacity, ${perProcess} per bot process: ${capacity.n} live interviews in ${POD.cpus} CPU / ${mib(POD.memoryBytes)}${reachedEnd ? ' (the last step tried still held: the ramp stopped at BENCH_CAPACITY_STEPS, not at the pod\'s limit)' : ''}`);
+  console.log(`capacity, ${designName(capacity)}: ${capacity.n} live interviews in ${POD.cpus} CPU / ${mib(POD.memoryBytes)}${reachedEnd ? ' (the last step tried still held: the ramp stopped at BENCH_CAPACITY_STEPS, not at the pod\'s limit)' : ''}`);
   console.log(
     `  scaled to the spec's sample pod (${SAMPLE_POD.cpus} CPU, ${mib(SAMPLE_POD.memoryBytes)}): ${byCapacity} by the measured capacity per CPU; the CPU accounting alone would allow ${byCpu} at 100% of the quota (bursts, not the average, use the quota up first), memory ${byMemory} (bots ${mib(memPer)} per interview, worker ${mib(capacity.workerPss)}); an extrapolation, not a measurement`,
   );
@@ -343,7 +368,7 @@ const lastDesign = designs[designs.length - 1]!;
 const largest = lastDesign[lastDesign.length - 1]!;
 const threadRows = [...largest.threads].filter(([, share]) => share >= 0.001).sort((a, b) => b[1] - a[1]);
 const botTotal = threadRows.reduce((a, [, share]) => a + share, 0);
-console.log(`\nwhere a live interview's CPU goes at N=${largest.n}, ${largest.perProcess} per bot process (per-thread kernel accounting of the bot processes, grouped by thread name; share of one core per interview):`);
+console.log(`\nwhere a live interview's CPU goes at N=${largest.n}, ${designName(largest)} (per-thread kernel accounting of the bot processes, grouped by thread name; share of one core per interview):`);
 printTable(
   ['thread', 'CPU / live interview', 'of the bot'],
   [...threadRows.map(([name, share]) => [name, pct(share), pct(share / botTotal)]), ['(all bot threads)', pct(botTotal), '100.0%'], ['worker process (spawns, heartbeats, Redis)', pct(largest.workerCpuPerInterview), '']],
@@ -354,5 +379,5 @@ if (PROFILE_DIR) {
 }
 console.log('latency profile "realistic":');
 for (const line of REALISTIC_SOURCES) console.log(`- ${line}`);
-for (const s of designs.flat()) if (s.failures.length > 0) console.log(`${s.perProcess} per process, N=${s.n} failures: ${s.failures.join('; ')}`);
+for (const s of designs.flat()) if (s.failures.length > 0) console.log(`${designName(s)}, N=${s.n} failures: ${s.failures.join('; ')}`);
 process.exit(0);

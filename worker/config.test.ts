@@ -42,6 +42,13 @@ describe('loadConfig', () => {
     expect(problem({ ...daily, BOT_SESSIONS_PER_PROCESS: '2' }).message).toMatch(/BOT_SESSIONS_PER_PROCESS.*must be 1 with ROOM_PROVIDER=daily/);
   });
 
+  it('runs the turn models in threads only when told to', () => {
+    expect(loadConfig(minimal).turnModelThread).toBe(false);
+    expect(loadConfig({ ...minimal, BOT_SESSIONS_PER_PROCESS: '4' }).turnModelThread).toBe(false);
+    expect(loadConfig({ ...minimal, TURN_MODEL_THREAD: 'true' }).turnModelThread).toBe(true);
+    expect(problem({ ...minimal, TURN_MODEL_THREAD: 'sometimes' }).variable).toBe('TURN_MODEL_THREAD');
+  });
+
   it('bounds the public port: connection cap and timeouts, from env, checked', () => {
     expect(loadConfig(minimal).publicLimits).toEqual({ maxConnections: 1000, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 65_000 });
     const c = loadConfig({ ...minimal, PUBLIC_MAX_CONNECTIONS: '50', PUBLIC_HEADERS_TIMEOUT_SECONDS: '2', PUBLIC_KEEPALIVE_TIMEOUT_SECONDS: '30' });

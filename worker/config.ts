@@ -39,6 +39,8 @@ export interface WorkerBaseConfig {
   warmPoolSize: number;
   /** Sessions one bot process runs at once, sharing its runtime and models: a crash of it ends that many (docs/worker.md, "Density"). */
   botSessionsPerProcess: number;
+  /** The turn models run in worker threads of the bot process, not on its main thread (TURN_MODEL_THREAD, off by default: docs/worker.md "Density"). */
+  turnModelThread: boolean;
   heartbeatIntervalMs: number;
   heartbeatTtlMs: number;
   spawnBudgetMs: number;
@@ -230,6 +232,7 @@ export function loadConfig(env: Env): Readonly<WorkerConfig> {
     redisKeyPrefix: optionalString(env, 'REDIS_KEY_PREFIX') ?? 'voice',
     warmPoolSize: intVar(env, 'WARM_POOL_SIZE', { default: 2, min: 0, max: 256 }),
     botSessionsPerProcess: botSessionsPerProcess(env, rooms.roomProvider),
+    turnModelThread: boolVar(env, 'TURN_MODEL_THREAD', { default: false }),
     heartbeatIntervalMs,
     heartbeatTtlMs,
     spawnBudgetMs: intVar(env, 'SPAWN_BUDGET_MS', { default: 1000, min: 50, max: 10_000 }),

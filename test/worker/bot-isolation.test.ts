@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
@@ -30,6 +30,8 @@ beforeAll(async () => {
     REDIS_KEY_PREFIX: prefix,
     WARM_POOL_SIZE: String(SLOTS),
     BOT_SESSIONS_PER_PROCESS: String(PER_PROCESS),
+    // The turn models in threads of their own (off by default): the kill below takes them too.
+    TURN_MODEL_THREAD: 'true',
     // The respondents stay silent at their first question until the kill: no idle timeout meanwhile.
     IDLE_TIMEOUT_SECONDS: '120',
   }));
@@ -53,11 +55,17 @@ function slotsByPid(): Map<number, string[]> {
   }));
 }
 
+/** The OS names of a process's threads. */
+function threadNames(pid: number): string[] {
+  return readdirSync(`/proc/${pid}/task`).map((tid) => readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim());
+}
 
 describe('several sessions per bot process', () => {
   it('runs them in fewer processes, and a process killed mid-interview fails only the sessions it hosted', async () => {
     const hosts = slotsByPid();
     expect([...hosts.values()].map((slots) => slots.length)).toEqual([PER_PROCESS, PER_PROCESS]);
+    // The turn models run in threads of their own, shared by the process's sessions.
+    for (const pid of hosts.keys()) expect(threadNames(pid)).toEqual(expect.arrayContaining(['silero-vad', 'smart-turn']));
 
     const bodies = Array.from({ length: SLOTS }, () => spawnBody());
     const answers = await Promise.all(bodies.map((b) => worker.spawnSession(b)));

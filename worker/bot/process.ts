@@ -24,7 +24,19 @@ const rooms = await openRoomLink(config);
 const log = createLogger({ name: 'bot' });
 let streamingNoticed = false;
 // The turn models load with the bot (prewarm), not at its first turn.
-const models = await loadTurnModels(config.turns);
+// In threads of their own with TURN_MODEL_THREAD=true; a thread that dies takes the process with it,
+// so its sessions are reported as for any crash of the bot.
+const models = await loadTurnModels(
+  config.turns,
+  config.turnModelThread
+    ? {
+        onLost: (err) => {
+          process.stderr.write(`bot: ${err.message}\n`);
+          process.exit(70);
+        },
+      }
+    : undefined,
+);
 /** The sessions running here, each with its own stop. */
 const running = new Map<string, AbortController>();
 /**

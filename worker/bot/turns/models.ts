@@ -92,14 +92,21 @@ export function needsTurnModels(settings: Pick<TurnSettings, 'vadEngine' | 'dete
  * Loads the models the settings ask for, once per bot process: call it at prewarm, so the first
  * turn of the first session does not wait for ONNX Runtime. Without either setting asking for a
  * model, no file is needed (VAD_ENGINE=energy TURN_DETECTION=silence runs as before issue 13).
+ * `threads`: each model runs in a worker thread of its own (model-thread.ts), not on this one;
+ * `onLost` hears of a thread that ended on its own.
  */
-export async function loadTurnModels(settings: Pick<TurnSettings, 'vadEngine' | 'detection' | 'modelsDir'>): Promise<TurnModels> {
+export async function loadTurnModels(settings: Pick<TurnSettings, 'vadEngine' | 'detection' | 'modelsDir'>, threads?: { onLost: (err: Error) => void }): Promise<TurnModels> {
   const wantVad = settings.vadEngine === 'silero';
   const wantTurn = settings.detection === 'model';
   if (!needsTurnModels(settings)) return { vad: null, turn: null };
   const paths = resolveTurnModels(settings.modelsDir);
   // Imported here, not at the top: they load ONNX Runtime's native library, which the energy VAD
   // with silence detection never needs.
+  if (threads) {
+    const { threadedSileroVadSource, threadedSmartTurn } = await import('./model-thread.ts');
+    const [vad, turn] = await Promise.all([wantVad ? threadedSileroVadSource(paths.sileroVad, threads.onLost) : null, wantTurn ? threadedSmartTurn(paths.smartTurn, threads.onLost) : null]);
+    return { vad, turn };
+  }
   const [{ loadSileroVadSource }, { loadSmartTurn }] = await Promise.all([import('./silero-vad.ts'), import('./smart-turn.ts')]);
   const [vad, turn] = await Promise.all([wantVad ? loadSileroVadSource(paths.sileroVad) : null, wantTurn ? loadSmartTurn(paths.smartTurn) : null]);
   return { vad, turn };

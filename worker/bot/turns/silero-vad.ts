@@ -22,15 +22,34 @@ const RESET_EVERY_FRAMES = Math.round((2 * LISTEN_SAMPLE_RATE) / SILERO_FRAME_SA
 const QUIET_PROBABILITY = 0.1;
 const QUIET_FRAMES_BEFORE_RESET = 5;
 
-/** The model loaded once; each `open()` is one stream of frames with its own state (ONNX Runtime's `run` may be called from several at once). */
-export async function loadSileroVadSource(path: string): Promise<SpeechProbabilitySource> {
-  const session = await openModelSession(path);
+/** One step of the model: this frame (after the previous frame's last 64 samples) and the state in; the probability and the next state out. */
+export type SileroStep = (input: Float32Array, state: Float32Array) => Promise<{ probability: number; state: Float32Array }>;
+
+/** Checks that the session is Silero VAD v5 and returns its step (ONNX Runtime's `run` may be called from several streams at once). */
+export function sileroStepOn(session: InferenceSession, path: string): SileroStep {
   const missing = INPUTS.filter((name) => !session.inputNames.includes(name));
   if (missing.length || !session.outputNames.includes('output') || !session.outputNames.includes('stateN')) {
     throw new Error(`${path} is not a Silero VAD v5 model (inputs ${session.inputNames.join(', ')}; outputs ${session.outputNames.join(', ')})`);
   }
   const sampleRate = new Tensor('int64', BigInt64Array.from([BigInt(LISTEN_SAMPLE_RATE)]), []);
-  return { frameSamples: SILERO_FRAME_SAMPLES, open: () => openStream(session, sampleRate) };
+  return async (input, state) => {
+    const result = await session.run({
+      input: new Tensor('float32', input, [1, input.length]),
+      state: new Tensor('float32', state, STATE_SHAPE),
+      sr: sampleRate,
+    });
+    return { probability: Number((result.output!.data as Float32Array)[0]), state: Float32Array.from(result.stateN!.data as Float32Array) };
+  };
+}
+
+/** Streams on one step function: in this thread's session, or in the turn models' thread (model-thread.ts). */
+export function sileroSource(step: SileroStep): SpeechProbabilitySource {
+  return { frameSamples: SILERO_FRAME_SAMPLES, open: () => openStream(step) };
+}
+
+/** The model loaded once in this thread; each `open()` is one stream of frames with its own state. */
+export async function loadSileroVadSource(path: string): Promise<SpeechProbabilitySource> {
+  return sileroSource(sileroStepOn(await openModelSession(path), path));
 }
 
 /** One stream on a freshly loaded model (tests and benches). */
@@ -38,9 +57,9 @@ export async function loadSileroVad(path: string): Promise<SpeechProbabilityMode
   return (await loadSileroVadSource(path)).open();
 }
 
-function openStream(session: InferenceSession, sampleRate: Tensor): SpeechProbabilityModel {
+function openStream(step: SileroStep): SpeechProbabilityModel {
   const input = new Float32Array(CONTEXT_SAMPLES + SILERO_FRAME_SAMPLES);
-  let state = new Float32Array(2 * 128);
+  let state: Float32Array = new Float32Array(2 * 128);
   let framesSinceReset = 0;
   let quietFrames = 0;
   let queue: Promise<unknown> = Promise.resolve();
@@ -54,13 +73,9 @@ function openStream(session: InferenceSession, sampleRate: Tensor): SpeechProbab
 
   const infer = async (frame: Int16Array): Promise<number> => {
     for (let i = 0; i < SILERO_FRAME_SAMPLES; i++) input[CONTEXT_SAMPLES + i] = frame[i]! / 32768;
-    const result = await session.run({
-      input: new Tensor('float32', input, [1, input.length]),
-      state: new Tensor('float32', state, STATE_SHAPE),
-      sr: sampleRate,
-    });
-    const probability = Number((result.output!.data as Float32Array)[0]);
-    state = Float32Array.from(result.stateN!.data as Float32Array);
+    const result = await step(input, state);
+    const probability = result.probability;
+    state = result.state;
     input.copyWithin(0, SILERO_FRAME_SAMPLES);
     framesSinceReset++;
     quietFrames = probability < QUIET_PROBABILITY ? quietFrames + 1 : 0;
