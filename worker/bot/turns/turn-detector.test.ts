@@ -266,6 +266,23 @@ describe('turn detector', () => {
     expect(once.ends()[0]!.reason).toBe('silence');
   });
 
+  it('asks again at the commit point when the early answer was "not finished", not a whole re-ask later', async () => {
+    // Smart Turn often says "not finished" at 100 ms of silence and "finished" at 200 ms (docs/worker.md).
+    for (const latency of [20, 150]) {
+      // 20 ms: the early answer is in before the commit; 150 ms: it lands after it.
+      const model = delayed(latency, 0.2, 0.9);
+      const h = harness({ modelEarlyMs: 100, modelReaskMs: 400 }, model.model, model.tick);
+      model.clock = h.now;
+      await h.play(Buffer.concat([tone(600), silencePcm(1200, RATE)]));
+      const [end] = h.ends();
+      expect(end!.reason, `latency ${latency}`).toBe('model');
+      expect(model.askedAt, `latency ${latency}`).toHaveLength(2);
+      // The second ask at the commit (200 ms) or as the late early answer lands: ended well before
+      // the re-ask (100 + 400 ms of silence) would have.
+      expect(end!.at - end!.speechEndedAt, `latency ${latency}`).toBeLessThan(latency === 20 ? 260 : 500);
+    }
+  });
+
   it('drops an early answer when speech comes back before the commit point', async () => {
     const slow = delayed(40, 0.95);
     const h = harness({ modelEarlyMs: 150 }, slow.model, slow.tick);

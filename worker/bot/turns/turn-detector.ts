@@ -281,7 +281,7 @@ export class TurnDetector {
       this.paused = true;
       this.options.onEvent({ type: 'pause', at: now, speechEndedAt: this.lastVoicedAt });
       if (this.model) {
-        if (!this.asked) this.askModel(this.pauseGeneration);
+        if (!this.asked || this.earlyNotFinished(commitPoint)) this.askModel(this.pauseGeneration);
         else void this.consider(this.pauseGeneration);
       }
     } else if (this.model && extra > 0 && this.silentRun >= commitPoint + extra && this.silentRun - frameMs < commitPoint + extra) {
@@ -306,8 +306,19 @@ export class TurnDetector {
     if (!this.asked && early > 0 && !this.paused && this.silentRun >= commitPoint - early && this.silentRun < commitPoint) {
       return this.askModel(this.pauseGeneration);
     }
+    // An early answer still in flight at the commit point: once it says "not finished", ask at once.
+    if (this.paused && this.earlyNotFinished(commitPoint)) return this.askModel(this.pauseGeneration);
     const notFinished = this.answer !== undefined && this.answer < this.settings.modelThreshold;
     if (this.paused && reask > 0 && !this.modelBusy && notFinished && this.silentRun >= this.askedAtSilence + reask) this.askModel(this.pauseGeneration);
+  }
+
+  /**
+   * The early answer said "not finished" about less silence than the commit point, and no ask is in
+   * flight: the model is asked again at the commit, as it would have been without the early ask
+   * (the last 100 ms of silence often change its mind), rather than a whole TURN_MODEL_REASK_MS later.
+   */
+  private earlyNotFinished(commitPoint: number): boolean {
+    return this.asked && !this.modelBusy && this.askedAtSilence < commitPoint && this.answer !== undefined && this.answer < this.settings.modelThreshold;
   }
 
   private askModel(generation: number): void {
