@@ -4,10 +4,11 @@ import { startRedis } from '../test/harness/redis.ts';
 import { turnModelsDir } from '../test/harness/turn-models.ts';
 import { baseEnv, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, type WorkerProcess } from '../test/worker/harness.ts';
 import { summariseProfiles } from './capacity/cpu-profiles.ts';
+import { describeScores, scoreAnswers } from './capacity/decisive-answers.ts';
 import { threadCpuDelta, threadCpuSeconds } from './capacity/thread-cpu.ts';
 import { createPodCgroup, machineJiffies, pssBytes, type PodCgroup } from './capacity/pod-cgroup.ts';
-import { cpuSecondsOf, fmt, machineLine, ms, percentile, printTable, startServerProcess } from './support.ts';
-import { buildAnswerSet } from './turns/answer-set.ts';
+import { cpuSecondsOf, fmt, machineLine, median, ms, percentile, printTable, startServerProcess } from './support.ts';
+import { buildAnswerSet, type AnswerItem } from './turns/answer-set.ts';
 import { fakeProfile, REALISTIC, REALISTIC_SOURCES } from './turns/profiles.ts';
 
 /**
@@ -45,18 +46,17 @@ const DESIGNS: Design[] = (process.env.BENCH_CAPACITY_PER_PROCESS ?? '1,4').spli
   }
   return { perProcess, modelThread: where === 'thread' };
 });
-const threaded = (d: Design): boolean => d.modelThread;
 const POD = { cpus: Number(process.env.BENCH_CAPACITY_CPUS ?? 1), memoryBytes: Number(process.env.BENCH_CAPACITY_MEMORY_MIB ?? 2048) * MiB };
 /** The spec's sample pod, to which the measured figures are scaled. */
 const SAMPLE_POD = { cpus: 2, memoryBytes: 4096 * MiB };
 /**
- * What each respondent says, question by question. Plain answers only: the stand-in's transcripts
- * are placeholders, so a thinking pause would be judged without its words and the bot would cut in
+ * Questions per interview, each answered with a plain answer: the stand-in's transcripts are
+ * placeholders, so a thinking pause would be judged without its words and the bot would cut in
  * (bench/turns.bench.ts measures pauses with the real recogniser); a pause costs the bot less CPU
- * than speech anyway.
+ * than speech anyway. Only the answers whose end the turn model recognises with a margin
+ * (bench/capacity/decisive-answers.ts), so that latency moves with load, not with the model's doubts.
  */
-const ANSWER_KINDS = ['plain', 'plain', 'plain', 'plain', 'plain', 'plain'] as const;
-const QUESTIONS = ANSWER_KINDS.length;
+const QUESTIONS = 6;
 /**
  * N=1 runs this many interviews one after another, and N < ROUNDS ceil(ROUNDS / N) rounds, so that every
  * step's latency percentiles rest on about as many turns (N=1: 4 x 6 answers).
@@ -92,6 +92,8 @@ interface Step {
   /** Share of the CFS periods in the live window in which the pod used up its quota. */
   throttled: number;
   latencies: number[];
+  /** The same latencies by turn: the answer and the question it answered (`<answer id>@q<k>`), for the paired comparison. */
+  turns: Array<{ key: string; ms: number }>;
   gapsMs: number[];
   completed: number;
   /** Interviews run (N x roundsAt(N)). */
@@ -108,17 +110,34 @@ const sum = (xs: number[]): number => (xs.length === 0 ? NaN : xs.reduce((a, b) 
 const mib = (bytes: number): string => (Number.isNaN(bytes) ? 'n/a' : `${fmt(bytes / MiB, 0)} MiB`);
 const pct = (share: number): string => (Number.isNaN(share) ? 'n/a' : `${fmt(share * 100, 1)}%`);
 
-/** Respondent i's answers, in ANSWER_KINDS order, each from its own place in the set. */
-function answersFor(i: number, set: ReturnType<typeof buildAnswerSet>): Buffer[] {
-  return ANSWER_KINDS.map((kind, k) => set[kind][(i * 3 + k) % set[kind].length]!.pcm);
+/**
+ * The answers of the g-th interview of a step (counted over its rounds), question by question. Every
+ * step speaks the same answers in the same places for the same g, so steps compare turn by turn.
+ */
+function answersFor(g: number, answers: readonly AnswerItem[]): AnswerItem[] {
+  return Array.from({ length: QUESTIONS }, (_, k) => answers[(g + k) % answers.length]!);
 }
 
-/** End of each plain answer -> the first audible frame of the bot's next utterance (interruptions left out). */
-function turnLatencies(r: LiveKitRespondentResult): number[] {
+/** End of each answer -> the first audible frame of the bot's next utterance (interruptions left out), by turn. */
+function turnLatencies(r: LiveKitRespondentResult, spoken: readonly AnswerItem[]): Array<{ key: string; ms: number }> {
   return r.answers.filter((a) => !a.interruption).flatMap((a, k) => {
     const next = r.botUtterances.find((u) => u.firstAudio > a.finished);
-    return ANSWER_KINDS[k] === 'plain' && next ? [next.firstAudio - a.finished] : [];
+    return next ? [{ key: `${spoken[k]!.id}@q${k + 1}`, ms: next.firstAudio - a.finished }] : [];
   });
+}
+
+/**
+ * Median over the turns both steps ran (the same answer to the same question) of this step's latency
+ * minus the baseline's: the load's own cost, free of which answers happened to be slow.
+ */
+function pairedShift(step: Step, base: Step): number {
+  const byKey = (s: Step) => {
+    const m = new Map<string, number[]>();
+    for (const t of s.turns) m.set(t.key, [...(m.get(t.key) ?? []), t.ms]);
+    return new Map([...m].map(([k, xs]) => [k, sum(xs) / xs.length]));
+  };
+  const b = byKey(base);
+  return median([...byKey(step)].filter(([k]) => b.has(k)).map(([k, ms]) => ms - b.get(k)!));
 }
 
 function interview(): Record<string, unknown> {
@@ -131,16 +150,16 @@ function interview(): Record<string, unknown> {
   };
 }
 
-async function measure(n: number, d: Design, deps: { livekit: LiveKitServer; redisUrl: string; backendUrl: string; llmUrl: string; modelsDir: string; set: ReturnType<typeof buildAnswerSet> }): Promise<Step> {
+async function measure(n: number, d: Design, deps: { livekit: LiveKitServer; redisUrl: string; backendUrl: string; llmUrl: string; modelsDir: string; set: ReturnType<typeof buildAnswerSet>; answers: readonly AnswerItem[] }): Promise<Step> {
   const { perProcess } = d;
-  const pod: PodCgroup = createPodCgroup(`voice-capacity-${process.pid}-${perProcess}${threaded(d) ? 't' : ''}-${n}`, POD);
+  const pod: PodCgroup = createPodCgroup(`voice-capacity-${process.pid}-${perProcess}${d.modelThread ? 't' : ''}-${n}`, POD);
   cgroupVersion = pod.version;
   let worker: WorkerProcess | undefined;
   try {
     worker = await startWorkerProcess(
       baseEnv({
         redisUrl: deps.redisUrl, backendUrl: deps.backendUrl, llmUrl: deps.llmUrl, ...deps.livekit.env,
-        REDIS_KEY_PREFIX: `bench-capacity-${perProcess}-${n}-${Date.now()}`, WARM_POOL_SIZE: String(n), BOT_SESSIONS_PER_PROCESS: String(perProcess), TURN_MODEL_THREAD: String(threaded(d)), IDLE_TIMEOUT_SECONDS: '60', JOIN_TIMEOUT_SECONDS: '60',
+        REDIS_KEY_PREFIX: `bench-capacity-${perProcess}-${n}-${Date.now()}`, WARM_POOL_SIZE: String(n), BOT_SESSIONS_PER_PROCESS: String(perProcess), TURN_MODEL_THREAD: String(d.modelThread), IDLE_TIMEOUT_SECONDS: '60', JOIN_TIMEOUT_SECONDS: '60',
         PROVIDER_TIMEOUT_MS: '60000', VAD_SILENCE_MS: '700', TURN_MODELS_DIR: deps.modelsDir, MAX_SESSION_SECONDS: '600',
         ...(PROFILE_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${PROFILE_DIR}` } : {}),
       }),
@@ -192,26 +211,29 @@ async function measure(n: number, d: Design, deps: { livekit: LiveKitServer; red
       }, 3000);
     };
     const interviews = (round: number) => Promise.all(
-      Array.from({ length: n }, async (_, i): Promise<LiveKitRespondentResult | null> => {
+      Array.from({ length: n }, async (_, i): Promise<{ result: LiveKitRespondentResult; spoken: AnswerItem[] } | null> => {
         await sleep(i * STAGGER_MS);
+        // The interview's place in the step: its answers and whether it barges in follow it, not the slot.
+        const g = i + round * n;
+        const spoken = answersFor(g, deps.answers);
         const res = await w.spawnSession(spawnBody({ interview: interview() }));
         if (res.status !== 200) {
           failures.push(`round ${round + 1}, spawn ${i + 1}: ${res.status} ${JSON.stringify(res.body)}`);
           return null;
         }
-        const interruption = deps.set.interruption[i % deps.set.interruption.length]!;
+        const interruption = deps.set.interruption[g % deps.set.interruption.length]!;
         let counted = false;
         let bargedIn = false;
         try {
           const result = await runLiveKitRespondent({
             url: String(res.body.room_url),
             token: String(res.body.token),
-            answers: answersFor(i + round * n, deps.set),
+            answers: spoken.map((a) => a.pcm),
             reactionMs: 300,
             timeoutMs: 300_000,
             // A barge-in in every other interview, 1 s into the question after the second answer.
             interruptAt: (_, answered) => {
-              if (i % 2 !== 0 || answered !== 2 || bargedIn) return null;
+              if (g % 2 !== 0 || answered !== 2 || bargedIn) return null;
               bargedIn = true;
               return { pcm: interruption.pcm, afterMs: 1000 };
             },
@@ -223,24 +245,25 @@ async function measure(n: number, d: Design, deps: { livekit: LiveKitServer; red
             },
           });
           if (result.ended !== 'completed') failures.push(`round ${round + 1}, interview ${i + 1}: ended ${result.ended ?? 'without an end message'} (${result.disconnectedBy})`);
-          return result;
+          return { result, spoken };
         } finally {
           closeWindow();
         }
       }),
     );
-    const results: Array<LiveKitRespondentResult | null> = [];
+    const results: Array<{ result: LiveKitRespondentResult; spoken: AnswerItem[] } | null> = [];
     for (let round = 0; round < roundsAt(n); round++) {
       if (round > 0) await waitIdleSlots(w, n, 60_000);
       results.push(...(await interviews(round)));
     }
-    const done = results.filter((r): r is LiveKitRespondentResult => r !== null);
+    const done = results.filter((r) => r !== null);
+    const turns = done.flatMap(({ result, spoken }) => turnLatencies(result, spoken));
     const win = window as { seconds: number; cpu: number; busy: number; threads: Map<string, number>; workerCpu: number; throttled: number } | null;
     const mem = live as { pod: number; bots: number[] } | null;
     return {
       n,
       perProcess,
-      modelThread: threaded(d),
+      modelThread: d.modelThread,
       idleCpuPerSlot,
       idlePodBytes,
       workerPss,
@@ -251,9 +274,10 @@ async function measure(n: number, d: Design, deps: { livekit: LiveKitServer; red
       liveBotPss: mem?.bots ?? [],
       machineBusy: win?.busy ?? NaN,
       throttled: win?.throttled ?? NaN,
-      latencies: done.flatMap(turnLatencies),
-      gapsMs: done.flatMap((r) => r.gapsMs),
-      completed: done.filter((r) => r.ended === 'completed').length,
+      latencies: turns.map((t) => t.ms),
+      turns,
+      gapsMs: done.flatMap(({ result }) => result.gapsMs),
+      completed: done.filter(({ result }) => result.ended === 'completed').length,
       interviews: results.length,
       failures,
       memoryLimitHits: pod.memoryLimitHits(),
@@ -280,6 +304,9 @@ async function measure(n: number, d: Design, deps: { livekit: LiveKitServer; red
 console.log(`${machineLine()} (the respondents, livekit-server and the stand-in providers share this machine with the pod)`);
 const set = buildAnswerSet();
 const modelsDir = turnModelsDir();
+const scored = await scoreAnswers(set.plain, modelsDir);
+const answers = scored.filter((a) => a.decisive).map((a) => a.item);
+if (answers.length < 3) throw new Error(`only ${answers.length} of the plain answers are decisive for the end-of-turn model; the capacity bench needs 3 (${describeScores(scored)})`);
 const livekit = await startLiveKitServer();
 const redis = await startRedis();
 const backend = await startFakeBackend();
@@ -290,7 +317,7 @@ try {
     const steps: Step[] = [];
     designs.push(steps);
     for (const n of STEPS) {
-      const step = await measure(n, d, { livekit, redisUrl: redis.url, backendUrl: backend.url, llmUrl: `http://127.0.0.1:${fake.port}/v1`, modelsDir, set });
+      const step = await measure(n, d, { livekit, redisUrl: redis.url, backendUrl: backend.url, llmUrl: `http://127.0.0.1:${fake.port}/v1`, modelsDir, set, answers });
       steps.push(step);
       console.error(`${designName(step)}, N=${n}: ${step.completed}/${step.interviews} completed, p95 ${ms(percentile(step.latencies, 95))}, ${step.gapsMs.length} gaps, ${step.failures.length} failures${step.failures.length ? `: ${step.failures.join('; ')}` : ''}`);
       // Go on past a step that lost only on gaps (shown, and counted in the verdict); stop where
@@ -328,7 +355,7 @@ for (const steps of designs) {
   const base = steps[0]!;
   console.log(`\ncapacity of one worker pod, ${design(base)}:`);
   printTable(
-    ['N live', 'completed', 'CPU / live interview', 'CPU / idle slot', 'pod memory live / N', 'bots\' PSS / live interview', 'bots\' PSS / idle slot', 'worker PSS', 'turn p50', 'turn p95', 'gaps / interview (p50, max)', 'quota used up (periods)', 'machine busy', 'verdict'],
+    ['N live', 'completed', 'CPU / live interview', 'CPU / idle slot', 'pod memory live / N', 'bots\' PSS / live interview', 'bots\' PSS / idle slot', 'worker PSS', 'turn p50', 'turn p95', 'Δ same turns vs N=1', 'gaps / interview (p50, max)', 'quota used up (periods)', 'machine busy', 'verdict'],
     steps.map((s) => [
       s.n,
       `${s.completed}/${s.interviews}`,
@@ -340,6 +367,7 @@ for (const steps of designs) {
       mib(s.workerPss),
       ms(percentile(s.latencies, 50)),
       ms(percentile(s.latencies, 95)),
+      s === base ? '' : `${pairedShift(s, base) >= 0 ? '+' : ''}${ms(pairedShift(s, base))}`,
       `${fmt(s.gapsMs.length / s.interviews, 1)} (${ms(percentile(s.gapsMs, 50))}, ${ms(percentile(s.gapsMs, 100))})`,
       pct(s.throttled),
       pct(s.machineBusy),
@@ -362,7 +390,8 @@ for (const { capacity, reachedEnd } of capacities) {
   );
 }
 console.log('CPU: the cgroup\'s own accounting (worker and bots) over the window where all N were live, per interview, as a share of one core. Memory: the cgroup\'s charge (page cache included) a few seconds into that window, and each process\'s PSS (shared pages split between their users).');
-console.log('Turn: end of a plain answer (its last frame sent) to the first audible frame of the bot\'s next utterance, as the respondent hears it (barge-ins left out). Gaps: silences under 500 ms between audible frames of the bot\'s voice while the respondent is silent (late or missing frames, as heard).');
+console.log(describeScores(scored));
+console.log('Turn: end of a plain answer (its last frame sent) to the first audible frame of the bot\'s next utterance, as the respondent hears it (barge-ins left out); Δ same turns: the median, over the turns both steps ran (the same answer to the same question), of the step\'s latency minus N=1\'s. Gaps: silences under 500 ms between audible frames of the bot\'s voice while the respondent is silent (late or missing frames, as heard).');
 console.log(`Capacity: the largest N with every interview completed, turn p95 within ${Math.round((LATENCY_SLACK - 1) * 100)}% of N=1 and no more gaps per interview than at N=1.`);
 const lastDesign = designs[designs.length - 1]!;
 const largest = lastDesign[lastDesign.length - 1]!;
