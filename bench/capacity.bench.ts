@@ -350,7 +350,8 @@ function design(s: Pick<Step, 'perProcess' | 'modelThread'>): string {
 console.log(
   `\npod = cgroup of ${POD.cpus} CPU and ${mib(POD.memoryBytes)} (cgroup v${cgroupVersion}), LiveKit rooms, stand-in providers (realistic profile), ${QUESTIONS} questions per interview (${ROUNDS} rounds at N=1, ceil(${ROUNDS}/N) below N=${ROUNDS}, one after another), respondents started ${STAGGER_MS} ms apart`,
 );
-const capacities: Array<{ capacity: Step; reachedEnd: boolean }> = [];
+/** failedBelow: smaller steps that did not hold (a verdict that is not monotone in N is noise at that size, and says so). */
+const capacities: Array<{ capacity: Step; reachedEnd: boolean; failedBelow: number[] }> = [];
 for (const steps of designs) {
   const base = steps[0]!;
   console.log(`\ncapacity of one worker pod, ${design(base)}:`);
@@ -375,16 +376,17 @@ for (const steps of designs) {
     ]),
   );
   const held = steps.filter((s) => s === base || passes(s, base));
-  capacities.push({ capacity: held[held.length - 1]!, reachedEnd: held.length === steps.length });
+  const capacity = held[held.length - 1]!;
+  capacities.push({ capacity, reachedEnd: held.length === steps.length, failedBelow: steps.filter((s) => s.n < capacity.n && !held.includes(s)).map((s) => s.n) });
 }
 console.log('');
-for (const { capacity, reachedEnd } of capacities) {
+for (const { capacity, reachedEnd, failedBelow } of capacities) {
   const cpuPer = capacity.liveCpuPerInterview;
   const memPer = sum(capacity.liveBotPss) / capacity.n;
   const byCapacity = Math.floor((capacity.n / POD.cpus) * SAMPLE_POD.cpus);
   const byCpu = Math.floor(SAMPLE_POD.cpus / cpuPer);
   const byMemory = Math.floor((SAMPLE_POD.memoryBytes - capacity.workerPss) / memPer);
-  console.log(`capacity, ${designName(capacity)}: ${capacity.n} live interviews in ${POD.cpus} CPU / ${mib(POD.memoryBytes)}${reachedEnd ? ' (the last step tried still held: the ramp stopped at BENCH_CAPACITY_STEPS, not at the pod\'s limit)' : ''}`);
+  console.log(`capacity, ${designName(capacity)}: ${capacity.n} live interviews in ${POD.cpus} CPU / ${mib(POD.memoryBytes)}${reachedEnd ? ' (the last step tried still held: the ramp stopped at BENCH_CAPACITY_STEPS, not at the pod\'s limit)' : ''}${failedBelow.length > 0 ? `; but N=${failedBelow.join(', ')} did not hold in this run: at that size the verdict is not yet settled` : ''}`);
   console.log(
     `  scaled to the spec's sample pod (${SAMPLE_POD.cpus} CPU, ${mib(SAMPLE_POD.memoryBytes)}): ${byCapacity} by the measured capacity per CPU; the CPU accounting alone would allow ${byCpu} at 100% of the quota (bursts, not the average, use the quota up first), memory ${byMemory} (bots ${mib(memPer)} per interview, worker ${mib(capacity.workerPss)}); an extrapolation, not a measurement`,
   );
