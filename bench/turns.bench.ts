@@ -205,7 +205,8 @@ printTable(
     row('premature cut-ins, plain and short answers', 'behaviour', (s) => frac(s.cutIns.plainAndShort), '0'),
     row('missed barge-ins (no interrupt within 1.5 s)', 'behaviour', (s) => frac(s.missedBargeIns), '0'),
     row('time to stop on barge-in', 'behaviour', (s) => p50p90(s.stopTimes), 'p90 < 200 ms'),
-    row('false stops on backchannels (mhm, uh-huh, 150 ms noise)', 'behaviour', (s) => frac(s.falseStops), '0'),
+    row('backchannels that paused or stopped the bot (mhm, uh-huh, 150 ms noise)', 'behaviour', (s) => frac(s.falseStops), ''),
+    row('... of which its voice never came back (stopped for good)', 'behaviour', (s) => frac(s.stoppedForGood), '0'),
     row('backchannels taken as the answer (bot went thinking)', 'behaviour', (s) => frac(s.backchannelsTakenAsTurn), '0'),
     ['CPU per session, VAD alone (in-process, share of one core)', pct(cpuToday.vad), pct(cpuNew.vad), pct(cpuNew.vad), ...(realLlm ? [pct(cpuNew.vad)] : []), ''],
     [`CPU per session, VAD + turn model (model calls over ${cpuNew.audioSeconds.toFixed(0)} s of audio)`, `${pct(cpuToday.vadAndTurn)} (${cpuToday.modelCalls})`, `${pct(cpuNew.vadAndTurn)} (${cpuNew.modelCalls})`, 'same', ...(realLlm ? ['same'] : []), '< 5%'],
@@ -241,7 +242,7 @@ console.log("Transcripts: the self-hosted speech server (Moonshine) hears every 
 console.log('End of speech: when the respondent sent the 20 ms frame holding the last speech sample; first bot audio: the first audio frame received after it (LiveKit: the first audible frame out of the subscribed track). Latencies: plain and short answers the bot did not cut in on; paths told apart by the bot captions.');
 for (const column of columns) {
   const o = outcomes.get(key(column, 'behaviour'));
-  if (o && !(o.summary instanceof Error)) console.log(`${column}: cut in on ${o.summary.ids.cutIn.join(', ') || 'none'}; missed ${o.summary.ids.missed.join(', ') || 'none'}; false stops on ${o.summary.ids.falseStop.join(', ') || 'none'}`);
+  if (o && !(o.summary instanceof Error)) console.log(`${column}: cut in on ${o.summary.ids.cutIn.join(', ') || 'none'}; missed ${o.summary.ids.missed.join(', ') || 'none'}; paused or stopped on ${o.summary.ids.falseStop.join(', ') || 'none'}; stopped for good on ${o.summary.ids.stoppedForGood.join(', ') || 'none'}`);
 }
 const failed = [...outcomes.entries()].filter(([, o]) => o.summary instanceof Error).map(([k]) => k);
 if (failed.length > 0) console.log(`failed sessions: ${failed.join(', ')} (see stderr)`);

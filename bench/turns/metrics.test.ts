@@ -43,6 +43,17 @@ describe('turn-taking measures', () => {
     expect(s.ids.falseStop).toEqual(['b1']);
     expect(s.backchannelsTakenAsTurn).toEqual({ count: 1, of: 3 });
   });
+
+  it('tells a pause the voice comes back from apart from a stop for good', () => {
+    const plays = [play('b1', 'backchannel', 5000, 5400), play('b2', 'backchannel', 20_000, 20_400)];
+    // b1: paused at 5250, the voice back at 5900 (after the backchannel ended), then listening.
+    // b2: stopped at 20_250, audio only before the backchannel ended, then thinking: stopped for good.
+    const events = [at(5250, 'interrupt'), at(5900, 'audio'), at(8000, 'listening'), at(20_250, 'interrupt'), at(20_300, 'audio'), at(21_000, 'thinking'), at(22_000, 'audio')];
+    const s = summarize(plays, events);
+    expect(s.falseStops).toEqual({ count: 2, of: 2 });
+    expect(s.stoppedForGood).toEqual({ count: 1, of: 2 });
+    expect(s.ids.stoppedForGood).toEqual(['b2']);
+  });
 });
 
 describe('simulated playback of the bot audio', () => {

@@ -69,10 +69,17 @@ export interface RunSummary {
   /** Interruption onset -> `interrupt` received. */
   stopTimes: number[];
   missedBargeIns: Ratio;
+  /** Backchannels followed by an `interrupt`: the bot paused (BARGE_IN_MODE=pause) or stopped its voice. */
   falseStops: Ratio;
+  /**
+   * Backchannels after whose `interrupt` the bot's voice never came back before it went `thinking`
+   * or `listening`: stopped for good (issue 21's aim: none). A voice that comes back, resumed or
+   * started over, is not counted here.
+   */
+  stoppedForGood: Ratio;
   backchannelsTakenAsTurn: Ratio;
-  /** Which items: answers cut in on, interruptions missed, backchannels that stopped the bot. */
-  ids: { cutIn: string[]; missed: string[]; falseStop: string[] };
+  /** Which items: answers cut in on, interruptions missed, backchannels that stopped the bot, and those that stopped it for good. */
+  ids: { cutIn: string[]; missed: string[]; falseStop: string[]; stoppedForGood: string[] };
 }
 
 const ACTIVITY: ReadonlySet<BotEventType> = new Set(['audio', 'speaking', 'thinking', 'interrupt']);
@@ -116,7 +123,15 @@ export function summarize(plays: readonly ItemPlay[], events: readonly BotEvent[
   const interruptions = plays.filter((p) => p.kind === 'interruption');
   const stops = interruptions.map((p) => first(sorted, 'interrupt', p.speechStartAt - 1, p.speechStartAt + BARGE_IN_WINDOW_MS));
   const backchannels = plays.filter((p) => p.kind === 'backchannel');
-  const falseStop = backchannels.map((p) => first(sorted, 'interrupt', p.speechStartAt - 1, p.speechEndAt + FALSE_STOP_WINDOW_MS) !== undefined);
+  const stopsOnBackchannel = backchannels.map((p) => first(sorted, 'interrupt', p.speechStartAt - 1, p.speechEndAt + FALSE_STOP_WINDOW_MS));
+  const falseStop = stopsOnBackchannel.map((e) => e !== undefined);
+  const forGood = stopsOnBackchannel.map((stop, i) => {
+    if (!stop) return false;
+    // The voice is back if audio arrives after the interrupt and after the backchannel, before the bot takes a turn or listens.
+    const from = Math.max(stop.at, backchannels[i]!.speechEndAt);
+    const turn = sorted.find((e) => e.at > from && (e.type === 'thinking' || e.type === 'listening'));
+    return first(sorted, 'audio', from, turn?.at ?? Infinity) === undefined;
+  });
   return {
     latencies,
     latencyByPath,
@@ -133,11 +148,13 @@ export function summarize(plays: readonly ItemPlay[], events: readonly BotEvent[
     stopTimes: stops.flatMap((e, i) => (e ? [e.at - interruptions[i]!.speechStartAt] : [])),
     missedBargeIns: ratio(stops.map((e) => e === undefined)),
     falseStops: ratio(falseStop),
+    stoppedForGood: ratio(forGood),
     backchannelsTakenAsTurn: ratio(backchannels.map((p) => first(sorted, 'thinking', p.speechStartAt - 1, p.speechEndAt + TAKEN_AS_TURN_WINDOW_MS) !== undefined)),
     ids: {
       cutIn: answers.filter((p) => cutIn.get(p)).map((p) => p.id),
       missed: interruptions.filter((_, i) => stops[i] === undefined).map((p) => p.id),
       falseStop: backchannels.filter((_, i) => falseStop[i]).map((p) => p.id),
+      stoppedForGood: backchannels.filter((_, i) => forGood[i]).map((p) => p.id),
     },
   };
 }
