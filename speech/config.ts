@@ -63,7 +63,7 @@ export function loadSpeechConfig(env: Env): SpeechConfig {
     token,
     modelsDir: optionalString(env, 'SPEECH_MODELS_DIR') ?? DEFAULT_MODELS_DIR,
     espeakDataDir: optionalString(env, 'SPEECH_ESPEAK_DATA_DIR') ?? ESPEAK_DATA_DIR,
-    threads: intVar(env, 'SPEECH_THREADS', { default: 1, min: 1, max: 64 }),
+    threads: intVar(env, 'SPEECH_THREADS', { default: 2, min: 1, max: 64 }),
     sttConcurrency: intVar(env, 'SPEECH_STT_CONCURRENCY', { default: 1, min: 1, max: 64 }),
     ttsConcurrency: intVar(env, 'SPEECH_TTS_CONCURRENCY', { default: 1, min: 1, max: 64 }),
     queueCapacity: intVar(env, 'SPEECH_QUEUE_CAPACITY', { default: 32, min: 0, max: 10_000 }),
