@@ -148,7 +148,7 @@ function turnSettings(env: Env, sttModel: string): TurnSettings {
   const modelSilenceMs = intVar(env, 'TURN_MODEL_SILENCE_MS', { default: 200, min: 60, max: 5000 });
   const maxSilenceMs = intVar(env, 'TURN_MAX_SILENCE_MS', { default: 1600, min: 200, max: 10_000 });
   if (maxSilenceMs < modelSilenceMs) throw new ConfigError('TURN_MAX_SILENCE_MS', `must be at least TURN_MODEL_SILENCE_MS (${modelSilenceMs})`);
-  const bargeInMinSpeechMs = intVar(env, 'BARGE_IN_MIN_SPEECH_MS', { default: 200, min: 40, max: 5000 });
+  const bargeInMinSpeechMs = intVar(env, 'BARGE_IN_MIN_SPEECH_MS', { default: 120, min: 40, max: 5000 });
   const bargeInConfirmMs = intVar(env, 'BARGE_IN_CONFIRM_MS', { default: 700, min: 40, max: 10_000 });
   if (bargeInConfirmMs < bargeInMinSpeechMs) throw new ConfigError('BARGE_IN_CONFIRM_MS', `must be at least BARGE_IN_MIN_SPEECH_MS (${bargeInMinSpeechMs})`);
   return {

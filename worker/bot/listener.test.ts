@@ -3,6 +3,7 @@ import { silencePcm } from '../../lib/pcm.ts';
 import { tonePcm } from '../../test/fakes/audio.ts';
 import { MemoryRoom } from '../../test/fakes/memory-room.ts';
 import { STAGE_CONFIG } from '../../test/fakes/stage-config.ts';
+import { loadConfig } from '../config.ts';
 import { scriptedProviders } from '../../test/fakes/scripted-providers.ts';
 import { quietHooks } from './hooks.ts';
 import type { InterviewConfig } from './interview.ts';
@@ -193,6 +194,20 @@ describe('the listener', () => {
     expect(stoppedAt).toBeNull();
     await vi.advanceTimersByTimeAsync(100);
     expect(stoppedAt).toBe(180);
+    close();
+  });
+
+  it('with the default BARGE_IN_MIN_SPEECH_MS, pauses the bot for a word as short as an "uh-huh" (160 ms)', async () => {
+    // A pause is the first reaction (BARGE_IN_MODE=pause), so it may come as soon as speech starts;
+    // 200 ms (the default before) let a short word over the bot go unheeded (bench/turns: 222 ms to stop).
+    const { turns } = loadConfig({ WORKER_TOKEN: 'a-long-enough-worker-token', BACKEND_URL: 'https://app.example.com', OPENAI_API_KEY: 'sk-test', ROOM_PROVIDER: 'local' });
+    const config = { ...CONFIG, turns: { ...CONFIG.turns, bargeInMinSpeechMs: turns.bargeInMinSpeechMs } };
+    let paused = false;
+    const { room, playback, close } = listen({ config, onBargeIn: () => (paused = true), transcripts: ['uh-huh'] });
+    playback.add(10_000);
+    void room.speak(tone(160));
+    await vi.advanceTimersByTimeAsync(400);
+    expect(paused).toBe(true);
     close();
   });
 
