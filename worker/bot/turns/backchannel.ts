@@ -5,6 +5,9 @@
  */
 const BACKCHANNEL_WORDS = new Set([
   'mm', 'mmm', 'hmm', 'hm', 'mhm', 'mm-hm', 'mm-hmm', 'mmhm', 'mmhmm', 'uh-huh', 'uhhuh', 'uh', 'um', 'ah', 'oh',
+  // The same sounds as a recogniser may write them, in two words ("Uh, huh."). "Huh" alone stays
+  // out: said on its own over the interviewer it asks for the question again.
+  'uh huh', 'mm hm', 'mm hmm', 'm hm', 'hm hm',
   'yeah', 'yes', 'yep', 'yup', 'ok', 'okay', 'right', 'sure', 'alright', 'i see', 'got it', 'cool', 'nice',
 ]);
 

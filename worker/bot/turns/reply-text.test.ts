@@ -100,6 +100,11 @@ describe('backchannels', () => {
     for (const text of ['Mm-hm.', 'uh-huh', 'Yeah.', 'okay, okay', '', 'Right.']) expect(isBackchannel(text), text).toBe(true);
     for (const text of ['Yes, I think so', 'No.', 'The onboarding, mostly.', 'wait a second']) expect(isBackchannel(text), text).toBe(false);
   });
+
+  it('are heard when the recogniser writes them in two words, and "huh" alone is still a question', () => {
+    for (const text of ['Uh, huh.', 'uh huh', 'Mm, hmm.', 'Mm hm']) expect(isBackchannel(text), text).toBe(true);
+    for (const text of ['Huh?', 'huh, what']) expect(isBackchannel(text), text).toBe(false);
+  });
 });
 
 describe('words that plainly go on', () => {
