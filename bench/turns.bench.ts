@@ -13,7 +13,7 @@ import { buildAnswerSet, type AnswerItem } from './turns/answer-set.ts';
 import { detectorCpu } from './turns/cpu.ts';
 import { REPLY_PATHS, summarize, type Ratio, type ReplyPath, type RunSummary } from './turns/metrics.ts';
 import { REALISTIC, REALISTIC_SOURCES, ZERO, type LatencyProfile } from './turns/profiles.ts';
-import { NEW as NEW_DEFAULTS, runSession, TODAY, type Pipeline, type SessionSetup } from './turns/session.ts';
+import { NEW as NEW_DEFAULTS, runSession, STT_ROUTES, TODAY, type Pipeline, type SessionSetup, type SttRoute } from './turns/session.ts';
 import { machineLine, ms, percentile, printTable } from './support.ts';
 
 /**
@@ -22,8 +22,10 @@ import { machineLine, ms, percentile, printTable } from './support.ts';
  * in one run, each in a real worker process, in local rooms and (the new one) in LiveKit rooms
  * through a real livekit-server, with the stand-in language model and voice under two latency
  * profiles and a respondent speaking in real time (the Piper voice, a few espeak-ng; bench/turns/).
- * What the respondent says is heard by the real recogniser (the self-hosted speech server behind
- * the stand-in, whose profile sets the earliest a transcript may arrive). Sessions:
+ * What the respondent says is heard by the real recogniser: the self-hosted speech server, which the
+ * bot calls directly as a pool with self-hosted speech does (BENCH_TURNS_STT=stand-in routes it
+ * through the stand-in instead: each commit decoded whole, the profile's hosted figure the earliest
+ * a transcript may arrive). Sessions:
  * - latency (realistic profile): rounds of four answers, two the stand-in answers with a follow-up
  *   (it writes FOLLOW_UP_TEXT), one answering a follow-up (no model call: the question's follow-ups
  *   are used up) and one it answers NEXT to: end of speech to the bot's first audio per path, and
@@ -42,6 +44,8 @@ import { machineLine, ms, percentile, printTable } from './support.ts';
  */
 const quick = process.env.BENCH_TURNS_QUICK === '1';
 const ROUNDS = Number(process.env.BENCH_TURNS_ROUNDS ?? (quick ? 2 : 15));
+const sttRoute = (process.env.BENCH_TURNS_STT ?? 'speech-server') as SttRoute;
+if (!STT_ROUTES.includes(sttRoute)) throw new Error(`BENCH_TURNS_STT must be one of ${STT_ROUTES.join(', ')}`);
 const onlySessions = process.env.BENCH_TURNS_SESSIONS ? new Set(process.env.BENCH_TURNS_SESSIONS.split(',').map((s) => s.trim())) : null;
 const set = buildAnswerSet();
 const by = (id: string): AnswerItem => {
@@ -115,7 +119,7 @@ try {
   const run = async (column: ColumnName, kind: SessionKind, pipeline: Pipeline, profile: LatencyProfile, items: AnswerItem[], setup: SessionSetup) => {
     if (onlySessions && !onlySessions.has(key(column, kind))) return;
     try {
-      const result = await runSession(pipeline, profile, items, { redisUrl: redis.url, backendUrl: backend.url, otlp, recogniser: { url: speech.url, token: speech.token } }, setup);
+      const result = await runSession(pipeline, profile, items, { redisUrl: redis.url, backendUrl: backend.url, otlp, recogniser: { url: speech.url, token: speech.token }, sttRoute }, setup);
       const summary = summarize(result.timeline.plays, result.timeline.events, { captions: result.timeline.captions, followUpText: FOLLOW_UP_TEXT });
       outcomes.set(key(column, kind), { summary, spans: result.spans, botCpu: result.botCpuShare });
       console.error(`${column}/${kind}: ${result.timeline.plays.length} items in ${result.seconds.toFixed(0)} s`);
@@ -182,7 +186,7 @@ const PATH_LABEL: Record<ReplyPath, string> = {
 console.log(
   `\nturn-taking: today (${Object.entries(TODAY.env).map(([k, v]) => `${k}=${v}`).join(' ')}) vs new (defaults), in real worker processes; ` +
     `local rooms, and LiveKit rooms through a real livekit-server (new-livekit); the stand-in language model and voice${realLlm ? ' (new-real-llm: a real language model)' : ''}; ` +
-    `speech heard by the self-hosted recogniser; ${quick ? 'QUICK run (two latency rounds, a third of the behaviour set)' : `${ROUNDS} latency rounds, the full behaviour set`}${onlySessions ? `; ONLY the sessions ${[...onlySessions].join(', ')}` : ''}. ` +
+    `speech heard by the self-hosted recogniser (${sttRoute === 'speech-server' ? 'the bot calls the speech server directly' : 'through the stand-in, each commit decoded whole'}); ${quick ? 'QUICK run (two latency rounds, a third of the behaviour set)' : `${ROUNDS} latency rounds, the full behaviour set`}${onlySessions ? `; ONLY the sessions ${[...onlySessions].join(', ')}` : ''}. ` +
     'Cells: p50 / p90 (turns).',
 );
 printTable(
@@ -238,7 +242,11 @@ console.log(
 
 console.log('\nlatency profile "realistic" (time to the first byte of each answer, as the worker sees it):');
 for (const line of REALISTIC_SOURCES) console.log(`- ${line}`);
-console.log("Transcripts: the self-hosted speech server (Moonshine) hears every answer; a profile's STT figure is the earliest time the transcript may arrive after the commit or upload, the real decode counting towards it (zero: as soon as it is decoded).");
+console.log(
+  sttRoute === 'speech-server'
+    ? "Transcripts: the bot's speech-to-text is the self-hosted speech server itself (Moonshine, its defaults: realtime buffers decoded in pieces while the respondent talks); the profiles' STT figures are NOT used, the real decode is the latency."
+    : "Transcripts (BENCH_TURNS_STT=stand-in): the stand-in sends each commit or upload whole to the self-hosted speech server (Moonshine); a profile's STT figure is the earliest time the transcript may arrive, the real decode counting towards it (zero: as soon as it is decoded).",
+);
 console.log('End of speech: when the respondent sent the 20 ms frame holding the last speech sample; first bot audio: the first audio frame received after it (LiveKit: the first audible frame out of the subscribed track). Latencies: plain and short answers the bot did not cut in on; paths told apart by the bot captions.');
 for (const column of columns) {
   const o = outcomes.get(key(column, 'behaviour'));

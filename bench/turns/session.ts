@@ -78,7 +78,18 @@ export interface SessionSetup {
   llm?: { baseURL: string; apiKey: string; model?: string };
 }
 
-export async function runSession(pipeline: Pipeline, profile: LatencyProfile, items: AnswerItem[], deps: { redisUrl: string; backendUrl: string; otlp: OtlpReceiver; recogniser: UpstreamRecogniserOptions }, setup: SessionSetup = { room: 'local' }): Promise<SessionResult> {
+/**
+ * Where the bot's speech-to-text goes. `speech-server` (the bench's default): straight to the
+ * self-hosted speech server, as a pool with self-hosted speech runs it (realtime sessions decoded
+ * in pieces while the respondent talks, docs/speech.md "Realtime decoding"); its real decode is the
+ * latency. `stand-in`: through the stand-in provider, which sends each commit whole to the same
+ * recogniser and holds the transcript to the profile's hosted-provider figure at the earliest (how
+ * the tables before 2026-11-28 evening were made).
+ */
+export const STT_ROUTES = ['speech-server', 'stand-in'] as const;
+export type SttRoute = (typeof STT_ROUTES)[number];
+
+export async function runSession(pipeline: Pipeline, profile: LatencyProfile, items: AnswerItem[], deps: { redisUrl: string; backendUrl: string; otlp: OtlpReceiver; recogniser: UpstreamRecogniserOptions; sttRoute: SttRoute }, setup: SessionSetup = { room: 'local' }): Promise<SessionResult> {
   // Tones, not espeak, for the bot's voice: synthesis in the fake would count as provider time.
   const options: FakeOpenAIOptions = { voice: 'tone', profile: fakeProfile(profile), recogniser: deps.recogniser, llmRules: setup.llmRules ?? [] };
   const fake = await startServerProcess('bench/servers/fake-openai-server.ts', { FAKE_OPENAI_OPTIONS: JSON.stringify(options) });
@@ -86,9 +97,10 @@ export async function runSession(pipeline: Pipeline, profile: LatencyProfile, it
   const tag = `${pipeline.name}-${profile.name}-${setup.room}${setup.llm ? '-real-llm' : ''}`;
   const service = `bench-turns-${tag}-${Date.now()}`;
   if (setup.room === 'livekit' && !setup.livekitEnv) throw new Error('a LiveKit session needs the livekit-server environment (livekitEnv)');
+  const directStt = deps.sttRoute === 'speech-server' ? { STT_BASE_URL: deps.recogniser.url, STT_API_KEY: deps.recogniser.token } : {};
   const realLlm = setup.llm ? { LLM_BASE_URL: setup.llm.baseURL, LLM_API_KEY: setup.llm.apiKey, ...(setup.llm.model ? { LLM_MODEL: setup.llm.model } : {}) } : {};
   const worker = await startWorkerProcess(
-    baseEnv({ redisUrl: deps.redisUrl, backendUrl: deps.backendUrl, llmUrl, REDIS_KEY_PREFIX: `bench-turns-${tag}-${Date.now()}`, WARM_POOL_SIZE: '1', IDLE_TIMEOUT_SECONDS: '30', JOIN_TIMEOUT_SECONDS: '30', PROVIDER_TIMEOUT_MS: '60000', OTEL_EXPORTER_OTLP_ENDPOINT: deps.otlp.url, OTEL_SERVICE_NAME: service, OTEL_BSP_SCHEDULE_DELAY: '100', ...(setup.room === 'livekit' ? setup.livekitEnv : {}), ...realLlm, ...pipeline.env }),
+    baseEnv({ redisUrl: deps.redisUrl, backendUrl: deps.backendUrl, llmUrl, REDIS_KEY_PREFIX: `bench-turns-${tag}-${Date.now()}`, WARM_POOL_SIZE: '1', IDLE_TIMEOUT_SECONDS: '30', JOIN_TIMEOUT_SECONDS: '30', PROVIDER_TIMEOUT_MS: '60000', OTEL_EXPORTER_OTLP_ENDPOINT: deps.otlp.url, OTEL_SERVICE_NAME: service, OTEL_BSP_SCHEDULE_DELAY: '100', ...(setup.room === 'livekit' ? setup.livekitEnv : {}), ...directStt, ...realLlm, ...pipeline.env }),
   );
   try {
     await worker.waitReady(60_000);
