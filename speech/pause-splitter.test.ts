@@ -32,6 +32,28 @@ function split(pcm: Buffer, options = OPTIONS) {
 }
 
 describe('PauseSplitter', () => {
+  it('offers the open piece early at the first quiet after its speech, once, and says when speech comes back', () => {
+    const splitter = new PauseSplitter({ ...OPTIONS, earlyMs: 120 });
+    const pcm = signal([['sound', 600], ['quiet', 160], ['sound', 660], ['quiet', 400]]);
+    const events = [];
+    for (let i = 0; i < pcm.length; i += 960) events.push(...splitter.pushEvents(pcm.subarray(i, i + 960)));
+    expect(events.map((e) => e.type)).toEqual(['early', 'resumed', 'early', 'piece']);
+    const lengths = events.map((e) => ('pcm' in e ? ms(e.pcm) : 0));
+    // The first early tail is the speech so far and 120 ms of quiet; the second the whole piece so
+    // far; the piece closed at 200 ms of quiet is that speech with 100 ms of its pause.
+    expect(lengths).toEqual([600 + 120, 0, 600 + 160 + 660 + 120, 600 + 160 + 660 + 100]);
+    expect(splitter.finish().speech).toBe(false);
+  });
+
+  it('offers a short answer that no pause may cut (under the minimum piece) early too, and silence alone never', () => {
+    const splitter = new PauseSplitter({ ...OPTIONS, earlyMs: 120 });
+    const quietFirst = splitter.pushEvents(signal([['quiet', 100]]));
+    expect(quietFirst).toEqual([]);
+    const events = splitter.pushEvents(signal([['sound', 500], ['quiet', 300]]));
+    expect(events.map((e) => e.type)).toEqual(['early']);
+    expect(new PauseSplitter(OPTIONS).pushEvents(signal([['sound', 500], ['quiet', 300]]))).toEqual([]);
+  });
+
   it('cuts at pauses of 200 ms or more, keeps a little of each pause, and drops a long silence before the next speech', () => {
     const { pieces, tail, speech } = split(signal([['sound', 1500], ['quiet', 600], ['sound', 1200], ['quiet', 2000], ['sound', 1400], ['quiet', 100]]));
     // Each pause: 100 ms ends a piece, 100 ms leads into the next one, the rest is never decoded.

@@ -8,6 +8,12 @@
  * (a noise floor that follows the quietest frames, and the loudest speech), so that a noisy line
  * and a clean one split alike. After a cut, silence longer than a short lead-in before the next
  * speech is dropped instead of decoded. Pure: bytes in, pieces out, no clock.
+ *
+ * With `earlyMs`, it also says when the open piece's speech has been followed by that much quiet
+ * (an `early` tail: the piece as it stands), once per such quiet, and when speech comes back after
+ * one (`resumed`): a client commits at its own pause (the bot at 200 ms), so a decode started at the
+ * first 100 ms of quiet is that much nearer done at the commit, and is thrown away if the
+ * respondent goes on (realtime-buffer.ts).
  */
 export interface SplitOptions {
   /** Sample rate of the PCM16 (mono, little-endian) given to push(). */
@@ -15,7 +21,12 @@ export interface SplitOptions {
   pauseMs: number;
   minPieceMs: number;
   maxPieceMs: number;
+  /** Quiet after speech that offers the open piece as an early tail; 0 or absent: never. */
+  earlyMs?: number;
 }
+
+/** What one push() heard, in order: pieces closed at pauses, and early tails (see above). */
+export type SplitEvent = { type: 'piece'; pcm: Buffer } | { type: 'early'; pcm: Buffer } | { type: 'resumed' };
 
 const FRAME_MS = 20;
 /** A frame is quiet below floor + this... */
@@ -47,25 +58,36 @@ export class PauseSplitter {
   private peak = Number.NEGATIVE_INFINITY;
   /** Pieces closed since the last finish(). */
   private closed = 0;
+  private readonly earlyFrames: number;
+  /** An early tail was offered for the open piece and no speech came after it. */
+  private earlyOffered = false;
+  private events: SplitEvent[] = [];
 
   constructor(options: SplitOptions) {
     this.frameBytes = Math.round((options.rate * FRAME_MS) / 1000) * 2;
     this.pauseFrames = Math.max(1, Math.round(options.pauseMs / FRAME_MS));
     this.minPieceFrames = Math.round(options.minPieceMs / FRAME_MS);
     this.maxPieceFrames = Math.max(this.minPieceFrames + 1, Math.round(options.maxPieceMs / FRAME_MS));
+    this.earlyFrames = options.earlyMs ? Math.max(1, Math.round(options.earlyMs / FRAME_MS)) : 0;
   }
 
   /** Appends audio; returns the pieces it closed, in order (each PCM16 at the same rate). */
   push(pcm: Buffer): Buffer[] {
-    const pieces: Buffer[] = [];
+    return this.pushEvents(pcm).flatMap((e) => (e.type === 'piece' ? [e.pcm] : []));
+  }
+
+  /** Appends audio; returns the pieces it closed and the early tails it offered, in order. */
+  pushEvents(pcm: Buffer): SplitEvent[] {
+    this.events = [];
     const data = this.carry.length > 0 ? Buffer.concat([this.carry, pcm]) : pcm;
     let offset = 0;
     for (; offset + this.frameBytes <= data.length; offset += this.frameBytes) {
       const piece = this.addFrame(data.subarray(offset, offset + this.frameBytes));
-      if (piece) pieces.push(piece);
+      if (piece) this.events.push({ type: 'piece', pcm: piece });
+      else this.offerEarly();
     }
     this.carry = Buffer.from(data.subarray(offset)); // a copy: the caller's buffer is not held
-    return pieces;
+    return this.events;
   }
 
   /** The open piece at the commit, and whether it holds speech. Starts the next buffer (the levels are kept). */
@@ -77,7 +99,17 @@ export class PauseSplitter {
     this.carry = Buffer.alloc(0);
     this.pieceMax = Number.NEGATIVE_INFINITY;
     this.closed = 0;
+    this.earlyOffered = false;
     return { tail, speech };
+  }
+
+  /** The open piece's speech has been followed by `earlyMs` of quiet: offer it, once. */
+  private offerEarly(): void {
+    if (this.earlyFrames === 0 || this.earlyOffered) return;
+    const line = this.quietLine();
+    if (this.pieceMax < line || this.quietRun(line, this.earlyFrames) < this.earlyFrames) return;
+    this.earlyOffered = true;
+    this.events.push({ type: 'early', pcm: Buffer.concat(this.frames) });
   }
 
   /** Frames below this are quiet. Judged now, not when each frame came: the floor is only known once a pause was heard. */
@@ -93,6 +125,11 @@ export class PauseSplitter {
     this.levels.push(level);
     this.pieceMax = Math.max(this.pieceMax, level);
     const line = this.quietLine();
+    if (this.earlyOffered && level >= line) {
+      // Speech again after an early tail: the tail no longer ends the piece.
+      this.earlyOffered = false;
+      this.events.push({ type: 'resumed' });
+    }
     if (this.pieceMax < line) {
       // Before the first speech after a cut, only a short lead-in of silence is worth decoding.
       if (this.closed > 0 && this.frames.length > this.keepFrames) this.dropFront(this.frames.length - this.keepFrames);
@@ -125,6 +162,9 @@ export class PauseSplitter {
     const piece = Buffer.concat(this.frames.slice(0, at));
     this.dropFront(at);
     this.closed++;
+    // An early tail offered with no speech since is this piece (up to quiet frames): the caller
+    // decodes it once. What is left opens a new piece.
+    this.earlyOffered = false;
     return piece;
   }
 

@@ -15,6 +15,10 @@ import type { SpeechService } from './service.ts';
  *   commit and upload waiting). At the commit the session's waiting pieces are promoted, only the
  *   tail since the last cut is left to decode, and the pieces' texts are joined in order. A piece the
  *   full queue refused is decoded at the commit instead; a tail of silence after a cut is skipped.
+ *   The open piece is also decoded early, as soon as its speech has been followed by
+ *   `split.earlyMs` of quiet (before the client's own pause has made it commit): that decode is the
+ *   piece's when the piece closes, or the tail's at the commit, if no speech came after it; else it
+ *   is cancelled (or, already running, its text is dropped).
  * `clear()` drops the buffer and cancels its pieces not yet decoded; a closed session cancels all.
  */
 export type RealtimeDecode = 'incremental' | 'whole';
@@ -34,14 +38,21 @@ export interface RealtimeBufferOptions {
 
 type Decoded = { ok: true; text: string } | { ok: false; err: unknown };
 
+interface Piece {
+  samples: Float32Array;
+  decoded: Promise<Decoded>;
+}
+
 interface Utterance {
   cancel: AbortController;
   committed: boolean;
   chunks: Buffer[];
-  pieces: Array<{ samples: Float32Array; decoded: Promise<Decoded> }>;
+  pieces: Piece[];
+  /** The open piece decoded early, while no speech has come after it (see above). */
+  early: (Piece & { cancel: AbortController }) | null;
 }
 
-const fresh = (): Utterance => ({ cancel: new AbortController(), committed: false, chunks: [], pieces: [] });
+const fresh = (): Utterance => ({ cancel: new AbortController(), committed: false, chunks: [], pieces: [], early: null });
 
 export class RealtimeBuffer {
   private readonly options: RealtimeBufferOptions;
@@ -58,7 +69,22 @@ export class RealtimeBuffer {
   append(pcm: Buffer): void {
     this.bytes += pcm.length;
     if (!this.splitter) return void this.utterance.chunks.push(pcm);
-    for (const piece of this.splitter.push(pcm)) this.decodeAhead(piece);
+    const utterance = this.utterance;
+    for (const event of this.splitter.pushEvents(pcm)) {
+      if (event.type === 'early') {
+        const cancel = new AbortController();
+        utterance.early = { ...this.decodeInBackground(event.pcm, cancel.signal), cancel };
+      } else if (event.type === 'resumed') {
+        this.dropEarly(utterance);
+      } else if (utterance.early) {
+        // The piece is the early tail's speech and the quiet after it: decoded once, already.
+        this.options.metrics.earlyTails.inc({ outcome: 'used' });
+        utterance.pieces.push(utterance.early);
+        utterance.early = null;
+      } else {
+        utterance.pieces.push(this.decodeInBackground(event.pcm));
+      }
+    }
   }
 
   /** Hands the buffer over for a commit (the caller checked it is long enough): its text, when decoded. */
@@ -70,38 +96,56 @@ export class RealtimeBuffer {
     if (!this.splitter) return this.decodeNow(this.toSamples(Buffer.concat(utterance.chunks)));
     this.options.service.promote(this.options.session);
     const { tail, speech } = this.splitter.finish();
-    const texts = utterance.pieces.map(({ samples, decoded }) =>
-      decoded.then((result) => {
-        if (result.ok) return result.text;
-        // Refused while the queue was full: what is waited for now is decoded now.
-        if (result.err instanceof SpeechError && result.err.status === 503) return this.decodeNow(samples, true);
-        throw result.err;
-      }),
-    );
-    // With pieces taken in, the tail finishes a transcription the queue already holds: never refused.
-    if (utterance.pieces.length === 0 || speech) texts.push(this.decodeNow(this.toSamples(tail), utterance.pieces.length > 0));
+    const texts = utterance.pieces.map(({ samples, decoded }) => decoded.then((result) => (result.ok ? result.text : this.retryAtCommit(samples, result.err))));
+    if (utterance.early) {
+      // No speech since the early tail: it is the tail (up to the quiet after it).
+      this.options.metrics.earlyTails.inc({ outcome: 'used' });
+      const { samples, decoded } = utterance.early;
+      texts.push(decoded.then((result) => (result.ok ? result.text : this.retryAtCommit(samples, result.err))));
+    } else if (utterance.pieces.length === 0 || speech) {
+      // With pieces taken in, the tail finishes a transcription the queue already holds: never refused.
+      texts.push(this.decodeNow(this.toSamples(tail), utterance.pieces.length > 0));
+    }
     return (await Promise.all(texts)).map((t) => t.trim()).filter(Boolean).join(' ');
   }
 
   clear(): void {
+    this.dropEarly(this.utterance);
     this.utterance.cancel.abort();
     this.utterance = fresh();
     this.bytes = 0;
     this.splitter?.finish();
   }
 
-  private decodeAhead(piece: Buffer): void {
+  /** A decode ahead of the commit, as a background job of the session (it yields to commits and uploads). */
+  private decodeInBackground(pcm: Buffer, cancel?: AbortSignal): Piece {
     const utterance = this.utterance;
     const { service, session, closing, metrics } = this.options;
-    const samples = this.toSamples(piece);
-    const decoded = service.transcribe(session, samples, { endpoint: 'realtime', signal: AbortSignal.any([closing, utterance.cancel.signal]), background: true }).then(
+    const samples = this.toSamples(pcm);
+    const signals = [closing, utterance.cancel.signal, ...(cancel ? [cancel] : [])];
+    const decoded = service.transcribe(session, samples, { endpoint: 'realtime', signal: AbortSignal.any(signals), background: true }).then(
       ({ text }): Decoded => {
-        metrics.pieces.inc({ stage: utterance.committed ? 'after_commit' : 'before_commit' });
+        // An early tail dropped while it ran is no piece of the transcript.
+        if (!cancel?.aborted) metrics.pieces.inc({ stage: utterance.committed ? 'after_commit' : 'before_commit' });
         return { ok: true, text };
       },
       (err: unknown): Decoded => ({ ok: false, err }),
     );
-    utterance.pieces.push({ samples, decoded });
+    return { samples, decoded };
+  }
+
+  /** Speech came after the early tail (or the buffer was cleared): its decode is not wanted. */
+  private dropEarly(utterance: Utterance): void {
+    if (!utterance.early) return;
+    this.options.metrics.earlyTails.inc({ outcome: 'dropped' });
+    utterance.early.cancel.abort();
+    utterance.early = null;
+  }
+
+  /** A decode ahead that failed: refused while the queue was full, it is decoded now; anything else fails the commit. */
+  private retryAtCommit(samples: Float32Array, err: unknown): Promise<string> {
+    if (err instanceof SpeechError && err.status === 503) return this.decodeNow(samples, true);
+    return Promise.reject(err instanceof Error ? err : new Error(String(err)));
   }
 
   private async decodeNow(samples: Float32Array, admitted = false): Promise<string> {

@@ -35,6 +35,7 @@ export interface RealtimeOptions {
   decode: RealtimeDecode;
   splitPauseMs: number;
   splitMaxPieceSeconds: number;
+  earlyTailMs: number;
 }
 
 /** A piece shorter than this is not cut off: a decode needs context, and short ones are padded to a second anyway. */
@@ -62,7 +63,7 @@ export function serveRealtimeSession(ws: WebSocket, options: RealtimeOptions): v
   const maxBytes = Math.floor(options.maxAudioSeconds * SESSION_RATE) * 2;
   const buffer = new RealtimeBuffer({
     service, metrics, session: session.id, rate: SESSION_RATE, decode: options.decode, closing: closing.signal,
-    split: { pauseMs: options.splitPauseMs, minPieceMs: MIN_PIECE_MS, maxPieceMs: options.splitMaxPieceSeconds * 1000 },
+    split: { pauseMs: options.splitPauseMs, minPieceMs: MIN_PIECE_MS, maxPieceMs: options.splitMaxPieceSeconds * 1000, earlyMs: options.earlyTailMs },
   });
   let previousItem: string | null = null;
   metrics.sessions.inc();

@@ -95,7 +95,7 @@ export function createSpeechServer(deps: SpeechServerDeps): { server: Server; cl
     if (wss.clients.size >= config.maxSessions) return refuse(socket, 503, 'server_overloaded', `The speech server has ${config.maxSessions} realtime sessions open; retry later.`, { 'retry-after': '5' });
     wss.handleUpgrade(req, socket, head, (ws) =>
       serveRealtimeSession(ws, { service, metrics, log, maxAudioSeconds: config.maxAudioSeconds, idleTimeoutMs: config.idleTimeoutSeconds * 1000,
-        decode: config.realtimeDecode, splitPauseMs: config.splitPauseMs, splitMaxPieceSeconds: config.splitMaxPieceSeconds,
+        decode: config.realtimeDecode, splitPauseMs: config.splitPauseMs, splitMaxPieceSeconds: config.splitMaxPieceSeconds, earlyTailMs: config.earlyTailMs,
       }),
     );
   });
