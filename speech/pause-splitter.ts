@@ -11,9 +11,9 @@
  *
  * With `earlyMs`, it also says when the open piece's speech has been followed by that much quiet
  * (an `early` tail: the piece as it stands), once per such quiet, and when speech comes back after
- * one (`resumed`): a client commits at its own pause (the bot at 200 ms), so a decode started at the
- * first 100 ms of quiet is that much nearer done at the commit, and is thrown away if the
- * respondent goes on (realtime-buffer.ts).
+ * one (`resumed`): a client commits at its own pause (the bot at 224 ms of silence), so a decode
+ * started after `earlyMs` of quiet (120 by default) is that much nearer done at the commit, and is
+ * thrown away if the respondent goes on (realtime-buffer.ts).
  */
 export interface SplitOptions {
   /** Sample rate of the PCM16 (mono, little-endian) given to push(). */
