@@ -168,8 +168,8 @@ describe('turn-taking in the respondent page', () => {
       await firstQuestionShown(frame);
       await new Promise((r) => setTimeout(r, 1500));
       const okay = (spoken.okay = await sayInto(frame, clips.backchannel, SPEECH_RATE));
-      // The bot pauses for it (the page drops its queued audio and shows "Your turn" meanwhile), judges
-      // it a backchannel, and goes on with the question; the respondent answers once it has been asked to its end.
+      // The bot pauses for it (the page drops its queued audio), judges it a backchannel, and goes on
+      // with the question; the respondent answers once it has been asked to its end.
       const handedOver = (marks: Mark[]): Mark | undefined => {
         const paused = marks.find((m) => m.name === 'bot:interrupted' && m.at > okay.startedAt);
         const resumed = paused && marks.find((m) => m.name === 'bot:first_audio' && m.at > paused.at);
@@ -183,6 +183,11 @@ describe('turn-taking in the respondent page', () => {
 
       // The backchannel paused the bot once; it was not stopped again before the answer.
       expect(timeline.filter((m) => m.name === 'bot:interrupted' && m.at < answer.startedAt), JSON.stringify(timeline)).toHaveLength(1);
+      // "Your turn" waited for the end of the question: not shown while the bot was paused, nor
+      // before its words went on (the page holds its "listening" through the pause).
+      const paused = timeline.find((m) => m.name === 'bot:interrupted' && m.at > okay.startedAt)!;
+      const resumed = timeline.find((m) => m.name === 'bot:first_audio' && m.at > paused.at)!;
+      expect(timeline.filter((m) => m.name === 'state:listening' && m.at > okay.startedAt && m.at < resumed.at), JSON.stringify(timeline)).toEqual([]);
       // Asked once, and "Okay." is no answer: the respondent's turns are the two answers.
       expect(captions.filter((c) => c === TURN_INTERVIEW.questions[0]!.text)).toHaveLength(1);
       expect(respondent.map((t) => t.questionId), JSON.stringify(respondent)).toEqual(['q1', 'q2']);

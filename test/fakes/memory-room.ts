@@ -75,6 +75,13 @@ export class MemoryRoom extends EventEmitter implements BotRoom {
     this.playingUntil = Math.max(this.playingUntil, Date.now()) + pcm.length / 48; // 24 kHz PCM16
   }
 
+  /** As the real rooms: the page is told `interrupt` once (this room holds no queue to pause). */
+  pause(): void {
+    this.interrupt();
+  }
+
+  resume(): void {}
+
   interrupt(): void {
     this.interrupts++;
     this.interruptedAfter.push(this.controls.length);

@@ -1,8 +1,11 @@
+import { EventEmitter } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { MemoryRoom } from '../../test/fakes/memory-room.ts';
 import { scriptedProviders } from '../../test/fakes/scripted-providers.ts';
 import { ProviderError } from '../providers/errors.ts';
+import { PacedOutbound, type OutboundItem } from '../rooms/paced-outbound.ts';
 import { Playback } from './playback.ts';
+import type { BotRoom } from './room-link.ts';
 import { Speaker } from './speaker.ts';
 
 /**
@@ -10,8 +13,7 @@ import { Speaker } from './speaker.ts';
  * round trip, an interruption keeps the sentences not yet heard (from the one playing), and a
  * sentence prepared ahead that failed only matters if it is spoken.
  */
-function voice(script: Parameters<typeof scriptedProviders>[0] = {}) {
-  const room = new MemoryRoom();
+function voice(script: Parameters<typeof scriptedProviders>[0] = {}, room: BotRoom & { audioBytes?: number } = new MemoryRoom()) {
   const providers = scriptedProviders({ ttsFirstByteMs: 200, msPerWord: 250, ...script });
   const playback = new Playback(() => Date.now());
   const firstBytes: Array<{ ms: number; error?: string }> = [];
@@ -23,7 +25,42 @@ function voice(script: Parameters<typeof scriptedProviders>[0] = {}) {
     clock: () => Date.now(),
     onFirstByte: (t0, t1, error) => firstBytes.push({ ms: t1 - t0, ...(error ? { error } : {}) }),
   });
-  return { room, providers, playback, speaker, firstBytes };
+  return { room: room as MemoryRoom, providers, playback, speaker, firstBytes };
+}
+
+/**
+ * A room whose bot side queues as the LiveKit and Daily rooms do (the paced outbound queue, 200 ms
+ * ahead of playing); `delivered` is what left the queue for the transport, in order.
+ */
+class QueuedRoom extends EventEmitter implements BotRoom {
+  respondentPresent = true;
+  readonly delivered: Array<{ control: string } | { audioMs: number }> = [];
+  private readonly outbound = new PacedOutbound({
+    deliver: (item: OutboundItem) => {
+      if (item.kind === 'audio') this.delivered.push({ audioMs: item.pcm.length / 48 });
+      else if (item.kind === 'control') this.delivered.push({ control: String(item.msg.state ?? item.msg.type) });
+    },
+    pace: { sampleRate: 24_000, leadMs: 200 },
+  });
+  sendControl(msg: Record<string, unknown>): void {
+    this.outbound.push({ kind: 'control', msg });
+  }
+  sendAudio(pcm: Buffer): void {
+    this.outbound.push({ kind: 'audio', pcm });
+  }
+  interrupt(): void {
+    this.outbound.dropAudio();
+  }
+  pause(): void {
+    this.outbound.pause();
+  }
+  resume(): void {
+    this.outbound.resume();
+  }
+  close(): void {}
+  whenClosed(): Promise<void> {
+    return Promise.resolve();
+  }
 }
 
 beforeEach(() => {
@@ -114,5 +151,30 @@ describe('the speaker', () => {
     expect(room.interrupts).toBe(1); // the pause already dropped the room's queue
     expect(room.audioBytes).toBe(sent);
     expect(speaker.takeInterrupted()).toEqual(['Five six seven eight.', 'Nine ten.']);
+  });
+
+  it('paused after its words were handed over, sends the end of them (`audio_end`, `listening`) only behind the resumed audio', async () => {
+    const room = new QueuedRoom();
+    const { speaker } = voice({}, room);
+    // Written out by 200 ms (1 s of audio); the dialogue then sends the end of the words, which
+    // waits in the room's queue behind the audio not yet handed over.
+    const result = speaker.speak('One two three four.');
+    await vi.advanceTimersByTimeAsync(250);
+    expect((await result).interrupted).toBe(false);
+    room.sendControl({ type: 'audio_end' });
+    room.sendControl({ type: 'state', state: 'listening' });
+    await vi.advanceTimersByTimeAsync(250); // 300 ms played
+    expect(speaker.pause()).toBe(true);
+    const atPause = room.delivered.length;
+    await vi.advanceTimersByTimeAsync(500); // a backchannel, judged
+    // Held while paused: the words are not over, so neither is the bot's turn.
+    expect(room.delivered.slice(atPause)).toEqual([]);
+    speaker.resume();
+    await vi.advanceTimersByTimeAsync(2000);
+    const after = room.delivered.slice(atPause);
+    const audioAfter = after.filter((d) => 'audioMs' in d);
+    expect(audioAfter.length).toBeGreaterThan(0);
+    // The rest of the words went out again, and only then their end.
+    expect(after.slice(audioAfter.length)).toEqual([{ control: 'audio_end' }, { control: 'listening' }]);
   });
 });

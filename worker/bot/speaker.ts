@@ -142,7 +142,7 @@ export class Speaker {
     utterance.unplayed = [];
     utterance.held = [...unheard.map(({ frame, sentence }) => ({ frame, sentence })), ...utterance.held];
     utterance.pausedSentence = this.playingSentence(utterance, now);
-    this.options.room.interrupt();
+    this.options.room.pause();
     this.options.playback.stop();
     return true;
   }
@@ -155,6 +155,8 @@ export class Speaker {
     const held = utterance.held;
     utterance.held = [];
     for (const { frame, sentence } of held) this.emitFrame(utterance, frame, sentence);
+    // What the room held (the end of these words: `audio_end`, `listening`) follows them again.
+    this.options.room.resume();
     this.wake(utterance);
   }
 
@@ -166,7 +168,8 @@ export class Speaker {
     const playing = utterance.paused ? utterance.pausedSentence : this.playingSentence(utterance, now);
     utterance.interrupted = true;
     utterance.abort.abort();
-    if (!utterance.paused) {
+    if (utterance.paused) this.options.room.resume(); // nothing more is said; what the pause held goes now
+    else {
       this.options.room.interrupt();
       this.options.playback.stop();
     }
@@ -203,6 +206,8 @@ export class Speaker {
   }
 
   async speak(source: string | Iterable<string> | AsyncIterable<string>): Promise<SpeakResult> {
+    // A paused utterance that nobody resumed is over: its held audio is dropped and the room's pause ends.
+    if (this.last?.paused) this.interrupt();
     const utterance: Utterance = { abort: new AbortController(), sentences: [], windows: [], interrupted: false, firstAudioAt: null, unplayed: [], paused: false, held: [], pausedSentence: 0, settle: null };
     this.last = utterance;
     this.rest = [];

@@ -15,6 +15,14 @@ export interface BotRoom extends EventEmitter {
    * this transport has (its own queue, and the respondent's player through `{type: "interrupt"}`).
    */
   interrupt(): void;
+  /**
+   * Speech over the bot, not yet judged (issue 21): the audio is dropped as by interrupt(), but the
+   * messages queued behind it (`audio_end`, `listening`) are held, and what is sent until resume()
+   * goes ahead of them: the words may go on after a backchannel, and those messages mark their end.
+   */
+  pause(): void;
+  /** Ends a pause: the held messages go out behind what was sent since (no audio, if it was an interruption). */
+  resume(): void;
   close(): void;
   /** Settles once close() has let queued audio and messages out and left the room. */
   whenClosed(): Promise<void>;

@@ -106,4 +106,54 @@ describe('the paced outbound queue', () => {
     expect(sent).toEqual(['state', 'caption', 'audio:1']);
     expect(vi.getTimerCount()).toBe(0);
   });
+
+  it('on a pause holds the messages queued behind the dropped audio, and puts the audio of the resumed words ahead of them', async () => {
+    const sent: string[] = [];
+    const queue = new PacedOutbound({ deliver: (item) => void sent.push(label(item)), pace: { sampleRate: RATE, leadMs: 200 } });
+    queue.push(audio(1000, 1));
+    queue.push(audio(1000, 2));
+    queue.push(control('audio_end'));
+    queue.push(control('state'));
+    await vi.advanceTimersByTimeAsync(300);
+    expect(queue.pause()).toBe(1);
+    expect(queue.paused).toBe(true);
+    // Held: `audio_end` and `listening` belong to the end of the words, which are not over yet.
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(sent).toEqual(['audio:1']);
+    await queue.whenDrained();
+    // A backchannel: the bot says it speaks again, the words go on from where they were paused, and
+    // the held messages follow them.
+    queue.push(control('speaking'));
+    queue.push(audio(100, 7));
+    queue.push(audio(100, 8));
+    expect(sent).toEqual(['audio:1']);
+    queue.resume();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(sent).toEqual(['audio:1', 'speaking', 'audio:7', 'audio:8', 'audio_end', 'state']);
+    expect(queue.paused).toBe(false);
+    await queue.whenDrained();
+  });
+
+  it('lets the held messages go when a pause ends in an interruption (nothing more is said)', async () => {
+    const sent: string[] = [];
+    const queue = new PacedOutbound({ deliver: (item) => void sent.push(label(item)), pace: { sampleRate: RATE, leadMs: 200 } });
+    queue.push(audio(1000, 1));
+    queue.push(audio(1000, 2));
+    queue.push(control('audio_end'));
+    queue.pause();
+    await vi.advanceTimersByTimeAsync(500);
+    expect(sent).toEqual(['audio:1']);
+    queue.resume();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(sent).toEqual(['audio:1', 'audio_end']);
+    // An interruption while paused ends the pause the same way.
+    queue.push(audio(1000, 3)); // waits: audio:1 plays until 1000 ms
+    queue.push(control('state'));
+    expect(queue.pause()).toBe(1);
+    queue.push(audio(100, 4)); // pushed while paused, then dropped with the interruption
+    expect(queue.dropAudio()).toBe(1);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(sent).toEqual(['audio:1', 'audio_end', 'state']);
+    await queue.whenDrained();
+  });
 });

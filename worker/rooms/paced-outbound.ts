@@ -10,6 +10,12 @@
  * (LiveKit's AudioSource pushes back that way). With `pace`, audio is handed over at most `leadMs`
  * ahead of the moment it plays (Daily's bridge plays in order and cannot skip, so whatever was handed
  * over would be heard). A failed delivery is dropped: the room reports its own end through `closed`.
+ *
+ * A pause (speech over the bot, not yet judged: issue 21) drops the queued audio like an interruption
+ * but holds the control messages that were queued behind it: `audio_end` and `listening` belong to
+ * the end of the words, and the words may go on after a backchannel. What is pushed while paused (the
+ * resumed words, the `speaking` state before them) goes ahead of the held messages, so after
+ * `resume()` they follow the voice again.
  */
 export type OutboundItem = { kind: 'audio'; pcm: Buffer } | { kind: 'control'; msg: Record<string, unknown> } | { kind: 'leave' };
 
@@ -30,6 +36,7 @@ export class PacedOutbound {
   private running = false;
   private drained: Promise<void> = Promise.resolve();
   private hold: { timer: NodeJS.Timeout; wake: () => void } | null = null;
+  private pausedAt: { insertAt: number } | null = null;
 
   constructor(options: PacedOutboundOptions) {
     this.options = options;
@@ -40,35 +47,71 @@ export class PacedOutbound {
     return this.items.length;
   }
 
-  push(item: OutboundItem): void {
-    this.items.push(item);
-    if (!this.running) this.drained = this.run();
+  get paused(): boolean {
+    return this.pausedAt !== null;
   }
 
-  /** Drops the queued audio (not control messages, not `leave`); returns how many pieces went. */
+  push(item: OutboundItem): void {
+    // While paused, what comes goes ahead of the messages the pause holds (in the order it comes).
+    if (this.pausedAt) this.items.splice(this.pausedAt.insertAt++, 0, item);
+    else this.items.push(item);
+    this.start();
+  }
+
+  /** Drops the queued audio (not control messages, not `leave`), ending a pause; returns how many pieces went. */
   dropAudio(): number {
+    const dropped = this.removeAudio();
+    // A control message that waited behind the dropped audio may go now.
+    this.pausedAt = null;
+    this.wake();
+    this.start();
+    return dropped;
+  }
+
+  /**
+   * Drops the queued audio and holds everything else until `resume()` (or `dropAudio()`, `clear()`);
+   * what is pushed meanwhile goes ahead of what is held. Returns how many pieces went.
+   */
+  pause(): number {
+    const dropped = this.removeAudio();
+    this.pausedAt = { insertAt: 0 };
+    // A run waiting to pace the dropped audio looks again, and stops.
+    this.wake();
+    return dropped;
+  }
+
+  /** Ends a pause: the held messages go out behind what was pushed since. */
+  resume(): void {
+    this.pausedAt = null;
+    this.start();
+  }
+
+  /** Drops everything queued and ends a pause; what is being delivered finishes. */
+  clear(): void {
+    this.items.length = 0;
+    this.pausedAt = null;
+    this.wake();
+  }
+
+  /** Settles when the queue is empty (or paused) and nothing is being delivered. */
+  whenDrained(): Promise<void> {
+    return this.drained;
+  }
+
+  private removeAudio(): number {
     const before = this.items.length;
     for (let i = this.items.length - 1; i >= 0; i--) if (this.items[i]!.kind === 'audio') this.items.splice(i, 1);
-    // A control message that waited behind the dropped audio may go now.
-    this.wake();
     return before - this.items.length;
   }
 
-  /** Drops everything queued; what is being delivered finishes. */
-  clear(): void {
-    this.items.length = 0;
-    this.wake();
-  }
-
-  /** Settles when the queue is empty and nothing is being delivered. */
-  whenDrained(): Promise<void> {
-    return this.drained;
+  private start(): void {
+    if (!this.running && !this.pausedAt && this.items.length > 0) this.drained = this.run();
   }
 
   private async run(): Promise<void> {
     this.running = true;
     try {
-      for (let item = this.items[0]; item; item = this.items[0]) {
+      for (let item = this.items[0]; item && !this.pausedAt; item = this.items[0]) {
         if (item.kind === 'audio' && this.options.pace) {
           const waitMs = this.playingUntil - this.now() - this.options.pace.leadMs;
           // Look again after the wait: an interruption may have dropped this audio meanwhile.

@@ -51,19 +51,33 @@ export async function joinLocalRoom(input: JoinInput): Promise<Room> {
 
   // The bot says "listening" as soon as it has sent its last audio, which may still be playing here:
   // the respondent is told it is their turn only when the interviewer has audibly finished. Every
-  // state is still reported, in order: a newer state first flushes a deferred "listening".
-  let pendingListening: ReturnType<typeof setTimeout> | undefined;
+  // other state is still reported, in order: it first flushes a deferred "listening".
+  // An `interrupt` (the bot paused for speech over it) holds a deferred "listening" with no timer:
+  // after a backchannel the interviewer says "speaking" again (it never stopped, here), its words go
+  // on, and `resume` times the held "listening" again behind them.
+  let pendingListening: { timer?: ReturnType<typeof setTimeout>; held?: boolean } | undefined;
   const flushListening = (): void => {
     if (pendingListening === undefined) return;
-    clearTimeout(pendingListening);
+    clearTimeout(pendingListening.timer);
     pendingListening = undefined;
     events.onState('listening');
   };
+  const deferListening = (): void => {
+    const waitMs = Math.round(player.queuedSeconds * 1000);
+    if (waitMs <= 0) return flushListening();
+    clearTimeout(pendingListening?.timer);
+    pendingListening = { timer: setTimeout(flushListening, waitMs) };
+  };
   const announce = (state: BotState): void => {
+    if (state === 'speaking' && pendingListening?.held) return;
+    // A newer "listening" replaces one still waiting: the respondent is told once, at the end.
+    if (state === 'listening') {
+      clearTimeout(pendingListening?.timer);
+      pendingListening = {};
+      return deferListening();
+    }
     flushListening();
-    const waitMs = state === 'listening' ? Math.round(player.queuedSeconds * 1000) : 0;
-    if (waitMs <= 0) return events.onState(state);
-    pendingListening = setTimeout(flushListening, waitMs);
+    events.onState(state);
   };
 
   socket.onmessage = (message: MessageEvent<ArrayBuffer | string>) => {
@@ -102,8 +116,16 @@ export async function joinLocalRoom(input: JoinInput): Promise<Room> {
         // The respondent cut in: what the interviewer had queued here is dropped at once.
         player.stop();
         awaitingFirstAudio = true;
-        flushListening();
+        if (pendingListening) {
+          clearTimeout(pendingListening.timer);
+          pendingListening = { held: true };
+        }
         events.onInterrupted();
+        break;
+      case 'resume':
+        // The pause was a backchannel and the words went on (or it was an interruption and none
+        // follow): a held "listening" shows once what was sent since has played.
+        if (pendingListening) deferListening();
         break;
       case 'ended': {
         flushListening();
@@ -119,7 +141,7 @@ export async function joinLocalRoom(input: JoinInput): Promise<Room> {
   };
 
   socket.onclose = (close) => {
-    clearTimeout(pendingListening);
+    clearTimeout(pendingListening?.timer);
     teardown(ended && !leftByUser);
     if (ended) return;
     ended = true;

@@ -88,11 +88,26 @@ export class DailyBotRoom extends EventEmitter implements BotRoom {
   /** Drops the voice not yet handed to the bridge, and tells the respondent's page at once. */
   interrupt(): void {
     this.outbound.dropAudio();
+    this.tellInterrupted();
+  }
+
+  /** As interrupt(), but the messages queued behind the voice wait for resume(). */
+  pause(): void {
+    this.outbound.pause();
+    this.tellInterrupted();
+  }
+
+  resume(): void {
+    this.outbound.resume();
+  }
+
+  private tellInterrupted(): void {
     if (!this.closed) this.bridge.send({ op: 'app_message', message: { type: 'interrupt' } });
   }
 
   close(): void {
     // Queued audio and the final `ended` go out first; the bridge then leaves and exits.
+    this.outbound.resume();
     this.enqueue({ kind: 'leave' });
     this.release();
   }

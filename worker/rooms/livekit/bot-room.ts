@@ -116,6 +116,20 @@ class LiveKitBotRoom extends EventEmitter implements BotRoom {
   /** Drops the voice not yet played (ours and the source's) and tells the respondent's page at once. */
   interrupt(): void {
     this.outbound.dropAudio();
+    this.stopVoice();
+  }
+
+  /** As interrupt(), but the messages queued behind the voice wait for resume(). */
+  pause(): void {
+    this.outbound.pause();
+    this.stopVoice();
+  }
+
+  resume(): void {
+    this.outbound.resume();
+  }
+
+  private stopVoice(): void {
     this.source.clearQueue();
     this.audioSincePlayout = false;
     void this.room.localParticipant?.publishData(encodeControl({ type: 'interrupt' }), { reliable: true, topic: CONTROL_TOPIC }).catch(() => undefined);
@@ -142,7 +156,8 @@ class LiveKitBotRoom extends EventEmitter implements BotRoom {
   }
 
   private async shutdown(): Promise<void> {
-    // The closing words and the final `ended` go out first, within a bound.
+    // The closing words and the final `ended` go out first, within a bound (a pause no longer holds them).
+    this.outbound.resume();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([this.outbound.whenDrained(), new Promise((r) => (timer = setTimeout(r, DRAIN_LIMIT_MS)))]);
     clearTimeout(timer);

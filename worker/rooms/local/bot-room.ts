@@ -46,6 +46,15 @@ class LocalBotRoom extends EventEmitter implements BotRoom {
     this.sendControl({ type: 'interrupt' });
   }
 
+  /** The page drops its audio on `interrupt` and holds a `listening` it has not shown yet until `resume`. */
+  pause(): void {
+    this.sendControl({ type: 'interrupt' });
+  }
+
+  resume(): void {
+    this.sendControl({ type: 'resume' });
+  }
+
   close(): void {
     this.ws.close(1000);
   }

@@ -17,7 +17,7 @@ export const CLOSE_BAD_TOKEN = 4401;
 export const CLOSE_UNKNOWN_ROOM = 4404;
 export const CLOSE_ALREADY_JOINED = 4409;
 
-const BOT_TO_RESPONDENT = new Set(['state', 'caption', 'audio_end', 'interrupt', 'ended']);
+const BOT_TO_RESPONDENT = new Set(['state', 'caption', 'audio_end', 'interrupt', 'resume', 'ended']);
 const MAX_FRAME_BYTES = 256 * 1024;
 const MAX_BUFFERED_AUDIO_BYTES = 1024 * 1024;
 
