@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { runDailyRoom, type DailyCallLike } from '../../api-stub/respondent/client/daily-room.ts';
 import type { RoomEvents } from '../../api-stub/respondent/client/room.ts';
+import { HANGUP_ACK_MAX_MS } from '../../lib/room-control.ts';
 
 /**
  * The respondent page's Daily room speaks the bot's app-message vocabulary (the local rooms' control
@@ -18,7 +19,10 @@ class StandInCall extends EventEmitter {
   async leave() {
     this.left = true;
   }
-  async destroy() {}
+  destroyed = false;
+  async destroy() {
+    this.destroyed = true;
+  }
   sendAppMessage(data: unknown, to?: string) {
     this.sent.push({ data, to });
     return this;
@@ -64,14 +68,37 @@ describe('the respondent page in a Daily room', () => {
     expect(call.sent).toEqual([]); // the bot ended it: no hang-up goes back
   });
 
-  it('tells the bot it hung up (the hangup message) before leaving the room', async () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('tells the bot it hung up (the hangup message) and leaves the room once the bot has answered with ended', async () => {
+    const call = new StandInCall();
+    const { log, events } = recorder();
+    const room = await join(call, events);
+    room.leave();
+    expect(call.sent).toEqual([{ data: { type: 'hangup' }, to: '*' }]);
+    // The app message and the leave travel apart: leaving at once could overtake the hang-up.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(call.left).toBe(false);
+    call.emit('app-message', { action: 'app-message', data: { type: 'ended', reason: 'hangup' }, fromId: 'bot-id' });
+    await vi.waitFor(() => expect(call.destroyed).toBe(true));
+    expect(call.left).toBe(true);
+    expect(log).toEqual([['joined']]); // the page shows its own end; the bot's answer is not a second one
+    room.leave(); // a second leave (pagehide after the button) sends nothing more
+    expect(call.sent).toHaveLength(1);
+  });
+
+  it('leaves the room HANGUP_ACK_MAX_MS after the hang-up when the bot never answers', async () => {
+    vi.useFakeTimers();
     const call = new StandInCall();
     const { events } = recorder();
     const room = await join(call, events);
     room.leave();
-    expect(call.sent).toEqual([{ data: { type: 'hangup' }, to: '*' }]);
+    await vi.advanceTimersByTimeAsync(HANGUP_ACK_MAX_MS - 100);
+    expect(call.left).toBe(false);
+    await vi.advanceTimersByTimeAsync(200);
     expect(call.left).toBe(true);
-    room.leave(); // a second leave (pagehide after the button) sends nothing more
-    expect(call.sent).toHaveLength(1);
+    expect(call.destroyed).toBe(true);
   });
 });

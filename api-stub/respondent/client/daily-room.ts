@@ -1,5 +1,6 @@
 import * as dailyModule from '@daily-co/daily-js';
 import type { DailyCall, DailyFactoryOptions } from '@daily-co/daily-js';
+import { HANGUP_ACK_MAX_MS } from '../../../lib/room-control.ts';
 import type { BotState, JoinInput, Room } from './room.ts';
 
 /**
@@ -24,6 +25,14 @@ export async function runDailyRoom(call: DailyCallLike, input: JoinInput): Promi
   const players = new Map<string, HTMLAudioElement>();
   let ended = false;
   let joined = false;
+  let left = false;
+  let botEnded: () => void = () => undefined;
+  const botEndedSignal = new Promise<void>((resolve) => (botEnded = resolve));
+  const leaveCall = async () => {
+    if (left) return;
+    left = true;
+    await call.leave();
+  };
 
   call.on('track-started', (event) => {
     if (!event?.participant || event.participant.local || event.track.kind !== 'audio') return;
@@ -50,10 +59,11 @@ export async function runDailyRoom(call: DailyCallLike, input: JoinInput): Promi
     }
     // Daily's own jitter buffer is all that is queued here; the bot's pacing keeps it short.
     if (data.type === 'interrupt') events.onInterrupted();
+    if (data.type === 'ended') botEnded();
     if (data.type === 'ended' && !ended) {
       ended = true;
       events.onEnded(typeof data.reason === 'string' ? data.reason : 'completed');
-      void call.leave();
+      void leaveCall();
     }
   });
   call.on('error', (event) => {
@@ -72,13 +82,23 @@ export async function runDailyRoom(call: DailyCallLike, input: JoinInput): Promi
   }
   joined = true;
   events.onJoined();
+  let leaving = false;
   return {
     leave() {
-      // Same vocabulary as local rooms: the bot ends the session as a hang-up at once.
-      if (!ended) call.sendAppMessage({ type: 'hangup' }, '*');
+      if (leaving) return;
+      leaving = true;
+      const hungUp = !ended;
       ended = true;
-      void call.leave().then(() => call.destroy());
       for (const audio of players.values()) audio.remove();
+      // Same vocabulary as local rooms: the bot ends the session as a hang-up at once. The app message
+      // and the leave travel apart, so the call is left once the bot has answered with `ended` (or
+      // HANGUP_ACK_MAX_MS), or the bot may see only a respondent who left, as in LiveKit rooms.
+      if (hungUp) call.sendAppMessage({ type: 'hangup' }, '*');
+      const acknowledged = hungUp ? Promise.race([botEndedSignal, new Promise((resolve) => setTimeout(resolve, HANGUP_ACK_MAX_MS))]) : Promise.resolve();
+      void acknowledged
+        .then(leaveCall)
+        .then(() => call.destroy())
+        .catch(() => undefined);
     },
   };
 }
