@@ -76,7 +76,8 @@ const BEHAVIOUR = [
   ...[
     'plain-1', 'pause-1', 'short-1', 'backchannel-1', 'plain-2', 'pause-2', 'interruption-1', 'plain-3', 'pause-3', 'noise-2', 'short-2', 'pause-4',
     'plain-4', 'interruption-2', 'pause-5', 'backchannel-3', 'plain-5', 'pause-6', 'short-3', 'plain-6', 'interruption-3', 'pause-7', 'noise-4', 'plain-7',
-    'pause-8', 'plain-8', 'pause-9', 'plain-9', 'pause-10', 'plain-10',
+    'pause-8', 'backchannel-5', 'plain-8', 'interruption-4', 'pause-9', 'backchannel-6', 'plain-9', 'interruption-5', 'pause-10', 'backchannel-7', 'plain-10',
+    'interruption-6',
   ].map(by),
   ...set.pause.filter((i) => i.heldOut),
 ];
@@ -209,7 +210,7 @@ printTable(
     row('premature cut-ins, plain and short answers', 'behaviour', (s) => frac(s.cutIns.plainAndShort), '0'),
     row('missed barge-ins (no interrupt within 1.5 s)', 'behaviour', (s) => frac(s.missedBargeIns), '0'),
     row('time to stop on barge-in', 'behaviour', (s) => p50p90(s.stopTimes), 'p90 < 200 ms'),
-    row('backchannels that paused or stopped the bot (mhm, uh-huh, 150 ms noise)', 'behaviour', (s) => frac(s.falseStops), ''),
+    row('backchannels that paused or stopped the bot (mhm, uh-huh, yeah, okay, right, 150 ms noise)', 'behaviour', (s) => frac(s.falseStops), ''),
     row('... of which its voice never came back (stopped for good)', 'behaviour', (s) => frac(s.stoppedForGood), '0'),
     row('backchannels taken as the answer (bot went thinking)', 'behaviour', (s) => frac(s.backchannelsTakenAsTurn), '0'),
     ['CPU per session, VAD alone (in-process, share of one core)', pct(cpuToday.vad), pct(cpuNew.vad), pct(cpuNew.vad), ...(realLlm ? [pct(cpuNew.vad)] : []), ''],

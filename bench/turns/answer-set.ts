@@ -87,10 +87,25 @@ const HELD_OUT_PAUSED: Array<[string, number, string]> = [
 const SHORT = ['Yes.', 'No.', 'Sure.'];
 
 /** Spoken while the bot is still asking (the bench starts them 1.0 s into the bot's audio). */
-const INTERRUPTIONS = ['Sorry, can I stop you there, I already answered that.', 'Actually, wait, I have a question first.', 'Hold on, could you repeat the first part?'];
+const INTERRUPTIONS = [
+  'Sorry, can I stop you there, I already answered that.',
+  'Actually, wait, I have a question first.',
+  'Hold on, could you repeat the first part?',
+  'Wait, sorry, I did not catch the last part.',
+  'Can I ask you something before we go on?',
+  'No, no, that is not what I meant at all.',
+];
 
 /** Sounds during the bot's speech that must not stop it: spoken backchannels and noise bursts. */
-const BACKCHANNELS: Array<{ text: string } | { noiseMs: number; seed: number }> = [{ text: 'Mhm.' }, { noiseMs: 150, seed: 1 }, { text: 'Uh-huh.' }, { noiseMs: 150, seed: 2 }];
+const BACKCHANNELS: Array<{ text: string } | { noiseMs: number; seed: number }> = [
+  { text: 'Mhm.' },
+  { noiseMs: 150, seed: 1 },
+  { text: 'Uh-huh.' },
+  { noiseMs: 150, seed: 2 },
+  { text: 'Yeah.' },
+  { text: 'Okay.' },
+  { text: 'Right.' },
+];
 
 /** Said by espeak-ng instead of the Piper voice: a second, more robotic voice for variety. */
 const ESPEAK_TEXTS = new Set([PLAIN[2]!, PLAIN[6]!, PAUSED[3]![0], PAUSED[3]![2], INTERRUPTIONS[1]!]);
