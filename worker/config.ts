@@ -108,8 +108,10 @@ export interface TurnSettings {
   sttRealtimeModel: string;
   /** Respondent speech while the bot speaks stops the bot. */
   bargeIn: boolean;
-  /** Speech needed to pause the bot. */
+  /** Speech in a started turn that counts as a barge-in (pauses the bot, or stops it in stop mode). */
   bargeInMinSpeechMs: number;
+  /** BARGE_IN_MODE=pause: voiced time over the bot after which its voice pauses, before a turn starts (0: at the barge-in). */
+  bargeInPauseMs: number;
   /** Speech this long is an interruption whatever its words; shorter speech that is only a backchannel lets the bot go on. */
   bargeInConfirmMs: number;
   /** `pause`: speech over the bot pauses it until judged (a backchannel resumes where it paused); `stop`: it stops at once. */
@@ -165,6 +167,7 @@ function turnSettings(env: Env, sttModel: string): TurnSettings {
     sttRealtimeModel: optionalString(env, 'STT_REALTIME_MODEL') ?? (sttModel === 'whisper-1' ? 'gpt-4o-mini-transcribe' : sttModel),
     bargeIn: boolVar(env, 'BARGE_IN', { default: true }),
     bargeInMinSpeechMs,
+    bargeInPauseMs: intVar(env, 'BARGE_IN_PAUSE_MS', { default: 64, min: 0, max: 5000 }),
     bargeInConfirmMs,
     bargeInMode: oneOf(env, 'BARGE_IN_MODE', BARGE_IN_MODES, 'pause'),
     replyEagerEnd: boolVar(env, 'REPLY_EAGER_END', { default: true }),

@@ -12,7 +12,7 @@ export const STAGE_CONFIG: InterviewConfig = {
   vad: { thresholdDbfs: -45, silenceMs: 300, minSpeechMs: 100, maxUtteranceSeconds: 10 },
   turns: {
     vadEngine: 'energy', vadSpeechThreshold: 0.5, detection: 'silence', modelSilenceMs: 200, modelThreshold: 0.5, maxSilenceMs: 1600, modelEarlyMs: 100, modelReaskMs: 400,
-    modelsDir: null, sttMode: 'batch', sttRealtimeModel: 'none', bargeIn: true, bargeInMinSpeechMs: 200, bargeInConfirmMs: 700, bargeInMode: 'pause',
+    modelsDir: null, sttMode: 'batch', sttRealtimeModel: 'none', bargeIn: true, bargeInMinSpeechMs: 200, bargeInPauseMs: 0, bargeInConfirmMs: 700, bargeInMode: 'pause',
     replyEagerEnd: true, replyFirstClauseWords: 6, llmWaitMaxMs: 4000, llmWaitStepMs: 1500, llmPreemptive: true, pauseLearningMaxMs: 600, wordsWaitMs: 1500,
   },
 };

@@ -71,6 +71,15 @@ describe('listening, planned from the configuration', () => {
     // The model asked ahead of the commit point, and again as the silence grows (issue 21).
     expect(plan.detector).toMatchObject({ modelEarlyMs: 100, modelReaskMs: 400 });
   });
+
+  it('pauses the bot at a speech onset only in pause mode (BARGE_IN_PAUSE_MS, default 64 ms: two Silero frames)', () => {
+    const env = { WORKER_TOKEN: 'a-long-enough-worker-token', BACKEND_URL: 'https://app.example.com', OPENAI_API_KEY: 'sk-test', ROOM_PROVIDER: 'local' };
+    const plan = (extra: Record<string, string>) => planListening(loadConfig({ ...env, ...extra }), { vad: null, turn: null }).detector.onsetMs;
+    expect(plan({})).toBe(64);
+    expect(plan({ BARGE_IN_PAUSE_MS: '0' })).toBe(0);
+    expect(plan({ BARGE_IN_MODE: 'stop' })).toBe(0);
+    expect(plan({ BARGE_IN: 'false' })).toBe(0);
+  });
 });
 
 describe('the listener', () => {
@@ -234,6 +243,60 @@ describe('the listener', () => {
     // words ("mm-hm") come later and do not undo it.
     expect(settled).toEqual([['interruption', 680]]);
     close();
+  });
+
+  it('with BARGE_IN_PAUSE_MS, pauses the bot at a speech onset, before the turn starts, and settles it once with the turn', async () => {
+    // 20 ms frames from t = 0: the 2nd voiced frame (t = 20 ms) completes 40 ms, the onset; the turn
+    // starts at the 5th (VAD_MIN_SPEECH_MS 100), which must not pause the bot a second time.
+    const start = Date.now();
+    const calls: Array<[string, number]> = [];
+    const config = { ...CONFIG, turns: { ...CONFIG.turns, bargeInPauseMs: 40 } };
+    const { room, playback, close } = listen({
+      config,
+      onBargeIn: () => calls.push(['paused', Date.now() - start]),
+      onBargeInSettled: (o) => calls.push([o, Date.now() - start]),
+      transcripts: ['No, that is not what I said.'],
+    });
+    playback.add(10_000);
+    void room.speak(Buffer.concat([tone(400), silencePcm(900, RATE)]));
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(calls).toEqual([['paused', 20], ['interruption', expect.any(Number)]]);
+    close();
+  });
+
+  it('with BARGE_IN_PAUSE_MS, resumes the bot at once when the voiced run breaks off before it is a turn (a click)', async () => {
+    const start = Date.now();
+    const calls: Array<[string, number]> = [];
+    const config = { ...CONFIG, turns: { ...CONFIG.turns, bargeInPauseMs: 40 } };
+    const { room, playback, listener, close } = listen({
+      config,
+      onBargeIn: () => calls.push(['paused', Date.now() - start]),
+      onBargeInSettled: (o) => calls.push([o, Date.now() - start]),
+    });
+    playback.add(10_000);
+    // 60 ms voiced (three frames, under VAD_MIN_SPEECH_MS): the 4th frame (t = 60 ms) is silent.
+    void room.speak(Buffer.concat([tone(60), silencePcm(600, RATE)]));
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(calls).toEqual([['paused', 20], ['backchannel', 60]]);
+    // No turn came of it.
+    let heard = false;
+    void listener.nextTurn(0).then(() => (heard = true), () => undefined);
+    await vi.advanceTimersByTimeAsync(500);
+    expect(heard).toBe(false);
+    close();
+  });
+
+  it('with BARGE_IN_PAUSE_MS, does nothing at an onset while the bot is silent, and nothing in stop mode', async () => {
+    for (const [audible, mode] of [[false, 'pause'], [true, 'stop']] as const) {
+      const calls: string[] = [];
+      const config = { ...CONFIG, turns: { ...CONFIG.turns, bargeInPauseMs: 40, bargeInMode: mode } };
+      const { room, playback, close } = listen({ config, onBargeIn: () => calls.push('paused'), onBargeInSettled: (o) => calls.push(o) });
+      if (audible) playback.add(10_000);
+      void room.speak(Buffer.concat([tone(60), silencePcm(600, RATE)]));
+      await vi.advanceTimersByTimeAsync(1000);
+      expect(calls, `${mode}, audible ${audible}`).toEqual([]);
+      close();
+    }
   });
 
   it('settles a short backchannel as one, and short words that are not as an interruption', async () => {

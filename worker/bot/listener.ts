@@ -15,7 +15,9 @@ import { FailureReason } from '../../lib/failure-reasons.ts';
  * interview to take them.
  *
  * Barge-in: speech of `bargeInMinSpeechMs` while the bot is audible calls `onBargeIn` (the bot
- * stops and the page drops its queued audio). The turn then runs as any other; if it stays shorter
+ * stops and the page drops its queued audio); so does a speech onset (the detector's `onsetMs`,
+ * BARGE_IN_PAUSE_MS in pause mode) before a turn has started, and if the voiced run breaks off
+ * before it becomes a turn, that barge-in is settled as a backchannel at once. The turn then runs as any other; if it stays shorter
  * than `bargeInConfirmMs` and its words are only a backchannel ("mm-hm", a cough), it is marked so
  * and the bot goes on from the sentence it was in. Each barge-in is settled once through
  * `onBargeInSettled` (an interruption once BARGE_IN_CONFIRM_MS of speech is heard or its words are
@@ -137,6 +139,8 @@ export class Listener implements Hearing {
   private turnBargeIn = false;
   /** The current turn's barge-in, once settled (each turn gets its own). */
   private turnSettled = { done: false };
+  /** The bot's voice was paused at a speech onset (`onset`), before any turn started. */
+  private onsetPaused = false;
   private maxTimer: NodeJS.Timeout | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
   private readonly speechWaiters = new Set<() => void>();
@@ -254,12 +258,27 @@ export class Listener implements Hearing {
   private onEvent(event: DetectorEvent): void {
     const { transcriber, settings } = this.options;
     switch (event.type) {
+      case 'onset':
+        // Speech may be starting over the bot: the first reaction is to pause its voice (pause mode
+        // only: the plan sets no onset otherwise); the turn that follows, or none, settles it.
+        if (!settings.bargeIn || !this.options.playback.audible) return;
+        this.onsetPaused = true;
+        this.options.onBargeIn();
+        return;
+      case 'onset_end':
+        if (!this.onsetPaused) return;
+        this.onsetPaused = false;
+        // Too short to be a turn (a click, a breath): the voice goes on from where it paused.
+        this.options.onBargeInSettled?.('backchannel');
+        return;
       case 'speech_start':
         this.pauseGeneration++;
         // When speech was recognised as such (not the preroll's start): a respondent who answers the
         // moment a short question ends must not have their answer dated before the question.
         this.turnStartedAt = event.at;
-        this.turnBargeIn = false;
+        // A voice paused at the onset is this turn's barge-in, settled as any other.
+        this.turnBargeIn = this.onsetPaused;
+        this.onsetPaused = false;
         this.turnSettled = { done: false };
         transcriber.speechStart(event.preroll);
         clearTimeout(this.maxTimer);

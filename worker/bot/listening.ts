@@ -46,6 +46,8 @@ export function planListening(config: ListeningConfig, models: TurnModels): List
       modelEarlyMs: turns.modelEarlyMs,
       modelReaskMs: turns.modelReaskMs,
       modelThreshold: turns.modelThreshold,
+      // A paused voice resumes if the speech breaks off: only pause mode reacts before a turn starts.
+      onsetMs: turns.bargeIn && turns.bargeInMode === 'pause' ? turns.bargeInPauseMs : 0,
       maxUtteranceBytes,
       // Audio waiting to be classified: an answer that arrives in one burst fits whole; a flood
       // beyond one utterance's worth is dropped as it arrives, so memory stays bounded.

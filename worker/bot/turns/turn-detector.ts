@@ -6,7 +6,9 @@ import { LISTEN_SAMPLE_RATE } from './types.ts';
 /**
  * Where a respondent's turn starts and ends, from their audio as it arrives.
  *
- * Speech starts after `minSpeechMs` of voiced frames. In a pause, once the silence reaches the
+ * Speech starts after `minSpeechMs` of voiced frames; with `onsetMs` below it, a shorter voiced run
+ * announces itself first (`onset`, and `onset_end` if it breaks off before that), so a bot that is
+ * speaking can pause its voice sooner than a turn starts. In a pause, once the silence reaches the
  * commit point (`modelSilenceMs`, or `silenceMs` when shorter), a `pause` event lets streaming
  * speech-to-text finish the words so far; with `detection: 'model'` the end-of-turn model is asked
  * then, and a confident "finished" ends the turn at once (reason `model`). Otherwise the turn ends
@@ -40,6 +42,11 @@ export interface TurnDetectorSettings {
   modelEarlyMs?: number;
   /** While the model's last answer is "not finished", ask it again every this much more silence (0: once per pause). */
   modelReaskMs?: number;
+  /**
+   * Voiced time before a turn starts after which an `onset` event says speech may be starting (0 or
+   * at least `minSpeechMs`: never); `onset_end` follows if the voiced run breaks before `minSpeechMs`.
+   */
+  onsetMs?: number;
 }
 
 export interface TurnEnd {
@@ -60,6 +67,8 @@ export interface TurnEnd {
 }
 
 export type DetectorEvent =
+  | { type: 'onset'; at: number }
+  | { type: 'onset_end'; at: number }
   | { type: 'speech_start'; at: number; preroll: Buffer }
   | { type: 'audio'; pcm: Buffer }
   | { type: 'pause'; at: number; speechEndedAt: number }
@@ -233,7 +242,13 @@ export class TurnDetector {
       this.prerollBytes += frame.length;
       const keep = Math.round((LISTEN_SAMPLE_RATE * PREROLL_MS) / 1000) * 2;
       while (this.prerollBytes - this.preroll[0]!.length >= keep) this.prerollBytes -= this.preroll.shift()!.length;
+      const before = this.voicedRun;
       this.voicedRun = voiced ? this.voicedRun + frameMs : 0;
+      const onsetMs = this.settings.onsetMs ?? 0;
+      if (onsetMs > 0 && onsetMs < this.settings.minSpeechMs) {
+        if (before < onsetMs && this.voicedRun >= onsetMs && this.voicedRun < this.settings.minSpeechMs) this.options.onEvent({ type: 'onset', at: now });
+        if (before >= onsetMs && this.voicedRun === 0) this.options.onEvent({ type: 'onset_end', at: now });
+      }
       if (this.voicedRun < this.settings.minSpeechMs) return;
       this.inSpeech = true;
       this.speechMs = this.voicedRun;
