@@ -274,15 +274,27 @@ describe('the listener', () => {
       onBargeInSettled: (o) => calls.push([o, Date.now() - start]),
     });
     playback.add(10_000);
-    // 60 ms voiced (three frames, under VAD_MIN_SPEECH_MS): the 4th frame (t = 60 ms) is silent.
+    // 60 ms voiced (three frames, under VAD_MIN_SPEECH_MS), then silence: the 5th frame (t = 80 ms)
+    // completes 40 ms of it (BARGE_IN_PAUSE_MS), and the onset is over.
     void room.speak(Buffer.concat([tone(60), silencePcm(600, RATE)]));
     await vi.advanceTimersByTimeAsync(1000);
-    expect(calls).toEqual([['paused', 20], ['backchannel', 60]]);
+    expect(calls).toEqual([['paused', 20], ['backchannel', 80]]);
     // No turn came of it.
     let heard = false;
     void listener.nextTurn(0).then(() => (heard = true), () => undefined);
     await vi.advanceTimersByTimeAsync(500);
     expect(heard).toBe(false);
+    close();
+  });
+
+  it('with BARGE_IN_PAUSE_MS, does not resume the bot for a dip of a frame inside a word, so it pauses once', async () => {
+    const calls: string[] = [];
+    const config = { ...CONFIG, turns: { ...CONFIG.turns, bargeInPauseMs: 40 } };
+    const { room, playback, close } = listen({ config, onBargeIn: () => calls.push('paused'), onBargeInSettled: (o) => calls.push(o), transcripts: ['Please stop there.'] });
+    playback.add(10_000);
+    void room.speak(Buffer.concat([tone(60), silencePcm(20, RATE), tone(400), silencePcm(900, RATE)]));
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(calls).toEqual(['paused', 'interruption']);
     close();
   });
 

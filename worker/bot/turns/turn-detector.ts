@@ -7,7 +7,7 @@ import { LISTEN_SAMPLE_RATE } from './types.ts';
  * Where a respondent's turn starts and ends, from their audio as it arrives.
  *
  * Speech starts after `minSpeechMs` of voiced frames; with `onsetMs` below it, a shorter voiced run
- * announces itself first (`onset`, and `onset_end` if it breaks off before that), so a bot that is
+ * announces itself first (`onset`, and `onset_end` if silence follows instead), so a bot that is
  * speaking can pause its voice sooner than a turn starts. In a pause, once the silence reaches the
  * commit point (`modelSilenceMs`, or `silenceMs` when shorter), a `pause` event lets streaming
  * speech-to-text finish the words so far; with `detection: 'model'` the end-of-turn model is asked
@@ -44,7 +44,7 @@ export interface TurnDetectorSettings {
   modelReaskMs?: number;
   /**
    * Voiced time before a turn starts after which an `onset` event says speech may be starting (0 or
-   * at least `minSpeechMs`: never); `onset_end` follows if the voiced run breaks before `minSpeechMs`.
+   * at least `minSpeechMs`: never); `onset_end` follows once as much silence comes with no turn.
    */
   onsetMs?: number;
 }
@@ -118,6 +118,8 @@ export class TurnDetector {
 
   private inSpeech = false;
   private voicedRun = 0;
+  /** Since an `onset` without a turn: silence after it so far (-1: no onset outstanding). */
+  private onsetSilenceMs = -1;
   private silentRun = 0;
   private speechMs = 0;
   private preroll: Buffer[] = [];
@@ -222,6 +224,27 @@ export class TurnDetector {
     }
   }
 
+  /**
+   * Before a turn: `onset` once a voiced run reaches `onsetMs`, and `onset_end` once as much
+   * silence follows it with no turn started. A dip of a frame inside a word (a plosive) does not
+   * end an onset, so a voice paused at it does not stutter.
+   */
+  private trackOnset(voiced: boolean, frameMs: number, now: number): void {
+    const onsetMs = this.settings.onsetMs ?? 0;
+    if (onsetMs <= 0 || onsetMs >= this.settings.minSpeechMs) return;
+    if (this.onsetSilenceMs < 0) {
+      if (this.voicedRun >= onsetMs && this.voicedRun < this.settings.minSpeechMs) {
+        this.onsetSilenceMs = 0;
+        this.options.onEvent({ type: 'onset', at: now });
+      }
+      return;
+    }
+    this.onsetSilenceMs = voiced ? 0 : this.onsetSilenceMs + frameMs;
+    if (this.onsetSilenceMs < onsetMs) return;
+    this.onsetSilenceMs = -1;
+    this.options.onEvent({ type: 'onset_end', at: now });
+  }
+
   /** A frame the VAD cannot classify counts as silence (and is reported): the session goes on. */
   private async classify(frame: Buffer): Promise<boolean> {
     try {
@@ -242,14 +265,10 @@ export class TurnDetector {
       this.prerollBytes += frame.length;
       const keep = Math.round((LISTEN_SAMPLE_RATE * PREROLL_MS) / 1000) * 2;
       while (this.prerollBytes - this.preroll[0]!.length >= keep) this.prerollBytes -= this.preroll.shift()!.length;
-      const before = this.voicedRun;
       this.voicedRun = voiced ? this.voicedRun + frameMs : 0;
-      const onsetMs = this.settings.onsetMs ?? 0;
-      if (onsetMs > 0 && onsetMs < this.settings.minSpeechMs) {
-        if (before < onsetMs && this.voicedRun >= onsetMs && this.voicedRun < this.settings.minSpeechMs) this.options.onEvent({ type: 'onset', at: now });
-        if (before >= onsetMs && this.voicedRun === 0) this.options.onEvent({ type: 'onset_end', at: now });
-      }
+      this.trackOnset(voiced, frameMs, now);
       if (this.voicedRun < this.settings.minSpeechMs) return;
+      this.onsetSilenceMs = -1;
       this.inSpeech = true;
       this.speechMs = this.voicedRun;
       this.silentRun = 0;
