@@ -33,6 +33,8 @@ import { machineLine, ms, percentile, printTable } from './support.ts';
  * - zero profile (local): the system's own share;
  * - behaviour (realistic): thinking pauses (a tuning half and a held-out half), short answers,
  *   interruptions, backchannels;
+ * - behaviour again (local and LiveKit) with BARGE_IN_PAUSE_MS=0: the voice pauses once a turn has
+ *   started, as before 2026-11-28, the peer of the default pause at a speech onset;
  * - the pause answers again with the stand-in scripted to answer WAIT at every pause (its
  *   judgement is the script's: what WAIT can do when the model judges right, not what a model does);
  * - with OPENAI_API_KEY: the new pipeline's behaviour and latency sessions with a real language model
@@ -94,6 +96,8 @@ const WAIT_RULES: LlmRule[] = PAUSES.map((i) => {
 // The new pipeline's model files, fetched once (scripts/turn-models.sh), for the worker and for the CPU measure.
 const modelsDir = turnModelsDir();
 const NEW: Pipeline = { ...NEW_DEFAULTS, env: { ...NEW_DEFAULTS.env, TURN_MODELS_DIR: modelsDir } };
+/** The peer of the onset pause: the bot's voice pauses only once a turn has started (before 2026-11-28). */
+const NEW_NO_ONSET: Pipeline = { ...NEW, name: 'new-no-onset', env: { ...NEW.env, BARGE_IN_PAUSE_MS: '0' } };
 const realKey = process.env.OPENAI_API_KEY;
 const realLlm = realKey ? { baseURL: process.env.BENCH_LLM_BASE_URL ?? 'https://api.openai.com/v1', apiKey: realKey, ...(process.env.BENCH_LLM_MODEL ? { model: process.env.BENCH_LLM_MODEL } : {}) } : undefined;
 
@@ -103,7 +107,7 @@ interface Outcome {
   spans: ReceivedSpan[];
   botCpu: number;
 }
-type ColumnName = 'today' | 'new' | 'new-livekit' | 'new-real-llm';
+type ColumnName = 'today' | 'new' | 'new-livekit' | 'new-real-llm' | 'new-no-onset' | 'new-livekit-no-onset';
 type SessionKind = 'latency' | 'zero' | 'behaviour' | 'wait';
 const outcomes = new Map<string, Outcome>();
 const key = (column: ColumnName, kind: SessionKind): string => `${column}/${kind}`;
@@ -139,7 +143,9 @@ try {
   await run('new-livekit', 'latency', NEW, REALISTIC, LATENCY, { ...onLiveKit, llmRules: FOLLOW_UP_RULES });
   await run('today', 'behaviour', TODAY, REALISTIC, cut(BEHAVIOUR), local);
   await run('new', 'behaviour', NEW, REALISTIC, cut(BEHAVIOUR), local);
+  await run('new-no-onset', 'behaviour', NEW_NO_ONSET, REALISTIC, cut(BEHAVIOUR), local);
   await run('new-livekit', 'behaviour', NEW, REALISTIC, cut(BEHAVIOUR), onLiveKit);
+  await run('new-livekit-no-onset', 'behaviour', NEW_NO_ONSET, REALISTIC, cut(BEHAVIOUR), onLiveKit);
   await run('new', 'wait', NEW, REALISTIC, cut(PAUSES), { ...local, llmRules: WAIT_RULES });
   if (realLlm) {
     await run('new-real-llm', 'latency', NEW, REALISTIC, LATENCY, { ...local, llm: realLlm });
@@ -220,8 +226,24 @@ printTable(
   ['left', ...columns.map(() => 'right' as const), 'right'],
 );
 
-console.log("\nthe language model's WAIT (new pipeline, local rooms, realistic profile; pause answers only):");
 const waitColumn = (o: Outcome | undefined, show: (s: RunSummary) => string): string => (!o ? 'not run' : o.summary instanceof Error ? 'failed' : show(o.summary));
+console.log('\nthe first reaction to speech over the bot (new pipeline, behaviour session): a pause at a speech onset (BARGE_IN_PAUSE_MS=64, the default) vs once a turn has started (BARGE_IN_PAUSE_MS=0, before 2026-11-28):');
+const onsetRows: Array<[string, (s: RunSummary) => string]> = [
+  ['time to stop on barge-in', (s) => p50p90(s.stopTimes)],
+  ['missed barge-ins', (s) => frac(s.missedBargeIns)],
+  ['backchannels that paused or stopped the bot', (s) => frac(s.falseStops)],
+  ['... of which its voice never came back', (s) => frac(s.stoppedForGood)],
+  ['backchannels taken as the answer', (s) => frac(s.backchannelsTakenAsTurn)],
+  ['premature cut-ins, all pauses (tuning + held-out)', (s) => `${s.cutIns.allPauses.count + s.heldOutCutIns.allPauses.count}/${s.cutIns.allPauses.of + s.heldOutCutIns.allPauses.of}`],
+];
+const onsetColumns: ColumnName[] = ['new', 'new-no-onset', 'new-livekit', 'new-livekit-no-onset'];
+printTable(
+  ['metric', 'local, onset', 'local, turn start', 'LiveKit, onset', 'LiveKit, turn start'],
+  onsetRows.map(([metric, show]) => [metric, ...onsetColumns.map((c) => waitColumn(outcomes.get(key(c, 'behaviour')), show))]),
+  ['left', 'right', 'right', 'right', 'right'],
+);
+
+console.log("\nthe language model's WAIT (new pipeline, local rooms, realistic profile; pause answers only):");
 const waitRows: Array<[string, (s: RunSummary) => string]> = [
   ['premature cut-ins, tuning pauses <= 1.2 s', (s) => frac(s.cutIns.shortPauses)],
   ['premature cut-ins, tuning pauses, all', (s) => frac(s.cutIns.allPauses)],
@@ -249,9 +271,9 @@ console.log(
     : "Transcripts (BENCH_TURNS_STT=stand-in): the stand-in sends each commit or upload whole to the self-hosted speech server (Moonshine); a profile's STT figure is the earliest time the transcript may arrive, the real decode counting towards it (zero: as soon as it is decoded).",
 );
 console.log('End of speech: when the respondent sent the 20 ms frame holding the last speech sample; first bot audio: the first audio frame received after it (LiveKit: the first audible frame out of the subscribed track). Latencies: plain and short answers the bot did not cut in on; paths told apart by the bot captions.');
-for (const column of columns) {
+for (const column of [...columns, 'new-no-onset', 'new-livekit-no-onset'] as ColumnName[]) {
   const o = outcomes.get(key(column, 'behaviour'));
-  if (o && !(o.summary instanceof Error)) console.log(`${column}: cut in on ${o.summary.ids.cutIn.join(', ') || 'none'}; missed ${o.summary.ids.missed.join(', ') || 'none'}; paused or stopped on ${o.summary.ids.falseStop.join(', ') || 'none'}; stopped for good on ${o.summary.ids.stoppedForGood.join(', ') || 'none'}`);
+  if (o && !(o.summary instanceof Error)) console.log(`${column}: cut in on ${o.summary.ids.cutIn.join(', ') || 'none'}; missed ${o.summary.ids.missed.join(', ') || 'none'}; paused or stopped on ${o.summary.ids.falseStop.join(', ') || 'none'}; stopped for good on ${o.summary.ids.stoppedForGood.join(', ') || 'none'}; stops ${o.summary.ids.stops.join(', ') || 'none'}`);
 }
 const failed = [...outcomes.entries()].filter(([, o]) => o.summary instanceof Error).map(([k]) => k);
 if (failed.length > 0) console.log(`failed sessions: ${failed.join(', ')} (see stderr)`);

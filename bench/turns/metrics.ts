@@ -79,7 +79,7 @@ export interface RunSummary {
   stoppedForGood: Ratio;
   backchannelsTakenAsTurn: Ratio;
   /** Which items: answers cut in on, interruptions missed, backchannels that stopped the bot, and those that stopped it for good. */
-  ids: { cutIn: string[]; missed: string[]; falseStop: string[]; stoppedForGood: string[] };
+  ids: { cutIn: string[]; missed: string[]; falseStop: string[]; stoppedForGood: string[]; stops: string[] };
 }
 
 const ACTIVITY: ReadonlySet<BotEventType> = new Set(['audio', 'speaking', 'thinking', 'interrupt']);
@@ -153,6 +153,7 @@ export function summarize(plays: readonly ItemPlay[], events: readonly BotEvent[
     ids: {
       cutIn: answers.filter((p) => cutIn.get(p)).map((p) => p.id),
       missed: interruptions.filter((_, i) => stops[i] === undefined).map((p) => p.id),
+      stops: interruptions.flatMap((p, i) => (stops[i] ? [`${p.id} ${Math.round(stops[i].at - p.speechStartAt)} ms`] : [])),
       falseStop: backchannels.filter((_, i) => falseStop[i]).map((p) => p.id),
       stoppedForGood: backchannels.filter((_, i) => forGood[i]).map((p) => p.id),
     },

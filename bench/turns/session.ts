@@ -17,7 +17,7 @@ import { runBenchRespondent, type SessionTimeline } from './respondent.ts';
  * live bot process's CPU over the session (/proc).
  */
 export interface Pipeline {
-  name: 'today' | 'new';
+  name: 'today' | 'new' | 'new-no-onset';
   env: Record<string, string>;
   /** The deliberate wait after the end of speech before the turn can end at the earliest. */
   endOfTurnWaitMs: number;
@@ -124,6 +124,15 @@ export async function runSession(pipeline: Pipeline, profile: LatencyProfile, it
         cpu1 = cpuSecondsOf(bot);
       },
     });
+    // The bot may end the interview itself after the last item (its questions used up): the session's end then.
+    if (Number.isNaN(t1)) {
+      t1 = performance.now();
+      try {
+        cpu1 = cpuSecondsOf(bot);
+      } catch {
+        // The bot process is gone (recycled): its CPU is unknown, the rest of the session stands.
+      }
+    }
     if (timeline.unplayed > 0) console.error(`${pipeline.name}/${profile.name}: the session ended (${timeline.endReason}) with ${timeline.unplayed} items unsaid`);
     return { timeline, botCpuShare: (cpu1 - cpu0) / ((t1 - t0) / 1000), seconds: (t1 - t0) / 1000, spans: await settledSpans(deps.otlp, service) };
   } catch (err) {
