@@ -264,7 +264,7 @@ describe('the listener', () => {
     close();
   });
 
-  it('with BARGE_IN_PAUSE_MS, resumes the bot at once when the voiced run breaks off before it is a turn (a click)', async () => {
+  it('with BARGE_IN_PAUSE_MS, resumes the bot when silence follows a voiced run too short to be a turn (a click)', async () => {
     const start = Date.now();
     const calls: Array<[string, number]> = [];
     const config = { ...CONFIG, turns: { ...CONFIG.turns, bargeInPauseMs: 40 } };
