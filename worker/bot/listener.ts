@@ -18,8 +18,8 @@ import { FailureReason } from '../../lib/failure-reasons.ts';
  * stops and the page drops its queued audio); so does a speech onset (the detector's `onsetMs`,
  * BARGE_IN_PAUSE_MS in pause mode) before a turn has started, and if silence follows the onset
  * instead of a turn, that barge-in is settled as a backchannel. The turn then runs as any other;
- * if it stays shorter than `bargeInConfirmMs` and its words are only a backchannel ("mm-hm", a cough), it is marked so
- * and the bot goes on from the sentence it was in. Each barge-in is settled once through
+ * if it stays shorter than `bargeInConfirmMs` and its words are only a backchannel ("mm-hm", a
+ * cough), it is marked so and the bot goes on from the sentence it was in. Each barge-in is settled once through
  * `onBargeInSettled` (an interruption once BARGE_IN_CONFIRM_MS of speech is heard or its words are
  * not a backchannel; else a backchannel), which a paused voice (BARGE_IN_MODE=pause) waits for.
  *
