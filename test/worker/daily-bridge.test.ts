@@ -124,6 +124,39 @@ describe('the Daily bot room over the bridge', () => {
     await waitFor(() => !rooms.botPresent(room.name), { timeoutMs: 5000, what: 'the room to see the bot leave' });
   });
 
+  it('stops the voice within a frame or two of a pause, not after the lead the bridge holds, and tells the page at once', async () => {
+    const room = await provider.createRoom({ ttlSeconds: 600 });
+    const bridge = new DailyBridge({ python: dailyPython(), env });
+    await bridge.ready;
+    const botRoom = await joinDailyRoom(bridge, { url: room.url, token: token(room, 'bot') });
+    const joined = next(botRoom, 'joined');
+    const respondent = rooms.joinRespondent(room.url, token(room, 'respondent'));
+    await joined;
+
+    const frameBytes = 960; // 20 ms at 24 kHz
+    botRoom.sendControl({ type: 'state', state: 'speaking' });
+    for (let i = 0; i < 100; i++) botRoom.sendAudio(Buffer.alloc(frameBytes, 5)); // two seconds of voice
+    botRoom.sendControl({ type: 'audio_end', utteranceId: 'u1' });
+    // A third of a second in: the worker has handed the bridge its lead (200 ms) beyond what played.
+    await waitFor(() => respondent.audioBytes >= 16 * frameBytes, { timeoutMs: 5000, what: 'the voice at the respondent' });
+    const atPause = respondent.audioBytes;
+    botRoom.pause();
+    await waitFor(() => respondent.appMessages.some((m) => m.type === 'interrupt'), { timeoutMs: 5000, what: 'the interrupt at the page' });
+    await new Promise((r) => setTimeout(r, 400));
+    // Before the bridge's flush, the lead played out first (about 10 frames) and the interrupt came after it.
+    expect(respondent.audioBytes - atPause).toBeLessThanOrEqual(5 * frameBytes);
+    expect(respondent.appMessages.map((m) => m.type)).toEqual(['state', 'interrupt']); // audio_end waits for the words
+
+    // A backchannel: the voice goes on (the speaker sends what was not heard) and the end follows it.
+    const resumedAt = respondent.audioBytes;
+    for (let i = 0; i < 5; i++) botRoom.sendAudio(Buffer.alloc(frameBytes, 6)); // as Speaker.resume(): the held voice, then the room's resume
+    botRoom.resume();
+    await waitFor(() => respondent.appMessages.some((m) => m.type === 'audio_end'), { timeoutMs: 5000, what: 'audio_end after the resumed voice' });
+    expect(respondent.audioBytes - resumedAt).toBe(5 * frameBytes);
+    botRoom.close();
+    await next(bridge, 'exit');
+  });
+
   it('fails the join when Daily refuses the token, and ends that bridge', async () => {
     const room = await provider.createRoom({ ttlSeconds: 600 });
     const other = await provider.createRoom({ ttlSeconds: 600 });

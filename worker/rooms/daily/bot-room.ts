@@ -16,9 +16,10 @@ const DAILY_LEAVE_LIMIT_MS = 30_000;
 /** The bot's voice rate into the bridge (docs/daily-bridge-protocol.md). */
 const DAILY_OUTPUT_SAMPLE_RATE = 24_000;
 /**
- * The bridge plays what it is given in order at real time and cannot skip, so the bot's voice is
- * handed over only LEAD_MS ahead of playing: an interruption then drops the rest here, and at most
- * LEAD_MS of the voice still plays. Control messages keep their place after the audio before them.
+ * The bot's voice is handed to the bridge only LEAD_MS ahead of playing (enough to ride over a busy
+ * event loop): an interruption drops the rest here, and the bridge's `flush` drops the lead it holds,
+ * so the voice stops within the frame playing. Control messages keep their place after the audio
+ * before them, here and in the bridge.
  */
 const LEAD_MS = 200;
 
@@ -85,7 +86,7 @@ export class DailyBotRoom extends EventEmitter implements BotRoom {
     this.enqueue({ kind: 'audio', pcm });
   }
 
-  /** Drops the voice not yet handed to the bridge, and tells the respondent's page at once. */
+  /** Drops the voice queued here and in the bridge, and tells the respondent's page at once. */
   interrupt(): void {
     this.outbound.dropAudio();
     this.tellInterrupted();
@@ -102,7 +103,8 @@ export class DailyBotRoom extends EventEmitter implements BotRoom {
   }
 
   private tellInterrupted(): void {
-    if (!this.closed) this.bridge.send({ op: 'app_message', message: { type: 'interrupt' } });
+    // The bridge drops the voice it holds and sends the message ahead of what it queued behind it.
+    if (!this.closed) this.bridge.send({ op: 'flush', message: { type: 'interrupt' } });
   }
 
   close(): void {

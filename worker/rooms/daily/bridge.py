@@ -12,6 +12,7 @@ import json
 import struct
 import sys
 import threading
+from collections import deque
 from collections.abc import Mapping
 from typing import Any, BinaryIO
 
@@ -58,6 +59,60 @@ class Output:
         self.frame(JSON_FRAME, json.dumps({"event": name, **fields}).encode())
 
 
+class Playout:
+    """The bot's voice and what must follow it, played by one thread in the order the worker sent it.
+
+    Writing audio blocks for as long as it plays (the SDK paces its custom source), so it happens
+    here and not on the thread that reads the worker's frames: that thread stays free to act on
+    `flush` at once, which drops the voice still queued here (up to the worker's lead) instead of
+    letting it play out after the respondent started talking.
+    """
+
+    def __init__(self, bridge: Bridge) -> None:
+        self.bridge = bridge
+        self.items: deque[tuple[str, Any]] = deque()
+        self.ready = threading.Condition()
+        self.thread = threading.Thread(target=self.run, name="playout", daemon=True)
+        self.thread.start()
+
+    def put(self, kind: str, value: Any = None) -> None:
+        with self.ready:
+            self.items.append((kind, value))
+            self.ready.notify()
+
+    def drop_audio(self) -> int:
+        """Drops the queued voice (messages keep their place); returns how many bytes went."""
+        with self.ready:
+            kept = deque(item for item in self.items if item[0] != "audio")
+            dropped = sum(len(value) for kind, value in self.items if kind == "audio")
+            self.items = kept
+            return dropped
+
+    def finish(self, play_queued: bool) -> None:
+        """Stops the thread once what is queued has played, or at once; returns when it has."""
+        with self.ready:
+            if not play_queued:
+                self.items.clear()
+        self.put("stop")
+        self.thread.join()
+
+    def run(self) -> None:
+        while True:
+            with self.ready:
+                while not self.items:
+                    self.ready.wait()
+                kind, value = self.items.popleft()
+            if kind == "stop":
+                return
+            try:
+                if kind == "audio":
+                    self.bridge.source.write_frames(value)  # blocks while it plays
+                else:
+                    self.bridge.client.send_app_message(value)
+            except Exception as err:  # the SDK's fault is reported; what follows still plays
+                self.bridge.out.event("error", message=f"{kind} not sent: {err}")
+
+
 class Bridge(daily.EventHandler):
     def __init__(self, out: Output) -> None:
         super().__init__()
@@ -67,6 +122,7 @@ class Bridge(daily.EventHandler):
         self.track = daily.CustomAudioTrack(self.source)
         self.rendering: set[str] = set()
         self.rendering_lock = threading.Lock()  # the join completion and SDK events race on it
+        self.playout = Playout(self)
 
     # Worker -> Daily
     def join(self, url: str, token: str) -> None:
@@ -93,7 +149,7 @@ class Bridge(daily.EventHandler):
     def handle(self, kind: bytes, payload: bytes) -> bool:
         """Acts on one frame from the worker; False when the bridge should stop."""
         if kind == AUDIO_FRAME:
-            self.source.write_frames(payload)  # blocks at real time: paces the bot's voice
+            self.playout.put("audio", payload)
             return True
         if kind != JSON_FRAME:
             self.out.event("error", message=f"unknown frame kind {kind!r}")
@@ -103,14 +159,19 @@ class Bridge(daily.EventHandler):
         if op == "join":
             self.join(str(command["url"]), str(command["token"]))
         elif op == "app_message":
-            self.client.send_app_message(command["message"])
+            self.playout.put("app_message", command["message"])
+        elif op == "flush":
+            self.playout.drop_audio()
+            if "message" in command:  # ahead of everything queued: it says why the voice stopped
+                self.client.send_app_message(command["message"])
         elif op == "leave":
             return False
         else:
             self.out.event("error", message=f"unknown op {op!r}")
         return True
 
-    def leave(self) -> None:
+    def leave(self, play_queued: bool) -> None:
+        self.playout.finish(play_queued)
         done = threading.Event()
         self.client.leave(completion=lambda _error: done.set())
         done.wait(5)
@@ -159,16 +220,19 @@ def run(stdin: BinaryIO, stdout: BinaryIO) -> int:
     daily.Daily.init()
     bridge = Bridge(out)
     out.event("ready", sampleRateIn=BOT_SAMPLE_RATE, sampleRateOut=RESPONDENT_SAMPLE_RATE)
+    clean = False
     try:
         while True:
             frame = read_frame(stdin)
             if frame is None or not bridge.handle(*frame):
                 break
+        clean = True
     except (ValueError, KeyError, json.JSONDecodeError) as err:
         out.event("error", message=f"bad frame from the worker: {err}")
         return 2
     finally:
-        bridge.leave()
+        # A clean end (leave, or the worker closed our input) plays what was queued before it.
+        bridge.leave(play_queued=clean)
         out.event("closed")
     return 0
 

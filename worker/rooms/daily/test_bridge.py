@@ -122,6 +122,51 @@ def test_joins_with_the_custom_track_and_moves_audio_and_events(running: Running
     assert running.result == [0] and client.released and ("leave", None) in client.calls
 
 
+def test_flush_drops_the_queued_voice_and_sends_its_message_ahead(running: Running) -> None:
+    running.event("ready")
+    running.send(command(op="join", url="https://x.daily.co/rm", token="tok"))
+    running.event("joined")
+    client = daily.CallClient.instances[-1]
+    second = b"\x20\x00" * 24_000  # one second of the bot's voice at 24 kHz, queued at once
+    for i in range(0, len(second), 960):
+        running.send(frame(b"A", second[i : i + 960]))
+    running.send(command(op="app_message", message={"type": "audio_end", "utteranceId": "u1"}))
+    wait_until(lambda: len(client.sent_audio) > 0)  # the voice is playing
+
+    running.send(command(op="flush", message={"type": "interrupt"}))
+    wait_until(lambda: ("send_app_message", {"type": "interrupt"}) in client.calls)
+    # The message went out while the queued voice was still far from played (writing blocks for as
+    # long as the audio plays: a second here), and the voice then stopped within a frame or two.
+    played_at_interrupt = len(client.sent_audio)
+    assert played_at_interrupt < len(second) // 2
+    # What was queued behind the voice keeps its place and goes out now that the voice is gone.
+    wait_until(lambda: ("send_app_message", {"type": "audio_end", "utteranceId": "u1"}) in client.calls, timeout=0.5)
+    messages = [args for name, args in client.calls if name == "send_app_message"]
+    assert messages == [{"type": "interrupt"}, {"type": "audio_end", "utteranceId": "u1"}]
+    time.sleep(0.1)
+    assert len(client.sent_audio) <= played_at_interrupt + 2 * 960
+
+    # The bridge carries on: new voice plays, and leave waits for it.
+    running.send(frame(b"A", b"\x30\x00" * 480))
+    running.send(command(op="leave"))
+    assert running.event("closed") == {"event": "closed"}
+    assert bytes(client.sent_audio).endswith(b"\x30\x00" * 480)
+
+
+def test_a_corrupt_stream_stops_the_voice_at_once(running: Running) -> None:
+    running.event("ready")
+    running.send(command(op="join", url="https://x.daily.co/rm", token="tok"))
+    running.event("joined")
+    client = daily.CallClient.instances[-1]
+    for _ in range(50):
+        running.send(frame(b"A", b"\x20\x00" * 480))  # a second queued
+    started = time.monotonic()
+    running.send(frame(b"J", b"not json"))
+    running.event("closed")
+    assert time.monotonic() - started < 0.5
+    assert len(client.sent_audio) < 50 * 960 // 2
+
+
 def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():

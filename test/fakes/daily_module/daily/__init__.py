@@ -13,6 +13,7 @@ import json
 import os
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -55,10 +56,17 @@ class CustomAudioSource:
         self.sample_rate = sample_rate
         self.channels = channels
         self.sink: Callable[[bytes], None] = lambda _frames: None
+        self.playing_until = 0.0
 
     def write_frames(self, frame: bytes, completion: Callable[[int], None] | None = None) -> int:
+        # Like daily-python, the call returns when the frames have played: 20 ms of audio blocks
+        # for 20 ms (measured against the real SDK, no call needed), so a writer is paced at real time.
         self.sink(frame)
-        return len(frame) // 2
+        samples = len(frame) // 2 // self.channels
+        now = time.monotonic()
+        self.playing_until = max(now, self.playing_until) + samples / self.sample_rate
+        time.sleep(self.playing_until - now)
+        return samples
 
 
 class CustomAudioTrack:
@@ -87,6 +95,7 @@ class CallClient:
         self.local_id = str(uuid.uuid4())
         self.sent_audio = bytearray()
         self.sock: socket.socket | None = None
+        self.send_lock = threading.Lock()
         self.released = False
         CallClient.instances.append(self)
 
@@ -156,8 +165,10 @@ class CallClient:
             self._send({"type": "audio", "data": base64.b64encode(frames).decode()})
 
     def _send(self, message: Mapping[str, Any]) -> None:
-        if self.sock:
-            self.sock.sendall(json.dumps(message).encode() + b"\n")
+        # The bridge writes audio and app messages from different threads, as the SDK allows.
+        with self.send_lock:
+            if self.sock:
+                self.sock.sendall(json.dumps(message).encode() + b"\n")
 
     def _read(self, completion: Callable[[Mapping[str, Any] | None, str | None], None] | None) -> None:
         assert self.sock is not None
