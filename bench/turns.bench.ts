@@ -216,7 +216,7 @@ printTable(
     row('premature cut-ins, plain and short answers', 'behaviour', (s) => frac(s.cutIns.plainAndShort), '0'),
     row('missed barge-ins (no interrupt within 1.5 s)', 'behaviour', (s) => frac(s.missedBargeIns), '0'),
     row('time to stop on barge-in', 'behaviour', (s) => p50p90(s.stopTimes), 'p90 < 200 ms'),
-    row('backchannels that paused or stopped the bot (mhm, uh-huh, yeah, okay, right, 150 ms noise)', 'behaviour', (s) => frac(s.falseStops), ''),
+    row('backchannels that paused or stopped the bot (a hum, uh-huh, yeah, okay, right, 150 ms noise)', 'behaviour', (s) => frac(s.falseStops), ''),
     row('... of which its voice never came back (stopped for good)', 'behaviour', (s) => frac(s.stoppedForGood), '0'),
     row('backchannels taken as the answer (bot went thinking)', 'behaviour', (s) => frac(s.backchannelsTakenAsTurn), '0'),
     ['CPU per session, VAD alone (in-process, share of one core)', pct(cpuToday.vad), pct(cpuNew.vad), pct(cpuNew.vad), ...(realLlm ? [pct(cpuNew.vad)] : []), ''],

@@ -96,9 +96,17 @@ const INTERRUPTIONS = [
   'No, no, that is not what I meant at all.',
 ];
 
+/**
+ * A hum ("mm-hm"), given to espeak-ng as phonemes: syllabic nasals, no vowel. Written "Mhm." (until
+ * 2026-11-28) both voices spelled it out as letters, "em aitch em" (espeak's phonemes `,Em,eItS'Em`;
+ * the recogniser wrote "M. H. M."), so the bench measured three spoken letters, which rightly stop
+ * the bot. No text makes either voice hum (Piper renders these phonemes as "M."-like words too).
+ */
+const HUM = "[[m'm h'm]]";
+
 /** Sounds during the bot's speech that must not stop it: spoken backchannels and noise bursts. */
 const BACKCHANNELS: Array<{ text: string } | { noiseMs: number; seed: number }> = [
-  { text: 'Mhm.' },
+  { text: HUM },
   { noiseMs: 150, seed: 1 },
   { text: 'Uh-huh.' },
   { noiseMs: 150, seed: 2 },
@@ -108,7 +116,7 @@ const BACKCHANNELS: Array<{ text: string } | { noiseMs: number; seed: number }> 
 ];
 
 /** Said by espeak-ng instead of the Piper voice: a second, more robotic voice for variety. */
-const ESPEAK_TEXTS = new Set([PLAIN[2]!, PLAIN[6]!, PAUSED[3]![0], PAUSED[3]![2], INTERRUPTIONS[1]!]);
+const ESPEAK_TEXTS = new Set([PLAIN[2]!, PLAIN[6]!, PAUSED[3]![0], PAUSED[3]![2], INTERRUPTIONS[1]!, HUM]);
 
 export type Voice = 'piper' | 'espeak';
 

@@ -8,6 +8,9 @@ const BACKCHANNEL_WORDS = new Set([
   // The same sounds as a recogniser may write them, in two words ("Uh, huh."). "Huh" alone stays
   // out: said on its own over the interviewer it asks for the question again.
   'uh huh', 'mm hm', 'mm hmm', 'm hm', 'hm hm',
+  // A hum written as the letter: the self-hosted recogniser (Moonshine) writes a short hum "M."
+  // or "M. M.". No answer is the letter alone.
+  'm',
   'yeah', 'yes', 'yep', 'yup', 'ok', 'okay', 'right', 'sure', 'alright', 'i see', 'got it', 'cool', 'nice',
 ]);
 

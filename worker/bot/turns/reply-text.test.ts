@@ -97,8 +97,8 @@ describe('the follow-up decision as it streams', () => {
 
 describe('backchannels', () => {
   it('are short listening noises or nothing, not answers', () => {
-    for (const text of ['Mm-hm.', 'uh-huh', 'Yeah.', 'okay, okay', '', 'Right.']) expect(isBackchannel(text), text).toBe(true);
-    for (const text of ['Yes, I think so', 'No.', 'The onboarding, mostly.', 'wait a second']) expect(isBackchannel(text), text).toBe(false);
+    for (const text of ['Mm-hm.', 'uh-huh', 'Yeah.', 'okay, okay', '', 'Right.', 'M.', 'M. M..']) expect(isBackchannel(text), text).toBe(true);
+    for (const text of ['Yes, I think so', 'No.', 'The onboarding, mostly.', 'wait a second', 'M. H. M..', 'Emma.']) expect(isBackchannel(text), text).toBe(false);
   });
 
   it('are heard when the recogniser writes them in two words, and "huh" alone is still a question', () => {
