@@ -127,10 +127,13 @@ class CallClient:
 
     def leave(self, completion: Callable[[str | None], None] | None = None) -> None:
         self.calls.append(("leave", None))
-        if self.sock:
-            self._send({"type": "leave"})
-            self.sock.close()
-            self.sock = None
+        # Taken under the lock: the reader thread drops the socket too when the room closes it
+        # (which it does as soon as it reads this leave).
+        with self.send_lock:
+            sock, self.sock = self.sock, None
+        if sock:
+            sock.sendall(json.dumps({"type": "leave"}).encode() + b"\n")
+            sock.close()
         self.handler.on_call_state_updated("left")
         if completion:
             completion(None)
@@ -189,6 +192,7 @@ class CallClient:
                 self.handler.on_app_message(msg["message"], msg["sender"])
             elif kind == "audio" and msg["participantId"] in self.renderers:
                 self.deliver_audio(msg["participantId"], base64.b64decode(msg["data"]))
-        if self.sock:  # the room server went away
-            self.sock = None
+        with self.send_lock:
+            gone, self.sock = self.sock is not None, None
+        if gone:  # the room server went away (not our own leave)
             self.handler.on_call_state_updated("left")
