@@ -80,13 +80,10 @@ class Playout:
             self.items.append((kind, value))
             self.ready.notify()
 
-    def drop_audio(self) -> int:
-        """Drops the queued voice (messages keep their place); returns how many bytes went."""
+    def drop_audio(self) -> None:
+        """Drops the queued voice; messages keep their place."""
         with self.ready:
-            kept = deque(item for item in self.items if item[0] != "audio")
-            dropped = sum(len(value) for kind, value in self.items if kind == "audio")
-            self.items = kept
-            return dropped
+            self.items = deque(item for item in self.items if item[0] != "audio")
 
     def finish(self, play_queued: bool) -> None:
         """Stops the thread once what is queued has played, or at once; returns when it has."""
