@@ -50,11 +50,18 @@ describe('loadConfig', () => {
   });
 
   it('bounds the public port: connection cap and timeouts, from env, checked', () => {
-    expect(loadConfig(minimal).publicLimits).toEqual({ maxConnections: 1000, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 65_000 });
+    expect(loadConfig(minimal).publicLimits).toEqual({ maxConnections: 1000, headersTimeoutMs: 10_000, requestTimeoutMs: 40_000, keepAliveTimeoutMs: 65_000 });
     const c = loadConfig({ ...minimal, PUBLIC_MAX_CONNECTIONS: '50', PUBLIC_HEADERS_TIMEOUT_SECONDS: '2', PUBLIC_KEEPALIVE_TIMEOUT_SECONDS: '30' });
-    expect(c.publicLimits).toEqual({ maxConnections: 50, headersTimeoutMs: 2000, keepAliveTimeoutMs: 30_000 });
+    expect(c.publicLimits).toEqual({ maxConnections: 50, headersTimeoutMs: 2000, requestTimeoutMs: 32_000, keepAliveTimeoutMs: 30_000 });
     expect(problem({ ...minimal, PUBLIC_MAX_CONNECTIONS: '0' }).variable).toBe('PUBLIC_MAX_CONNECTIONS');
     expect(problem({ ...minimal, PUBLIC_HEADERS_TIMEOUT_SECONDS: 'soon' }).variable).toBe('PUBLIC_HEADERS_TIMEOUT_SECONDS');
+  });
+
+  it('bounds the management port the same way, with a small cap (METRICS_*)', () => {
+    expect(loadConfig(minimal).managementLimits).toEqual({ maxConnections: 64, headersTimeoutMs: 10_000, requestTimeoutMs: 15_000, keepAliveTimeoutMs: 5000 });
+    expect(loadConfig({ ...minimal, METRICS_MAX_CONNECTIONS: '20', METRICS_HEADERS_TIMEOUT_SECONDS: '3' }).managementLimits).toMatchObject({ maxConnections: 20, headersTimeoutMs: 3000 });
+    expect(problem({ ...minimal, METRICS_MAX_CONNECTIONS: 'many' }).variable).toBe('METRICS_MAX_CONNECTIONS');
+    expect(problem({ ...minimal, METRICS_KEEPALIVE_TIMEOUT_SECONDS: '0' }).variable).toBe('METRICS_KEEPALIVE_TIMEOUT_SECONDS');
   });
 
   it('reads the decision\'s WAIT, preemptive calls and pause learning (issue 21), each with today\'s behaviour selectable', () => {

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { boolVar, ConfigError, intVar, optionalString, requiredString, requiredUrl, urlVar, type Env } from '../lib/env.ts';
+import { readListenLimits, type ListenLimits } from '../lib/listen-limits.ts';
 import { redisSettings, type RedisSettings } from './redis-connection.ts';
 import { readRoomChoice, type RoomChoice } from './rooms/registry.ts';
 
@@ -47,7 +48,9 @@ export interface WorkerBaseConfig {
   retryAfterSeconds: number;
   spawnBodyLimitBytes: number;
   /** The public port's bounds (docs/worker.md, "Connection limits"). */
-  publicLimits: { maxConnections: number; headersTimeoutMs: number; keepAliveTimeoutMs: number };
+  publicLimits: ListenLimits;
+  /** The management port's bounds (METRICS_*: the same, with a small cap). */
+  managementLimits: ListenLimits;
   sessionRecordTtlSeconds: number;
   drainGraceSeconds: number;
   backendUrl: string;
@@ -241,12 +244,10 @@ export function loadConfig(env: Env): Readonly<WorkerConfig> {
     spawnBudgetMs: intVar(env, 'SPAWN_BUDGET_MS', { default: 1000, min: 50, max: 10_000 }),
     retryAfterSeconds: intVar(env, 'RETRY_AFTER_SECONDS', { default: 2, min: 1, max: 600 }),
     spawnBodyLimitBytes: intVar(env, 'SPAWN_BODY_LIMIT_BYTES', { default: 65_536, min: 1024, max: 1_048_576 }),
-    publicLimits: {
-      maxConnections: intVar(env, 'PUBLIC_MAX_CONNECTIONS', { default: 1000, min: 10, max: 1_000_000 }),
-      headersTimeoutMs: intVar(env, 'PUBLIC_HEADERS_TIMEOUT_SECONDS', { default: 10, min: 1, max: 300 }) * 1000,
-      // Longer than the usual load balancer's 60 s idle timeout, so that it never reuses a connection we just closed.
-      keepAliveTimeoutMs: intVar(env, 'PUBLIC_KEEPALIVE_TIMEOUT_SECONDS', { default: 65, min: 1, max: 3600 }) * 1000,
-    },
+    // Keep-alive longer than the usual load balancer's 60 s idle timeout, so that it never reuses a connection we just closed.
+    publicLimits: readListenLimits(env, 'PUBLIC', { maxConnections: 1000, headersTimeoutSeconds: 10, keepAliveTimeoutSeconds: 65 }),
+    // The kubelet and a scraper: a few connections, quick requests.
+    managementLimits: readListenLimits(env, 'METRICS', { maxConnections: 64, headersTimeoutSeconds: 10, keepAliveTimeoutSeconds: 5, requestTimeoutSeconds: 15 }),
     sessionRecordTtlSeconds: intVar(env, 'SESSION_RECORD_TTL_SECONDS', { default: 86_400, min: maxSessionSeconds, max: 30 * 86_400 }),
     drainGraceSeconds: intVar(env, 'DRAIN_GRACE_SECONDS', { default: 30, min: 0, max: 3600 }),
     ...rooms,

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import express from 'express';
 import { errorHandler, installClientErrorHandler, notFound } from '../lib/http.ts';
+import { capConnections, serverTimeoutOptions, type ListenLimits } from '../lib/listen-limits.ts';
 import type { Logger } from '../lib/log.ts';
 import type { WorkerMetrics } from './telemetry/metrics.ts';
 
@@ -9,11 +10,13 @@ import type { WorkerMetrics } from './telemetry/metrics.ts';
  * HTTP, for the kubelet's probes and for scraping. It is a port of its own so that the public
  * port (Service 443, Ingress) never exposes them. It shares nothing with the public port but the
  * process: the public port's connection cap (server.ts) keeps the process's file descriptors for
- * this one, and its own small cap and short timeouts keep a misbehaving scraper from using them up.
+ * this one, and its own small cap (METRICS_MAX_CONNECTIONS) and short timeouts keep a misbehaving
+ * scraper from using them up: sockets that send nothing or never read are evicted for a probe, and
+ * closed after the timeouts (lib/listen-limits.ts).
  */
-export const MANAGEMENT_MAX_CONNECTIONS = 64;
 export interface ManagementOptions {
   log: Logger;
+  limits: ListenLimits;
   metrics: WorkerMetrics;
   ready: () => boolean;
 }
@@ -37,8 +40,8 @@ export function createManagementServer(options: ManagementOptions): Server {
   });
   app.use(notFound);
   app.use(errorHandler(options.log));
-  const server = createServer({ headersTimeout: 10_000, requestTimeout: 15_000, keepAliveTimeout: 5000, connectionsCheckingInterval: 1000 }, app);
-  server.maxConnections = MANAGEMENT_MAX_CONNECTIONS;
+  const server = createServer(serverTimeoutOptions(options.limits), app);
+  capConnections(server, options.limits, { log: options.log, portName: 'the management port', variable: 'METRICS_MAX_CONNECTIONS' });
   installClientErrorHandler(server);
   return server;
 }

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { Duplex } from 'node:stream';
 import express, { type RequestHandler } from 'express';
 import { HttpError } from '../lib/errors.ts';
 import { errorHandler, installClientErrorHandler, jsonBody, notFound } from '../lib/http.ts';
+import { capConnections, serverTimeoutOptions, type ListenLimits } from '../lib/listen-limits.ts';
 import type { Logger } from '../lib/log.ts';
 import type { RoomServer } from './rooms/provider.ts';
 
@@ -25,16 +25,11 @@ export interface EdgeOptions {
 
 /**
  * What a stranger can hold on the public port (issue 19: 20,000 idle connections took the process
- * to its file-descriptor limit, and the management port's probes failed with it). Connections past
- * `maxConnections` are closed as they arrive; a connection that has not sent a whole request head
- * within `headersTimeoutMs` gets 408 and is closed; one idle between requests is closed after
- * `keepAliveTimeoutMs`. Room WebSockets are past their request and are never timed out here.
+ * to its file-descriptor limit, and the management port's probes failed with it; issue 41: at the
+ * cap, idle sockets kept spawns out). The cap, its idle-first eviction and the timeouts are the
+ * shared ones of lib/listen-limits.ts. Room WebSockets are past their request and are never timed out.
  */
-export interface EdgeLimits {
-  maxConnections: number;
-  headersTimeoutMs: number;
-  keepAliveTimeoutMs: number;
-}
+export type EdgeLimits = ListenLimits;
 
 export function createEdge(options: EdgeOptions): Server {
   const app = express();
@@ -47,30 +42,13 @@ export function createEdge(options: EdgeOptions): Server {
   app.use(notFound);
   app.use(errorHandler(options.log));
 
-  const { maxConnections, headersTimeoutMs, keepAliveTimeoutMs } = options.limits;
-  const timeouts = {
-    headersTimeout: headersTimeoutMs,
-    // A spawn body is at most SPAWN_BODY_LIMIT_BYTES: a client that takes longer than this to send one is stalling.
-    requestTimeout: headersTimeoutMs + 30_000,
-    keepAliveTimeout: keepAliveTimeoutMs,
-    // How often the two timeouts above are checked (Node's default, 30 s, would let idle ones pile up).
-    connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(headersTimeoutMs / 2))),
-  };
+  const timeouts = serverTimeoutOptions(options.limits);
   const server = options.tls
     ? // A TLS handshake never begun is bounded the same way (Node's default would hold it for 120 s).
-      createHttpsServer({ cert: readFileSync(options.tls.certFile), key: readFileSync(options.tls.keyFile), handshakeTimeout: headersTimeoutMs, ...timeouts }, app)
+      createHttpsServer({ cert: readFileSync(options.tls.certFile), key: readFileSync(options.tls.keyFile), handshakeTimeout: options.limits.headersTimeoutMs, ...timeouts }, app)
     : createHttpServer(timeouts, app);
-  server.maxConnections = maxConnections;
-  let warnedAt = 0;
-  server.on('drop', () => {
-    if (Date.now() - warnedAt < 60_000) return; // once a minute: a flood must not flood the log too
-    warnedAt = Date.now();
-    options.log.warn('the public port is at its connection cap (PUBLIC_MAX_CONNECTIONS); new connections are closed until idle ones time out', { maxConnections });
-  });
+  capConnections(server, options.limits, { log: options.log, portName: 'the public port', variable: 'PUBLIC_MAX_CONNECTIONS', upgrades: true });
   installClientErrorHandler(server);
-  // That handler answers a timed-out or malformed request and half-closes; a peer that never reads
-  // the answer would keep its socket (and a file descriptor, and a place under the cap): it goes after a grace.
-  server.on('clientError', (_err, socket: Duplex) => void setTimeout(() => socket.destroy(), 2000).unref());
   // Bytes from anyone, before any token check: nothing in here may throw past this handler.
   server.on('upgrade', (req, socket, head) => {
     socket.on('error', () => undefined); // a reset socket is not our failure

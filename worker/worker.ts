@@ -97,7 +97,7 @@ export async function startWorker(config: Readonly<WorkerConfig>, deps: { log: L
     rooms: roomSide.server,
     limits: config.publicLimits,
   });
-  const management = createManagementServer({ log, metrics, ready });
+  const management = createManagementServer({ log, metrics, ready, limits: config.managementLimits });
   const listen = (s: typeof server, port: number) =>
     new Promise<number>((resolve, reject) => {
       s.once('error', reject);
