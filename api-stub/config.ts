@@ -4,6 +4,7 @@
  * A bad value throws an error that names the variable and says what is expected.
  */
 import { ConfigError, intVar, optionalString, urlVar, type Env } from '../lib/env.ts';
+import { readListenLimits, type ListenLimits } from '../lib/listen-limits.ts';
 import { loadRoutingConfig, type RoutingConfig } from './routing-config.ts';
 
 export interface RateCapConfig {
@@ -48,6 +49,8 @@ export interface ApiStubConfig {
   metadataLimitBytes: number;
   /** Connect routing, outcome reports, expiry and webhook delivery (api-stub/routing-config.ts). */
   routing: Readonly<RoutingConfig>;
+  /** The port's connection cap and timeouts (HTTP_*: lib/listen-limits.ts, docs/api.md "Connection limits"). */
+  listenLimits: ListenLimits;
 }
 
 export { ConfigError, type Env };
@@ -77,6 +80,8 @@ export function loadConfig(env: Env): Readonly<ApiStubConfig> {
     bodyLimitBytes: intVar(env, 'BODY_LIMIT_BYTES', { default: 64 * 1024, min: 1024, max: 10 * 1024 * 1024 }),
     metadataLimitBytes: intVar(env, 'METADATA_LIMIT_BYTES', { default: 16 * 1024, min: 2, max: 10 * 1024 * 1024 }),
     routing: loadRoutingConfig(env),
+    // Keep-alive longer than the usual load balancer's 60 s idle timeout, so that it never reuses a connection we just closed.
+    listenLimits: readListenLimits(env, 'HTTP', { maxConnections: 1000, headersTimeoutSeconds: 10, keepAliveTimeoutSeconds: 65 }),
   };
   if (config.metadataLimitBytes >= config.bodyLimitBytes) {
     throw new ConfigError('METADATA_LIMIT_BYTES', `must be smaller than BODY_LIMIT_BYTES (${config.bodyLimitBytes})`);

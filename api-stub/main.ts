@@ -10,6 +10,7 @@ import { createRuntime } from './runtime.ts';
 import { countSelfHostWorkspaces } from './self-host/settings-store.ts';
 import { selfHostSeedHooks } from './self-host/seed-hook.ts';
 import { installClientErrorHandler } from '../lib/http.ts';
+import { capConnections, serverTimeoutOptions } from '../lib/listen-limits.ts';
 import { describeListenError, exitAtStartup, exitOnUncaught } from '../lib/process-exit.ts';
 import { countPlaintextEndpointSecrets, sealStoredEndpointSecrets } from './webhooks/endpoint-secrets.ts';
 
@@ -48,7 +49,9 @@ async function main(): Promise<void> {
   const runtime = createRuntime(config, { db, clock: systemClock, log, keys: keys.provider });
   const app = createApp(config, { db, clock: systemClock, log, routing: runtime.routing });
   runtime.start();
-  const server = createServer(app);
+  // Node's defaults hold an unfinished request for up to 90 s and take connections until the fds run out.
+  const server = createServer(serverTimeoutOptions(config.listenLimits), app);
+  capConnections(server, config.listenLimits, { log, portName: 'the api-stub port', variable: 'HTTP_MAX_CONNECTIONS' });
   installClientErrorHandler(server);
   server.once('error', (err) => exitAtStartup('api-stub', 'failed to start: ' + describeListenError(err, { host: config.host, port: config.port, variable: 'PORT' })));
   server.listen(config.port, config.host, () => {
