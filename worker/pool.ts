@@ -1,5 +1,7 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
+import type { Logger } from '../lib/log.ts';
+import { logRedisRefusals } from './redis-refusals.ts';
 import { redisClientOptions, type RedisSettings } from './redis-connection.ts';
 import { CLAIM, REAP, REGISTER_IDLE, TRANSITION, UPDATE_EXISTING, WITHDRAW } from './pool-scripts.ts';
 import { parseStoredSpawn, type StoredSpawn } from './spawn-request.ts';
@@ -103,7 +105,7 @@ export class RedisPool {
   readonly prefix: string;
 
   /** `redis`: a plain redis:// URL, or the settings of a Sentinel-managed or TLS Redis (redis-connection.ts). */
-  constructor(options: { redis: string | RedisSettings; keyPrefix: string; commandTimeoutMs: number; pod?: string }) {
+  constructor(options: { redis: string | RedisSettings; keyPrefix: string; commandTimeoutMs: number; pod?: string; log?: Logger }) {
     // One hash tag for every key, so a Redis Cluster keeps them on one shard and the scripts stay legal.
     this.prefix = `{${options.keyPrefix}}`;
     // Named connections make `CLIENT LIST` readable: which pod, which role.
@@ -117,6 +119,8 @@ export class RedisPool {
     // reply would drop a popped assignment. Redis itself ends each BLPOP after its timeout.
     this.blocking = connect({ commandTimeout: undefined, ...name('inbox') });
     for (const client of [this.redis, this.blocking]) client.on('error', () => undefined); // state is read via `ready`
+    // Why it is not ready, though, is said once (a wrong password, an untrusted certificate).
+    if (options.log) logRedisRefusals(this.redis, options.log, 'main');
     this.redis.defineCommand('claimSlot', { numberOfKeys: 2, lua: CLAIM });
     this.redis.defineCommand('registerIdle', { numberOfKeys: 3, lua: REGISTER_IDLE });
     this.redis.defineCommand('withdrawSlots', { numberOfKeys: 1, lua: WITHDRAW });

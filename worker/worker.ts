@@ -37,7 +37,7 @@ export async function startWorker(config: Readonly<WorkerConfig>, deps: { log: L
   // A container restarted under the same POD_NAME is a new incarnation: the dead one's slots and
   // sessions must look dead to the reaper (and be reported failed), not look like ours.
   const instance = `${config.podName}~${randomBytes(4).toString('hex')}`;
-  const pool = new RedisPool({ redis: config.redis, keyPrefix: config.redisKeyPrefix, commandTimeoutMs: config.spawnBudgetMs, pod: instance });
+  const pool = new RedisPool({ redis: config.redis, keyPrefix: config.redisKeyPrefix, commandTimeoutMs: config.spawnBudgetMs, pod: instance, log });
   const outbox = new OutcomeOutbox({
     pool,
     report: { backendUrl: config.backendUrl, token: config.workerToken, timeoutMs: config.reportTimeoutMs, attempts: config.reportAttempts },
