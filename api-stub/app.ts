@@ -23,7 +23,8 @@ export function createApp(config: Readonly<ApiStubConfig>, deps: AppDeps): Expre
   app.set('etag', false);
   app.set('trust proxy', false);
 
-  app.use(healthRouter(deps));
+  // Twice the largest body: more than one request writes (its rows and their indexes).
+  app.use(healthRouter(deps, { probeBytes: 2 * config.bodyLimitBytes }));
   app.use(sessionsRouter(config, deps));
   app.use(respondentRouter(deps));
   const routing = deps.routing ?? standaloneRoutingDeps(config.routing);

@@ -54,16 +54,18 @@ export function writeFailure(db: Database): Failure | null {
 }
 
 /**
- * A real write: a row of two pages (so that it needs pages a full database does not have), deleted
- * again, committed. Clears the remembered failure when it commits; remembers the new one when not.
+ * A real write: a row of at least `bytes` and two pages (so that it needs pages a full database does
+ * not have), deleted again, committed. Clears the remembered failure when it commits; remembers the
+ * new one when not. The caller sizes it above the largest write a request makes: a probe smaller
+ * than a session creation fitted in the last free pages while every creation failed (issue 41).
  */
-export function probeWrite(db: Database): boolean {
+export function probeWrite(db: Database, bytes = 0): boolean {
   if (db.isTransaction) return writeFailure(db) === null; // a write is under way; judge by the last result
   const pageSize = Number(Object.values(db.prepare('PRAGMA page_size').get() ?? {})[0] ?? 4096);
   try {
     db.exec('BEGIN IMMEDIATE');
     try {
-      db.prepare('INSERT INTO write_probe (filler) VALUES (zeroblob(?))').run(pageSize * 2);
+      db.prepare('INSERT INTO write_probe (filler) VALUES (zeroblob(?))').run(Math.max(pageSize * 2, bytes));
       db.exec('DELETE FROM write_probe');
       db.exec('COMMIT');
     } catch (err) {

@@ -39,4 +39,24 @@ describe('readiness when the database cannot write', () => {
     expect((await get(`${stub.url}/readyz`)).status).toBe(200);
     expect((await post(`${stub.url}/api/v2/sdk/sessions`, { publishableKey: K.pk, interviewId: K.active })).status).toBe(201);
   });
+
+  it('answers 503 at the first probe after a creation failed, even when a small write still fits (issue 41)', async () => {
+    expect((await get(`${stub.url}/readyz`)).status).toBe(200);
+    // No free page left inside the file, then three more allowed: too few for a session with 15 KB of
+    // metadata (four overflow pages and more), enough for a write of two pages.
+    stub.db.exec('VACUUM');
+    stub.db.exec(`PRAGMA max_page_count = ${pages() + 3}`);
+    const created = await post(`${stub.url}/api/v2/sdk/sessions`, { publishableKey: K.pk, interviewId: K.active, metadata: { filler: 'x'.repeat(15_000) } });
+    expect(created.status).toBe(500);
+    // The probe that used to fit in those three pages said ready while every such creation failed.
+    const ready = await get(`${stub.url}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(ready.body).toEqual({ error: 'unavailable', message: expect.stringContaining('SQLITE_FULL') });
+    expect((await post(`${stub.url}/api/v2/sdk/sessions`, { publishableKey: K.pk, interviewId: K.active, metadata: { filler: 'x'.repeat(15_000) } })).status).toBe(500);
+    expect((await get(`${stub.url}/readyz`)).status).toBe(503);
+
+    stub.db.exec('PRAGMA max_page_count = 1073741823');
+    expect((await get(`${stub.url}/readyz`)).status).toBe(200);
+    expect((await post(`${stub.url}/api/v2/sdk/sessions`, { publishableKey: K.pk, interviewId: K.active, metadata: { filler: 'x'.repeat(15_000) } })).status).toBe(201);
+  });
 });
