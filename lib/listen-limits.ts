@@ -79,6 +79,7 @@ interface Tracked {
 /** Installs the connection cap and the ended-socket grace on `server` (docs in ListenLimits above). */
 export function capConnections(server: Server, limits: ListenLimits, options: ConnectionCapOptions): void {
   // The cap is ours, not Node's `maxConnections`, which refuses the newcomer instead of an idle socket.
+  const open = new Set<Tracked>();
   const byKey = new Map<string, Tracked>();
   // Evictable connections, oldest first: never sent a request head, then idle between requests.
   const fresh = new Set<Tracked>();
@@ -93,7 +94,7 @@ export function capConnections(server: Server, limits: ListenLimits, options: Co
   };
 
   server.on('connection', (socket: Socket) => {
-    if (byKey.size >= limits.maxConnections) {
+    if (open.size >= limits.maxConnections) {
       const victim = first(fresh) ?? first(idle);
       if (!victim) {
         warn(true);
@@ -105,6 +106,7 @@ export function capConnections(server: Server, limits: ListenLimits, options: Co
       victim.socket.destroy();
     }
     const tracked: Tracked = { socket, key: keyOf(socket), active: 0 };
+    open.add(tracked);
     byKey.set(tracked.key, tracked);
     fresh.add(tracked);
     socket.once('close', () => forget(tracked));
@@ -116,6 +118,7 @@ export function capConnections(server: Server, limits: ListenLimits, options: Co
   // cannot be written before a handshake, so its end never finishes.
   server.on('tlsClientError', (_err: Error, socket: Socket) => void setTimeout(() => socket.destroy(), ENDED_GRACE_MS).unref());
   const forget = (tracked: Tracked) => {
+    open.delete(tracked);
     if (byKey.get(tracked.key) === tracked) byKey.delete(tracked.key);
     fresh.delete(tracked);
     idle.delete(tracked);
@@ -134,7 +137,7 @@ export function capConnections(server: Server, limits: ListenLimits, options: Co
     res.once('close', () => {
       tracked.active--;
       // Back of the line: the longest idle goes first.
-      if (tracked.active === 0 && byKey.get(tracked.key) === tracked) idle.add(tracked);
+      if (tracked.active === 0 && open.has(tracked)) idle.add(tracked);
     });
   });
   if (options.upgrades) {
