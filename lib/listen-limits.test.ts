@@ -1,6 +1,9 @@
 import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { connect as tlsConnect } from 'node:tls';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createCertificateAuthority } from '../test/harness/pki.ts';
 import { waitFor } from '../test/harness/ports.ts';
 import { ConfigError } from './env.ts';
 import { installClientErrorHandler } from './http.ts';
@@ -124,5 +127,30 @@ describe('capConnections', () => {
     await waitFor(() => ended.every((h) => h.received().includes('invalid_request')), { timeoutMs: 5000, what: 'the 400 answers' });
     expect(ended.some((h) => h.closed())).toBe(false);
     await waitFor(async () => (await connections()) === 0, { timeoutMs: 10_000, what: 'the server to let go of the ended connections' });
+  });
+
+  it('over TLS, knows a request in flight by its TLS socket: silent newcomers evict each other, not it', async () => {
+    const ca = createCertificateAuthority();
+    const cert = ca.issueServer('capped', ['127.0.0.1']);
+    const pending: Array<() => void> = [];
+    const server = createHttpsServer({ cert: cert.certPem, key: cert.keyPem, ...serverTimeoutOptions(LIMITS) }, (_req, res) => void pending.push(() => res.end('late')));
+    capConnections(server, LIMITS, { log: quiet, portName: 'the test port', variable: 'TEST_MAX_CONNECTIONS' });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    const inFlight = await Promise.all(Array.from({ length: 5 }, () => new Promise<{ received: () => string }>((resolve) => {
+      const socket = tlsConnect({ port, host: '127.0.0.1', ca: ca.certPem }, () => socket.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\n'));
+      sockets.push(socket);
+      let received = '';
+      socket.on('error', () => undefined);
+      socket.on('data', (d: Buffer) => void (received += d.toString()));
+      resolve({ received: () => received });
+    })));
+    await waitFor(() => pending.length === 5, { timeoutMs: 5000, what: 'the five requests to arrive' });
+    const silent: Handle[] = [];
+    for (let i = 0; i < 20; i++) silent.push(await open(port));
+    await waitFor(() => openCount(silent) <= LIMITS.maxConnections - 5, { timeoutMs: 5000, what: 'the silent ones to evict each other' });
+    pending.splice(0).forEach((f) => f());
+    await waitFor(() => inFlight.every((c) => c.received().endsWith('late')), { timeoutMs: 5000, what: 'the requests in flight to be answered' });
   });
 });
