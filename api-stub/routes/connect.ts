@@ -88,7 +88,7 @@ export function connectRouter(config: Readonly<ApiStubConfig>, deps: AppDeps, ro
       throw createdHere && err instanceof HttpError ? new SessionNamedError(err, connectedSessionId) : err;
     });
     res.setHeader('Cache-Control', 'no-store');
-    res.status(200).json({ room_url: result.room_url, token: result.token, sessionId: result.sessionId, route: result.route });
+    res.status(200).json({ room_url: result.room_url, token: result.token, ...(result.transport ? { transport: result.transport } : {}), sessionId: result.sessionId, route: result.route });
   });
   return router;
 }

@@ -1,4 +1,5 @@
 import type { CreatedSession } from '../../lib/api-types.ts';
+import { isRoomTransportName } from '../../lib/room-transport.ts';
 import { ServiceError } from '../shared/service-error.ts';
 import { mountSession, type MountOptions, type MountedSession } from './iframe.ts';
 
@@ -32,6 +33,8 @@ export interface ConnectedRoom {
   sessionId: string;
   room_url: string;
   token: string;
+  /** Which client opens the room; absent when the worker is older than the field (docs/connect.md). */
+  transport?: 'livekit' | 'daily' | 'local';
 }
 
 /** Session (created), declared once for the service and both SDKs. */
@@ -104,7 +107,8 @@ export function createServiceClient(options: ClientOptions): ServiceClient {
     if (!body || typeof body.sessionId !== 'string' || typeof body.room_url !== 'string' || typeof body.token !== 'string') {
       throw new ServiceError({ status: res.status, code: 'internal_error', message: 'The service answered without a sessionId, room_url and token.', raw: body });
     }
-    return { sessionId: body.sessionId, room_url: body.room_url, token: body.token };
+    const transport = isRoomTransportName(body.transport) ? { transport: body.transport } : {};
+    return { sessionId: body.sessionId, room_url: body.room_url, token: body.token, ...transport };
   };
   const connect = async (input: ConnectInput): Promise<ConnectedRoom> => {
     if (input.sessionId) return connectOnce(input, input.sessionId);
