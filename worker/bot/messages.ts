@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { InterviewSchema, type InterviewDefinition, type InterviewQuestion } from '../../lib/interview.ts';
 import type { JoinTicket } from '../rooms/join-ticket.ts';
 import { JoinTicketSchema } from '../rooms/registry.ts';
-import { BotEventSchema, type BotEvent, type SpanRecord } from './events.ts';
+import { BotEventSchema, type BotEvent, type SpanRecord } from '../telemetry/bot-events.ts';
 
 /**
  * The messages between the worker (parent) and a bot process (child) over Node's IPC channel.

@@ -1,7 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import type { BotEvent } from './events.ts';
+import type { BotEvent } from '../telemetry/bot-events.ts';
 import { FromBotSchema, type BotJob, type FromBot, type Outcome } from './messages.ts';
 import { FailureReason } from '../../lib/failure-reasons.ts';
 
