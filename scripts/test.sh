@@ -78,6 +78,7 @@ echo "== speech models (Moonshine base-en, Piper en_US-joe-medium) in $speech_mo
 echo "== lint and type check"
 eslint .
 tsc --noEmit
+node scripts/unused-exports.ts
 
 echo "== Daily bridge: ruff, mypy (against daily-python's own type stubs), pytest (fake SDK)"
 py="$(bash scripts/python-env.sh)"

@@ -7,7 +7,7 @@ import { ServiceError, type ServiceErrorInit } from '../shared/service-error.ts'
  * body's `error` (spec section 7). One function, `errorFromResponse`, picks the subclass; each subclass
  * sets `name` so logs say which it is.
  */
-export { ServiceError, type ServiceErrorInit };
+export { ServiceError };
 
 /** 400 invalid_request: a body field is missing or malformed. */
 export class InvalidRequestError extends ServiceError {
