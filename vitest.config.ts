@@ -1,5 +1,19 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Files of the unit and integration suite that wait for scripts/test.sh's background builds, or must
+ * not share the cores with them (scripts/test.sh runs the 'default' project while the builds run,
+ * then these with the other projects; docs/testing.md, "Two runs").
+ */
+const AFTER_BUILDS = [
+  // A real livekit-server (scripts/livekit-server.sh builds it); LiveKit rooms are real-time, too.
+  'test/harness/livekit-server.test.ts',
+  'test/worker/livekit-*.test.ts',
+  'worker/rooms/room-provider.test.ts',
+  // Turn-taking heard at real-time pace: its pauses must last as long as they sound.
+  'test/worker/turn-taking.test.ts',
+];
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -22,7 +36,16 @@ export default defineConfig({
         test: {
           name: 'default',
           include: ['**/*.test.ts'],
-          exclude: ['node_modules/**', 'dist/**', 'test/operator/**', 'test/cluster/**', 'test/e2e/**'],
+          exclude: ['node_modules/**', 'dist/**', 'test/operator/**', 'test/cluster/**', 'test/e2e/**', ...AFTER_BUILDS],
+          globalSetup: ['test/harness/global-setup.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          // As 'default', for the files above that need a build or the cores to themselves.
+          name: 'after-builds',
+          include: AFTER_BUILDS,
           globalSetup: ['test/harness/global-setup.ts'],
         },
       },

@@ -53,7 +53,7 @@ export interface ApiStubConfig {
   listenLimits: ListenLimits;
 }
 
-export { ConfigError, type Env };
+export { ConfigError };
 
 export function loadConfig(env: Env): Readonly<ApiStubConfig> {
   const port = intVar(env, 'PORT', { default: 8080, min: 0, max: 65535 });

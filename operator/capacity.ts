@@ -5,6 +5,7 @@
  * docs/operator.md). Requests, not limits: they are what the scheduler guarantees and what the
  * HPA's CPU target is a share of. Pure.
  */
+import { DAILY_SESSIONS_PER_BOT } from '../lib/daily-sessions.ts';
 import type { VoiceWorkerPoolSpec } from './types.ts';
 
 export const MEASURED_CAPACITY = {
@@ -44,11 +45,11 @@ export function bytesOf(quantity: string): number {
 
 /**
  * Sessions per replica for the pod's requests: what both its CPU and its memory allow, at least 1.
- * Daily rooms stay at 1: each of their bots adds a Python bridge with its own WebRTC runtime, which
- * the bench cannot run here (docs/operator.md).
+ * Daily rooms stay at one bot per replica, so at its DAILY_SESSIONS_PER_BOT sessions: each Daily bot
+ * adds a Python bridge with its own WebRTC runtime, which the bench cannot run here (docs/operator.md).
  */
 export function defaultSessionsPerReplica(spec: Pick<VoiceWorkerPoolSpec, 'roomProvider'> & { resources?: { requests?: Partial<VoiceWorkerPoolSpec['resources']['requests']> } }): number {
-  if (spec.roomProvider === 'daily') return 1;
+  if (spec.roomProvider === 'daily') return DAILY_SESSIONS_PER_BOT;
   // The API server fills in the CRD's defaults; a spec built by hand may lack them.
   const requests = { ...CRD_DEFAULT_REQUESTS, ...spec.resources?.requests };
   const byCpu = Math.floor(cpuOf(requests.cpu) * MEASURED_CAPACITY.sessionsPerCpu + 1e-9);

@@ -29,7 +29,7 @@ import { secretProblem, secretRefs, specProblem, type Problem } from './validate
 export type Outcome = { result: 'done'; blocked?: string } | { result: 'requeue'; afterMs: number; blocked?: string } | { result: 'error'; error: Error };
 
 // The deps live in their own file so that status.ts can take them without importing this one.
-export type { ReconcileCache, ReconcileDeps } from './reconcile-deps.ts';
+export type { ReconcileDeps } from './reconcile-deps.ts';
 
 export const poolPath = (namespace: string, name?: string, subresource?: string): string =>
   resourcePath({ group: GROUP, version: VERSION, plural: PLURAL, namespace, ...(name ? { name } : {}), ...(subresource ? { subresource } : {}) });

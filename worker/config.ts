@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { DAILY_SESSIONS_PER_BOT } from '../lib/daily-sessions.ts';
 import { boolVar, ConfigError, intVar, optionalString, requiredString, requiredUrl, urlVar, type Env } from '../lib/env.ts';
 import { readListenLimits, type ListenLimits } from '../lib/listen-limits.ts';
 import { redisSettings, type RedisSettings } from './redis-connection.ts';
@@ -200,10 +201,12 @@ function transcriptStore(env: Env): string {
   throw new ConfigError('TRANSCRIPT_STORE', `must be file://<folder> or s3://<bucket>[/<prefix>], got "${raw}"`);
 }
 
-/** A Daily bot process holds one prewarmed bridge, which takes one call: one session per process. */
+/** A Daily bot process takes at most DAILY_SESSIONS_PER_BOT sessions (lib/daily-sessions.ts). */
 function botSessionsPerProcess(env: Env, roomProvider: RoomChoice['roomProvider']): number {
   const perProcess = intVar(env, 'BOT_SESSIONS_PER_PROCESS', { default: 1, min: 1, max: 64 });
-  if (perProcess > 1 && roomProvider === 'daily') throw new ConfigError('BOT_SESSIONS_PER_PROCESS', 'must be 1 with ROOM_PROVIDER=daily (each Daily bot holds one prewarmed bridge)');
+  if (perProcess > DAILY_SESSIONS_PER_BOT && roomProvider === 'daily') {
+    throw new ConfigError('BOT_SESSIONS_PER_PROCESS', `must be ${DAILY_SESSIONS_PER_BOT} with ROOM_PROVIDER=daily (each Daily bot holds one prewarmed bridge)`);
+  }
   return perProcess;
 }
 

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from '../lib/log.ts';
-import type { BotEvent } from './bot/events.ts';
+import type { BotEvent } from './telemetry/bot-events.ts';
 import { BotProcess, type BotState } from './bot/supervisor.ts';
 import type { BotJob, Outcome } from './bot/messages.ts';
 import type { RedisPool } from './pool.ts';

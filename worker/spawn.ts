@@ -87,7 +87,7 @@ export function spawnHandler(deps: SpawnDeps): RequestHandler {
       const expiresAt = claim.claimedAt + deps.joinTimeoutSeconds + deps.maxSessionSeconds;
       // Deterministic: the claim time comes from the record, so a repeated spawn gets the same token.
       const token = deps.rooms.mintToken({ room, role: 'respondent', sessionId: body.sessionId, issuedAt: claim.claimedAt, expiresAt });
-      res.status(200).json({ room_url: room.url, token, sessionId: body.sessionId, expiresAt: isoSeconds(expiresAt * 1000) });
+      res.status(200).json({ room_url: room.url, token, transport: deps.rooms.name, sessionId: body.sessionId, expiresAt: isoSeconds(expiresAt * 1000) });
       done(claim.kind === 'claimed' ? 'ok' : 'existing');
     } catch (err) {
       const outcome = (err as { outcome?: string }).outcome ?? 'error';

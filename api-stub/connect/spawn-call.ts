@@ -1,4 +1,5 @@
 import { HttpError } from '../../lib/errors.ts';
+import { isRoomTransportName, ROOM_TRANSPORTS, type RoomTransportName } from '../../lib/room-transport.ts';
 import type { EgressPolicy } from '../outbound/egress-guard.ts';
 import { OutboundError } from '../outbound/outbound-error.ts';
 import { postJson } from '../outbound/post-json.ts';
@@ -25,6 +26,8 @@ export interface SpawnBody {
 export interface SpawnAnswer {
   room_url: string;
   token: string;
+  /** The room's transport as the worker named it; absent from a worker before this field. */
+  transport?: RoomTransportName;
 }
 
 /** The substrate a spawn goes to; the store records it on the session. */
@@ -106,5 +109,8 @@ export async function callSpawn(target: SpawnTarget, body: SpawnBody, options: {
   if (!a || typeof a.room_url !== 'string' || typeof a.token !== 'string' || !a.room_url || !a.token) {
     throw new HttpError('worker_error', `${who} answered without a valid {room_url, token} object.`);
   }
-  return { room_url: a.room_url, token: a.token };
+  if (a.transport !== undefined && !isRoomTransportName(a.transport)) {
+    throw new HttpError('worker_error', `${who} answered a transport the respondent's page cannot open (expected one of ${ROOM_TRANSPORTS.join(', ')}).`);
+  }
+  return { room_url: a.room_url, token: a.token, ...(a.transport ? { transport: a.transport } : {}) };
 }

@@ -14,11 +14,6 @@ export type Budget = 'publishable' | 'secret';
 /** The stored counter name of a window for a budget; secret keeps the names counters had before. */
 const counterKind = (budget: Budget, kind: string): string => (budget === 'secret' ? kind : `pk_${kind}`);
 
-/** The caps of a budget from the config. */
-export function capsFor(config: { rateCaps: RateCaps; publishableRateCaps: RateCaps }, budget: Budget): RateCaps {
-  return budget === 'secret' ? config.rateCaps : config.publishableRateCaps;
-}
-
 /**
  * Counts one call against a workspace's caps of one budget, with the counters in SQLite so that a
  * restart does not reset them. A refused call is not counted. Run it inside a transaction (see

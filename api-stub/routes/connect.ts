@@ -1,4 +1,4 @@
-import { Router, type RequestHandler } from 'express';
+import { Router } from 'express';
 import { z } from 'zod';
 import { hasIdForm } from '../../lib/ids.ts';
 import { HttpError } from '../../lib/errors.ts';
@@ -14,6 +14,7 @@ import { createSession } from '../sessions/create.ts';
 import { idempotencyKeyOf, publicUrlOf } from './sessions.ts';
 import { SessionNamedError } from '../connect/session-named-error.ts';
 import { apiJsonBody, parseBody } from '../validation.ts';
+import { browserCors } from './browser-cors.ts';
 
 export const CONNECT_PATH = '/api/v2/sdk/connect';
 
@@ -39,25 +40,12 @@ export function connectBodySchema(metadataLimitBytes: number) {
     });
 }
 
-/** The respondent page and client SDK call this from browsers: CORS on this path. */
-const cors: RequestHandler = (req, res, next) => {
-  res.setHeader('Access-Control-Allow-Origin', '*');
-  res.setHeader('Access-Control-Expose-Headers', 'Retry-After');
-  if (req.method === 'OPTIONS') {
-    res.setHeader('Access-Control-Allow-Methods', 'POST');
-    res.setHeader('Access-Control-Allow-Headers', 'Content-Type, Idempotency-Key');
-    res.setHeader('Access-Control-Max-Age', '600');
-    res.status(204).end();
-    return;
-  }
-  next();
-};
-
 export function connectRouter(config: Readonly<ApiStubConfig>, deps: AppDeps, routing: RoutingDeps): Router {
   const router = Router();
   const connectBody = connectBodySchema(config.metadataLimitBytes);
-  router.options(CONNECT_PATH, cors);
-  router.post(CONNECT_PATH, cors, apiJsonBody(config), async (req, res) => {
+  // The respondent page and the browser SDK call this from browsers.
+  router.options(CONNECT_PATH, browserCors);
+  router.post(CONNECT_PATH, browserCors, apiJsonBody(config), async (req, res) => {
     const body = parseBody(connectBody, req.body);
     let sessionId = body.sessionId;
     let workspaceId: string;
@@ -100,7 +88,7 @@ export function connectRouter(config: Readonly<ApiStubConfig>, deps: AppDeps, ro
       throw createdHere && err instanceof HttpError ? new SessionNamedError(err, connectedSessionId) : err;
     });
     res.setHeader('Cache-Control', 'no-store');
-    res.status(200).json({ room_url: result.room_url, token: result.token, sessionId: result.sessionId, route: result.route });
+    res.status(200).json({ room_url: result.room_url, token: result.token, ...(result.transport ? { transport: result.transport } : {}), sessionId: result.sessionId, route: result.route });
   });
   return router;
 }

@@ -12,22 +12,9 @@ import { createdView, retrievedView } from '../sessions/view.ts';
 import { getSession } from '../store/sessions.ts';
 import { createSentMarker } from '../sessions/sent-marker.ts';
 import { apiJsonBody, parseBody } from '../validation.ts';
+import { browserCors } from './browser-cors.ts';
 
 export const SESSIONS_PATH = '/api/v2/sdk/sessions';
-
-/** Browsers may create sessions (publishable key in the body): CORS on this path only. */
-const createCors: RequestHandler = (req, res, next) => {
-  res.setHeader('Access-Control-Allow-Origin', '*');
-  res.setHeader('Access-Control-Expose-Headers', 'Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, Request-Id');
-  if (req.method === 'OPTIONS') {
-    res.setHeader('Access-Control-Allow-Methods', 'POST');
-    res.setHeader('Access-Control-Allow-Headers', 'Content-Type, Idempotency-Key');
-    res.setHeader('Access-Control-Max-Age', '600');
-    res.status(204).end();
-    return;
-  }
-  next();
-};
 
 /** The `Idempotency-Key` header (session creation, and connect with the spec's body). */
 export function idempotencyKeyOf(req: Request): string | null {
@@ -62,8 +49,8 @@ export function sessionsRouter(config: Readonly<ApiStubConfig>, deps: AppDeps): 
   const createSessionBody = createSessionBodySchema(config.metadataLimitBytes);
   const sent = createSentMarker(deps.db, deps.clock, deps.log);
 
-  router.options(SESSIONS_PATH, createCors);
-  router.post(SESSIONS_PATH, createCors, json, async (req, res) => {
+  router.options(SESSIONS_PATH, browserCors);
+  router.post(SESSIONS_PATH, browserCors, json, async (req, res) => {
     const body = parseBody(createSessionBody, req.body);
     const idempotencyKey = idempotencyKeyOf(req);
     const now = deps.clock();
@@ -75,7 +62,7 @@ export function sessionsRouter(config: Readonly<ApiStubConfig>, deps: AppDeps): 
     if (outcome.replayed) res.setHeader('Idempotent-Replayed', 'true');
     res.status(201).json(createdView(outcome.session));
   });
-  router.all(SESSIONS_PATH, createCors, methodNotAllowed('POST'));
+  router.all(SESSIONS_PATH, browserCors, methodNotAllowed('POST'));
 
   // Retrieval is server-only: no CORS headers, and a preflight is refused.
   router.get(`${SESSIONS_PATH}/:sessionId`, async (req, res) => {

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { MAX_METADATA_DEPTH, jsonDepth, metadataSchema as sharedMetadataSchema } from '../../lib/json-metadata.ts';
+import { MAX_METADATA_DEPTH, metadataSchema as sharedMetadataSchema } from '../../lib/json-metadata.ts';
 
 /** The one schema of `metadata` lives in lib/json-metadata.ts (the worker checks spawns with it too). */
-export { MAX_METADATA_DEPTH, jsonDepth };
+export { MAX_METADATA_DEPTH };
 
 /** `metadata` on creation and connect: bounded in depth and serialized size, kept as given. */
 export function metadataSchema(limitBytes: number) {

@@ -65,7 +65,3 @@ export function transition(from: SessionStatus, event: SessionEvent): Transition
       return { kind: 'move', to: 'EXPIRED' };
   }
 }
-
-export function isSessionStatus(value: unknown): value is SessionStatus {
-  return typeof value === 'string' && (SESSION_STATUSES as readonly string[]).includes(value);
-}

@@ -13,8 +13,3 @@ export function upsertWorkspace(db: Database, workspace: Workspace, now: number)
      ON CONFLICT (id) DO UPDATE SET name = excluded.name, updated_at = excluded.updated_at`,
   ).run(workspace.id, workspace.name, now, now);
 }
-
-export function getWorkspace(db: Database, id: string): Workspace | null {
-  const row = stmt(db, 'SELECT id, name FROM workspaces WHERE id = ?').get(id);
-  return row ? { id: String(row.id), name: String(row.name) } : null;
-}

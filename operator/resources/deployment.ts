@@ -4,7 +4,7 @@ import { childMetadata, selectorLabels } from './common.ts';
 import { POD_TLS_DIR, PRE_STOP_SECONDS, REDIS_CA_DIR, REDIS_CA_KEY, workerEnv } from './env.ts';
 import { DEFAULT_BUILD_OPTIONS, type BuildOptions } from './options.ts';
 
-export { managedEnv, PRE_STOP_SECONDS, workerEnv } from './env.ts';
+export { workerEnv } from './env.ts';
 
 /** Where the worker keeps files (transcripts by default); writable although the root is read-only. */
 export const WORKER_DATA_DIR = '/var/lib/voice-worker';

@@ -1,4 +1,6 @@
 import type { CreatedSession } from '../../lib/api-types.ts';
+import { isRoomTransportName } from '../../lib/room-transport.ts';
+import { ServiceError } from '../shared/service-error.ts';
 import { mountSession, type MountOptions, type MountedSession } from './iframe.ts';
 
 /**
@@ -31,27 +33,19 @@ export interface ConnectedRoom {
   sessionId: string;
   room_url: string;
   token: string;
+  /** Which client opens the room; absent when the worker is older than the field (docs/connect.md). */
+  transport?: 'livekit' | 'daily' | 'local';
 }
 
 /** Session (created), declared once for the service and both SDKs. */
 export type { CreatedSession };
 
 /**
- * A non-2xx answer of the service, with the spec's `{error, message}` as `.code` and `.message`.
- * `sessionId`: the session a failed connect created (connect again with it to reach that session).
+ * A non-2xx answer of the service: the one class both SDKs throw (sdk/shared/service-error.ts), with
+ * the spec's `{error, message}` as `.code` and `.message`. `sessionId`: the session a failed connect
+ * created (connect again with it to reach that session).
  */
-export class ServiceError extends Error {
-  readonly status: number;
-  readonly code: string;
-  readonly sessionId: string | undefined;
-  constructor(status: number, code: string, message: string, sessionId?: string) {
-    super(message);
-    this.name = 'ServiceError';
-    this.status = status;
-    this.code = code;
-    this.sessionId = sessionId;
-  }
-}
+export { ServiceError };
 
 const OPTION_KEYS = new Set(['publishableKey', 'baseUrl', 'fetch']);
 
@@ -97,7 +91,8 @@ export function createServiceClient(options: ClientOptions): ServiceClient {
     if (!res.ok) {
       const code = typeof body?.error === 'string' ? body.error : 'internal_error';
       const message = typeof body?.message === 'string' ? body.message : `The service answered ${res.status}.`;
-      throw new ServiceError(res.status, code, message, typeof body?.sessionId === 'string' ? body.sessionId : undefined);
+      const sessionId = typeof body?.sessionId === 'string' ? body.sessionId : null;
+      throw new ServiceError({ status: res.status, code, message, sessionId, raw: body, requestId: res.headers.get('request-id') });
     }
     return { res, body };
   };
@@ -110,9 +105,10 @@ export function createServiceClient(options: ClientOptions): ServiceClient {
       interviewId: input.interviewId, ...(sessionId ? { sessionId } : {}), ...(input.metadata ? { metadata: input.metadata } : {}),
     });
     if (!body || typeof body.sessionId !== 'string' || typeof body.room_url !== 'string' || typeof body.token !== 'string') {
-      throw new ServiceError(res.status, 'internal_error', 'The service answered without a sessionId, room_url and token.');
+      throw new ServiceError({ status: res.status, code: 'internal_error', message: 'The service answered without a sessionId, room_url and token.', raw: body });
     }
-    return { sessionId: body.sessionId, room_url: body.room_url, token: body.token };
+    const transport = isRoomTransportName(body.transport) ? { transport: body.transport } : {};
+    return { sessionId: body.sessionId, room_url: body.room_url, token: body.token, ...transport };
   };
   const connect = async (input: ConnectInput): Promise<ConnectedRoom> => {
     if (input.sessionId) return connectOnce(input, input.sessionId);
@@ -141,7 +137,7 @@ export function createServiceClient(options: ClientOptions): ServiceClient {
   const createSession = async (input: CreateSessionInput): Promise<CreatedSession> => {
     const { res, body } = await postJson('/api/v2/sdk/sessions', { interviewId: input.interviewId, ...(input.metadata ? { metadata: input.metadata } : {}) });
     if (!body || typeof body.sessionId !== 'string' || typeof body.sessionUrl !== 'string') {
-      throw new ServiceError(res.status, 'internal_error', 'The service answered without a sessionId and sessionUrl.');
+      throw new ServiceError({ status: res.status, code: 'internal_error', message: 'The service answered without a sessionId and sessionUrl.', raw: body });
     }
     return { sessionId: body.sessionId, sessionUrl: body.sessionUrl, expiresAt: String(body.expiresAt) };
   };

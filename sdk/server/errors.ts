@@ -1,38 +1,13 @@
 import { ERROR_STATUS, isErrorCode, type ErrorCode } from '../../lib/errors.ts';
+import { ServiceError, type ServiceErrorInit } from '../shared/service-error.ts';
 
 /**
- * The SDK's errors. Every non-2xx answer of the API becomes a `ServiceError` whose `status` and
- * `code` are the HTTP status and the body's `error` (spec section 7). One function,
- * `errorFromResponse`, picks the subclass; each subclass sets `name` so logs say which it is.
+ * The server SDK's errors. Every non-2xx answer of the API becomes a `ServiceError` (the one class
+ * both SDKs throw, sdk/shared/service-error.ts) whose `status` and `code` are the HTTP status and the
+ * body's `error` (spec section 7). One function, `errorFromResponse`, picks the subclass; each subclass
+ * sets `name` so logs say which it is.
  */
-export interface ServiceErrorInit {
-  status: number;
-  code: string;
-  message: string;
-  requestId?: string | null;
-  /** The parsed error body, or the raw text when it was not JSON. */
-  raw?: unknown;
-  /** Seconds from a Retry-After header, when the server sent one. */
-  retryAfterSeconds?: number | null;
-}
-
-export class ServiceError extends Error {
-  readonly status: number;
-  readonly code: string;
-  readonly requestId: string | null;
-  readonly raw: unknown;
-  readonly retryAfterSeconds: number | null;
-
-  constructor(init: ServiceErrorInit) {
-    super(init.message);
-    this.name = 'ServiceError';
-    this.status = init.status;
-    this.code = init.code;
-    this.requestId = init.requestId ?? null;
-    this.raw = init.raw;
-    this.retryAfterSeconds = init.retryAfterSeconds ?? null;
-  }
-}
+export { ServiceError };
 
 /** 400 invalid_request: a body field is missing or malformed. */
 export class InvalidRequestError extends ServiceError {
@@ -105,14 +80,16 @@ export function errorFromResponse(status: number, bodyText: string, headers: Hea
   let raw: unknown = bodyText;
   let code = status >= 500 ? 'internal_error' : 'unknown_error';
   let message = `The service answered HTTP ${status}.`;
+  let sessionId: string | null = null;
   try {
     raw = JSON.parse(bodyText);
-    const body = raw as { error?: unknown; message?: unknown };
+    const body = raw as { error?: unknown; message?: unknown; sessionId?: unknown };
     if (typeof body.error === 'string') code = body.error;
     if (typeof body.message === 'string') message = body.message;
+    if (typeof body.sessionId === 'string') sessionId = body.sessionId;
   } catch {
     // Not JSON (e.g. a proxy's HTML page): keep the defaults and the raw text.
   }
   const ErrorType = classFor(status, code);
-  return new ErrorType({ status, code, message, raw, requestId: headers.get('request-id'), retryAfterSeconds: parseRetryAfter(headers.get('retry-after')) });
+  return new ErrorType({ status, code, message, raw, sessionId, requestId: headers.get('request-id'), retryAfterSeconds: parseRetryAfter(headers.get('retry-after')) });
 }

@@ -48,12 +48,18 @@ describe('the API contract on request bodies', () => {
     expect(utf16.body).toEqual({ error: 'invalid_request', message: 'The request body must be UTF-8 JSON.' });
   });
 
-  it('still answers the browsers preflight that an application/json POST needs', async () => {
+  it('still answers the browsers preflight that an application/json POST needs, the same on both browser paths', async () => {
+    const corsOf = (res: Response) => [...res.headers].filter(([name]) => name.startsWith('access-control-'));
+    const answers = [];
     for (const path of ['/api/v2/sdk/sessions', '/api/v2/sdk/connect']) {
       const res = await fetch(`${stub.url}${path}`, { method: 'OPTIONS', headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type' } });
       expect(res.status, path).toBe(204);
       expect(res.headers.get('access-control-allow-headers')?.toLowerCase(), path).toContain('content-type');
+      expect(res.headers.get('access-control-expose-headers'), path).toContain('Request-Id');
+      answers.push(corsOf(res));
     }
+    // One CORS handler (api-stub/routes/browser-cors.ts): the two paths cannot drift apart.
+    expect(answers[1]).toEqual(answers[0]);
   });
 
   it('refuses metadata numbers that would not come back as sent, naming the path, storing nothing', async () => {

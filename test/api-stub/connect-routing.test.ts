@@ -24,7 +24,7 @@ describe('connect routing over real HTTPS', () => {
     const before = stack.hosted.requests.length;
     const res = await connect(stack, sessionId);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ room_url: expect.stringMatching(/^https:\/\/rooms\.hosted\.test\//), token: expect.any(String), sessionId, route: 'hosted' });
+    expect(res.body).toEqual({ room_url: expect.stringMatching(/^https:\/\/rooms\.hosted\.test\//), token: expect.any(String), transport: 'daily', sessionId, route: 'hosted' });
     const spawn = stack.hosted.requests.at(-1)!;
     expect(stack.hosted.requests.length).toBe(before + 1);
     expect(spawn.headers.authorization).toBe(`Bearer ${HOSTED_KEY}`);
@@ -50,6 +50,7 @@ describe('connect routing over real HTTPS', () => {
     expect(selfHosted.status).toBe(200);
     expect(selfHosted.body.route).toBe('self_hosted');
     expect(selfHosted.body.room_url).toMatch(/^wss:\/\/worker\.selfhost\.test\/rooms\//);
+    expect(selfHosted.body.transport).toBe('local');
     expect(stack.worker.requests.at(-1)!.headers.authorization).toBe(`Bearer ${WORKER_TOKEN}`);
     expect(stack.worker.requests.at(-1)!.rawBody).not.toContain(HOSTED_KEY);
 
@@ -148,6 +149,20 @@ describe('connect routing over real HTTPS', () => {
     stack.hosted.setBehaviour({ kind: 'ok' });
   });
 
+  it('passes on the transport the worker names; a worker that names none still connects; an unknown one is a 502', async () => {
+    stack.hosted.setBehaviour({ kind: 'answer', fields: { transport: undefined } });
+    const older = await connect(stack, await newSession(stack));
+    expect(older.status).toBe(200);
+    // No guess here: the page guesses from the address (docs/connect.md, "transport").
+    expect(older.body).not.toHaveProperty('transport');
+    expect(older.body.room_url).toMatch(/^https:\/\//);
+    stack.hosted.setBehaviour({ kind: 'answer', fields: { transport: 'pigeon' } });
+    const unknown = await connect(stack, await newSession(stack));
+    expect(unknown.status).toBe(502);
+    expect(unknown.body).toEqual({ error: 'worker_error', message: expect.stringMatching(/transport the respondent's page cannot open \(expected one of livekit, daily, local\)/) });
+    stack.hosted.setBehaviour({ kind: 'ok' });
+  });
+
   it('reconnects a STARTED session to the same room, and refuses completed, expired and foreign sessions', async () => {
     const sessionId = await newSession(stack);
     const first = await connect(stack, sessionId);
@@ -173,7 +188,7 @@ describe('connect with the spec\'s body (no sessionId)', () => {
   it('creates the session with its metadata, connects it, and answers its id with room_url and token', async () => {
     const res = await specConnect({ interviewId: A.dpl, publishableKey: A.pk, metadata: { crm: 'c-7', tags: ['a'] } });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body).toEqual({ room_url: expect.stringMatching(/^https:\/\//), token: expect.any(String), sessionId: expect.stringMatching(/^inv_/), route: 'hosted' });
+    expect(res.body).toEqual({ room_url: expect.stringMatching(/^https:\/\//), token: expect.any(String), transport: 'daily', sessionId: expect.stringMatching(/^inv_/), route: 'hosted' });
     const session = await call('GET', `${stack.url}/api/v2/sdk/sessions/${res.body.sessionId}`, undefined, auth(A.sk));
     expect(session.body).toMatchObject({ id: res.body.sessionId, interviewId: A.dpl, status: 'STARTED', metadata: { crm: 'c-7', tags: ['a'] } });
     // The spawn carried the stored metadata.
@@ -187,7 +202,7 @@ describe('connect with the spec\'s body (no sessionId)', () => {
   it('the browser SDK\'s connect sends the spec\'s body and returns the room', async () => {
     const client = createServiceClient({ publishableKey: A.pk, baseUrl: stack.url });
     const room = await client.connect({ interviewId: A.dpl, metadata: { from: 'sdk' } });
-    expect(room).toEqual({ sessionId: expect.stringMatching(/^inv_/), room_url: expect.stringMatching(/^https:\/\//), token: expect.any(String) });
+    expect(room).toEqual({ sessionId: expect.stringMatching(/^inv_/), room_url: expect.stringMatching(/^https:\/\//), token: expect.any(String), transport: 'daily' });
     expect(stack.hosted.requests.at(-1)!.body).toMatchObject({ sessionId: room.sessionId, metadata: { from: 'sdk' } });
     const again = await client.connect({ interviewId: A.dpl, sessionId: room.sessionId });
     expect(again.room_url).toBe(room.room_url);

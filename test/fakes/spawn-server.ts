@@ -5,7 +5,7 @@ import type { Socket } from 'node:net';
 
 /**
  * A protocol-faithful stand-in for a spawn endpoint (the hosted pipeline, or a self-hosted worker's
- * `POST /`): checks `Authorization: Bearer <key>` in constant time, answers `{room_url, token}` (the
+ * `POST /`): checks `Authorization: Bearer <key>` in constant time, answers `{room_url, token, transport}` (the
  * same room for a repeated sessionId), and can be switched to hang, answer slowly, fail, send
  * malformed JSON, or refuse connections outright. Real sockets, HTTPS when given a certificate.
  */
@@ -16,7 +16,9 @@ export type SpawnBehaviour =
   | { kind: 'status'; status: number }
   // The worker's own answer when no warm slot is free on any replica (docs/worker.md).
   | { kind: 'full' }
-  | { kind: 'malformed' };
+  | { kind: 'malformed' }
+  // A 200 whose fields are changed: `transport: undefined` answers as a worker from before that field.
+  | { kind: 'answer'; fields: Record<string, unknown> };
 
 export interface RecordedSpawn {
   headers: IncomingHttpHeaders;
@@ -32,6 +34,8 @@ export interface SpawnServerOptions {
   tls?: { certPem: string; keyPem: string };
   /** Base of the room URLs it hands out. */
   roomBase: string;
+  /** The room transport its answers name (docs/connect.md); absent: it answers as a worker from before that field. */
+  transport?: string;
   port?: number;
 }
 
@@ -79,7 +83,7 @@ export async function startSpawnServer(options: SpawnServerOptions): Promise<Spa
       if (req.method !== 'POST') return json(405, { error: 'method_not_allowed', message: 'Use POST.' });
       if (!authorized) return json(401, { error: 'invalid_token', message: 'The bearer token is missing or wrong.' });
       if (!body || typeof body.sessionId !== 'string') return json(400, { error: 'invalid_request', message: 'sessionId is required.' });
-      const answer = () => {
+      const answer = (fields: Record<string, unknown> = {}) => {
         const sessionId = body.sessionId as string;
         let room = rooms.get(sessionId);
         if (!room) {
@@ -87,7 +91,7 @@ export async function startSpawnServer(options: SpawnServerOptions): Promise<Spa
           room = { room_url: `${options.roomBase}/room-${counter}`, token: `join-${counter}-${sessionId}` };
           rooms.set(sessionId, room);
         }
-        json(200, { ...room, sessionId });
+        json(200, { ...room, transport: options.transport, sessionId, ...fields });
       };
       switch (behaviour.kind) {
         case 'ok': return answer();
@@ -98,6 +102,7 @@ export async function startSpawnServer(options: SpawnServerOptions): Promise<Spa
           res.setHeader('retry-after', '5');
           return json(503, { error: 'no_capacity', message: 'No warm voice bot is free on any replica. Retry after the Retry-After delay.' });
         case 'malformed': res.writeHead(200, { 'content-type': 'application/json' }); res.end('{"room_url": '); return;
+        case 'answer': return answer(behaviour.fields);
       }
     });
   };

@@ -5,8 +5,9 @@ import { startRedis, type RedisServer } from './redis.ts';
 /**
  * One Redis per test run, shared by the test files that do not need to kill it
  * (they isolate themselves with a key prefix). Tests that stop Redis start their own.
- * Two projects use this setup ('default' and 'e2e', vitest.config.ts), each loading the module
- * apart: the server is held on globalThis of the one main process and stopped by the last teardown.
+ * Three projects use this setup ('default', 'after-builds' and 'e2e', vitest.config.ts), each
+ * loading the module apart: the server is held on globalThis of the one main process and stopped by
+ * the last teardown.
  */
 const holder = globalThis as { __testRedis?: { server: Promise<RedisServer>; users: number } };
 

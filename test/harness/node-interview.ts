@@ -56,13 +56,13 @@ export async function runNodeInterview(
   await page.text();
   await status(created.sessionId, 'the respondent opened sessionUrl');
 
-  const connect = async (): Promise<{ res: Response; answer: { room_url?: string; token?: string; route?: string; error?: string; message?: string } }> => {
+  const connect = async (): Promise<{ res: Response; answer: { room_url?: string; token?: string; transport?: string; route?: string; error?: string; message?: string } }> => {
     const res = await fetch(`${system.apiBase}/api/v2/sdk/connect`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ publishableKey: system.keys.publishable, interviewId: system.interviewId, sessionId: created.sessionId, metadata: {} }),
     });
-    return { res, answer: (await res.json()) as { room_url?: string; token?: string; route?: string; error?: string; message?: string } };
+    return { res, answer: (await res.json()) as { room_url?: string; token?: string; transport?: string; route?: string; error?: string; message?: string } };
   };
   let connectStarted = performance.now();
   let { res, answer } = await connect();
@@ -88,9 +88,9 @@ export async function runNodeInterview(
   const recorder = options.recorder;
   const onAudio = recorder ? (side: 'respondent' | 'bot', pcm: Buffer, rate: number, at: number) => recorder.hear(side, pcm, rate, at) : undefined;
   const timeoutMs = options.timeoutMs ?? 120_000;
-  // The same choice as the respondent page (room.ts): a LiveKit token carries `video` grants.
+  // The same choice as the respondent page (room.ts): the answer's transport, else the old guess.
   const room =
-    roomKind(answer.room_url, answer.token) === 'livekit'
+    roomKind({ room_url: answer.room_url, token: answer.token, transport: answer.transport }) === 'livekit'
       ? liveKitTimeline(await runLiveKitRespondent({ url: answer.room_url, token: answer.token, answers, reactionMs: 300, timeoutMs, onEvent, ...(onAudio ? { onAudio } : {}) }))
       : await runRespondent({ roomUrl: answer.room_url, token: answer.token, answers, ca: system.ca.certPem, timeoutMs, onEvent, ...(onAudio ? { onAudio } : {}) });
   step('ended', `the room ended: ${room.endReason ?? `closed ${room.closeCode}`}`, room.ended ?? performance.now());

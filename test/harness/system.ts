@@ -23,7 +23,7 @@ import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.t
  * OpenAI-compatible stand-in), an OTLP receiver, and a webhook receiver that verifies every event
  * with the server SDK's constructEvent.
  */
-export { DEMO_KEYS, INTERVIEW, INTERVIEW_ID, TURN_INTERVIEW, TURN_INTERVIEW_ID } from './system-env.ts';
+export { INTERVIEW, TURN_INTERVIEW, TURN_INTERVIEW_ID } from './system-env.ts';
 
 export type { VerifiedWebhook };
 

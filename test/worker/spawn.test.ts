@@ -84,6 +84,8 @@ describe('spawn idempotency and capacity', () => {
     expect(second.status).toBe(200);
     expect(second.body).toEqual(first.body);
     expect(first.body.sessionId).toBe(body.sessionId);
+    // The answer names the room's transport (ROOM_PROVIDER), so the respondent's page need not guess it.
+    expect(first.body.transport).toBe('local');
     expect(first.body.expiresAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     // One of the two warm slots is taken; a second bot was never started for the repeat.
     await waitIdleSlots(worker, 1, 3000);

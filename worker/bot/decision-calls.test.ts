@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { scriptedProviders } from '../../test/fakes/scripted-providers.ts';
 import { DecisionCalls, sameWords } from './decision-calls.ts';
-import type { BotEvent } from './events.ts';
+import type { BotEvent } from '../telemetry/bot-events.ts';
 import { ModelTurn } from './model-turn.ts';
 
 /** Speculative decision calls (preemptive generation, issue 21): kept on the same words, else cancelled. */

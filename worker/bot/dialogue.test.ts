@@ -5,7 +5,7 @@ import { MemoryRoom } from '../../test/fakes/memory-room.ts';
 import { STAGE_CONFIG } from '../../test/fakes/stage-config.ts';
 import { scriptedProviders, type ProviderScript } from '../../test/fakes/scripted-providers.ts';
 import { ProviderError } from '../providers/errors.ts';
-import type { BotEvent } from './events.ts';
+import type { BotEvent } from '../telemetry/bot-events.ts';
 import { runInterview, type InterviewConfig } from './interview.ts';
 import type { BotJob, InterviewDefinition, Outcome } from './messages.ts';
 

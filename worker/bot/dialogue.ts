@@ -1,6 +1,6 @@
 import { ATTR_MODEL, ATTR_PROVIDER, ATTR_SESSION_ID, ATTR_STT_MODE, ATTR_TURN_END_REASON, ATTR_TURN_INFERENCE_MS, ATTR_TURN_PATIENCE_EXTRA_MS, ATTR_TURN_PROBABILITY, SPAN_STT_FINAL, SPAN_TURN_END } from '../telemetry/names.ts';
 import { DecisionCalls, type DecisionCall } from './decision-calls.ts';
-import type { BotEventSink } from './events.ts';
+import type { BotEventSink } from '../telemetry/bot-events.ts';
 import type { HeardTurn, Hearing, PauseWords } from './listener.ts';
 import type { InterviewDefinition, InterviewQuestion } from './messages.ts';
 import type { ModelTurn } from './model-turn.ts';

@@ -1,4 +1,4 @@
-import type { BotEventSink } from './events.ts';
+import type { BotEventSink } from '../telemetry/bot-events.ts';
 
 /**
  * What an interview tells the process that runs it. One typed object instead of loose optional
@@ -6,7 +6,7 @@ import type { BotEventSink } from './events.ts';
  * decides about recycling; tests collect the same calls in memory.
  */
 export interface InterviewHooks {
-  /** Spans and measurements, as typed events (worker/bot/events.ts). */
+  /** Spans and measurements, as typed events (worker/telemetry/bot-events.ts). */
   telemetry: BotEventSink;
   /**
    * The respondent sent more audio than one utterance may hold (a turn ended at the bound, or audio

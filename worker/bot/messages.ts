@@ -2,13 +2,13 @@ import { z } from 'zod';
 import { InterviewSchema, type InterviewDefinition, type InterviewQuestion } from '../../lib/interview.ts';
 import type { JoinTicket } from '../rooms/join-ticket.ts';
 import { JoinTicketSchema } from '../rooms/registry.ts';
-import { BotEventSchema, type BotEvent, type SpanRecord } from './events.ts';
+import { BotEventSchema, type BotEvent } from '../telemetry/bot-events.ts';
 
 /**
  * The messages between the worker (parent) and a bot process (child) over Node's IPC channel.
- * The bot's telemetry travels as typed events (events.ts); the worker turns them into spans and metrics.
+ * The bot's telemetry travels as typed events (telemetry/bot-events.ts); the worker turns them into spans and metrics.
  */
-export type { InterviewDefinition, InterviewQuestion, SpanRecord };
+export type { InterviewDefinition, InterviewQuestion };
 
 export interface BotJob {
   sessionId: string;

@@ -1,6 +1,6 @@
 import { ATTR_LLM_DROPPED, ATTR_LLM_PURPOSE, ATTR_LLM_SPECULATIVE, ATTR_LLM_TTFT_MS, ATTR_MODEL, ATTR_PROVIDER, ATTR_SESSION_ID, SPAN_LLM_TURN } from '../telemetry/names.ts';
 import type { ChatMessage, LanguageModel } from '../providers/llm.ts';
-import type { BotEventSink } from './events.ts';
+import type { BotEventSink } from '../telemetry/bot-events.ts';
 
 /**
  * One call to the language model, streamed or whole, with its `llm.turn` span (time to first token

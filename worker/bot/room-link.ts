@@ -9,7 +9,6 @@ import type { BotRooms } from '../rooms/transport.ts';
  * worker/rooms/registry.ts; the rooms themselves live in worker/rooms/<name>/.
  */
 export type { BotRoom } from '../rooms/bot-room.ts';
-export type { BotRooms, JoinedRoom } from '../rooms/transport.ts';
 
 export function openRoomLink(choice: RoomChoice): Promise<BotRooms> {
   return openBotRooms(choice);

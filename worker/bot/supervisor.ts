@@ -1,8 +1,8 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import type { BotEvent } from './events.ts';
-import { FromBotSchema, type BotJob, type FromBot, type Outcome } from './messages.ts';
+import type { BotEvent } from '../telemetry/bot-events.ts';
+import { FromBotSchema, type BotJob, type FromBot, type Outcome, type ToBot } from './messages.ts';
 import { FailureReason } from '../../lib/failure-reasons.ts';
 
 /**
@@ -122,19 +122,19 @@ export class BotProcess extends EventEmitter<BotProcessEvents> {
    * recycling process has none the retire cannot overtake a session on its way.
    */
   private retireIfDone(): void {
-    if (this.phase === 'recycling' && this.sessions.size === 0) this.child?.send({ type: 'retire' });
+    if (this.phase === 'recycling' && this.sessions.size === 0) this.child?.send({ type: 'retire' } satisfies ToBot);
   }
 
   assign(job: BotJob): boolean {
     if (this.state !== 'idle' || !this.child) return false;
     this.sessions.add(job.sessionId);
-    this.child.send({ type: 'assign', job });
+    this.child.send({ type: 'assign', job } satisfies ToBot);
     return true;
   }
 
   /** Ends one running session (it reports failed with `reason`). */
   interrupt(sessionId: string, reason: string): void {
-    if (this.sessions.has(sessionId)) this.child?.send({ type: 'stop', sessionId, reason });
+    if (this.sessions.has(sessionId)) this.child?.send({ type: 'stop', sessionId, reason } satisfies ToBot);
   }
 
   async stop(): Promise<void> {

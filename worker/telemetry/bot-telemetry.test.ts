@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BotEventSchema, type BotEvent } from '../bot/events.ts';
+import { BotEventSchema, type BotEvent } from './bot-events.ts';
 import { recordBotEvent } from './bot-telemetry.ts';
 import { createMetrics } from './metrics.ts';
 

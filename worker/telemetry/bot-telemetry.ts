@@ -1,4 +1,4 @@
-import type { BotEvent } from '../bot/events.ts';
+import type { BotEvent } from './bot-events.ts';
 import type { WorkerMetrics } from './metrics.ts';
 import { ATTR_POD, ATTR_SLOT_ID } from './names.ts';
 import { recordSpan, remoteParent } from './tracing.ts';

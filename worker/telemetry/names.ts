@@ -23,7 +23,6 @@ export const ATTR_LLM_TTFT_MS = 'llm.time_to_first_token_ms';
 export const ATTR_LLM_SPECULATIVE = 'llm.speculative';
 /** The call was dropped (aborted by the dialogue: the respondent went on, or the words changed); its reply was never spoken. */
 export const ATTR_LLM_DROPPED = 'llm.dropped';
-export const ATTR_ERROR_KIND = 'error.kind';
 
 export const TRACER_NAME = 'voice-worker';
 

@@ -5,6 +5,8 @@ import type { RoomError } from './room.ts';
 export interface ConnectAnswer {
   room_url: string;
   token: string;
+  /** The room's transport; absent when the worker is older than the field (room.ts then guesses). */
+  transport?: string;
   sessionId: string;
   route: string;
 }
@@ -33,7 +35,10 @@ export async function connect(config: PageConfig): Promise<ConnectAnswer | RoomE
     const message = typeof body?.message === 'string' ? body.message : `The interview service answered ${res.status}.`;
     return { code, message, retryable: RETRYABLE.has(code) };
   }
-  return { room_url: body.room_url, token: body.token, sessionId: String(body.sessionId), route: String(body.route) };
+  return {
+    room_url: body.room_url, token: body.token, ...(typeof body.transport === 'string' ? { transport: body.transport } : {}),
+    sessionId: String(body.sessionId), route: String(body.route),
+  };
 }
 
 export function isRoomError(value: ConnectAnswer | RoomError): value is RoomError {

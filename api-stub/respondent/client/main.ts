@@ -111,7 +111,7 @@ async function begin(): Promise<void> {
 
   const input: JoinInput = { roomUrl: answer.room_url, token: answer.token, microphone: mic, events: roomEvents };
   try {
-    const kind = roomKind(answer.room_url, answer.token);
+    const kind = roomKind(answer);
     if (kind === 'local') {
       room = await joinLocalRoom(input);
     } else if (kind === 'daily' || kind === 'livekit') {

@@ -1,3 +1,5 @@
+import { isRoomTransportName, type RoomTransportName } from '../../../lib/room-transport.ts';
+
 /** What the page needs from a room, whatever its transport (our local WebSocket rooms, LiveKit or Daily). */
 export type BotState = 'speaking' | 'listening' | 'thinking';
 
@@ -36,14 +38,20 @@ export interface JoinInput {
   events: RoomEvents;
 }
 
-export type RoomKind = 'local' | 'livekit' | 'daily';
+export type RoomKind = RoomTransportName;
 
 /**
- * Which client opens the room the connect answer names: https:// is Daily; ws(s):// is either a
- * worker's local room or a LiveKit server, told apart by the token (LiveKit's carries `video`
- * grants), so no extra field is needed in the connect answer. Null for anything else.
+ * Which client opens the room of a connect answer: the transport the answer names (`transport`,
+ * docs/connect.md). A worker from before that field names none; the page then guesses as it did
+ * before: https:// is Daily; ws(s):// is either a worker's local room or a LiveKit server, told apart
+ * by the token (LiveKit's carries `video` grants). Null when neither tells.
  */
-export function roomKind(roomUrl: string, token: string): RoomKind | null {
+export function roomKind(answer: { room_url: string; token: string; transport?: unknown }): RoomKind | null {
+  return isRoomTransportName(answer.transport) ? answer.transport : guessRoomKind(answer.room_url, answer.token);
+}
+
+/** The transport told from the room's address and token alone (answers of older workers). */
+export function guessRoomKind(roomUrl: string, token: string): RoomKind | null {
   let scheme: string;
   try {
     scheme = new URL(roomUrl).protocol;

@@ -1,7 +1,7 @@
-import { EventEmitter } from 'node:events';
 import type { BotRoom } from '../bot-room.ts';
 import type { JoinTicket } from '../join-ticket.ts';
 import { PacedOutbound, type OutboundItem } from '../paced-outbound.ts';
+import { PacedBotRoom } from '../paced-bot-room.ts';
 import { DailyBridge, type BridgeEvent, type BridgeOptions } from './bridge-process.ts';
 
 /**
@@ -23,11 +23,11 @@ const DAILY_OUTPUT_SAMPLE_RATE = 24_000;
  */
 const LEAD_MS = 200;
 
-export class DailyBotRoom extends EventEmitter implements BotRoom {
+export class DailyBotRoom extends PacedBotRoom implements BotRoom {
   private readonly present = new Set<string>();
   private closed = false;
   private released = false;
-  private readonly outbound = new PacedOutbound({
+  protected readonly outbound = new PacedOutbound({
     deliver: (item) => this.deliver(item),
     pace: { sampleRate: DAILY_OUTPUT_SAMPLE_RATE, leadMs: LEAD_MS },
   });
@@ -86,23 +86,7 @@ export class DailyBotRoom extends EventEmitter implements BotRoom {
     this.enqueue({ kind: 'audio', pcm });
   }
 
-  /** Drops the voice queued here and in the bridge, and tells the respondent's page at once. */
-  interrupt(): void {
-    this.outbound.dropAudio();
-    this.tellInterrupted();
-  }
-
-  /** As interrupt(), but the messages queued behind the voice wait for resume(). */
-  pause(): void {
-    this.outbound.pause();
-    this.tellInterrupted();
-  }
-
-  resume(): void {
-    this.outbound.resume();
-  }
-
-  private tellInterrupted(): void {
+  protected stopVoice(): void {
     // The bridge drops the voice it holds and sends the message ahead of what it queued behind it.
     if (!this.closed) this.bridge.send({ op: 'flush', message: { type: 'interrupt' } });
   }

@@ -1,4 +1,3 @@
-import { EventEmitter } from 'node:events';
 import {
   AudioFrame,
   AudioSource,
@@ -15,6 +14,7 @@ import {
 import { CONTROL_TOPIC, decodeControl, encodeControl } from '../../../lib/room-control.ts';
 import type { BotRoom } from '../bot-room.ts';
 import { PacedOutbound, type OutboundItem } from '../paced-outbound.ts';
+import { PacedBotRoom } from '../paced-bot-room.ts';
 import { roleOf } from './tokens.ts';
 
 /**
@@ -36,10 +36,10 @@ const DRAIN_LIMIT_MS = 15_000;
 const HANGUP_GRACE_MS = 1500;
 const LINGER_MS = 300;
 
-class LiveKitBotRoom extends EventEmitter implements BotRoom {
+class LiveKitBotRoom extends PacedBotRoom implements BotRoom {
   respondentPresent = false;
   private hungUp = false;
-  private readonly outbound = new PacedOutbound({ deliver: (item) => this.deliver(item) });
+  protected readonly outbound = new PacedOutbound({ deliver: (item) => this.deliver(item) });
   private audioSincePlayout = false;
   private closing: Promise<void> | null = null;
   private readonly room: Room;
@@ -113,23 +113,7 @@ class LiveKitBotRoom extends EventEmitter implements BotRoom {
     if (!this.closing) this.outbound.push({ kind: 'audio', pcm });
   }
 
-  /** Drops the voice not yet played (ours and the source's) and tells the respondent's page at once. */
-  interrupt(): void {
-    this.outbound.dropAudio();
-    this.stopVoice();
-  }
-
-  /** As interrupt(), but the messages queued behind the voice wait for resume(). */
-  pause(): void {
-    this.outbound.pause();
-    this.stopVoice();
-  }
-
-  resume(): void {
-    this.outbound.resume();
-  }
-
-  private stopVoice(): void {
+  protected stopVoice(): void {
     this.source.clearQueue();
     this.audioSincePlayout = false;
     void this.room.localParticipant?.publishData(encodeControl({ type: 'interrupt' }), { reliable: true, topic: CONTROL_TOPIC }).catch(() => undefined);

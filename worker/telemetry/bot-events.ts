@@ -4,7 +4,8 @@ import { z } from 'zod';
 /**
  * What a bot tells the worker about a session as it runs, typed: spans it measured and the
  * measurements behind the worker's turn and provider metrics. The bot only says what happened; one
- * module on the worker side (worker/telemetry/bot-telemetry.ts) turns these into traces and metrics.
+ * module on the worker side (bot-telemetry.ts) turns these into traces and metrics. It lives in
+ * telemetry/, which the bot already imports, so that telemetry never imports from bot/.
  */
 /** A span measured in the bot, with its own start and end (wall times, ms). */
 export interface SpanRecord {
