@@ -108,6 +108,21 @@ describe('VoiceWorkerPool CRD', () => {
     expect(livekit.spec.livekit).toEqual({ url: 'wss://lk.example.com', secretName: 'lk', apiKeyKey: 'apiKey', apiSecretKey: 'apiSecret' });
   });
 
+  it('refuses extraEnv names that reach a loader or a start-up hook, through either version and server-side apply', async () => {
+    const hook = { name: 'NODE_OPTIONS', value: '--import=data:text/javascript,process.exit(0)' };
+    expect(await rejection(poolSpec({ extraEnv: [hook] }))).toContain("this name changes how the worker's processes start");
+    for (const name of ['LD_PRELOAD', 'LD_LIBRARY_PATH', 'LD_AUDIT', 'NODE_PATH', 'PYTHONPATH', 'PYTHONSTARTUP', 'BASH_ENV', 'OPENSSL_CONF', 'PATH', 'DAILY_BRIDGE_PYTHON']) {
+      expect(await rejection(poolSpec({ extraEnv: [{ name, value: '/tmp/x' }] })), name).toContain("this name changes how the worker's processes start");
+    }
+    // The same schema serves v1alpha1, and an apply or a patch of an existing pool meets the rule too.
+    const alpha = await kube.request('POST', `/apis/voice.service.io/v1alpha1/namespaces/${ns}/voiceworkerpools`, { body: { apiVersion: 'voice.service.io/v1alpha1', kind: 'VoiceWorkerPool', metadata: { name: 'alpha-hook' }, spec: poolSpec({ extraEnv: [hook] }) } }).then(() => 'accepted', (err: Error) => err.message);
+    expect(alpha).toContain("this name changes how the worker's processes start");
+    await createPool(kube, ns, 'plain-env', poolSpec({ extraEnv: [{ name: 'AWS_REGION', value: 'eu-west-1' }, { name: 'UV_THREADPOOL_SIZE', value: '8' }] }));
+    await expect(kube.mergePatch(poolPath(ns, 'plain-env'), { spec: { extraEnv: [hook] } })).rejects.toThrow(/this name changes how the worker's processes start/);
+    const applied = { apiVersion: 'voice.service.io/v1alpha1', kind: 'VoiceWorkerPool', metadata: { name: 'plain-env' }, spec: poolSpec({ extraEnv: [{ name: 'LD_PRELOAD', value: '/tmp/x.so' }] }) };
+    await expect(kube.apply(`/apis/voice.service.io/v1alpha1/namespaces/${ns}/voiceworkerpools/plain-env`, applied, 'tenant')).rejects.toThrow(/this name changes how the worker's processes start/);
+  });
+
   it("refuses a pool name that cannot name its Service (DNS-1035, at most 63 characters)", async () => {
     const named = async (name: string) => createPool(kube, ns, name, poolSpec()).then(() => 'accepted', (err: Error) => err.message);
     expect(await named('9lives')).toContain("the pool's name must be a DNS-1035 label");
