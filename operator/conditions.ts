@@ -20,6 +20,8 @@ export const Reason = {
   SecretKeyNotFound: 'SecretKeyNotFound',
   InvalidSpec: 'InvalidSpec',
   ApplyFailed: 'ApplyFailed',
+  /** A child's name is taken by an object the pool does not control (the operator leaves it alone). */
+  NameConflict: 'NameConflict',
   /** TranscriptsDurable */
   ObjectStore: 'ObjectStore',
   EphemeralTranscriptStore: 'EphemeralTranscriptStore',

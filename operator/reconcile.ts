@@ -13,11 +13,12 @@
  *   events: create
  *   tokenreviews, subjectaccessreviews: create (metrics-auth.ts: who may read /metrics)
  */
-import { childPath, fieldOwners, isPoolOwner } from './children.ts';
+import { childPath, fieldOwners } from './children.ts';
 import { blockedConditions, ConditionType, findCondition, healthConditions, Reason, speechCondition, transcriptCondition } from './conditions.ts';
 import type { FloorDecision } from './floor.ts';
 import { NormalReason, sendLifecycleEvents } from './lifecycle-events.ts';
-import { isNotFound, KubeError, resourcePath } from './kube.ts';
+import { isConflict, isNotFound, KubeError, resourcePath } from './kube.ts';
+import { controlledBy, nameConflict } from './ownership.ts';
 import { podSecretProblem } from './pod-secrets.ts';
 import type { ReconcileDeps } from './reconcile-deps.ts';
 import { desiredState, type ChildKind, type ChildRef } from './resources/index.ts';
@@ -81,6 +82,15 @@ export async function reconcile(deps: ReconcileDeps, key: string): Promise<Outco
   if (missing) {
     await block(deps, pool, missing, desired.decision);
     return { ...atNextBoundary(desired.decision.requeueAt, now, deps.blockedRetryMs), blocked: missing.reason };
+  }
+
+  // Never adopt: a name taken by an object the pool does not control blocks the pool (touching nothing).
+  const conflict = await nameConflict(deps, pool, desired.apply).catch((err: unknown) => err as Error);
+  if (conflict instanceof Error) return { result: 'error', error: conflict };
+  if (conflict) {
+    await block(deps, pool, conflict, desired.decision);
+    // Foreign objects are not watched: look again like for a missing Secret.
+    return { ...atNextBoundary(desired.decision.requeueAt, now, deps.blockedRetryMs), blocked: conflict.reason };
   }
 
   let deployment: DeploymentState;
@@ -174,16 +184,15 @@ async function applyDeployment(deps: ReconcileDeps, pool: VoiceWorkerPool, deplo
 }
 
 async function deleteIfOwned(deps: ReconcileDeps, { kind, name }: ChildRef, pool: VoiceWorkerPool): Promise<void> {
-  const { kube } = deps;
   const path = childPath(kind, pool.metadata.namespace, name);
   try {
     // With caches, a child the informer never saw is not there (or not the operator's: no label).
-    const child = deps.cache ? deps.cache.child(kind, pool.metadata.namespace, name) : await kube.get<KubeObject>(path);
-    if (!child) return;
-    if (!child.metadata.ownerReferences?.some((o) => o.uid === pool.metadata.uid && isPoolOwner(o))) return; // someone else's object of the same name
-    await kube.request('DELETE', path);
+    const child = deps.cache ? deps.cache.child(kind, pool.metadata.namespace, name) : await deps.kube.get<KubeObject>(path).catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+    if (!child || !controlledBy(child, pool)) return; // someone else's object of the same name
+    // The uid precondition: an object recreated under that name since the cache saw it is not ours.
+    await deps.kube.request('DELETE', path, { body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: child.metadata.uid } } });
   } catch (err) {
-    if (!isNotFound(err)) throw err;
+    if (!isNotFound(err) && !isConflict(err)) throw err;
   }
 }
 
