@@ -131,12 +131,14 @@ describe('VoiceWorkerPool CRD', () => {
     expect(await named(`p${'x'.repeat(62)}`)).toBe('accepted');
   });
 
-  it('shows ready replicas, floor and endpoint as printer columns', async () => {
+  it('shows ready replicas, floor, the Ready reason and endpoint as printer columns', async () => {
     await createPool(kube, ns, 'printed', poolSpec());
-    await kube.mergePatch(poolPath(ns, 'printed', 'status'), { status: { readyReplicas: 2, desiredFloor: 3, endpoint: 'https://voice.example.com/' } });
+    const ready = { type: 'Ready', status: 'False', reason: 'ImagePullError', message: 'm', lastTransitionTime: '2030-01-01T00:00:00Z' };
+    const degraded = { ...ready, type: 'Degraded', status: 'True', reason: 'Other' };
+    await kube.mergePatch(poolPath(ns, 'printed', 'status'), { status: { readyReplicas: 2, desiredFloor: 3, endpoint: 'https://voice.example.com/', conditions: [degraded, ready] } });
     const table = await kubectl(['get', 'vwp', 'printed', '-n', ns]);
-    expect(table).toMatch(/NAME\s+READY\s+FLOOR\s+ENDPOINT\s+AGE/);
-    expect(table).toMatch(/printed\s+2\s+3\s+https:\/\/voice\.example\.com\/\s+\d+s/);
+    expect(table).toMatch(/NAME\s+READY\s+FLOOR\s+REASON\s+ENDPOINT\s+AGE/);
+    expect(table).toMatch(/printed\s+2\s+3\s+ImagePullError\s+https:\/\/voice\.example\.com\/\s+\d+s/);
     const stored = await kube.get<VoiceWorkerPool>(poolPath(ns, 'printed'));
     expect(stored.status?.desiredFloor).toBe(3);
   });

@@ -9,7 +9,7 @@ import type { RunningOperator } from '../../operator/controller.ts';
 import type { KubeClient } from '../../operator/kube.ts';
 import { poolPath } from '../../operator/reconcile.ts';
 import type { KubeObject, VoiceWorkerPool } from '../../operator/types.ts';
-import { adminClient, createNamespace, createPool, createSecret, ensureCrd, eventually, getOrUndefined, poolSpec, runOperator } from './helpers.ts';
+import { adminClient, createNamespace, createPool, createSecret, ensureCrd, eventually, getOrUndefined, kubectl, poolSpec, runOperator } from './helpers.ts';
 
 let kube: KubeClient;
 let ns: string;
@@ -48,11 +48,15 @@ const adminPolicy = {
 };
 
 describe('a pool named after an object it does not own', () => {
-  it("leaves an admin's Service untouched, refuses with NameConflict naming it, and takes the name once it is free", async () => {
+  it("leaves an admin's Service untouched, refuses with NameConflict naming it, shows no endpoint, and takes the name once it is free", async () => {
     const before = await kube.request<Obj>('POST', childPath('Service', ns), { body: adminService });
     await createPool(kube, ns, 'payments', poolSpec());
     const refused = await eventually(() => pool('payments'), (p) => condition(p, 'Degraded')?.status === 'True', 'payments refused');
     expect(condition(refused, 'Degraded')).toMatchObject({ reason: 'NameConflict', message: expect.stringContaining(`needs the Service ${ns}/payments, but an object of that name exists that this pool does not control`) });
+    expect(condition(refused, 'Ready')).toMatchObject({ status: 'False', reason: 'NameConflict' });
+    // No Service of the pool: no address in status, and none printed.
+    expect(refused.status?.endpoint).toBeUndefined();
+    expect(await kubectl(['get', 'vwp', 'payments', '-n', ns])).toMatch(/payments\s+0\s+3\s+NameConflict\s+<none>\s+\d+s/);
     await eventually(events, (l) => l.items.some((e) => e.involvedObject.name === 'payments' && e.reason === 'NameConflict'), 'a NameConflict event');
 
     const after = (await getOrUndefined<Obj>(kube, childPath('Service', ns, 'payments')))!;
