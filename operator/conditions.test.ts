@@ -52,9 +52,10 @@ describe('conditions', () => {
     expect(flipped[0]).toMatchObject({ status: 'True', lastTransitionTime: '2030-01-01T00:05:00Z' });
   });
 
-  it('put the cause of a blocked pool in Degraded and in the others', () => {
+  it('put the cause of a blocked pool in Degraded and Ready (the printed reason); Progressing says Blocked', () => {
     const c = blockedConditions('SecretNotFound', 'Secret ns/x does not exist');
     expect(c.find((x) => x.type === 'Degraded')).toMatchObject({ status: 'True', reason: 'SecretNotFound', message: 'Secret ns/x does not exist' });
-    expect(c.find((x) => x.type === 'Ready')).toMatchObject({ status: 'False', reason: 'Blocked' });
+    expect(c.find((x) => x.type === 'Ready')).toMatchObject({ status: 'False', reason: 'SecretNotFound' });
+    expect(c.find((x) => x.type === 'Progressing')).toMatchObject({ status: 'False', reason: 'Blocked' });
   });
 });

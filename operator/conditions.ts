@@ -20,6 +20,12 @@ export const Reason = {
   SecretKeyNotFound: 'SecretKeyNotFound',
   InvalidSpec: 'InvalidSpec',
   ApplyFailed: 'ApplyFailed',
+  /** A child's name is taken by an object the pool does not control (the operator leaves it alone). */
+  NameConflict: 'NameConflict',
+  /** From the pods of the workers or of the speech server (also the reason of Ready while it is False). */
+  ImagePullError: 'ImagePullError',
+  Unschedulable: 'Unschedulable',
+  CrashLoopBackOff: 'CrashLoopBackOff',
   /** TranscriptsDurable */
   ObjectStore: 'ObjectStore',
   EphemeralTranscriptStore: 'EphemeralTranscriptStore',
@@ -100,10 +106,13 @@ export function transcriptCondition(name: string, store: string | undefined): Co
       };
 }
 
-/** What the three conditions say when the spec cannot be satisfied (reason and message name the cause). */
+/**
+ * What the three conditions say when the spec cannot be satisfied. Ready carries the cause too (it
+ * is the reason `kubectl get vwp` prints); Progressing says Blocked.
+ */
 export function blockedConditions(reason: string, message: string): ConditionInput[] {
   return [
-    { type: ConditionType.Ready, status: 'False', reason: Reason.Blocked, message },
+    { type: ConditionType.Ready, status: 'False', reason, message },
     { type: ConditionType.Progressing, status: 'False', reason: Reason.Blocked, message },
     { type: ConditionType.Degraded, status: 'True', reason, message },
   ];
@@ -117,4 +126,19 @@ export function speechCondition(deployment: string, available: number): Conditio
   return available > 0
     ? { type: ConditionType.SpeechReady, status: 'True', reason: Reason.SpeechAvailable, message: `${available} speech servers of Deployment ${deployment} are available` }
     : { type: ConditionType.SpeechReady, status: 'False', reason: Reason.SpeechNotReady, message: `no speech server of Deployment ${deployment} is available yet` };
+}
+
+/**
+ * A problem of the pods (operator/pod-health.ts) on the conditions: Degraded says it, and Ready or
+ * SpeechReady, while False, carry its reason and message instead of "not ready yet".
+ */
+export function withPodProblem(conditions: ConditionInput[], problem: { reason: string; message: string } | undefined): ConditionInput[] {
+  if (!problem) return conditions;
+  return conditions.map((c) =>
+    c.type === ConditionType.Degraded
+      ? { ...c, status: 'True', reason: problem.reason, message: problem.message }
+      : (c.type === ConditionType.Ready || c.type === ConditionType.SpeechReady) && c.status === 'False'
+        ? { ...c, reason: problem.reason, message: problem.message }
+        : c,
+  );
 }

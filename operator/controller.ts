@@ -9,6 +9,7 @@ import type { OperatorConfig } from './config.ts';
 import { clampDelay } from './delay.ts';
 import { resourcePath, type KubeClient } from './kube.ts';
 import { LeaderElector } from './leader.ts';
+import { poolPodInformer } from './pod-informer.ts';
 import { CONTROLLER, createMetrics, type Metrics } from './metrics.ts';
 import { WorkQueue } from './queue.ts';
 import { reconcile, type Outcome, type ReconcileDeps } from './reconcile.ts';
@@ -137,6 +138,10 @@ export async function startOperator(o: StartOptions): Promise<RunningOperator> {
           },
         }),
     );
+    // The pools' pods, to say why they do not run (only with READ_POD_STATUS: it needs pods list and watch).
+    const pods = config.readPodStatus
+      ? poolPodInformer({ kube: scoped, namespace: config.watchNamespace, onLifecycle: lifecycle('pods'), enqueue: (key) => queue.add(key), ...(o.watchTimeoutSeconds ? { watchTimeoutSeconds: o.watchTimeoutSeconds } : {}) })
+      : undefined;
     const informers = [pools, ...children];
     const childInformers = new Map((Object.keys(CHILD_RESOURCES) as ChildKind[]).map((kind, i) => [kind, children[i]!]));
     const deps: ReconcileDeps = {
@@ -151,9 +156,11 @@ export async function startOperator(o: StartOptions): Promise<RunningOperator> {
       cache: {
         pool: (ns, n) => pools.get(`${ns}/${n}`) as unknown as VoiceWorkerPool | undefined,
         child: (kind, ns, n) => childInformers.get(kind)?.get(`${ns}/${n}`) as unknown as KubeObject | undefined,
+        ...(pods ? { pods: pods.pods } : {}),
       },
     };
     for (const informer of informers) informer.start();
+    pods?.informer.start(); // not waited for: a pod not seen yet only means no problem known yet
 
     const resync = setInterval(() => {
       for (const pool of pools.items()) queue.add(`${pool.metadata.namespace}/${pool.metadata.name}`);
@@ -222,7 +229,7 @@ export async function startOperator(o: StartOptions): Promise<RunningOperator> {
         clearInterval(unfinished);
         term.abort();
         queue.shutdown();
-        await Promise.all(informers.map((i) => i.stop()));
+        await Promise.all([...informers, ...(pods ? [pods.informer] : [])].map((i) => i.stop()));
         await Promise.all(workers);
       },
     };

@@ -4,18 +4,25 @@
  * pod's status (`CreateContainerConfigError`). This reads that, from the pods of the pool.
  */
 import { Reason } from './conditions.ts';
-import { resourcePath, type KubeClient } from './kube.ts';
-import { POOL_LABEL, type VoiceWorkerPool } from './types.ts';
+import type { VoiceWorkerPool } from './types.ts';
 import type { Problem } from './validate.ts';
 
 interface ContainerStatus {
   name: string;
+  image?: string;
+  ready?: boolean;
   state?: { waiting?: { reason?: string; message?: string } };
+  lastState?: { terminated?: { reason?: string; exitCode?: number } };
 }
 
+/** The parts of a pod the operator reads (operator/pod-health.ts reads the rest). */
 export interface PodStatusView {
-  metadata: { name: string };
-  status?: { containerStatuses?: ContainerStatus[]; initContainerStatuses?: ContainerStatus[] };
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; deletionTimestamp?: string };
+  status?: {
+    conditions?: Array<{ type: string; status: string; reason?: string; message?: string }>;
+    containerStatuses?: ContainerStatus[];
+    initContainerStatuses?: ContainerStatus[];
+  };
 }
 
 /** The first pod whose container waits for a Secret (or a key of one) that is not there. Pure. */
@@ -35,16 +42,4 @@ export function secretProblemFromPods(pool: VoiceWorkerPool, pods: PodStatusView
     }
   }
   return undefined;
-}
-
-/** One list of the pool's pods (needs `list` on pods); undefined when that is not allowed either. */
-export async function podSecretProblem(kube: KubeClient, pool: VoiceWorkerPool): Promise<Problem | undefined> {
-  try {
-    const pods = await kube.request<{ items: PodStatusView[] }>('GET', resourcePath({ group: '', version: 'v1', plural: 'pods', namespace: pool.metadata.namespace }), {
-      query: { labelSelector: `${POOL_LABEL}=${pool.metadata.name}` },
-    });
-    return secretProblemFromPods(pool, pods.items);
-  } catch {
-    return undefined; // no pod access: nothing more to learn here
-  }
 }

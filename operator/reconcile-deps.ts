@@ -1,5 +1,6 @@
 import type { Logger } from '../lib/log.ts';
 import type { KubeClient } from './kube.ts';
+import type { PodStatusView } from './pod-secrets.ts';
 import type { BuildOptions, ChildKind } from './resources/index.ts';
 import type { KubeObject, VoiceWorkerPool } from './types.ts';
 
@@ -18,7 +19,7 @@ export interface ReconcileDeps {
   buildOptions?: BuildOptions;
   /** Namespaces where Secrets may be read; undefined: all. Elsewhere none is asked for. */
   secretNamespaces?: readonly string[];
-  /** May list a pool's pods to learn why they cannot start (default true). */
+  /** May read a pool's pods to learn why they cannot start (default true). */
   readPodStatus?: boolean;
 }
 
@@ -27,4 +28,6 @@ export interface ReconcileCache {
   pool(namespace: string, name: string): VoiceWorkerPool | undefined;
   /** A child of the operator as its informer last saw it. */
   child(kind: ChildKind, namespace: string, name: string): KubeObject | undefined;
+  /** The pool's pods (workers and speech server) as their informer last saw them; absent without pod reads. */
+  pods?(namespace: string, pool: string): PodStatusView[];
 }

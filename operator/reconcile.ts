@@ -9,16 +9,18 @@
  *   networkpolicies: get, list, watch, create, patch, delete (when the workers get one)
  *   secrets: get (only to check that referenced keys exist; values are never read into logs), only in
  *     the namespaces configured as readable (SECRET_NAMESPACES): never asked elsewhere
- *   pods: list, only when READ_POD_STATUS is on (to learn about a missing Secret from pod status)
+ *   pods: list, watch, only when READ_POD_STATUS is on (why the pool's pods do not run: pod-health.ts)
  *   events: create
  *   tokenreviews, subjectaccessreviews: create (metrics-auth.ts: who may read /metrics)
  */
-import { childPath, fieldOwners, isPoolOwner } from './children.ts';
-import { blockedConditions, ConditionType, findCondition, healthConditions, Reason, speechCondition, transcriptCondition } from './conditions.ts';
+import { childPath, fieldOwners } from './children.ts';
+import { blockedConditions, ConditionType, findCondition, healthConditions, Reason, speechCondition, transcriptCondition, withPodProblem } from './conditions.ts';
 import type { FloorDecision } from './floor.ts';
 import { NormalReason, sendLifecycleEvents } from './lifecycle-events.ts';
-import { isNotFound, KubeError, resourcePath } from './kube.ts';
-import { podSecretProblem } from './pod-secrets.ts';
+import { isConflict, isNotFound, KubeError, resourcePath } from './kube.ts';
+import { controlledBy, nameConflict, ownChild } from './ownership.ts';
+import { podProblem } from './pod-health.ts';
+import { listPoolPods } from './pod-informer.ts';
 import type { ReconcileDeps } from './reconcile-deps.ts';
 import { desiredState, type ChildKind, type ChildRef } from './resources/index.ts';
 import { statusFields, warn, writeStatus } from './status.ts';
@@ -83,6 +85,15 @@ export async function reconcile(deps: ReconcileDeps, key: string): Promise<Outco
     return { ...atNextBoundary(desired.decision.requeueAt, now, deps.blockedRetryMs), blocked: missing.reason };
   }
 
+  // Never adopt: a name taken by an object the pool does not control blocks the pool (touching nothing).
+  const conflict = await nameConflict(deps, pool, desired.apply).catch((err: unknown) => err as Error);
+  if (conflict instanceof Error) return { result: 'error', error: conflict };
+  if (conflict) {
+    await block(deps, pool, conflict, desired.decision);
+    // Foreign objects are not watched: look again like for a missing Secret.
+    return { ...atNextBoundary(desired.decision.requeueAt, now, deps.blockedRetryMs), blocked: conflict.reason };
+  }
+
   let deployment: DeploymentState;
   let speech: DeploymentState | undefined;
   try {
@@ -117,30 +128,33 @@ export async function reconcile(deps: ReconcileDeps, key: string): Promise<Outco
   };
   const transcripts = transcriptCondition(name, pool.spec.transcriptStore);
   const before = findCondition(pool.status?.conditions, ConditionType.TranscriptsDurable);
-  // Secrets it may not read are learned about from the pods instead, if it may list them; it looks
-  // again soon only while the rollout is incomplete (pods are not watched). A complete rollout has
-  // every Secret it needs, and a change of the Deployment's counts triggers a pass anyway: quiet.
+  // Why pods do not run (a missing Secret it may not read, an image, a crash loop, no node) comes
+  // from the pods' status, read while the rollout is incomplete or the speech server unavailable: a
+  // complete rollout has pods that run. The pod informer calls for a pass when a pod's state changes;
+  // without it (no cache) the pods are listed, and looked at again soon for Secrets it may not read.
   const unchecked = [...secretKeys.values()].some((keys) => keys === null);
   const podsReadable = deps.readPodStatus !== false;
   const settled = rollout.observedGeneration >= rollout.generation && rollout.ready >= rollout.replicas && rollout.updated >= rollout.replicas;
-  const fromPods = unchecked && podsReadable && !settled ? await podSecretProblem(deps.kube, pool) : undefined;
   const speechReady = desired.speech ? speechCondition(desired.speech.deployment.metadata.name, speech?.status?.availableReplicas ?? 0) : undefined;
-  const health = healthConditions(name, rollout, desired.decision.floor).map((c) =>
-    fromPods && c.type === ConditionType.Degraded
-      ? { type: c.type, status: 'True' as const, reason: fromPods.reason, message: fromPods.message }
-      : c.type === ConditionType.Ready && c.status === 'True' && speechReady?.status === 'False'
-        ? { ...c, status: 'False' as const, reason: Reason.SpeechNotReady, message: speechReady.message }
-        : c,
+  const lookAtPods = podsReadable && (!settled || speechReady?.status === 'False');
+  const pods = lookAtPods ? (deps.cache?.pods ? deps.cache.pods(namespace, name) : await listPoolPods(deps.kube, pool)) : undefined;
+  const fromPods = pods ? podProblem(pool, pods) : undefined;
+  const health = withPodProblem(
+    healthConditions(name, rollout, desired.decision.floor).map((c) =>
+      c.type === ConditionType.Ready && c.status === 'True' && speechReady?.status === 'False' ? { ...c, status: 'False' as const, reason: Reason.SpeechNotReady, message: speechReady.message } : c,
+    ),
+    fromPods,
   );
+  const speechConditions = speechReady ? withPodProblem([speechReady], fromPods?.speech ? fromPods : undefined) : [];
   const degradedBefore = findCondition(pool.status?.conditions, ConditionType.Degraded);
-  await writeStatus(deps, pool, [...health, transcripts, ...(speechReady ? [speechReady] : [])], statusFields(pool, desired.decision, rollout.ready));
+  await writeStatus(deps, pool, [...health, transcripts, ...speechConditions], statusFields(pool, desired.decision, rollout.ready, true));
   await sendLifecycleEvents(deps, pool, health, desired.decision.floor, desired.decision.windows);
   // Causes that cleared may warn again if they come back (lifecycle events keep their own memory).
   const still = new Set([transcripts.status === 'False' ? transcripts.reason : '', fromPods?.reason ?? '', ...Object.values(NormalReason)]);
   for (const key of [...(deps.sentEvents?.keys() ?? [])]) if (key.startsWith(`${pool.metadata.uid}/`) && !still.has(key.slice(pool.metadata.uid.length + 1))) deps.sentEvents?.delete(key);
   if (transcripts.status === 'False' && before?.status !== 'False') await warn(deps, pool, transcripts.reason, transcripts.message);
   if (fromPods && degradedBefore?.message !== fromPods.message) await warn(deps, pool, fromPods.reason, fromPods.message);
-  return atNextBoundary(desired.decision.requeueAt, now, unchecked && podsReadable && !settled ? deps.blockedRetryMs : undefined);
+  return atNextBoundary(desired.decision.requeueAt, now, unchecked && podsReadable && !settled && !deps.cache?.pods ? deps.blockedRetryMs : undefined);
 }
 
 /** 400 and 422: the API server refuses the object itself; retrying cannot help. */
@@ -174,16 +188,15 @@ async function applyDeployment(deps: ReconcileDeps, pool: VoiceWorkerPool, deplo
 }
 
 async function deleteIfOwned(deps: ReconcileDeps, { kind, name }: ChildRef, pool: VoiceWorkerPool): Promise<void> {
-  const { kube } = deps;
   const path = childPath(kind, pool.metadata.namespace, name);
   try {
     // With caches, a child the informer never saw is not there (or not the operator's: no label).
-    const child = deps.cache ? deps.cache.child(kind, pool.metadata.namespace, name) : await kube.get<KubeObject>(path);
-    if (!child) return;
-    if (!child.metadata.ownerReferences?.some((o) => o.uid === pool.metadata.uid && isPoolOwner(o))) return; // someone else's object of the same name
-    await kube.request('DELETE', path);
+    const child = deps.cache ? deps.cache.child(kind, pool.metadata.namespace, name) : await deps.kube.get<KubeObject>(path).catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+    if (!child || !controlledBy(child, pool)) return; // someone else's object of the same name
+    // The uid precondition: an object recreated under that name since the cache saw it is not ours.
+    await deps.kube.request('DELETE', path, { body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: child.metadata.uid } } });
   } catch (err) {
-    if (!isNotFound(err)) throw err;
+    if (!isNotFound(err) && !isConflict(err)) throw err;
   }
 }
 
@@ -216,6 +229,7 @@ async function block(deps: ReconcileDeps, pool: VoiceWorkerPool, problem: Proble
   const changed = !(before?.status === 'True' && before.reason === problem.reason && before.message === problem.message);
   deps.log.warn('pool cannot be satisfied', { pool: `${pool.metadata.namespace}/${pool.metadata.name}`, reason: problem.reason, message: problem.message });
   const conditions = [...blockedConditions(problem.reason, problem.message), transcriptCondition(pool.metadata.name, pool.spec.transcriptStore)];
-  await writeStatus(deps, pool, conditions, statusFields(pool, decision, pool.status?.readyReplicas ?? 0));
+  const service = await ownChild(deps, pool, 'Service', pool.metadata.name).catch(() => undefined);
+  await writeStatus(deps, pool, conditions, statusFields(pool, decision, pool.status?.readyReplicas ?? 0, service !== undefined));
   if (changed) await warn(deps, pool, problem.reason, problem.message);
 }

@@ -10,11 +10,12 @@ import type { ReconcileDeps } from './reconcile-deps.ts';
 import { endpointOf } from './resources/common.ts';
 import { FIELD_MANAGER, GROUP, PLURAL, VERSION, type VoiceWorkerPool, type VoiceWorkerPoolStatus } from './types.ts';
 
-export function statusFields(pool: VoiceWorkerPool, decision: FloorDecision, readyReplicas: number): Omit<VoiceWorkerPoolStatus, 'conditions' | 'observedGeneration'> {
+/** `serviceExists`: the pool's own Service is there; without it no address answers, and none is shown. */
+export function statusFields(pool: VoiceWorkerPool, decision: FloorDecision, readyReplicas: number, serviceExists: boolean): Omit<VoiceWorkerPoolStatus, 'conditions' | 'observedGeneration'> {
   return {
     readyReplicas,
     desiredFloor: decision.floor,
-    endpoint: endpointOf(pool),
+    ...(serviceExists ? { endpoint: endpointOf(pool) } : {}),
     ...(decision.windows.length ? { activeWindow: decision.windows.join(',') } : {}),
     ...(decision.requeueAt ? { nextBoundary: decision.requeueAt.toISOString().replace(/\.\d{3}Z$/, 'Z') } : {}),
   };
@@ -41,14 +42,15 @@ export async function writeStatus(deps: ReconcileDeps, pool: VoiceWorkerPool, co
   };
   const old = pool.status ?? {};
   if (JSON.stringify(normalize(old)) === JSON.stringify(normalize(status))) return;
-  // null removes a window that has ended, or a boundary no longer ahead (merge patch semantics).
-  await deps.kube.mergePatch(resourcePath({ group: GROUP, version: VERSION, plural: PLURAL, namespace: pool.metadata.namespace, name: pool.metadata.name, subresource: 'status' }), { status: { activeWindow: null, nextBoundary: null, ...status } }, FIELD_MANAGER);
+  // null removes a window that has ended, a boundary no longer ahead, or the endpoint of a Service
+  // that is gone (merge patch semantics).
+  await deps.kube.mergePatch(resourcePath({ group: GROUP, version: VERSION, plural: PLURAL, namespace: pool.metadata.namespace, name: pool.metadata.name, subresource: 'status' }), { status: { activeWindow: null, nextBoundary: null, endpoint: null, ...status } }, FIELD_MANAGER);
 }
 
 function normalize(s: VoiceWorkerPoolStatus): unknown {
   // A fixed key order: the API server does not keep ours.
   return [
-    s.observedGeneration, s.readyReplicas, s.desiredFloor, s.endpoint, s.activeWindow ?? null, s.nextBoundary ?? null,
+    s.observedGeneration, s.readyReplicas, s.desiredFloor, s.endpoint ?? null, s.activeWindow ?? null, s.nextBoundary ?? null,
     (s.conditions ?? []).map((c) => [c.type, c.status, c.reason, c.message, c.observedGeneration]).sort(),
   ];
 }

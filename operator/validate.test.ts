@@ -25,6 +25,9 @@ describe('validate', () => {
   it('refuses extraEnv that would override a variable the operator sets, and checks its Secrets', () => {
     const withExtra = { ...pool, spec: { ...pool.spec, autoscaling: undefined, extraEnv: [{ name: 'WORKER_TOKEN', value: 'x' }] } } as unknown as VoiceWorkerPool;
     expect(specProblem(withExtra, decideFloor(withExtra.spec, new Date()))?.message).toContain('spec.extraEnv sets WORKER_TOKEN, which the operator sets');
+    // A pool stored before the CRD refused loader names is refused by the operator too.
+    const hooked = { ...pool, spec: { ...pool.spec, autoscaling: undefined, extraEnv: [{ name: 'NODE_OPTIONS', value: '--import=data:text/javascript,0' }] } } as unknown as VoiceWorkerPool;
+    expect(specProblem(hooked, decideFloor(hooked.spec, new Date()))).toMatchObject({ reason: 'InvalidSpec', message: expect.stringContaining('spec.extraEnv sets NODE_OPTIONS, which changes how the worker') });
     const s3 = { ...pool, spec: { ...pool.spec, extraEnv: [{ name: 'AWS_SECRET_ACCESS_KEY', valueFrom: { secretKeyRef: { name: 's3', key: 'secret' } } }] } } as unknown as VoiceWorkerPool;
     const ok = new Map([['w', ['token']], ['prov', ['llm']], ['redis', ['url']]]);
     expect(secretProblem(s3, ok)?.message).toBe('Secret ns/s3 named by spec.extraEnv[0].valueFrom.secretKeyRef does not exist; create it or fix spec.extraEnv[0].valueFrom.secretKeyRef.name');

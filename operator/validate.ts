@@ -5,7 +5,7 @@
 import { Reason } from './conditions.ts';
 import { parseCron, wallClock } from './cron.ts';
 import type { FloorDecision } from './floor.ts';
-import { RESERVED_ENV } from './resources/env.ts';
+import { isLoaderEnv, RESERVED_ENV } from './resources/env.ts';
 import { effectiveAutoscaling } from './resources/hpa.ts';
 import { selfHostedSpeech } from './resources/speech-common.ts';
 import type { SecretKeyRef, VoiceWorkerPool } from './types.ts';
@@ -77,6 +77,11 @@ export function specProblem(pool: VoiceWorkerPool, decision: FloorDecision): Pro
   const clash = (pool.spec.extraEnv ?? []).find((e) => managed.has(e.name));
   if (clash) {
     return { reason: Reason.InvalidSpec, message: `VoiceWorkerPool ${pool.metadata.name}: spec.extraEnv sets ${clash.name}, which the operator sets from the pool's fields; use those fields instead` };
+  }
+  // The CRD refuses these too; a pool stored before that rule is refused here (nothing is applied).
+  const loader = (pool.spec.extraEnv ?? []).find((e) => isLoaderEnv(e.name));
+  if (loader) {
+    return { reason: Reason.InvalidSpec, message: `VoiceWorkerPool ${pool.metadata.name}: spec.extraEnv sets ${loader.name}, which changes how the worker's processes start (a loader or start-up hook) and is reserved; remove it` };
   }
   const autoscaling = pool.spec.autoscaling;
   const local = localRoomsProblem(pool, decision);

@@ -47,6 +47,20 @@ export function placement(p: Placement = {}): Record<string, unknown> {
 }
 
 /**
+ * Unless the pool gives its own, the workers spread over nodes and zones so that one node or zone
+ * going away takes only its share of the live interviews. ScheduleAnyway: a preference the scheduler
+ * weighs, never a reason to leave a pod pending (a single-node cluster still runs every worker).
+ */
+export function defaultSpread(pool: VoiceWorkerPool): Array<Record<string, unknown>> {
+  return ['kubernetes.io/hostname', 'topology.kubernetes.io/zone'].map((topologyKey) => ({
+    maxSkew: 1,
+    topologyKey,
+    whenUnsatisfiable: 'ScheduleAnyway',
+    labelSelector: { matchLabels: selectorLabels(pool) },
+  }));
+}
+
+/**
  * `replicas` is set only when no HPA owns the count (autoscaling off); leaving it out of the apply
  * means the operator never fights the HPA over it.
  */
@@ -77,6 +91,7 @@ export function buildDeployment(pool: VoiceWorkerPool, replicas: number | undefi
           securityContext: podSecurityContext(options),
           ...(spec.image.pullSecrets?.length ? { imagePullSecrets: spec.image.pullSecrets.map((name) => ({ name })) } : {}),
           ...placement(spec.placement),
+          ...(spec.placement?.topologySpreadConstraints ? {} : { topologySpreadConstraints: defaultSpread(pool) }),
           containers: [
             {
               name: 'worker',

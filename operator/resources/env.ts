@@ -38,6 +38,19 @@ export const RESERVED_ENV = [
   'REDIS_USERNAME', 'REDIS_PASSWORD', 'REDIS_TLS_CA_FILE',
 ] as const;
 
+/**
+ * Names that change how a process of the worker's image starts: the dynamic loader, Node's and
+ * Python's start-up hooks and module paths (the Daily bridge is Python), shell start-up files,
+ * OpenSSL's engines and modules, and the interpreter the worker runs for the bridge. Set through
+ * extraEnv they would run code the image did not choose (`NODE_OPTIONS=--import=data:...`), so the
+ * CRD refuses them like RESERVED_ENV (a unit test compares its rule with these two lists).
+ */
+export const LOADER_ENV_PREFIXES = ['LD_', 'NODE_', 'PYTHON', 'BASH_', 'OPENSSL_', 'PERL'] as const;
+export const LOADER_ENV = ['GCONV_PATH', 'GLIBC_TUNABLES', 'LOCPATH', 'PATH', 'ENV', 'SHELLOPTS', 'PS4', 'PROMPT_COMMAND', 'DAILY_BRIDGE_PYTHON'] as const;
+
+/** Whether extraEnv may not set this name because it reaches a loader or a start-up hook. */
+export const isLoaderEnv = (name: string): boolean => (LOADER_ENV as readonly string[]).includes(name) || LOADER_ENV_PREFIXES.some((p) => name.startsWith(p));
+
 function fromSecret(name: string, ref: SecretKeyRef | undefined): EnvVar[] {
   return ref ? [{ name, valueFrom: { secretKeyRef: { name: ref.name, key: ref.key } } }] : [];
 }

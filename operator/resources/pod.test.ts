@@ -52,6 +52,16 @@ describe('worker pod', () => {
     expect(spec).toMatchObject(placement);
     expect(spec.containers[0].resources).toEqual({ requests: { cpu: '2', memory: '4Gi', 'ephemeral-storage': '1Gi', 'nvidia.com/gpu': '1' }, limits: { cpu: '4', memory: '8Gi', 'ephemeral-storage': '6Gi', 'nvidia.com/gpu': '1' } });
     expect(podOf(pool()).nodeSelector).toBeUndefined();
+    expect(spec.topologySpreadConstraints).toEqual(placement.topologySpreadConstraints); // the pool's own, not the default
+  });
+
+  it('spreads the workers over nodes and zones by default, as a preference a single node still satisfies', () => {
+    const spread = podOf(pool()).topologySpreadConstraints;
+    const selector = { matchLabels: { 'app.kubernetes.io/name': 'voice-worker', 'app.kubernetes.io/instance': 'p', 'voice.service.io/pool': 'p' } };
+    expect(spread).toEqual([
+      { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: selector },
+      { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: selector },
+    ]);
   });
 
   it('drains for the grace period less the pre-stop sleep and a margin, within the worker limit', () => {

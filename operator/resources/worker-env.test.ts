@@ -10,7 +10,7 @@ import * as workerConfig from '../../worker/config.ts';
 import { createMetrics as createWorkerMetrics } from '../../worker/telemetry/metrics.ts';
 import type { VoiceWorkerPool } from '../types.ts';
 import { buildDeployment } from './deployment.ts';
-import { RESERVED_ENV, workerEnv, type EnvVar } from './env.ts';
+import { isLoaderEnv, LOADER_ENV, LOADER_ENV_PREFIXES, RESERVED_ENV, workerEnv, type EnvVar } from './env.ts';
 import { BUSY_SESSIONS_METRIC } from './hpa.ts';
 
 /**
@@ -114,6 +114,17 @@ describe('worker environment from the pool', () => {
     const crd = readFileSync(new URL('../../crds/voice.service.io_voiceworkerpools.yaml', import.meta.url), 'utf8');
     const rule = /rule: "!\(self\.name in \[([^\]]+)\]\)"/.exec(crd)?.[1];
     expect(rule?.split(', ').map((n) => n.replace(/'/g, '')).sort()).toEqual([...RESERVED_ENV].sort());
+  });
+
+  it('reserves the loaders and start-up hooks, and the CRD refuses the same prefixes and names', () => {
+    const crd = readFileSync(new URL('../../crds/voice.service.io_voiceworkerpools.yaml', import.meta.url), 'utf8');
+    const rule = /rule: "!self\.name\.matches\('\^\(([^)]+)\)'\) && !\(self\.name in \[([^\]]+)\]\)"/.exec(crd);
+    expect(rule?.[1]?.split('|')).toEqual([...LOADER_ENV_PREFIXES]);
+    expect(rule?.[2]?.split(', ').map((n) => n.replace(/'/g, ''))).toEqual([...LOADER_ENV]);
+    for (const name of ['NODE_OPTIONS', 'LD_PRELOAD', 'LD_LIBRARY_PATH', 'LD_AUDIT', 'PYTHONPATH', 'PYTHONSTARTUP', 'BASH_ENV', 'OPENSSL_CONF', 'PERL5OPT', 'DAILY_BRIDGE_PYTHON']) expect(isLoaderEnv(name), name).toBe(true);
+    for (const name of ['AWS_ACCESS_KEY_ID', 'BOT_SESSIONS_PER_PROCESS', 'LOG_LEVEL', 'UV_THREADPOOL_SIZE', 'HTTPS_PROXY', 'MY_NODE']) expect(isLoaderEnv(name), name).toBe(false);
+    // No name the builder sets falls under them: the two lists say different things.
+    expect(RESERVED_ENV.filter(isLoaderEnv)).toEqual([]);
   });
 
   it('points the workers at Sentinel, with the ACL user, the passwords from Secrets and the mounted CA', () => {

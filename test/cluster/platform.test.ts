@@ -87,9 +87,9 @@ describe('on a real single-node cluster', () => {
     expect(seen.filter((s) => s.ready === 'True' && s.available < 1)).toEqual([]);
     const table = await k.kubectl(['get', 'vwp', 'local', '-n', POOL_NAMESPACE]);
     const [header, row] = table.trim().split('\n').map((line) => line.trim().split(/\s+/));
-    expect(header).toEqual(['NAME', 'READY', 'FLOOR', 'ENDPOINT', 'AGE']);
-    expect(row!.slice(0, 3)).toEqual(['local', '1', '1']);
-    expect(row![3]).toMatch(/^https?:\/\/local\.voice-pools\.svc/);
+    expect(header).toEqual(['NAME', 'READY', 'FLOOR', 'REASON', 'ENDPOINT', 'AGE']);
+    expect(row!.slice(0, 4)).toEqual(['local', '1', '1', 'ReplicasReady']);
+    expect(row![4]).toMatch(/^https?:\/\/local\.voice-pools\.svc/);
   }, 200_000);
 
   it('(3) the api-stub has the pool as the self-host endpoint: a Node respondent runs a whole interview through the pool Service', async () => {

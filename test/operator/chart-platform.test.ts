@@ -2,7 +2,7 @@
  * What a platform team asks of the chart beyond "it installs": usable as a subchart, documented and
  * listed (README, Artifact Hub metadata), a `helm test`, common labels, a disruption budget and
  * spread for the operator's replicas, ids OpenShift can assign, images by registry and digest, and
- * a least-privileged default (no Secret reads it is not granted, no pods list).
+ * a least-privileged default (no Secret reads it is not granted, pods only listed and watched).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -80,13 +80,16 @@ describe('the chart for platform teams', () => {
     await expect(helm(['lint', '--strict', CHART, '--set', 'image.digest=latest'])).rejects.toThrow(/digest/);
   });
 
-  it('is least-privileged by default: no pods list, Secrets only where granted, and the operator told so', async () => {
+  it('is least-privileged by default: pods only listed and watched, Secrets only where granted, and the operator told so', async () => {
     const cluster = await docs('--set', 'secretNamespaces={voice-a,voice-b}');
     const role = one(cluster, 'ClusterRole', 'vo-voice-operator')!;
-    expect(role.rules!.some((r) => r.resources.includes('pods'))).toBe(false);
+    expect(role.rules!.find((r) => r.resources.includes('pods'))?.verbs).toEqual(['list', 'watch']);
     expect(role.rules!.some((r) => r.resources.includes('secrets'))).toBe(false);
     expect(role.rules!.find((r) => r.resources.includes('networkpolicies'))?.verbs).toEqual(expect.arrayContaining(['list', 'watch', 'create', 'patch', 'delete']));
-    expect(env(cluster)).toMatchObject({ SECRET_NAMESPACES: 'voice-a,voice-b', READ_POD_STATUS: 'false', WORKER_NETWORK_POLICY: 'true', WORKER_METRICS_NAMESPACES: 'monitoring' });
+    expect(env(cluster)).toMatchObject({ SECRET_NAMESPACES: 'voice-a,voice-b', READ_POD_STATUS: 'true', WORKER_NETWORK_POLICY: 'true', WORKER_METRICS_NAMESPACES: 'monitoring' });
+    const without = await docs('--set', 'workerPods.readPodStatus=false');
+    expect(one(without, 'ClusterRole', 'vo-voice-operator')!.rules!.some((r) => r.resources.includes('pods'))).toBe(false);
+    expect(env(without)).toMatchObject({ READ_POD_STATUS: 'false' });
     const scoped = await docs('--set', 'watchNamespace=voice', '--set', 'workerPods.readPodStatus=true');
     expect(env(scoped)).toMatchObject({ SECRET_NAMESPACES: 'voice', READ_POD_STATUS: 'true' });
     expect(one(scoped, 'Role', 'vo-voice-operator')!.rules!.some((r) => r.resources.includes('pods'))).toBe(true);

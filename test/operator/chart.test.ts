@@ -200,8 +200,10 @@ describe('voice-operator chart', () => {
     expect(await canI(['get', 'secrets', '-n', 'kube-system'])).toBe('no');
     expect(await canI(['patch', 'deployments', '-n', 'default'])).toBe('yes');
     expect(await canI(['create', 'networkpolicies.networking.k8s.io', '-n', 'default'])).toBe('yes');
-    expect(await canI(['list', 'pods', '-n', 'default'])).toBe('no'); // not by default
+    // The pools' pods, to say why they do not run: listed and watched, nothing more.
+    expect(await canI(['watch', 'pods', '-n', 'default'])).toBe('yes');
     expect(await canI(['get', 'pods/log', '-n', 'default'])).toBe('no');
+    expect(await canI(['delete', 'pods', '-n', 'default'])).toBe('no');
 
     // The operator configured as the chart's Deployment configures it.
     const fromChart = (text: string) => {
@@ -210,7 +212,7 @@ describe('voice-operator chart', () => {
       return { readPodStatus: c.readPodStatus, build: c.build, ...(c.secretNamespaces ? { secretNamespaces: c.secretNamespaces } : {}) };
     };
     const defaults = fromChart(rendered);
-    expect(defaults).toMatchObject({ secretNamespaces: [pools], readPodStatus: false, build: { runAsUser: 1000, networkPolicy: { metricsNamespaces: ['monitoring'] } } });
+    expect(defaults).toMatchObject({ secretNamespaces: [pools], readPodStatus: true, build: { runAsUser: 1000, networkPolicy: { metricsNamespaces: ['monitoring'] } } });
 
     // A pool where the operator may not read Secrets: reconciled, its Secrets simply not checked.
     const elsewhere = await createNamespace(kube, 'chart-noread');
@@ -233,11 +235,23 @@ describe('voice-operator chart', () => {
       await operator.stop();
     }
 
-    // With workerPods.readPodStatus it may list pods and names a missing Secret from the pod that cannot start.
-    const withPods = await render({ workerPods: { readPodStatus: true } });
-    await kubectl(['apply', '--server-side', '-f', '-'], { input: withPods });
+    // Without workerPods.readPodStatus it may not read pods, and does not ask.
+    const withoutPods = await render({ workerPods: { readPodStatus: false } });
+    await kubectl(['apply', '--server-side', '-f', '-'], { input: withoutPods });
+    await eventually(() => canI(['list', 'pods', '-n', elsewhere]), (a) => a === 'no', 'no pods list without readPodStatus', 10_000);
+    operator = await runOperator(restricted, elsewhere, { leaseNamespace: ns, leaseName: 'wide-leader', ...fromChart(withoutPods) });
+    try {
+      await kube.mergePatch(poolPath(elsewhere, 'unread'), { spec: { maxSessionSeconds: 900 } });
+      await eventually(() => kube.get<VoiceWorkerPool>(poolPath(elsewhere, 'unread')), (p) => p.status?.observedGeneration === 2, 'unread generation 2 without pod reads');
+      expect(await forbidden(operator)).toBe(0);
+    } finally {
+      await operator.stop();
+    }
+
+    // With it (the default) it names a missing Secret from the pod that cannot start.
+    await kubectl(['apply', '--server-side', '-f', '-'], { input: rendered });
     await eventually(() => canI(['list', 'pods', '-n', elsewhere]), (a) => a === 'yes', 'pods list with readPodStatus', 10_000);
-    operator = await runOperator(restricted, elsewhere, { leaseNamespace: ns, leaseName: 'wide-leader', ...fromChart(withPods) });
+    operator = await runOperator(restricted, elsewhere, { leaseNamespace: ns, leaseName: 'wide-leader', ...defaults });
     try {
       await kube.request('POST', poolPath(elsewhere), { body: { apiVersion: 'voice.service.io/v1beta1', kind: 'VoiceWorkerPool', metadata: { name: 'lacking' }, spec: poolSpec({ secrets: { workerToken: { name: 'nowhere' } } }) } });
       await eventually(() => getOrUndefined(kube, childPath('Deployment', elsewhere, 'lacking')), (d) => d !== undefined, 'lacking applied (its Secrets unchecked)');

@@ -108,6 +108,21 @@ describe('VoiceWorkerPool CRD', () => {
     expect(livekit.spec.livekit).toEqual({ url: 'wss://lk.example.com', secretName: 'lk', apiKeyKey: 'apiKey', apiSecretKey: 'apiSecret' });
   });
 
+  it('refuses extraEnv names that reach a loader or a start-up hook, through either version and server-side apply', async () => {
+    const hook = { name: 'NODE_OPTIONS', value: '--import=data:text/javascript,process.exit(0)' };
+    expect(await rejection(poolSpec({ extraEnv: [hook] }))).toContain("this name changes how the worker's processes start");
+    for (const name of ['LD_PRELOAD', 'LD_LIBRARY_PATH', 'LD_AUDIT', 'NODE_PATH', 'PYTHONPATH', 'PYTHONSTARTUP', 'BASH_ENV', 'OPENSSL_CONF', 'PATH', 'DAILY_BRIDGE_PYTHON']) {
+      expect(await rejection(poolSpec({ extraEnv: [{ name, value: '/tmp/x' }] })), name).toContain("this name changes how the worker's processes start");
+    }
+    // The same schema serves v1alpha1, and an apply or a patch of an existing pool meets the rule too.
+    const alpha = await kube.request('POST', `/apis/voice.service.io/v1alpha1/namespaces/${ns}/voiceworkerpools`, { body: { apiVersion: 'voice.service.io/v1alpha1', kind: 'VoiceWorkerPool', metadata: { name: 'alpha-hook' }, spec: poolSpec({ extraEnv: [hook] }) } }).then(() => 'accepted', (err: Error) => err.message);
+    expect(alpha).toContain("this name changes how the worker's processes start");
+    await createPool(kube, ns, 'plain-env', poolSpec({ extraEnv: [{ name: 'AWS_REGION', value: 'eu-west-1' }, { name: 'UV_THREADPOOL_SIZE', value: '8' }] }));
+    await expect(kube.mergePatch(poolPath(ns, 'plain-env'), { spec: { extraEnv: [hook] } })).rejects.toThrow(/this name changes how the worker's processes start/);
+    const applied = { apiVersion: 'voice.service.io/v1alpha1', kind: 'VoiceWorkerPool', metadata: { name: 'plain-env' }, spec: poolSpec({ extraEnv: [{ name: 'LD_PRELOAD', value: '/tmp/x.so' }] }) };
+    await expect(kube.apply(`/apis/voice.service.io/v1alpha1/namespaces/${ns}/voiceworkerpools/plain-env`, applied, 'tenant')).rejects.toThrow(/this name changes how the worker's processes start/);
+  });
+
   it("refuses a pool name that cannot name its Service (DNS-1035, at most 63 characters)", async () => {
     const named = async (name: string) => createPool(kube, ns, name, poolSpec()).then(() => 'accepted', (err: Error) => err.message);
     expect(await named('9lives')).toContain("the pool's name must be a DNS-1035 label");
@@ -116,12 +131,14 @@ describe('VoiceWorkerPool CRD', () => {
     expect(await named(`p${'x'.repeat(62)}`)).toBe('accepted');
   });
 
-  it('shows ready replicas, floor and endpoint as printer columns', async () => {
+  it('shows ready replicas, floor, the Ready reason and endpoint as printer columns', async () => {
     await createPool(kube, ns, 'printed', poolSpec());
-    await kube.mergePatch(poolPath(ns, 'printed', 'status'), { status: { readyReplicas: 2, desiredFloor: 3, endpoint: 'https://voice.example.com/' } });
+    const ready = { type: 'Ready', status: 'False', reason: 'ImagePullError', message: 'm', lastTransitionTime: '2030-01-01T00:00:00Z' };
+    const degraded = { ...ready, type: 'Degraded', status: 'True', reason: 'Other' };
+    await kube.mergePatch(poolPath(ns, 'printed', 'status'), { status: { readyReplicas: 2, desiredFloor: 3, endpoint: 'https://voice.example.com/', conditions: [degraded, ready] } });
     const table = await kubectl(['get', 'vwp', 'printed', '-n', ns]);
-    expect(table).toMatch(/NAME\s+READY\s+FLOOR\s+ENDPOINT\s+AGE/);
-    expect(table).toMatch(/printed\s+2\s+3\s+https:\/\/voice\.example\.com\/\s+\d+s/);
+    expect(table).toMatch(/NAME\s+READY\s+FLOOR\s+REASON\s+ENDPOINT\s+AGE/);
+    expect(table).toMatch(/printed\s+2\s+3\s+ImagePullError\s+https:\/\/voice\.example\.com\/\s+\d+s/);
     const stored = await kube.get<VoiceWorkerPool>(poolPath(ns, 'printed'));
     expect(stored.status?.desiredFloor).toBe(3);
   });

@@ -198,7 +198,8 @@ describe('reconcile against a real API server', () => {
     await createPool(kube, ns, 'nosecret', poolSpec({ secrets: { workerToken: { name: 'later' } } }));
     const degraded = await eventually(() => pool('nosecret'), (p) => condition(p, 'Degraded')?.status === 'True', 'nosecret Degraded');
     expect(condition(degraded, 'Degraded')).toMatchObject({ reason: 'SecretNotFound', message: `Secret ${ns}/later named by spec.secrets.workerToken does not exist; create it or fix spec.secrets.workerToken.name` });
-    expect(condition(degraded, 'Ready')).toMatchObject({ status: 'False', reason: 'Blocked' });
+    expect(condition(degraded, 'Ready')).toMatchObject({ status: 'False', reason: 'SecretNotFound' });
+    expect(condition(degraded, 'Progressing')).toMatchObject({ status: 'False', reason: 'Blocked' });
     expect(await get('Deployment', 'nosecret')).toBeUndefined();
     const events = await eventually(
       () => kube.get<{ items: Array<{ reason: string; type: string; involvedObject: { name: string } }> }>(`/api/v1/namespaces/${ns}/events`),
