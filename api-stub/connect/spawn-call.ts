@@ -1,4 +1,5 @@
 import { HttpError } from '../../lib/errors.ts';
+import { stringifyJson } from '../../lib/json-text.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { EgressPolicy } from '../outbound/egress-guard.ts';
 import { OutboundError } from '../outbound/outbound-error.ts';
@@ -85,7 +86,7 @@ export async function callSpawn(target: SpawnTarget, body: SpawnBody, options: {
   let res;
   try {
     res = await postJson({
-      url: target.url, body: JSON.stringify(body), headers: { authorization: `Bearer ${target.bearer}` },
+      url: target.url, body: stringifyJson(body), headers: { authorization: `Bearer ${target.bearer}` },
       signal: options.signal, httpsOnly: true, policy: options.policy, maxResponseBytes: 64 * 1024, ...(options.ca ? { ca: options.ca } : {}),
     });
   } catch (err) {

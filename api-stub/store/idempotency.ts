@@ -7,7 +7,8 @@ import { stmt } from '../db/statements.ts';
  * meaning (interviewId and metadata as canonical JSON), so key order in `metadata` does not matter.
  */
 export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  // -0 is its own value (metadata comes back unchanged), so it is its own fingerprint too.
+  if (value === null || typeof value !== 'object') return Object.is(value, -0) ? '-0' : (JSON.stringify(value) ?? 'null');
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   const entries = Object.keys(value as Record<string, unknown>)
     .sort()

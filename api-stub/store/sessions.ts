@@ -2,6 +2,7 @@ import type { Database } from '../db/database.ts';
 import { transaction } from '../db/database.ts';
 import { stmt } from '../db/statements.ts';
 import { newId } from '../../lib/ids.ts';
+import { stringifyJson } from '../../lib/json-text.ts';
 import { SESSION_EVENTS, SESSION_STATUSES, transition, type SessionEvent, type SessionStatus } from '../sessions/state-machine.ts';
 
 /** A session as stored. Times are Unix ms; null until the moment applies. */
@@ -48,7 +49,7 @@ export function insertSession(db: Database, s: NewSession, linkTokenSha256: stri
     db,
     `INSERT INTO sessions (id, workspace_id, deployment_id, status, metadata_json, url, created_at, expires_at, updated_at, link_token_sha256, provisional)
      VALUES (?, ?, ?, 'PENDING', ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(s.id, s.workspaceId, s.deploymentId, JSON.stringify(s.metadata), s.url, s.createdAt, s.expiresAt, s.createdAt, linkTokenSha256, s.provisional ? 1 : 0);
+  ).run(s.id, s.workspaceId, s.deploymentId, stringifyJson(s.metadata), s.url, s.createdAt, s.expiresAt, s.createdAt, linkTokenSha256, s.provisional ? 1 : 0);
 }
 
 const nullableNumber = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
