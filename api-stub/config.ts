@@ -5,6 +5,7 @@
  */
 import { ConfigError, intVar, optionalString, urlVar, type Env } from '../lib/env.ts';
 import { loadRoutingConfig, type RoutingConfig } from './routing-config.ts';
+import { loadRetentionConfig, type RetentionConfig } from './retention/retention-config.ts';
 
 export interface RateCapConfig {
   /** Requests per workspace per clock hour (all session API calls together). */
@@ -48,6 +49,8 @@ export interface ApiStubConfig {
   metadataLimitBytes: number;
   /** Connect routing, outcome reports, expiry and webhook delivery (api-stub/routing-config.ts). */
   routing: Readonly<RoutingConfig>;
+  /** What is pruned when (api-stub/retention/retention-config.ts; docs/api.md, "Retention"). */
+  retention: Readonly<RetentionConfig>;
 }
 
 export { ConfigError, type Env };
@@ -77,6 +80,7 @@ export function loadConfig(env: Env): Readonly<ApiStubConfig> {
     bodyLimitBytes: intVar(env, 'BODY_LIMIT_BYTES', { default: 64 * 1024, min: 1024, max: 10 * 1024 * 1024 }),
     metadataLimitBytes: intVar(env, 'METADATA_LIMIT_BYTES', { default: 16 * 1024, min: 2, max: 10 * 1024 * 1024 }),
     routing: loadRoutingConfig(env),
+    retention: loadRetentionConfig(env),
   };
   if (config.metadataLimitBytes >= config.bodyLimitBytes) {
     throw new ConfigError('METADATA_LIMIT_BYTES', `must be smaller than BODY_LIMIT_BYTES (${config.bodyLimitBytes})`);

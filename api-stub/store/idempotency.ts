@@ -46,8 +46,3 @@ export function rememberIdempotencyKey(db: Database, workspaceId: string, key: s
        session_id = excluded.session_id, created_at = excluded.created_at`,
   ).run(workspaceId, key, record.requestHash, record.sessionId, record.createdAt);
 }
-
-/** Deletes entries older than the TTL; returns how many. */
-export function pruneIdempotencyKeys(db: Database, now: number, ttlMs: number): number {
-  return Number(stmt(db, 'DELETE FROM idempotency_keys WHERE created_at <= ?').run(now - ttlMs).changes);
-}

@@ -275,3 +275,19 @@ export function listExpirableSessionIds(db: Database, now: number, limit = 100, 
     .all({ now, startedBefore: now - startedGraceMs, limit })
     .map((r) => String(r.id));
 }
+
+/**
+ * Retention (api-stub/retention): deletes up to `limit` COMPLETED or EXPIRED sessions that finished
+ * at or before `cutoff`, with their response, their report tokens (ON DELETE CASCADE) and any
+ * idempotency key still naming them. Returns how many sessions went. Their webhook events stay: they
+ * carry their own copy and follow the webhook retention.
+ */
+export function deleteFinishedSessions(db: Database, cutoff: number, limit: number): number {
+  const ids = stmt(db, `SELECT id FROM sessions WHERE status IN ('COMPLETED', 'EXPIRED')
+    AND COALESCE(completed_at, expired_at) <= ? LIMIT ?`).all(cutoff, limit).map((r) => String(r.id));
+  if (ids.length === 0) return 0;
+  const list = JSON.stringify(ids);
+  stmt(db, 'DELETE FROM idempotency_keys WHERE session_id IN (SELECT value FROM json_each(?))').run(list);
+  stmt(db, 'DELETE FROM responses WHERE session_id IN (SELECT value FROM json_each(?))').run(list);
+  return Number(stmt(db, 'DELETE FROM sessions WHERE id IN (SELECT value FROM json_each(?))').run(list).changes);
+}
