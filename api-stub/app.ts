@@ -1,6 +1,7 @@
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import { noteWriteError } from './db/write-health.ts';
 import { errorHandler, notFound } from '../lib/http.ts';
+import { keepNegativeZero } from '../lib/json-text.ts';
 import type { ApiStubConfig } from './config.ts';
 import type { AppDeps } from './deps.ts';
 import { healthRouter } from './routes/health.ts';
@@ -22,6 +23,8 @@ export function createApp(config: Readonly<ApiStubConfig>, deps: AppDeps): Expre
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', false);
+  // Answers write metadata's -0 as `-0`, as it was sent (lib/json-text.ts).
+  app.set('json replacer', keepNegativeZero);
 
   // Twice the largest body: more than one request writes (its rows and their indexes).
   app.use(healthRouter(deps, { probeBytes: 2 * config.bodyLimitBytes }));

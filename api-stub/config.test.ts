@@ -15,6 +15,7 @@ describe('loadConfig', () => {
       idempotencyTtlSeconds: 86_400,
       bodyLimitBytes: 65_536,
       metadataLimitBytes: 16_384,
+      retention: { sessionDays: 30, webhookDays: 30, intervalSeconds: 3600, batchRows: 500 },
     });
     expect(Object.isFrozen(c)).toBe(true);
     expect(Object.isFrozen(c.rateCaps)).toBe(true);
@@ -38,6 +39,9 @@ describe('loadConfig', () => {
     [{ PUBLIC_URL: 'ftp://x.example' }, /^PUBLIC_URL/],
     [{ PUBLIC_URL: 'https://x.example/?q=1' }, /^PUBLIC_URL/],
     [{ METADATA_LIMIT_BYTES: '70000' }, /^METADATA_LIMIT_BYTES/],
+    [{ RETENTION_SESSION_DAYS: '0' }, /^RETENTION_SESSION_DAYS/],
+    [{ RETENTION_WEBHOOK_DAYS: 'x' }, /^RETENTION_WEBHOOK_DAYS/],
+    [{ RETENTION_INTERVAL_SECONDS: '0' }, /^RETENTION_INTERVAL_SECONDS/],
   ])('names the variable in the error for %j', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
   });

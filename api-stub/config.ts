@@ -6,6 +6,7 @@
 import { ConfigError, intVar, optionalString, urlVar, type Env } from '../lib/env.ts';
 import { readListenLimits, type ListenLimits } from '../lib/listen-limits.ts';
 import { loadRoutingConfig, type RoutingConfig } from './routing-config.ts';
+import { loadRetentionConfig, type RetentionConfig } from './retention/retention-config.ts';
 
 export interface RateCapConfig {
   /** Requests per workspace per clock hour (all session API calls together). */
@@ -51,6 +52,8 @@ export interface ApiStubConfig {
   routing: Readonly<RoutingConfig>;
   /** The port's connection cap and timeouts (HTTP_*: lib/listen-limits.ts, docs/api.md "Connection limits"). */
   listenLimits: ListenLimits;
+  /** What is pruned when (api-stub/retention/retention-config.ts; docs/api.md, "Retention"). */
+  retention: Readonly<RetentionConfig>;
 }
 
 export { ConfigError };
@@ -82,6 +85,7 @@ export function loadConfig(env: Env): Readonly<ApiStubConfig> {
     routing: loadRoutingConfig(env),
     // Keep-alive longer than the usual load balancer's 60 s idle timeout, so that it never reuses a connection we just closed.
     listenLimits: readListenLimits(env, 'HTTP', { maxConnections: 1000, headersTimeoutSeconds: 10, keepAliveTimeoutSeconds: 65 }),
+    retention: loadRetentionConfig(env),
   };
   if (config.metadataLimitBytes >= config.bodyLimitBytes) {
     throw new ConfigError('METADATA_LIMIT_BYTES', `must be smaller than BODY_LIMIT_BYTES (${config.bodyLimitBytes})`);

@@ -8,19 +8,21 @@ import type { Database } from './db/database.ts';
 import { loadTrustedCas } from './outbound/trust.ts';
 import type { RoutingDeps } from './routing-deps.ts';
 import { createSweeper, type Sweeper } from './sessions/sweeper.ts';
+import { createPruner, type Pruner } from './retention/pruner.ts';
 import { createDispatcher, type Dispatcher } from './webhooks/dispatcher.ts';
 
 /**
- * The api-stub's background work beside the HTTP server: the webhook outbox dispatcher and the
- * expiry sweeper, plus the routing dependencies the routes share with them. main.ts starts and stops
+ * The api-stub's background work beside the HTTP server: the webhook outbox dispatcher, the
+ * expiry sweeper and the retention pruner, plus the routing dependencies the routes share with them. main.ts starts and stops
  * it; tests do the same to control when deliveries and sweeps happen.
  */
 export interface Runtime {
   routing: RoutingDeps;
   dispatcher: Dispatcher;
   sweeper: Sweeper;
+  pruner: Pruner;
   start(): void;
-  /** Stops sweeping and claiming; waits for webhook attempts in flight. */
+  /** Stops sweeping, pruning and claiming; waits for webhook attempts in flight and a pruning pass. */
   stop(): Promise<void>;
 }
 
@@ -33,6 +35,7 @@ export function createRuntime(config: Readonly<ApiStubConfig>, deps: { db: Datab
     timeoutMs: r.webhookTimeoutMs, retrySchedule: r.webhookRetrySchedule, pollIntervalMs: r.webhookPollIntervalMs,
   });
   const sweeper = createSweeper({ db: deps.db, clock: deps.clock, log: deps.log.child({ part: 'sweeper' }), intervalMs: r.sweepIntervalMs, startedGraceMs: r.startedSessionGraceSeconds * 1000, onExpired: () => dispatcher.wake() });
+  const pruner = createPruner({ db: deps.db, clock: deps.clock, log: deps.log.child({ part: 'retention' }), retention: config.retention, idempotencyTtlMs: config.idempotencyTtlSeconds * 1000 });
   const routing: RoutingDeps = {
     keys: deps.keys, policy, ...(ca ? { ca } : {}),
     limiter: createSpawnLimiter(r.spawnMaxInFlightPerWorkspace),
@@ -40,14 +43,15 @@ export function createRuntime(config: Readonly<ApiStubConfig>, deps: { db: Datab
     wakeOutbox: () => dispatcher.wake(),
   };
   return {
-    routing, dispatcher, sweeper,
+    routing, dispatcher, sweeper, pruner,
     start() {
       dispatcher.start();
       sweeper.start();
+      pruner.start();
     },
     async stop() {
       sweeper.stop();
-      await dispatcher.stop();
+      await Promise.all([dispatcher.stop(), pruner.stop()]);
     },
   };
 }

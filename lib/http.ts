@@ -31,7 +31,34 @@ function hasBody(req: IncomingMessage): boolean {
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
+const LIMIT_UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 * 1024 };
+
+/** '65536b', '64kb' or '1mb' in bytes (the forms our callers pass). */
+function limitInBytes(limit: string): number {
+  const match = /^(\d+)(b|kb|mb)$/i.exec(limit.trim());
+  if (!match) throw new TypeError(`jsonBody: limit ${JSON.stringify(limit)} must be a number of b, kb or mb`);
+  return Number(match[1]) * LIMIT_UNITS[match[2]!.toLowerCase()]!;
+}
+
+/**
+ * Up to this many bytes, a body declared too large is still read (and dropped) before the answer:
+ * closing a connection whose sender is still sending resets it, and the client may then lose the
+ * answer. Above it, reading costs more than that risk is worth.
+ */
+export const DRAIN_REFUSED_BODY_MAX_BYTES = 1024 * 1024;
+
+/**
+ * A Content-Length above the limit and above what is worth reading, on a body sent as is (a
+ * compressed body's length says nothing of its decoded size, which the parser bounds as it reads).
+ */
+function declaresFarTooMuch(req: IncomingMessage, limitBytes: number): boolean {
+  const length = req.headers['content-length'];
+  const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
+  return length !== undefined && encoding === 'identity' && /^\d+$/.test(length) && Number(length) > Math.max(limitBytes, DRAIN_REFUSED_BODY_MAX_BYTES);
+}
+
 export function jsonBody(options: JsonBodyOptions): RequestHandler {
+  const limitBytes = limitInBytes(options.limit);
   const parse = express.json({
     limit: options.limit,
     strict: true,
@@ -52,6 +79,13 @@ export function jsonBody(options: JsonBodyOptions): RequestHandler {
       const sent = req.get('Content-Type');
       const got = sent === undefined ? 'no Content-Type' : `Content-Type ${JSON.stringify(sent.slice(0, 100))}`;
       return next(new HttpError('unsupported_media_type', `Send the body as JSON with Content-Type: application/json (got ${got}).`));
+    }
+    // Refused from its declared length, before a byte of it is read (the parser would drain a body it
+    // refuses to its end first: 10 GB declared, 10 GB read). The connection closes after the answer,
+    // so Node does not read the rest of the body to keep it alive either.
+    if (declaresFarTooMuch(req, limitBytes)) {
+      res.setHeader('Connection', 'close');
+      return next(new HttpError(options.tooLargeCode, `The request body is larger than ${options.limit}.`));
     }
     parse(req, res, (err?: unknown) => {
       if (!err) {

@@ -117,7 +117,7 @@ export async function connectSession(ctx: ConnectContext, req: ConnectRequest): 
         metadata: session.metadata,
         interview: deployment.interview,
         expiresAt: isoSeconds(session.expiresAt),
-      }, { signal, policy: ctx.routing.policy, ...(ctx.routing.ca ? { ca: ctx.routing.ca } : {}) });
+      }, { signal, policy: ctx.routing.policy, log: ctx.log, ...(ctx.routing.ca ? { ca: ctx.routing.ca } : {}) });
     } catch (err) {
       forgetReportToken(ctx.db, session.id, reportToken);
       if (target.route === 'hosted' && err instanceof PoolFullError) ctx.routing.hostedCapacity.noteRefused(heldHostedTotal(ctx.db, share.since), ctx.now());

@@ -1,5 +1,7 @@
 import { HttpError } from '../../lib/errors.ts';
 import { isRoomTransportName, ROOM_TRANSPORTS, type RoomTransportName } from '../../lib/room-transport.ts';
+import { stringifyJson } from '../../lib/json-text.ts';
+import type { Logger } from '../../lib/log.ts';
 import type { EgressPolicy } from '../outbound/egress-guard.ts';
 import { OutboundError } from '../outbound/outbound-error.ts';
 import { postJson } from '../outbound/post-json.ts';
@@ -36,7 +38,11 @@ export type Route = SessionRoute;
 export const UNREACHABLE_MESSAGE = 'The voice worker is unreachable. Check the endpoint status in Settings → Server → Self-host.';
 const HOSTED_UNREACHABLE_MESSAGE = 'The hosted voice pipeline is unreachable. Retry in a moment.';
 
-/** Maps an outbound failure to the client's error (504 unreachable, or 502 for a refused endpoint). */
+/**
+ * Maps an outbound failure to the client's error (504 unreachable, or 502 for a refused endpoint).
+ * Connect is called with a publishable key, which anyone may hold: the answer never says what the
+ * endpoint's name resolved to (the address the policy refused); callSpawn logs that instead.
+ */
 export function spawnFailure(err: OutboundError, route: Route): HttpError {
   switch (err.kind) {
     case 'timeout':
@@ -45,6 +51,8 @@ export function spawnFailure(err: OutboundError, route: Route): HttpError {
     case 'network':
     case 'dns':
       return new HttpError('worker_unreachable', route === 'self_hosted' ? `${UNREACHABLE_MESSAGE} (${err.kind})` : HOSTED_UNREACHABLE_MESSAGE);
+    case 'egress_refused':
+      return new HttpError('worker_error', 'The voice worker endpoint cannot be called: its host resolves to an address the service does not call (the reason is in the service\'s log). Check it in Settings → Server → Self-host.');
     default:
       return new HttpError('worker_error', `The voice worker endpoint cannot be called: ${err.message} Check it in Settings → Server → Self-host.`);
   }
@@ -77,15 +85,19 @@ export interface SpawnTarget {
   bearer: string;
 }
 
-export async function callSpawn(target: SpawnTarget, body: SpawnBody, options: { signal: AbortSignal; policy: EgressPolicy; ca?: string[] }): Promise<SpawnAnswer> {
+export async function callSpawn(target: SpawnTarget, body: SpawnBody, options: { signal: AbortSignal; policy: EgressPolicy; ca?: string[]; log?: Logger }): Promise<SpawnAnswer> {
   let res;
   try {
     res = await postJson({
-      url: target.url, body: JSON.stringify(body), headers: { authorization: `Bearer ${target.bearer}` },
+      url: target.url, body: stringifyJson(body), headers: { authorization: `Bearer ${target.bearer}` },
       signal: options.signal, httpsOnly: true, policy: options.policy, maxResponseBytes: 64 * 1024, ...(options.ca ? { ca: options.ca } : {}),
     });
   } catch (err) {
-    if (err instanceof OutboundError) throw spawnFailure(err, target.route);
+    if (err instanceof OutboundError) {
+      // The whole cause (the address a name resolved to, say) is for the operator, not the client.
+      options.log?.warn('spawn call failed', { sessionId: body.sessionId, route: target.route, failure: err.kind, reason: err.message });
+      throw spawnFailure(err, target.route);
+    }
     throw err;
   }
   const who = target.route === 'self_hosted' ? 'The voice worker' : 'The hosted voice pipeline';

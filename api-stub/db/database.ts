@@ -58,6 +58,10 @@ export function migrate(db: Database, migrations: readonly Migration[] = readMig
 export function openDatabase(path: string, migrations?: readonly Migration[]): Database {
   if (path !== ':memory:') restrictFile(path);
   const db = new DatabaseSync(path);
+  // Lets the retention pruner give freed pages back to the file system (PRAGMA incremental_vacuum).
+  // Takes effect only in a new file, and only before anything (even the switch to WAL) writes its
+  // header; an older file keeps and reuses its free pages (docs/api.md, "Retention").
+  db.exec('PRAGMA auto_vacuum = INCREMENTAL');
   // WAL lets readers run beside the writer; NORMAL sync is durable across process crashes
   // (a power cut may lose the last commits, which a stand-in service accepts for speed).
   if (path !== ':memory:') db.exec('PRAGMA journal_mode = WAL');

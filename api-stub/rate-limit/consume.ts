@@ -1,5 +1,6 @@
 import type { Database } from '../db/database.ts';
-import { transaction } from '../db/database.ts';
+import { inGroupCommit, transaction } from '../db/database.ts';
+import { noteWriteError, storageFailureOf } from '../db/write-health.ts';
 import { stmt } from '../db/statements.ts';
 import { HttpError } from '../../lib/errors.ts';
 import { decide, windowStart, windows, type RateCaps, type RateDecision } from './policy.ts';
@@ -20,15 +21,7 @@ const counterKind = (budget: Budget, kind: string): string => (budget === 'secre
  * consumeRate); the creation path runs it in the same transaction as the insert, so one commit does both.
  */
 export function countCall(db: Database, workspaceId: string, caps: RateCaps, now: number, budget: Budget = 'secret'): RateDecision {
-  const specs = windows(caps);
-  const starts = specs.map((spec) => windowStart(now, spec.seconds));
-  const kinds = specs.map((spec) => counterKind(budget, spec.kind));
-  const rows = stmt(
-    db,
-    `SELECT window_kind, count FROM rate_counters
-     WHERE workspace_id = ? AND ((window_kind = ? AND window_start = ?) OR (window_kind = ? AND window_start = ?))`,
-  ).all(workspaceId, kinds[0]!, starts[0]!, kinds[1]!, starts[1]!);
-  const uses = specs.map((spec, i) => ({ spec, used: Number(rows.find((r) => r.window_kind === kinds[i])?.count ?? 0) }));
+  const { uses, starts, kinds } = storedUses(db, workspaceId, caps, now, budget);
   const decision = decide(caps, uses, now);
   if (!decision.allowed) return decision;
   uses.forEach(({ used }, i) => {
@@ -41,6 +34,36 @@ export function countCall(db: Database, workspaceId: string, caps: RateCaps, now
     ).run(workspaceId, kinds[i]!, starts[i]!);
   });
   return decision;
+}
+
+/** The calls counted so far in the windows that hold `now`. */
+function storedUses(db: Database, workspaceId: string, caps: RateCaps, now: number, budget: Budget) {
+  const specs = windows(caps);
+  const starts = specs.map((spec) => windowStart(now, spec.seconds));
+  const kinds = specs.map((spec) => counterKind(budget, spec.kind));
+  const rows = stmt(
+    db,
+    `SELECT window_kind, count FROM rate_counters
+     WHERE workspace_id = ? AND ((window_kind = ? AND window_start = ?) OR (window_kind = ? AND window_start = ?))`,
+  ).all(workspaceId, kinds[0]!, starts[0]!, kinds[1]!, starts[1]!);
+  const uses = specs.map((spec, i) => ({ spec, used: Number(rows.find((r) => r.window_kind === kinds[i])?.count ?? 0) }));
+  return { uses, starts, kinds };
+}
+
+/**
+ * Counts a read (session retrieval, the delivery log) through the group commit, so that concurrent
+ * reads share one commit. A read must still answer when the database cannot write (a full disk, an
+ * I/O error): then the counter fails open for this call. The decision is made from the counters as
+ * stored, without counting the call, so a workspace already over its cap is still refused.
+ */
+export async function countRead(db: Database, workspaceId: string, caps: RateCaps, now: number): Promise<RateDecision> {
+  try {
+    return await inGroupCommit(db, () => countCall(db, workspaceId, caps, now));
+  } catch (err) {
+    if (storageFailureOf(err) === null) throw err;
+    noteWriteError(db, err); // readiness learns of it, even from a BEGIN that failed
+    return decide(caps, storedUses(db, workspaceId, caps, now, 'secret').uses, now);
+  }
 }
 
 /** countCall in its own transaction. */

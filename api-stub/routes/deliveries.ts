@@ -3,7 +3,7 @@ import { HttpError } from '../../lib/errors.ts';
 import { hasIdForm } from '../../lib/ids.ts';
 import { authenticateSecret } from '../auth.ts';
 import type { ApiStubConfig } from '../config.ts';
-import { consumeRate, rateLimitError } from '../rate-limit/consume.ts';
+import { countRead, rateLimitError } from '../rate-limit/consume.ts';
 import type { AppDeps } from '../deps.ts';
 import { decodeCursor, listDeliveries } from '../webhooks/delivery-log.ts';
 
@@ -15,9 +15,9 @@ export const DELIVERIES_PATH = '/api/v2/workspace/webhook-deliveries';
  */
 export function deliveriesRouter(config: Readonly<ApiStubConfig>, deps: AppDeps): Router {
   const router = Router();
-  router.get(DELIVERIES_PATH, (req, res) => {
+  router.get(DELIVERIES_PATH, async (req, res) => {
     const { workspaceId } = authenticateSecret(deps.db, req.get('Authorization'));
-    const rate = consumeRate(deps.db, workspaceId, config.rateCaps, deps.clock());
+    const rate = await countRead(deps.db, workspaceId, config.rateCaps, deps.clock());
     if (!rate.allowed) throw rateLimitError(rate);
     const q = req.query as Record<string, unknown>;
     const one = (name: string): string | null => {

@@ -4,8 +4,7 @@ import { hasIdForm, newId } from '../../lib/ids.ts';
 import type { ApiStubConfig } from '../config.ts';
 import type { AppDeps } from '../deps.ts';
 import { authenticateSecret } from '../auth.ts';
-import { countCall, rateLimitError } from '../rate-limit/consume.ts';
-import { inGroupCommit } from '../db/database.ts';
+import { countRead, rateLimitError } from '../rate-limit/consume.ts';
 import { createSession } from '../sessions/create.ts';
 import { createSessionBodySchema, IDEMPOTENCY_KEY } from '../sessions/schemas.ts';
 import { createdView, retrievedView } from '../sessions/view.ts';
@@ -67,8 +66,8 @@ export function sessionsRouter(config: Readonly<ApiStubConfig>, deps: AppDeps): 
   // Retrieval is server-only: no CORS headers, and a preflight is refused.
   router.get(`${SESSIONS_PATH}/:sessionId`, async (req, res) => {
     const { workspaceId } = authenticateSecret(deps.db, req.get('Authorization'));
-    // Counted through the group commit like creations: concurrent reads share one commit.
-    const rate = await inGroupCommit(deps.db, () => countCall(deps.db, workspaceId, config.rateCaps, deps.clock()));
+    // Counted through the group commit; a counter that cannot be written fails open (countRead).
+    const rate = await countRead(deps.db, workspaceId, config.rateCaps, deps.clock());
     if (!rate.allowed) throw rateLimitError(rate);
     const sessionId = String(req.params.sessionId);
     const session = hasIdForm(sessionId, 'inv') ? getSession(deps.db, sessionId) : null;

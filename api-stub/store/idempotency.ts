@@ -7,7 +7,8 @@ import { stmt } from '../db/statements.ts';
  * meaning (interviewId and metadata as canonical JSON), so key order in `metadata` does not matter.
  */
 export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  // -0 is its own value (metadata comes back unchanged), so it is its own fingerprint too.
+  if (value === null || typeof value !== 'object') return Object.is(value, -0) ? '-0' : (JSON.stringify(value) ?? 'null');
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   const entries = Object.keys(value as Record<string, unknown>)
     .sort()
@@ -44,9 +45,4 @@ export function rememberIdempotencyKey(db: Database, workspaceId: string, key: s
      ON CONFLICT (workspace_id, idempotency_key) DO UPDATE SET request_hash = excluded.request_hash,
        session_id = excluded.session_id, created_at = excluded.created_at`,
   ).run(workspaceId, key, record.requestHash, record.sessionId, record.createdAt);
-}
-
-/** Deletes entries older than the TTL; returns how many. */
-export function pruneIdempotencyKeys(db: Database, now: number, ttlMs: number): number {
-  return Number(stmt(db, 'DELETE FROM idempotency_keys WHERE created_at <= ?').run(now - ttlMs).changes);
 }

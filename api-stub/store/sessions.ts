@@ -2,6 +2,7 @@ import type { Database } from '../db/database.ts';
 import { transaction } from '../db/database.ts';
 import { stmt } from '../db/statements.ts';
 import { newId } from '../../lib/ids.ts';
+import { stringifyJson } from '../../lib/json-text.ts';
 import { SESSION_EVENTS, SESSION_STATUSES, transition, type SessionEvent, type SessionStatus } from '../sessions/state-machine.ts';
 
 /** A session as stored. Times are Unix ms; null until the moment applies. */
@@ -48,7 +49,7 @@ export function insertSession(db: Database, s: NewSession, linkTokenSha256: stri
     db,
     `INSERT INTO sessions (id, workspace_id, deployment_id, status, metadata_json, url, created_at, expires_at, updated_at, link_token_sha256, provisional)
      VALUES (?, ?, ?, 'PENDING', ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(s.id, s.workspaceId, s.deploymentId, JSON.stringify(s.metadata), s.url, s.createdAt, s.expiresAt, s.createdAt, linkTokenSha256, s.provisional ? 1 : 0);
+  ).run(s.id, s.workspaceId, s.deploymentId, stringifyJson(s.metadata), s.url, s.createdAt, s.expiresAt, s.createdAt, linkTokenSha256, s.provisional ? 1 : 0);
 }
 
 const nullableNumber = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
@@ -273,4 +274,20 @@ export function listExpirableSessionIds(db: Database, now: number, limit = 100, 
     ORDER BY expires_at LIMIT :limit`)
     .all({ now, startedBefore: now - startedGraceMs, limit })
     .map((r) => String(r.id));
+}
+
+/**
+ * Retention (api-stub/retention): deletes up to `limit` COMPLETED or EXPIRED sessions that finished
+ * at or before `cutoff`, with their response, their report tokens (ON DELETE CASCADE) and any
+ * idempotency key still naming them. Returns how many sessions went. Their webhook events stay: they
+ * carry their own copy and follow the webhook retention.
+ */
+export function deleteFinishedSessions(db: Database, cutoff: number, limit: number): number {
+  const ids = stmt(db, `SELECT id FROM sessions WHERE status IN ('COMPLETED', 'EXPIRED')
+    AND COALESCE(completed_at, expired_at) <= ? LIMIT ?`).all(cutoff, limit).map((r) => String(r.id));
+  if (ids.length === 0) return 0;
+  const list = JSON.stringify(ids);
+  stmt(db, 'DELETE FROM idempotency_keys WHERE session_id IN (SELECT value FROM json_each(?))').run(list);
+  stmt(db, 'DELETE FROM responses WHERE session_id IN (SELECT value FROM json_each(?))').run(list);
+  return Number(stmt(db, 'DELETE FROM sessions WHERE id IN (SELECT value FROM json_each(?))').run(list).changes);
 }

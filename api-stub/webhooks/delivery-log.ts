@@ -76,8 +76,14 @@ export function decodeCursor(cursor: string): number | null {
 }
 
 export function listDeliveries(db: Database, workspaceId: string, options: { limit: number; beforeSeq?: number | null; eventId?: string | null }): DeliveryPage {
-  const rows = stmt(db, `SELECT * FROM webhook_deliveries WHERE workspace_id = ? AND seq < ? AND (? IS NULL OR event_id = ?)
-    ORDER BY seq DESC LIMIT ?`).all(workspaceId, options.beforeSeq ?? Number.MAX_SAFE_INTEGER, options.eventId ?? null, options.eventId ?? null, options.limit + 1);
+  const beforeSeq = options.beforeSeq ?? Number.MAX_SAFE_INTEGER;
+  // Two statements, so that each uses its index (an `? IS NULL OR` filter would use neither well):
+  // webhook_deliveries_event (migration 012) for one event, webhook_deliveries_workspace otherwise.
+  const rows = options.eventId
+    ? stmt(db, `SELECT * FROM webhook_deliveries WHERE workspace_id = ? AND event_id = ? AND seq < ?
+        ORDER BY seq DESC LIMIT ?`).all(workspaceId, options.eventId, beforeSeq, options.limit + 1)
+    : stmt(db, `SELECT * FROM webhook_deliveries WHERE workspace_id = ? AND seq < ?
+        ORDER BY seq DESC LIMIT ?`).all(workspaceId, beforeSeq, options.limit + 1);
   const page = rows.slice(0, options.limit);
   const last = page.at(-1);
   return {

@@ -5,7 +5,7 @@ import { transaction, type Database } from '../db/database.ts';
 import type { EgressPolicy } from '../outbound/egress-guard.ts';
 import { attemptDelivery, type AttemptResult } from './deliver.ts';
 import { recordAttemptStart, settleDelivery, type DeliveryOutcome } from './delivery-log.ts';
-import { claimDue, settle, type ClaimedDelivery, type Settlement } from './outbox-store.ts';
+import { claimDue, countAttemptStart, settle, type ClaimedDelivery, type Settlement } from './outbox-store.ts';
 import { isRetryable, retryDelay } from './retry-policy.ts';
 import { openEndpointSecrets } from './endpoint-secrets.ts';
 import type { KeyProvider } from '../crypto/key-provider.ts';
@@ -67,11 +67,15 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
 
   const attempt = async (claim: ClaimedDelivery): Promise<void> => {
     const { db, clock, log } = options;
-    // Logged before anything is sent: a kill during the attempt still leaves its row.
-    const deliveryId = transaction(db, () => recordAttemptStart(db, {
-      workspaceId: claim.workspaceId, eventId: claim.eventId, eventType: claim.eventType, endpointId: claim.endpointId,
-      endpointUrl: claim.endpoint?.url ?? '', attempt: claim.attempt, createdAt: clock(),
-    }));
+    // Logged and counted before anything is sent: a kill during the attempt still leaves its row,
+    // and the next attempt is numbered after it.
+    const deliveryId = transaction(db, () => {
+      countAttemptStart(db, claim.outboxId, owner);
+      return recordAttemptStart(db, {
+        workspaceId: claim.workspaceId, eventId: claim.eventId, eventType: claim.eventType, endpointId: claim.endpointId,
+        endpointUrl: claim.endpoint?.url ?? '', attempt: claim.attempt, createdAt: clock(),
+      });
+    });
     let result: AttemptResult;
     let secrets: string[] = [];
     let secretsError: string | null = null;

@@ -1,5 +1,6 @@
 import { newId } from '../../lib/ids.ts';
 import { isoSeconds, unixSeconds } from '../../lib/time.ts';
+import { stringifyJson } from '../../lib/json-text.ts';
 
 /**
  * Webhook events (spec section 6) as pure values: the envelope of section 2 (`evt_` id, `created`
@@ -69,5 +70,5 @@ function pick(facts: SessionFacts): SessionFacts {
 
 /** The bytes sent and signed. Compact JSON; receivers must verify these bytes, not a re-serialization. */
 export function serializeEvent(event: WebhookEvent<object>): string {
-  return JSON.stringify(event);
+  return stringifyJson(event);
 }

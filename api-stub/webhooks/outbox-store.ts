@@ -63,10 +63,18 @@ export function claimDue(db: Database, owner: string, nowMs: number, leaseMs: nu
 
 export type Settlement = { state: 'delivered' } | { state: 'dropped' } | { state: 'pending'; nextAttemptAt: number };
 
+/**
+ * Counts an attempt as it starts, in the transaction that logs it: an attempt cut short by a kill
+ * still counts, so the one sent after it is numbered next, not 1 again (issue 41).
+ */
+export function countAttemptStart(db: Database, outboxId: number, owner: string): void {
+  stmt(db, 'UPDATE webhook_outbox SET attempts = attempts + 1 WHERE id = ? AND lease_owner = ?').run(outboxId, owner);
+}
+
 /** Records the attempt's result; only the lease holder may settle (false when the lease was lost). */
 export function settle(db: Database, outboxId: number, owner: string, settlement: Settlement, nowMs: number): boolean {
   const next = settlement.state === 'pending' ? settlement.nextAttemptAt : nowMs;
-  const result = stmt(db, `UPDATE webhook_outbox SET state = ?, attempts = attempts + 1, next_attempt_at = ?,
+  const result = stmt(db, `UPDATE webhook_outbox SET state = ?, next_attempt_at = ?,
     lease_owner = NULL, lease_until = NULL, updated_at = ? WHERE id = ? AND lease_owner = ?`).run(settlement.state, next, nowMs, outboxId, owner);
   return Number(result.changes) === 1;
 }

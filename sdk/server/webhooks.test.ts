@@ -63,6 +63,10 @@ describe('webhooks.constructEvent', () => {
     expect(failure(() => constructEvent(JSON.parse(payload), good, secret, 300, now))).toBe('body_not_raw');
     const notJson = 'not json';
     expect(failure(() => constructEvent(notJson, signatureHeader([secret], t, notJson), secret, 300, now))).toBe('invalid_payload');
+    // Valid JSON, validly signed, but no event envelope (issue 41: `null` was returned as the event).
+    for (const body of ['null', '[]', '1', '"evt"', 'true', '{}', '{"id":"evt_1","type":"interview.completed","created":1,"data":null}', '{"id":1,"type":"t","created":1,"data":{}}']) {
+      expect(failure(() => constructEvent(body, signatureHeader([secret], t, body), secret, 300, now)), body).toBe('invalid_payload');
+    }
   });
 
   it('accepts timestamps exactly at the tolerance on both sides, and says which side failed', () => {

@@ -109,11 +109,24 @@ export function constructEvent<D = Record<string, unknown>>(
   if (-age > tolerance) {
     throw new WebhookSignatureError('timestamp_outside_tolerance', `The signature timestamp is ${-age} s in the future, more than the ${tolerance} s tolerance (check the clocks).`);
   }
+  let event: unknown;
   try {
-    return JSON.parse(typeof body === 'string' ? body : body.toString('utf8')) as WebhookEvent<D>;
+    event = JSON.parse(typeof body === 'string' ? body : body.toString('utf8'));
   } catch {
     throw new WebhookSignatureError('invalid_payload', 'The signature is valid but the body is not JSON.');
   }
+  if (!isEnvelope(event)) {
+    throw new WebhookSignatureError('invalid_payload', 'The signature is valid but the body is not an event envelope: a JSON object with a string id and type, a numeric created and an object data.');
+  }
+  return event as WebhookEvent<D>;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The envelope of spec section 2: `null`, `[]`, `1` or `{}` parse as JSON but are no event. */
+function isEnvelope(value: unknown): boolean {
+  return isObject(value) && typeof value.id === 'string' && typeof value.type === 'string'
+    && typeof value.created === 'number' && Number.isFinite(value.created) && isObject(value.data);
 }
 
 export interface TestHeaderOptions {

@@ -86,7 +86,8 @@ describe('a webhook attempt cut short by a kill', () => {
       await waitFor(() => rows().some((r) => r.outcome === 'delivered'), { timeoutMs: 10_000, what: `the second attempt settled (${second.output().slice(-300)})` });
       expect(rows()).toEqual([
         { event_type: 'interview.completed', attempt: 1, outcome: 'interrupted', error: INTERRUPTED_ERROR, status_code: null },
-        { event_type: 'interview.completed', attempt: 1, outcome: 'delivered', error: null, status_code: 200 },
+        // The attempt after the cut-short one is the second, not 1 again (issue 41).
+        { event_type: 'interview.completed', attempt: 2, outcome: 'delivered', error: null, status_code: 200 },
       ]);
     } finally {
       db.close();

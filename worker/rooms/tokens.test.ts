@@ -25,4 +25,22 @@ describe('HS256 tokens', () => {
     expect(verifyJwt('a.b', 'k', 1000)).toEqual({ ok: false, reason: 'malformed' });
     expect(verifyJwt(signJwt({ room: 'x' }, 'k'), 'k', 1000)).toEqual({ ok: false, reason: 'expired' });
   });
+
+  it('accepts only the canonical base64url spelling of a valid token (issue 41)', () => {
+    const token = signJwt({ room: 'x', exp: 2000 }, 'k');
+    const [h, p, s] = token.split('.') as [string, string, string];
+    // The signature is 32 bytes: 43 characters, the last one carrying 2 spare bits.
+    const last = s.at(-1)!;
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const spareBitsSet = alphabet[alphabet.indexOf(last) ^ 1]!;
+    const variants = [
+      `${token}=`,
+      `${token}==`,
+      `${h}.${p}.${s.slice(0, -1)}${spareBitsSet}`,
+      `${h}.${p}=.${s}`,
+      `${h}.${p}.${s.slice(0, 10)}+${s.slice(10)}`,
+    ];
+    for (const variant of variants) expect(verifyJwt(variant, 'k', 1000), variant).toEqual({ ok: false, reason: 'malformed' });
+    expect(verifyJwt(token, 'k', 1000).ok).toBe(true);
+  });
 });

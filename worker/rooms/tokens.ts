@@ -18,12 +18,23 @@ export function signJwt(claims: Claims, secret: string): string {
 
 export type VerifyResult = { ok: true; claims: Claims } | { ok: false; reason: 'malformed' | 'bad_signature' | 'expired' };
 
-/** Checks the signature in constant time and `exp` against `nowSeconds`. */
+/**
+ * True when `text` is base64url exactly as an encoder writes it: no padding, no character outside the
+ * alphabet, no unused low bits set in the last character. Node's decoder ignores all three, so without
+ * this check `sig=`, `sig==` or a last character off by its spare bits would verify as `sig`.
+ */
+export function isCanonicalBase64url(text: string): boolean {
+  return /^[A-Za-z0-9_-]*$/.test(text) && Buffer.from(text, 'base64url').toString('base64url') === text;
+}
+
+/** Checks the encoding (canonical only), the signature in constant time and `exp` against `nowSeconds`. */
 export function verifyJwt(token: string, secret: string, nowSeconds: number): VerifyResult {
   const parts = token.split('.');
   if (parts.length !== 3) return { ok: false, reason: 'malformed' };
   const [header, payload, signature] = parts as [string, string, string];
   if (header !== HEADER) return { ok: false, reason: 'malformed' };
+  // One token, one spelling: a variant of a valid token is refused, not accepted as the same token.
+  if (!isCanonicalBase64url(payload) || !isCanonicalBase64url(signature)) return { ok: false, reason: 'malformed' };
   const expected = createHmac('sha256', secret).update(`${header}.${payload}`).digest();
   const given = Buffer.from(signature, 'base64url');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { ok: false, reason: 'bad_signature' };
