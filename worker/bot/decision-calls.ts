@@ -1,7 +1,7 @@
 import type { ChatMessage } from '../providers/llm.ts';
 import { DroppedReply, type ModelTurn } from './model-turn.ts';
-import { streamDecision, type DecisionStream } from './turns/decision-stream.ts';
-import type { SplitterOptions } from './turns/sentences.ts';
+import { streamDecision, type DecisionStream } from './reply/decision-stream.ts';
+import type { SplitterOptions } from './reply/sentences.ts';
 
 /**
  * The language model's decision calls of one session (NEXT, a follow-up, or WAIT). A call starts

@@ -7,7 +7,7 @@ import type { ModelTurn } from './model-turn.ts';
 import { buildDecisionPrompt, type Turn } from './prompts.ts';
 import type { BotRoom } from './room-link.ts';
 import type { SpeakResult, Speaker } from './speaker.ts';
-import { splitSentences, type SplitterOptions } from './turns/sentences.ts';
+import { splitSentences, type SplitterOptions } from './reply/sentences.ts';
 
 /**
  * The conversation itself: ask, hear, respond, go on. It says the intro, asks each question, hears

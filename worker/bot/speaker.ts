@@ -3,7 +3,7 @@ import type { TextToSpeech } from '../providers/tts.ts';
 import { frames } from './audio.ts';
 import type { Playback } from './playback.ts';
 import type { BotRoom } from './room-link.ts';
-import { splitSentences } from './turns/sentences.ts';
+import { splitSentences } from './reply/sentences.ts';
 
 /**
  * The bot's voice: text to speech, one sentence at a time, into the room. A sentence is spoken as

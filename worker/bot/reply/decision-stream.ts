@@ -1,4 +1,3 @@
-import { WAIT_REPLY } from '../prompts.ts';
 import { SentenceSplitter, type SplitterOptions } from './sentences.ts';
 
 /**
@@ -9,6 +8,9 @@ import { SentenceSplitter, type SplitterOptions } from './sentences.ts';
  * only when the prompt offered it (`waitOffered`), and a reply that is `WAIT` and nothing more.
  */
 export type DecisionKind = 'next' | 'follow_up' | 'wait';
+
+/** The whole reply that means "not finished, keep listening" (offered only when the prompt says so). */
+export const WAIT_REPLY = 'WAIT';
 
 export interface DecisionStream {
   kind: Promise<DecisionKind>;
