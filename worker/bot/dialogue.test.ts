@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { silencePcm } from '../../lib/pcm.ts';
 import { tonePcm } from '../../test/fakes/audio.ts';
 import { MemoryRoom } from '../../test/fakes/memory-room.ts';
-import { STAGE_CONFIG } from '../../test/fakes/stage-config.ts';
+import { STAGE_CONFIG, withTurns } from '../../test/fakes/stage-config.ts';
 import { scriptedProviders, type ProviderScript } from '../../test/fakes/scripted-providers.ts';
 import { ProviderError } from '../providers/errors.ts';
 import type { BotEvent } from './events.ts';
@@ -158,7 +158,7 @@ describe('the interview in stages (memory room, scripted providers, fake clock)'
   it('with REPLY_EAGER_END=false and REPLY_FIRST_CLAUSE_WORDS=0, speaks the follow-up when the stream ends, as before', async () => {
     const reply = 'FOLLOW_UP: When your manager first stepped in, what exactly did they change for the team?';
     const script = { transcripts: ['I liked the onboarding.', 'It got better.'], replies: [reply], llmPieceMs: 40, llmEndMs: 400 };
-    const run = start(script, INTERVIEW, { ...CONFIG, turns: { ...CONFIG.turns, replyEagerEnd: false, replyFirstClauseWords: 0 } });
+    const run = start(script, INTERVIEW, withTurns(CONFIG, { reply: { eagerEnd: false, firstClauseWords: 0 } }));
     answerWhenHeard(run.room, () => answer());
     expect((await finish(run)).status).toBe('completed');
     const { tts, ttsAt, llmEndedAt } = run.providers.calls;
@@ -205,7 +205,7 @@ describe('the interview in stages (memory room, scripted providers, fake clock)'
 
   it('with BARGE_IN_MODE=stop, stops at once and after a backchannel goes on from the cut sentence', async () => {
     const question = 'First, think of your first week. Then, tell me what you liked. Take your time.';
-    const config = { ...CONFIG, turns: { ...CONFIG.turns, bargeInMode: 'stop' as const } };
+    const config = withTurns(CONFIG, { interruption: { mode: 'stop' } });
     const run = start({ transcripts: ['mm-hm', 'I liked the onboarding.'] }, { ...INTERVIEW, questions: [{ id: 'q1', text: question, maxFollowUps: 0 }] }, config);
     // "mm-hm" 500 ms into the question (its first sentence is playing), then the answer once heard.
     let said = false;
@@ -281,7 +281,7 @@ describe('the interview in stages (memory room, scripted providers, fake clock)'
 describe('the decision at a pause: WAIT and preemptive calls (issue 21)', () => {
   // Realtime text (a scripted stream: one segment per pause), silence detection: a pause commits
   // the words at 200 ms of silence, the turn ends at 300 ms.
-  const REALTIME: InterviewConfig = { ...CONFIG, turns: { ...CONFIG.turns, sttMode: 'realtime' } };
+  const REALTIME: InterviewConfig = withTurns(CONFIG, { engines: { sttMode: 'realtime' } });
   const TRAILING_OFF = [{ words: '\\.\\.\\.$', reply: 'WAIT' }];
   const decisionCalls = (run: Run) => run.providers.calls.llm.filter((m) => m[0]?.content.includes('follow-up'));
   const offersWait = (messages: Array<{ content: string }>) => messages[0]!.content.includes('reply with exactly WAIT');
@@ -309,7 +309,7 @@ describe('the decision at a pause: WAIT and preemptive calls (issue 21)', () => 
   });
 
   it('with LLM_WAIT_MAX_MS=0, takes the turn at the pause and moves on, as before', async () => {
-    const config = { ...REALTIME, turns: { ...REALTIME.turns, llmWaitMaxMs: 0 } };
+    const config = withTurns(REALTIME, { reply: { llmWaitMaxMs: 0 } });
     const run = start({ segments: ['We tried...', 'a few tools.'], rules: TRAILING_OFF, replies: ['NEXT'] }, INTERVIEW, config);
     answerWhenHeard(run.room, (turn) => (turn === 1 ? thinking() : null));
     expect((await finish(run)).status).toBe('completed');
@@ -347,7 +347,7 @@ describe('the decision at a pause: WAIT and preemptive calls (issue 21)', () => 
   });
 
   it('with LLM_PREEMPTIVE=false, starts the decision only when the turn has ended, as before', async () => {
-    const config = { ...REALTIME, turns: { ...REALTIME.turns, llmPreemptive: false } };
+    const config = withTurns(REALTIME, { reply: { llmPreemptive: false } });
     const run = start({ segments: ['I liked the onboarding.'], replies: ['NEXT'] }, INTERVIEW, config);
     answerWhenHeard(run.room, (turn) => (turn === 1 ? answer() : null));
     expect((await finish(run)).status).toBe('completed');

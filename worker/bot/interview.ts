@@ -81,7 +81,7 @@ export async function runInterview(job: BotJob, deps: InterviewDeps): Promise<Ou
       // Their turn's end calls the language model and speech at once: connect to them now.
       onSpeechStart: () => void providers.warm?.(),
       onBargeIn: () => {
-        if (config.turns.bargeInMode === 'pause') return void speaker.pause();
+        if (config.turns.interruption.mode === 'pause') return void speaker.pause();
         if (!speaker.audible) return;
         speaker.interrupt();
         hooks.telemetry({ type: 'interruption', kind: 'barge_in' });
@@ -89,7 +89,7 @@ export async function runInterview(job: BotJob, deps: InterviewDeps): Promise<Ou
       // BARGE_IN_MODE=pause: the paused voice stops for good on an interruption, and goes on from
       // where it paused after a backchannel (stop mode settled everything at the barge-in).
       onBargeInSettled: (outcome) => {
-        if (config.turns.bargeInMode !== 'pause' || !speaker.paused) return;
+        if (config.turns.interruption.mode !== 'pause' || !speaker.paused) return;
         if (outcome === 'backchannel') {
           // The page dropped its queue at the pause; it hears the bot speaking again.
           room.sendControl({ type: 'state', state: 'speaking' });
@@ -99,8 +99,8 @@ export async function runInterview(job: BotJob, deps: InterviewDeps): Promise<Ou
         hooks.telemetry({ type: 'interruption', kind: 'barge_in' });
       },
     });
-    const dialogue = new Dialogue({ sessionId: job.sessionId, interview: job.interview, room, hearing: listener, speaker, modelTurn, telemetry: hooks.telemetry, stt: providers.stt, signal, clock, replySplit: { eagerEnd: config.turns.replyEagerEnd, firstClauseWords: config.turns.replyFirstClauseWords },
-      decisions: { waitMaxMs: config.turns.llmWaitMaxMs, waitStepMs: config.turns.llmWaitStepMs, preemptive: config.turns.llmPreemptive },
+    const dialogue = new Dialogue({ sessionId: job.sessionId, interview: job.interview, room, hearing: listener, speaker, modelTurn, telemetry: hooks.telemetry, stt: providers.stt, signal, clock, replySplit: { eagerEnd: config.turns.reply.eagerEnd, firstClauseWords: config.turns.reply.firstClauseWords },
+      decisions: { waitMaxMs: config.turns.reply.llmWaitMaxMs, waitStepMs: config.turns.reply.llmWaitStepMs, preemptive: config.turns.reply.llmPreemptive },
     });
     const turns = await dialogue.run();
     const summary = (await modelTurn.complete(buildSummaryPrompt(job.interview, turns), { purpose: 'summary', signal, maxTokens: SUMMARY_MAX_TOKENS })).trim();
