@@ -100,6 +100,39 @@ export interface TurnDetectorOptions {
   clock?: () => number;
 }
 
+/** Between turns: the voiced run that may start one, an onset announced over it (null: none), the audio just before. */
+interface Listening {
+  kind: 'listening';
+  voicedRun: number;
+  onset: { silenceMs: number } | null;
+  preroll: Buffer[];
+  prerollBytes: number;
+}
+
+/** Inside a turn: its audio and speech, the silence since the last voiced frame, and the model's view of that silence. */
+interface InTurn {
+  kind: 'in_turn';
+  speechMs: number;
+  silentRun: number;
+  audio: Buffer[];
+  audioBytes: number;
+  /** The silence has reached the commit point (a `pause` was announced). */
+  paused: boolean;
+  lastVoicedAt: number;
+  /** The model asked about this silence (null: not yet). */
+  ask: SilenceAsk | null;
+  /** The model's last answer in this turn, and how long it took. */
+  verdict: { probability: number; inferenceMs: number } | null;
+}
+
+/** The model was asked about the current silence when it was this long; its latest answer (undefined: none yet). */
+interface SilenceAsk {
+  atSilenceMs: number;
+  answer: number | undefined;
+}
+
+const listening = (): Listening => ({ kind: 'listening', voicedRun: 0, onset: null, preroll: [], prerollBytes: 0 });
+
 export class TurnDetector {
   private readonly vad: FrameVad;
   private readonly model: TurnCompletionModel | null;
@@ -116,29 +149,14 @@ export class TurnDetector {
   private idle: Promise<void> = Promise.resolve();
   private closed = false;
 
-  private inSpeech = false;
-  private voicedRun = 0;
-  /** Since an `onset` without a turn: silence after it so far (-1: no onset outstanding). */
-  private onsetSilenceMs = -1;
-  private silentRun = 0;
-  private speechMs = 0;
-  private preroll: Buffer[] = [];
-  private prerollBytes = 0;
-  private audio: Buffer[] = [];
-  private audioBytes = 0;
-  private paused = false;
-  /** Changes whenever speech comes back, so a model answer about an older pause is ignored. */
-  private pauseGeneration = 0;
-  /** The model was asked in this silence; when (silence so far); its latest answer; a call in flight. */
-  private asked = false;
-  private askedAtSilence = 0;
-  private answer: number | undefined;
-  private modelBusy = false;
-  /** A "finished" is being checked against the words. */
-  private deciding = false;
-  private lastVoicedAt = 0;
-  private lastProbability: number | undefined;
-  private lastInferenceMs: number | undefined;
+  /** Where the respondent is: between turns, or inside one. */
+  private state: Listening | InTurn = listening();
+  /**
+   * The model's calls, which outlive the silence they were asked about: `generation` changes
+   * whenever speech comes back or a turn ends, so an answer about an older pause is ignored; `busy`:
+   * a call is in flight; `deciding`: a "finished" is being checked against the words.
+   */
+  private readonly calls = { generation: 0, busy: false, deciding: false };
 
   constructor(options: TurnDetectorOptions) {
     this.options = options;
@@ -150,12 +168,12 @@ export class TurnDetector {
 
   /** Whether the respondent is inside a turn (speech started and the turn has not ended). */
   get speaking(): boolean {
-    return this.inSpeech;
+    return this.state.kind === 'in_turn';
   }
 
   /** Voiced time so far in the current turn. */
   get currentSpeechMs(): number {
-    return this.inSpeech ? this.speechMs : 0;
+    return this.state.kind === 'in_turn' ? this.state.speechMs : 0;
   }
 
   /** Whether received audio is being classified now (a burst can take a while). */
@@ -196,7 +214,7 @@ export class TurnDetector {
 
   /** Ends the current turn now (the wall-time bound of one utterance). */
   forceEnd(reason: TurnEndReason): void {
-    if (this.inSpeech) this.endTurn(reason);
+    if (this.state.kind === 'in_turn') this.endTurn(this.state, reason);
   }
 
   close(): void {
@@ -229,26 +247,26 @@ export class TurnDetector {
    * silence follows it with no turn started. A dip of a frame inside a word (a plosive) does not
    * end an onset, so a voice paused at it does not stutter.
    */
-  private trackOnset(voiced: boolean, frameMs: number, now: number): void {
+  private trackOnset(before: Listening, voiced: boolean, frameMs: number, now: number): void {
     const onsetMs = this.settings.onsetMs ?? 0;
     if (onsetMs <= 0 || onsetMs >= this.settings.minSpeechMs) return;
-    if (this.onsetSilenceMs < 0) {
-      if (this.voicedRun >= onsetMs && this.voicedRun < this.settings.minSpeechMs) {
-        this.onsetSilenceMs = 0;
+    if (!before.onset) {
+      if (before.voicedRun >= onsetMs && before.voicedRun < this.settings.minSpeechMs) {
+        before.onset = { silenceMs: 0 };
         this.options.onEvent({ type: 'onset', at: now });
       }
       return;
     }
-    this.onsetSilenceMs = voiced ? 0 : this.onsetSilenceMs + frameMs;
-    if (this.onsetSilenceMs < onsetMs) return;
-    this.onsetSilenceMs = -1;
+    before.onset.silenceMs = voiced ? 0 : before.onset.silenceMs + frameMs;
+    if (before.onset.silenceMs < onsetMs) return;
+    before.onset = null;
     this.options.onEvent({ type: 'onset_end', at: now });
   }
 
   /** A frame the VAD cannot classify counts as silence (and is reported): the session goes on. */
   private async classify(frame: Buffer): Promise<boolean> {
     try {
-      return await this.vad.isSpeech(frame, this.inSpeech);
+      return await this.vad.isSpeech(frame, this.state.kind === 'in_turn');
     } catch (err) {
       this.options.onModelError?.(err);
       return false;
@@ -259,70 +277,62 @@ export class TurnDetector {
     const voiced = await this.classify(frame);
     if (this.closed) return;
     const now = this.clock();
+    if (this.state.kind === 'listening') return this.beforeTurn(this.state, frame, voiced, now);
+    const turn = this.state;
     const { frameMs } = this.vad;
-    if (!this.inSpeech) {
-      this.preroll.push(frame);
-      this.prerollBytes += frame.length;
-      const keep = Math.round((LISTEN_SAMPLE_RATE * PREROLL_MS) / 1000) * 2;
-      while (this.prerollBytes - this.preroll[0]!.length >= keep) this.prerollBytes -= this.preroll.shift()!.length;
-      this.voicedRun = voiced ? this.voicedRun + frameMs : 0;
-      this.trackOnset(voiced, frameMs, now);
-      if (this.voicedRun < this.settings.minSpeechMs) return;
-      this.onsetSilenceMs = -1;
-      this.inSpeech = true;
-      this.speechMs = this.voicedRun;
-      this.silentRun = 0;
-      this.paused = false;
-      this.lastVoicedAt = now;
-      this.lastProbability = undefined;
-      this.lastInferenceMs = undefined;
-      const preroll = Buffer.concat(this.preroll);
-      this.audio = [preroll];
-      this.audioBytes = preroll.length;
-      this.preroll = [];
-      this.prerollBytes = 0;
-      this.options.onEvent({ type: 'speech_start', at: now, preroll });
-      return;
-    }
-    const room = this.settings.maxUtteranceBytes - this.audioBytes;
+    const room = this.settings.maxUtteranceBytes - turn.audioBytes;
     const kept = frame.length > room ? frame.subarray(0, room) : frame;
-    this.audio.push(kept);
-    this.audioBytes += kept.length;
+    turn.audio.push(kept);
+    turn.audioBytes += kept.length;
     // The frame is counted before it is announced, so whoever reads `currentSpeechMs` on its
     // `audio` event (the barge-in check) sees the speech up to and including it, not one frame less.
-    if (voiced) this.speechMs += frameMs;
+    if (voiced) turn.speechMs += frameMs;
     this.options.onEvent({ type: 'audio', pcm: kept });
-    if (this.audioBytes >= this.settings.maxUtteranceBytes) return this.endTurn('max');
+    if (turn.audioBytes >= this.settings.maxUtteranceBytes) return this.endTurn(turn, 'max');
     if (voiced) {
-      if (this.silentRun > 0) this.options.patience?.record(this.silentRun);
-      this.silentRun = 0;
-      this.lastVoicedAt = now;
+      if (turn.silentRun > 0) this.options.patience?.record(turn.silentRun);
+      turn.silentRun = 0;
+      turn.lastVoicedAt = now;
       // Speech again: every answer about this silence (asked early, or at the pause) is stale.
-      if (this.paused || this.asked) this.pauseGeneration++;
-      this.asked = false;
-      this.answer = undefined;
-      if (this.paused) {
-        this.paused = false;
+      if (turn.paused || turn.ask) this.calls.generation++;
+      turn.ask = null;
+      if (turn.paused) {
+        turn.paused = false;
         this.options.onEvent({ type: 'resume', at: now });
       }
       return;
     }
-    this.silentRun += frameMs;
+    turn.silentRun += frameMs;
     const commitPoint = this.commitPoint();
     const extra = this.extraMs();
-    if (this.model) this.maybeAsk(commitPoint);
-    if (!this.paused && this.silentRun >= commitPoint) {
-      this.paused = true;
-      this.options.onEvent({ type: 'pause', at: now, speechEndedAt: this.lastVoicedAt });
+    if (this.model) this.maybeAsk(turn, commitPoint);
+    if (!turn.paused && turn.silentRun >= commitPoint) {
+      turn.paused = true;
+      this.options.onEvent({ type: 'pause', at: now, speechEndedAt: turn.lastVoicedAt });
       if (this.model) {
-        if (!this.asked || this.earlyNotFinished(commitPoint)) this.askModel(this.pauseGeneration);
-        else void this.consider(this.pauseGeneration);
+        if (!turn.ask || this.earlyNotFinished(turn, commitPoint)) this.askModel(turn, this.calls.generation);
+        else void this.consider(turn, this.calls.generation);
       }
-    } else if (this.model && extra > 0 && this.silentRun >= commitPoint + extra && this.silentRun - frameMs < commitPoint + extra) {
+    } else if (this.model && extra > 0 && turn.silentRun >= commitPoint + extra && turn.silentRun - frameMs < commitPoint + extra) {
       // A "finished" that came in before the learned patience ran out ends the turn now.
-      void this.consider(this.pauseGeneration);
+      void this.consider(turn, this.calls.generation);
     }
-    if (this.silentRun >= (this.model ? this.settings.maxSilenceMs : this.settings.silenceMs) + extra) this.endTurn('silence');
+    if (turn.silentRun >= (this.model ? this.settings.maxSilenceMs : this.settings.silenceMs) + extra) this.endTurn(turn, 'silence');
+  }
+
+  /** Between turns: keep the preroll, follow the voiced run (and an onset), start a turn at `minSpeechMs`. */
+  private beforeTurn(before: Listening, frame: Buffer, voiced: boolean, now: number): void {
+    const { frameMs } = this.vad;
+    before.preroll.push(frame);
+    before.prerollBytes += frame.length;
+    const keep = Math.round((LISTEN_SAMPLE_RATE * PREROLL_MS) / 1000) * 2;
+    while (before.prerollBytes - before.preroll[0]!.length >= keep) before.prerollBytes -= before.preroll.shift()!.length;
+    before.voicedRun = voiced ? before.voicedRun + frameMs : 0;
+    this.trackOnset(before, voiced, frameMs, now);
+    if (before.voicedRun < this.settings.minSpeechMs) return;
+    const preroll = Buffer.concat(before.preroll);
+    this.state = { kind: 'in_turn', speechMs: before.voicedRun, silentRun: 0, audio: [preroll], audioBytes: preroll.length, paused: false, lastVoicedAt: now, ask: null, verdict: null };
+    this.options.onEvent({ type: 'speech_start', at: now, preroll });
   }
 
   private commitPoint(): number {
@@ -334,16 +344,17 @@ export class TurnDetector {
   }
 
   /** The model asked ahead of the commit point, and again as the silence grows (issue 21). */
-  private maybeAsk(commitPoint: number): void {
+  private maybeAsk(turn: InTurn, commitPoint: number): void {
     const early = this.settings.modelEarlyMs ?? 0;
     const reask = this.settings.modelReaskMs ?? 0;
-    if (!this.asked && early > 0 && !this.paused && this.silentRun >= commitPoint - early && this.silentRun < commitPoint) {
-      return this.askModel(this.pauseGeneration);
+    if (!turn.ask && early > 0 && !turn.paused && turn.silentRun >= commitPoint - early && turn.silentRun < commitPoint) {
+      return this.askModel(turn, this.calls.generation);
     }
     // An early answer still in flight at the commit point: once it says "not finished", ask at once.
-    if (this.paused && this.earlyNotFinished(commitPoint)) return this.askModel(this.pauseGeneration);
-    const notFinished = this.answer !== undefined && this.answer < this.settings.modelThreshold;
-    if (this.paused && reask > 0 && !this.modelBusy && notFinished && this.silentRun >= this.askedAtSilence + reask) this.askModel(this.pauseGeneration);
+    if (turn.paused && this.earlyNotFinished(turn, commitPoint)) return this.askModel(turn, this.calls.generation);
+    const ask = turn.ask;
+    const notFinished = ask !== null && ask.answer !== undefined && ask.answer < this.settings.modelThreshold;
+    if (turn.paused && reask > 0 && !this.calls.busy && notFinished && turn.silentRun >= ask.atSilenceMs + reask) this.askModel(turn, this.calls.generation);
   }
 
   /**
@@ -351,72 +362,66 @@ export class TurnDetector {
    * flight: the model is asked again at the commit, as it would have been without the early ask
    * (the last 100 ms of silence often change its mind), rather than a whole TURN_MODEL_REASK_MS later.
    */
-  private earlyNotFinished(commitPoint: number): boolean {
-    return this.asked && !this.modelBusy && this.askedAtSilence < commitPoint && this.answer !== undefined && this.answer < this.settings.modelThreshold;
+  private earlyNotFinished(turn: InTurn, commitPoint: number): boolean {
+    const ask = turn.ask;
+    return ask !== null && !this.calls.busy && ask.atSilenceMs < commitPoint && ask.answer !== undefined && ask.answer < this.settings.modelThreshold;
   }
 
-  private askModel(generation: number): void {
+  private askModel(turn: InTurn, generation: number): void {
     const started = this.clock();
-    this.asked = true;
-    this.askedAtSilence = this.silentRun;
-    this.modelBusy = true;
-    const tail = Buffer.concat(this.audio).subarray(-MODEL_WINDOW_BYTES);
+    // A newer question about the same silence keeps the last answer until its own comes in.
+    turn.ask = { atSilenceMs: turn.silentRun, answer: turn.ask?.answer };
+    this.calls.busy = true;
+    const tail = Buffer.concat(turn.audio).subarray(-MODEL_WINDOW_BYTES);
     const samples = new Int16Array(tail.buffer.slice(tail.byteOffset, tail.byteOffset + (tail.byteLength & ~1)));
     this.model!.completion(samples).then(
       (probability) => {
-        this.modelBusy = false;
-        if (generation !== this.pauseGeneration || !this.inSpeech || this.closed) return;
-        this.lastProbability = probability;
-        this.lastInferenceMs = this.clock() - started;
-        this.answer = probability;
-        void this.consider(generation);
+        this.calls.busy = false;
+        // The same generation means the same turn and silence, so `turn` is still the state.
+        if (generation !== this.calls.generation || this.state !== turn || this.closed || !turn.ask) return;
+        turn.verdict = { probability, inferenceMs: this.clock() - started };
+        turn.ask.answer = probability;
+        void this.consider(turn, generation);
       },
       (err: unknown) => {
-        this.modelBusy = false;
+        this.calls.busy = false;
         this.options.onModelError?.(err);
       },
     );
   }
 
   /** At the pause, with the model's answer in: a "finished" ends the turn unless the words go on. */
-  private async consider(generation: number): Promise<void> {
-    const current = () => generation === this.pauseGeneration && this.inSpeech && this.paused && !this.closed;
-    if (!current() || this.answer === undefined || this.answer < this.settings.modelThreshold || this.deciding) return;
+  private async consider(turn: InTurn, generation: number): Promise<void> {
+    const current = () => generation === this.calls.generation && this.state === turn && turn.paused && !this.closed;
+    const answer = turn.ask?.answer;
+    if (!current() || answer === undefined || answer < this.settings.modelThreshold || this.calls.deciding) return;
     // A respondent who pauses long: the turn may end only once their learned patience has passed.
-    if (this.silentRun < this.commitPoint() + this.extraMs()) return;
-    this.deciding = true;
+    if (turn.silentRun < this.commitPoint() + this.extraMs()) return;
+    this.calls.deciding = true;
     try {
       // The words can still say "not yet" (a trailing comma, "and", "um"): then the pause runs on.
       if (this.options.wordsUnfinished && (await this.options.wordsUnfinished().catch(() => false))) {
         this.options.onWordsVeto?.();
         return;
       }
-      if (current()) this.endTurn('model');
+      if (current()) this.endTurn(turn, 'model');
     } finally {
-      this.deciding = false;
+      this.calls.deciding = false;
     }
   }
 
-  private endTurn(reason: TurnEndReason): void {
+  private endTurn(turn: InTurn, reason: TurnEndReason): void {
     const end: TurnEnd = {
       reason,
-      speechEndedAt: this.lastVoicedAt,
+      speechEndedAt: turn.lastVoicedAt,
       at: this.clock(),
-      audio: Buffer.concat(this.audio),
-      speechMs: this.speechMs,
+      audio: Buffer.concat(turn.audio),
+      speechMs: turn.speechMs,
       patienceExtraMs: this.extraMs(),
-      ...(this.lastProbability !== undefined ? { probability: this.lastProbability, inferenceMs: this.lastInferenceMs } : {}),
+      ...(turn.verdict ? { probability: turn.verdict.probability, inferenceMs: turn.verdict.inferenceMs } : {}),
     };
-    this.inSpeech = false;
-    this.paused = false;
-    this.pauseGeneration++;
-    this.asked = false;
-    this.answer = undefined;
-    this.voicedRun = 0;
-    this.silentRun = 0;
-    this.speechMs = 0;
-    this.audio = [];
-    this.audioBytes = 0;
+    this.state = listening();
+    this.calls.generation++;
     this.options.onEvent({ type: 'turn_end', end });
   }
 }
