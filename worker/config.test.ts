@@ -97,6 +97,17 @@ describe('loadConfig', () => {
     expect(loadConfig({ ...minimal, VAD_MIN_SPEECH_MS: '200', BARGE_IN_MIN_SPEECH_MS: '200' }).turns.endpointing.minSpeechMs).toBe(200);
   });
 
+  it('reads the hold of patience by design (issue 40), and refuses a hold that would hold nothing', () => {
+    expect(loadConfig(minimal).turns.endpointing).toMatchObject({ holdMs: 2200, holdMaxWords: 7, holdMaxVoicedMs: 2500 });
+    expect(loadConfig({ ...minimal, TURN_HOLD_MS: '0' }).turns.endpointing.holdMs).toBe(0);
+    const err = problem({ ...minimal, TURN_HOLD_MS: '200' });
+    expect(err.variable).toBe('TURN_HOLD_MS');
+    expect(err.message).toMatch(/above the commit point, TURN_MODEL_SILENCE_MS \(200\)/);
+    expect(problem({ ...minimal, TURN_DETECTION: 'silence', VAD_SILENCE_MS: '2500' }).variable).toBe('TURN_HOLD_MS');
+    expect(problem({ ...minimal, TURN_HOLD_MAX_WORDS: '0' }).variable).toBe('TURN_HOLD_MAX_WORDS');
+    expect(problem({ ...minimal, TURN_HOLD_MAX_VOICED_MS: 'long' }).variable).toBe('TURN_HOLD_MAX_VOICED_MS');
+  });
+
   it('keeps the turn policy\'s older cross-checks', () => {
     expect(problem({ ...minimal, TURN_MAX_SILENCE_MS: '300', TURN_MODEL_SILENCE_MS: '400', VAD_SILENCE_MS: '700' }).variable).toBe('TURN_MAX_SILENCE_MS');
     expect(problem({ ...minimal, BARGE_IN_CONFIRM_MS: '100' }).variable).toBe('BARGE_IN_CONFIRM_MS');

@@ -3,7 +3,7 @@ import type { TurnPolicy } from '../../worker/bot/policy/turn-policy.ts';
 
 /**
  * The interview settings the stage unit tests run with: the pipeline before 1.3 (energy VAD, a turn
- * ends after 300 ms of silence, batch text) with barge-in on, short timeouts, a 10 s utterance bound.
+ * ends after 300 ms of silence, nothing held, batch text) with barge-in on, short timeouts, a 10 s utterance bound.
  * A tone is speech to the energy VAD and digital silence is not, so tests need no speech model.
  */
 export const STAGE_CONFIG: InterviewConfig = {
@@ -12,7 +12,7 @@ export const STAGE_CONFIG: InterviewConfig = {
   idleTimeoutSeconds: 5,
   turns: {
     engines: { vad: 'energy', vadSpeechThreshold: 0.5, vadThresholdDbfs: -45, detection: 'silence', modelsDir: null, sttMode: 'batch', sttRealtimeModel: 'none' },
-    endpointing: { minSpeechMs: 100, silenceMs: 300, modelSilenceMs: 200, modelThreshold: 0.5, maxSilenceMs: 1600, modelEarlyMs: 100, modelReaskMs: 400, wordsWaitMs: 1500, pauseLearningMaxMs: 600, maxUtteranceSeconds: 10 },
+    endpointing: { minSpeechMs: 100, silenceMs: 300, modelSilenceMs: 200, modelThreshold: 0.5, maxSilenceMs: 1600, modelEarlyMs: 100, modelReaskMs: 400, wordsWaitMs: 1500, pauseLearningMaxMs: 600, holdMs: 0, holdMaxWords: 7, holdMaxVoicedMs: 2500, maxUtteranceSeconds: 10 },
     interruption: { enabled: true, mode: 'pause', minSpeechMs: 200, onsetMs: 0, confirmMs: 700 },
     reply: { eagerEnd: true, firstClauseWords: 6, llmWaitMaxMs: 4000, llmWaitStepMs: 1500, llmPreemptive: true },
   },

@@ -5,6 +5,7 @@ import { MemoryRoom } from '../../test/fakes/memory-room.ts';
 import { STAGE_CONFIG, withTurns } from '../../test/fakes/stage-config.ts';
 import { scriptedProviders, type ProviderScript } from '../../test/fakes/scripted-providers.ts';
 import { ProviderError } from '../providers/errors.ts';
+import { SPAN_TURN_END } from '../telemetry/names.ts';
 import type { BotEvent } from './events.ts';
 import { runInterview, type InterviewConfig } from './interview.ts';
 import type { BotJob, InterviewDefinition, Outcome } from './messages.ts';
@@ -125,6 +126,17 @@ describe('the interview in stages (memory room, scripted providers, fake clock)'
     const latency = run.events.find((e) => e.type === 'turn_latency');
     expect(latency && latency.type === 'turn_latency' ? latency.seconds : -1).toBeGreaterThan(0.3);
     expect(run.bounds()).toBe(0);
+  });
+
+  it('holds a short answer to an open question until TURN_HOLD_MS, and ends one to a closed question at the silence rule (issue 40)', async () => {
+    const interview: InterviewDefinition = { ...INTERVIEW, questions: [{ id: 'q1', text: 'What did you like?', maxFollowUps: 0 }, { id: 'q2', text: 'Did you finish the setup?', maxFollowUps: 0 }] };
+    const run = start({ transcripts: ['The onboarding.', 'Yes.'] }, interview, withTurns(CONFIG, { endpointing: { holdMs: 2200 } }));
+    answerWhenHeard(run.room, () => Buffer.concat([tone(900), silencePcm(3000, RATE)]));
+    expect((await finish(run)).status).toBe('completed');
+    const waits = run.events.flatMap((e) => (e.type === 'span' && e.span.name === SPAN_TURN_END ? [e.span.endMs - e.span.startMs] : []));
+    expect(waits).toHaveLength(2);
+    expect(waits[0]).toBeGreaterThanOrEqual(2200);
+    expect(waits[1]).toBeLessThan(400);
   });
 
   it('warms the providers\' connections each time the respondent starts to speak (issue 21)', async () => {

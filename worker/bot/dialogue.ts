@@ -110,12 +110,14 @@ export class Dialogue {
   }
 
   private async speak(source: string | AsyncIterable<string>, utteranceId: string, questionId: string | undefined): Promise<SpeakResult> {
-    const { room, speaker, clock } = this.o;
+    const { room, speaker, clock, hearing } = this.o;
     room.sendControl({ type: 'state', state: 'speaking' });
     const spoken: string[] = [];
     const captioned = async function* (): AsyncIterable<string> {
       for await (const sentence of typeof source === 'string' ? splitSentences(source) : source) {
         spoken.push(sentence);
+        // A question's last sentence says whether it is open or closed (how patient to be with the answer).
+        if (questionId !== undefined) hearing.expectAnswerTo?.(sentence);
         room.sendControl({ type: 'caption', speaker: 'bot', text: sentence, final: true });
         yield sentence;
       }

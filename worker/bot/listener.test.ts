@@ -65,8 +65,13 @@ describe('listening, planned from the configuration', () => {
     const plan = planListening(CONFIG, { vad: null, turn: null });
     expect(plan.detector.maxUtteranceBytes).toBe(10 * RATE * 2);
     expect(plan.detector.maxBacklogBytes).toBe(plan.detector.maxUtteranceBytes);
-    // The longest silence, plus what learning the respondent's pauses may add to it (issue 21), plus a margin.
-    expect(plan.listener.stallMs).toBe(1600 + 600 + 500);
+    // The longest silence (nothing held in this configuration, so learning adds nothing), plus a margin.
+    expect(plan.listener.stallMs).toBe(1600 + 500);
+    // With a hold: the hold, plus what learning the respondent's pauses may add to it, plus a margin.
+    const held = planListening(withTurns(CONFIG, { endpointing: { holdMs: 2200 } }), { vad: null, turn: null });
+    expect(held.listener.stallMs).toBe(2200 + 600 + 500);
+    expect(held.listener.pauseLearning).toEqual({ baseMs: 2200, maxExtraMs: 600 });
+    expect(held.detector).toMatchObject({ holdMs: 2200, holdMaxWords: 7, holdMaxVoicedMs: 2500 });
     expect(plan.vad.frameBytes).toBe(640);
     // The model asked ahead of the commit point, and again as the silence grows (issue 21).
     expect(plan.detector).toMatchObject({ modelEarlyMs: 100, modelReaskMs: 400 });
@@ -189,6 +194,42 @@ describe('the listener', () => {
     };
     expect(await run(1500)).toEqual(['The main problem was the export to spreadsheets.']);
     expect((await run(300))[0]).toBe('The main problem was');
+  });
+
+  it('holds a short answer to an open question through a 1.5 s pause, and ends one to a closed question at once (issue 40)', async () => {
+    // The end-of-turn model says "finished" at every pause; no language model is asked. The words
+    // of the first pause ("We tried a few tools.", four) make it a fragment; the question decides.
+    const run = async (question: string | null): Promise<string[]> => {
+      const config = withTurns(CONFIG, { engines: { detection: 'model', sttMode: 'realtime' }, endpointing: { holdMs: 2200 } });
+      const room = new MemoryRoom();
+      const abort = new AbortController();
+      const listener = createListener(config, {
+        room,
+        providers: scriptedProviders({ segments: ['We tried a few tools.', 'Mostly spreadsheets.'] }),
+        models: { vad: null, turn: { completion: () => Promise.resolve(0.9) } },
+        playback: new Playback(() => Date.now()),
+        hooks: quietHooks,
+        language: 'en',
+        signal: abort.signal,
+        onBargeIn: () => undefined,
+        clock: () => Date.now(),
+      });
+      if (question) listener.expectAnswerTo(question);
+      const since = Date.now();
+      void room.speak(Buffer.concat([tone(1000), silencePcm(1500, RATE), tone(800), silencePcm(3000, RATE)]));
+      const texts: string[] = [];
+      const collect = async () => {
+        for (;;) texts.push((await listener.nextTurn(since)).text);
+      };
+      void collect().catch(() => undefined);
+      await vi.advanceTimersByTimeAsync(7000);
+      abort.abort();
+      listener.close();
+      return texts;
+    };
+    expect(await run(null)).toEqual(['We tried a few tools. Mostly spreadsheets.']);
+    expect(await run('How did you first hear of us?')).toEqual(['We tried a few tools. Mostly spreadsheets.']);
+    expect(await run('Did you try other tools?')).toEqual(['We tried a few tools.', 'Mostly spreadsheets.']);
   });
 
   it('stops the bot on the very frame that completes BARGE_IN_MIN_SPEECH_MS of speech, not one later', async () => {

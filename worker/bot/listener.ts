@@ -8,6 +8,7 @@ import { PauseProfile } from './turns/pause-profile.ts';
 import type { TurnTranscriber } from './turns/transcriber.ts';
 import { TurnDetector, type DetectorEvent, type TurnEnd, type TurnEndReason, type TurnDetectorOptions } from './turns/turn-detector.ts';
 import { FailureReason } from '../../lib/failure-reasons.ts';
+import { questionKind, type QuestionKind } from './policy/question-kind.ts';
 
 /**
  * The respondent's side of a session, for its whole length: every frame they send goes through
@@ -46,7 +47,7 @@ export interface HeardTurn {
   inferenceMs?: number;
   /** The turn began while the bot was audible and stopped it. */
   bargeIn: boolean;
-  /** Silence added to the end of this turn from the respondent's own pauses (learned). */
+  /** Silence added to the end of this turn from the respondent's own pauses (learned; held fragments only). */
   patienceExtraMs: number;
   /** A barge-in that was only a backchannel: the bot should go on. */
   backchannel: boolean;
@@ -125,6 +126,8 @@ export interface Hearing {
   watchPauses?(watcher: PauseWatcher): void;
   /** The respondent went on after a turn taken as ended, after this much silence (it teaches the pause profile). */
   pausedFor?(silenceMs: number): void;
+  /** The bot asked this (a question or a follow-up): whether it is open or closed tells how patient to be (policy/question-kind.ts). */
+  expectAnswerTo?(question: string): void;
 }
 
 export class Listener implements Hearing {
@@ -145,6 +148,9 @@ export class Listener implements Hearing {
   private pauseWatcher: PauseWatcher | null = null;
   /** Changes at every pause, resume and turn boundary: words that come in late for their pause are not given. */
   private pauseGeneration = 0;
+  /** The words of the turn so far, from the last pause (null: not in, or speech came back since). */
+  private pauseWords: string | null = null;
+  private question: QuestionKind = 'open';
   private arrivals = 0;
   private closed = false;
   private readonly onAudio = (pcm: Buffer) => {
@@ -176,9 +182,14 @@ export class Listener implements Hearing {
       onEvent: (e) => this.onEvent(e),
       onOverflow: () => options.onBound?.(),
       wordsUnfinished: async () => {
+        const generation = this.pauseGeneration;
         const text = await options.transcriber.textSoFar(options.settings.wordsWaitMs);
+        if (generation === this.pauseGeneration && text !== null) this.pauseWords = text.trim();
         return text !== null && wordsUnfinished(text, options.language);
       },
+      wordsSoFar: () => this.pauseWords,
+      questionKind: () => this.question,
+      ...(options.language ? { language: options.language } : {}),
     });
     options.room.on('audio', this.onAudio);
     options.transcriber.warm();
@@ -231,6 +242,10 @@ export class Listener implements Hearing {
     this.pauses.record(silenceMs);
   }
 
+  expectAnswerTo(question: string): void {
+    this.question = questionKind(question, this.options.language);
+  }
+
   close(): void {
     this.closed = true;
     this.pauseWatcher = null;
@@ -268,6 +283,7 @@ export class Listener implements Hearing {
         return this.bargeIn.onsetEnded();
       case 'speech_start':
         this.pauseGeneration++;
+        this.pauseWords = null;
         // When speech was recognised as such (not the preroll's start): a respondent who answers the
         // moment a short question ends must not have their answer dated before the question.
         this.turnStartedAt = event.at;
@@ -292,10 +308,12 @@ export class Listener implements Hearing {
       case 'resume':
         transcriber.resume();
         this.pauseGeneration++;
+        this.pauseWords = null;
         this.pauseWatcher?.resume();
         return;
       case 'turn_end':
         this.pauseGeneration++;
+        this.pauseWords = null;
         clearTimeout(this.maxTimer);
         if (event.end.reason === 'max') this.options.onBound?.();
         void this.finishTurn(event.end, this.turnStartedAt, this.bargeIn.turnEnded());
@@ -303,12 +321,16 @@ export class Listener implements Hearing {
     }
   }
 
-  /** The words so far, to the watcher, if they come in before the pause is over (realtime text only). */
+  /**
+   * The words so far, if they come in before the pause is over (realtime text only): to the
+   * endpointing policy (their count and their end), and to the watcher.
+   */
   private givePauseWords(speechEndedAt: number): void {
-    if (!this.pauseWatcher) return;
     const generation = ++this.pauseGeneration;
     void this.options.transcriber.textSoFar(PAUSE_WORDS_WAIT_MS).then((words) => {
       if (generation !== this.pauseGeneration || this.closed || !words || words.trim() === '') return;
+      this.pauseWords = words.trim();
+      this.detector.wordsArrived();
       this.pauseWatcher?.pause({ words: words.trim(), speechEndedAt });
     });
   }

@@ -48,6 +48,9 @@ export function planListening(config: ListeningConfig, models: TurnModels): List
       modelReaskMs: e.modelReaskMs,
       modelThreshold: e.modelThreshold,
       onsetMs: onsetPauseMs(interruption),
+      holdMs: e.holdMs,
+      holdMaxWords: e.holdMaxWords,
+      holdMaxVoicedMs: e.holdMaxVoicedMs,
       maxUtteranceBytes,
       // Audio waiting to be classified: an answer that arrives in one burst fits whole; a flood
       // beyond one utterance's worth is dropped as it arrives, so memory stays bounded.
@@ -59,10 +62,10 @@ export function planListening(config: ListeningConfig, models: TurnModels): List
       bargeIn: interruption.enabled,
       bargeInMinSpeechMs: interruption.minSpeechMs,
       bargeInConfirmMs: interruption.confirmMs,
-      // The longest silence may grow by what the respondent's own pauses add (TURN_PAUSE_LEARNING_MAX_MS).
-      stallMs: Math.max(e.maxSilenceMs, e.silenceMs) + e.pauseLearningMaxMs + STALL_MARGIN_MS,
-      // A turn may end after this much silence without learning: the commit point with the model, else the silence rule.
-      pauseLearning: { baseMs: turnModel ? commitPointMs(e) : e.silenceMs, maxExtraMs: e.pauseLearningMaxMs },
+      // The longest silence: the silence rule, or a hold grown by what the respondent's own pauses add (TURN_PAUSE_LEARNING_MAX_MS).
+      stallMs: Math.max(e.maxSilenceMs, e.silenceMs, e.holdMs + e.pauseLearningMaxMs) + STALL_MARGIN_MS,
+      // Learning lengthens the hold, so what counts is a pause longer than it (issue 40); with no hold nothing is learned.
+      pauseLearning: { baseMs: e.holdMs > 0 ? e.holdMs : turnModel ? commitPointMs(e) : e.silenceMs, maxExtraMs: e.holdMs > 0 ? e.pauseLearningMaxMs : 0 },
       wordsWaitMs: e.wordsWaitMs,
     },
   };

@@ -32,6 +32,9 @@ export function readTurnPolicy(env: Env): TurnPolicy {
       modelReaskMs: intVar(env, 'TURN_MODEL_REASK_MS', { default: d.endpointing.modelReaskMs, min: 0, max: 10_000 }),
       wordsWaitMs: intVar(env, 'TURN_WORDS_WAIT_MS', { default: d.endpointing.wordsWaitMs, min: 0, max: 10_000 }),
       pauseLearningMaxMs: intVar(env, 'TURN_PAUSE_LEARNING_MAX_MS', { default: d.endpointing.pauseLearningMaxMs, min: 0, max: 3000 }),
+      holdMs: intVar(env, 'TURN_HOLD_MS', { default: d.endpointing.holdMs, min: 0, max: 10_000 }),
+      holdMaxWords: intVar(env, 'TURN_HOLD_MAX_WORDS', { default: d.endpointing.holdMaxWords, min: 1, max: 100 }),
+      holdMaxVoicedMs: intVar(env, 'TURN_HOLD_MAX_VOICED_MS', { default: d.endpointing.holdMaxVoicedMs, min: 100, max: 60_000 }),
       maxUtteranceSeconds: intVar(env, 'MAX_UTTERANCE_SECONDS', { default: d.endpointing.maxUtteranceSeconds, min: 1, max: 600 }),
     },
     interruption: {

@@ -1,5 +1,5 @@
 import { ConfigError } from '../../../lib/env.ts';
-import type { TurnPolicy } from './turn-policy.ts';
+import { commitPointMs, type TurnPolicy } from './turn-policy.ts';
 
 /**
  * The turn policy's cross-field rules: a combination of settings where one would silently undo or
@@ -15,6 +15,11 @@ export function checkTurnPolicy(policy: TurnPolicy): void {
   // would move it (and the model's first question) earlier without saying so.
   if (engines.detection === 'model' && e.silenceMs < e.modelSilenceMs) {
     throw new ConfigError('VAD_SILENCE_MS', `must be at least TURN_MODEL_SILENCE_MS (${e.modelSilenceMs}) with TURN_DETECTION=model: a shorter one caps the commit point at ${e.silenceMs} ms`);
+  }
+  // A hold no longer than the silence that ends a turn anyway (or commits it) would hold nothing.
+  const heldFrom = engines.detection === 'model' ? commitPointMs(e) : e.silenceMs;
+  if (e.holdMs > 0 && e.holdMs <= heldFrom) {
+    throw new ConfigError('TURN_HOLD_MS', `must be 0 (off) or above ${engines.detection === 'model' ? 'the commit point, TURN_MODEL_SILENCE_MS' : 'VAD_SILENCE_MS'} (${heldFrom}): a shorter hold holds nothing`);
   }
   if (i.confirmMs < i.minSpeechMs) throw new ConfigError('BARGE_IN_CONFIRM_MS', `must be at least BARGE_IN_MIN_SPEECH_MS (${i.minSpeechMs})`);
   if (!i.enabled) return;

@@ -47,8 +47,14 @@ export interface Endpointing {
   modelReaskMs: number;
   /** TURN_WORDS_WAIT_MS: how long the model's "finished" waits for the pause's words before it stands on its own. */
   wordsWaitMs: number;
-  /** TURN_PAUSE_LEARNING_MAX_MS: the most a respondent's own long pauses can add to the silence before their turn may end; 0: no learning. */
+  /** TURN_PAUSE_LEARNING_MAX_MS: the most a respondent's own long pauses can add to the hold (TURN_HOLD_MS); 0: no learning. */
   pauseLearningMaxMs: number;
+  /** TURN_HOLD_MS: a short answer to an open question may end only after this much silence, however finished it sounds (endpointing.ts); 0: nothing is held. */
+  holdMs: number;
+  /** TURN_HOLD_MAX_WORDS: an answer of at most this many words (so far) is short enough to be held. */
+  holdMaxWords: number;
+  /** TURN_HOLD_MAX_VOICED_MS: while the words of a pause are not in, an answer with less speech than this is held. */
+  holdMaxVoicedMs: number;
   /** MAX_UTTERANCE_SECONDS: a turn that never pauses ends here. */
   maxUtteranceSeconds: number;
 }
@@ -93,7 +99,7 @@ export interface TurnPolicy {
 /** Every default of the turn policy, in one place (the defaults docs/worker.md lists). */
 export const TURN_POLICY_DEFAULTS: DeepReadonly<TurnPolicy> = deepFreeze({
   engines: { vad: 'silero', vadSpeechThreshold: 0.5, vadThresholdDbfs: -45, detection: 'model', modelsDir: null, sttMode: 'realtime', sttRealtimeModel: 'gpt-4o-mini-transcribe' },
-  endpointing: { minSpeechMs: 120, silenceMs: 700, modelSilenceMs: 200, modelThreshold: 0.5, maxSilenceMs: 1600, modelEarlyMs: 100, modelReaskMs: 400, wordsWaitMs: 1500, pauseLearningMaxMs: 600, maxUtteranceSeconds: 60 },
+  endpointing: { minSpeechMs: 120, silenceMs: 700, modelSilenceMs: 200, modelThreshold: 0.5, maxSilenceMs: 1600, modelEarlyMs: 100, modelReaskMs: 400, wordsWaitMs: 1500, pauseLearningMaxMs: 600, holdMs: 2200, holdMaxWords: 7, holdMaxVoicedMs: 2500, maxUtteranceSeconds: 60 },
   interruption: { enabled: true, mode: 'pause', minSpeechMs: 120, onsetMs: 64, confirmMs: 700 },
   reply: { eagerEnd: true, firstClauseWords: 6, llmWaitMaxMs: 4000, llmWaitStepMs: 1500, llmPreemptive: true },
 } satisfies TurnPolicy);

@@ -1,3 +1,5 @@
+import { endpoint, holdEndMs, type EndpointingRules, type SilenceView } from '../policy/endpointing.ts';
+import type { QuestionKind } from '../policy/question-kind.ts';
 import type { FrameVad } from './frame-vad.ts';
 import type { PausePatience } from './pause-profile.ts';
 import type { TurnCompletionModel } from './types.ts';
@@ -11,15 +13,17 @@ import { LISTEN_SAMPLE_RATE } from './types.ts';
  * speaking can pause its voice sooner than a turn starts. In a pause, once the silence reaches the
  * commit point (`modelSilenceMs`, or `silenceMs` when shorter), a `pause` event lets streaming
  * speech-to-text finish the words so far; with `detection: 'model'` the end-of-turn model is asked
- * then, and a confident "finished" ends the turn at once (reason `model`). Otherwise the turn ends
- * after `silenceMs` (silence detection, today's rule) or `maxSilenceMs` (the longest thinking pause
- * the model mode waits out), reason `silence`; a turn that never pauses ends at the utterance bound
+ * then. Whether the turn may end is the endpointing policy's to say, at each frame of silence
+ * (policy/endpointing.ts, issue 40): a confident "finished" ends it at the commit point (reason
+ * `model`), unless the answer is a fragment to an open question, which is held until the silence
+ * reaches `holdMs`, or its words plainly go on. Otherwise the turn ends after `silenceMs` (silence
+ * detection) or `maxSilenceMs` (the longest thinking pause the model mode waits out), or at the end
+ * of a hold if that is later, reason `silence`; a turn that never pauses ends at the utterance bound
  * (reason `max`). Speech in a pause cancels a pending model answer.
  *
  * Patience (`patience`, issue 21): each silence inside a turn that speech follows is recorded, and
- * the respondent's learned extra delays every end of their turn by as much: a model "finished"
- * ends it only once the silence has reached the commit point plus the extra, the silence rule and
- * the longest pause wait that much longer too. With no extra (or no `patience`) nothing changes.
+ * the respondent's learned extra lengthens the hold of their held fragments (issue 40: only the
+ * hold; a finished long answer or one to a closed question ends as fast as anyone's).
  *
  * The detector runs for a whole session: after a turn ends it listens for the next one at once, so
  * a respondent who goes on talking is heard. Frames are classified in arrival order, one at a time.
@@ -47,6 +51,11 @@ export interface TurnDetectorSettings {
    * at least `minSpeechMs`: never); `onset_end` follows once as much silence comes with no turn.
    */
   onsetMs?: number;
+  /** TURN_HOLD_MS: the silence a fragment to an open question needs before it may end (0 or absent: nothing is held). */
+  holdMs?: number;
+  /** TURN_HOLD_MAX_WORDS, TURN_HOLD_MAX_VOICED_MS: what a fragment is (endpointing.ts). */
+  holdMaxWords?: number;
+  holdMaxVoicedMs?: number;
 }
 
 export interface TurnEnd {
@@ -57,8 +66,10 @@ export interface TurnEnd {
   at: number;
   /** The turn's audio: a little before speech started, to the decision. */
   audio: Buffer;
-  /** Silence added to the end of this turn from the respondent's own pauses. */
+  /** Silence added to the end of this turn from the respondent's own pauses (held fragments only). */
   patienceExtraMs: number;
+  /** The turn was a fragment to an open question, held until TURN_HOLD_MS (endpointing.ts). */
+  held: boolean;
   /** Voiced time in the turn. */
   speechMs: number;
   /** The end-of-turn model's last answer in this turn, and how long it took. */
@@ -91,6 +102,12 @@ export interface TurnDetectorOptions {
    */
   wordsUnfinished?(): Promise<boolean>;
   onWordsVeto?(): void;
+  /** The words of the turn so far, when they are in (realtime text of the last pause); null: not (yet). */
+  wordsSoFar?(): string | null;
+  /** What the bot last asked (default: open, the patient side). */
+  questionKind?(): QuestionKind;
+  /** The interview's language (the words' check knows English words). */
+  language?: string;
   /** A failed model call is treated as "not finished" (a failed VAD frame as silence); it is reported here. */
   onModelError?(err: unknown): void;
   /** Audio was dropped because the backlog was full (once per overflow, until the backlog drains). */
@@ -304,8 +321,8 @@ export class TurnDetector {
     }
     turn.silentRun += frameMs;
     const commitPoint = this.commitPoint();
-    const extra = this.extraMs();
     if (this.model) this.maybeAsk(turn, commitPoint);
+    const holdEnd = holdEndMs(this.view(turn), this.rules());
     if (!turn.paused && turn.silentRun >= commitPoint) {
       turn.paused = true;
       this.options.onEvent({ type: 'pause', at: now, speechEndedAt: turn.lastVoicedAt });
@@ -313,11 +330,43 @@ export class TurnDetector {
         if (!turn.ask || this.earlyNotFinished(turn, commitPoint)) this.askModel(turn, this.calls.generation);
         else void this.consider(turn, this.calls.generation);
       }
-    } else if (this.model && extra > 0 && turn.silentRun >= commitPoint + extra && turn.silentRun - frameMs < commitPoint + extra) {
-      // A "finished" that came in before the learned patience ran out ends the turn now.
+    } else if (this.model && holdEnd > 0 && turn.silentRun >= holdEnd && turn.silentRun - frameMs < holdEnd) {
+      // A "finished" that came in during the hold ends the turn once the hold is over.
       void this.consider(turn, this.calls.generation);
     }
-    if (turn.silentRun >= (this.model ? this.settings.maxSilenceMs : this.settings.silenceMs) + extra) this.endTurn(turn, 'silence');
+    const verdict = endpoint({ ...this.view(turn), probability: undefined }, this.rules());
+    if (verdict.end) this.endTurn(turn, 'silence');
+  }
+
+  /** The words of the last pause came in: they may say the answer is long (no hold) or goes on. */
+  wordsArrived(): void {
+    if (this.state.kind === 'in_turn' && this.model) void this.consider(this.state, this.calls.generation);
+  }
+
+  /** The endpointing settings (policy/endpointing.ts), from the detector's. */
+  private rules(): EndpointingRules {
+    const s = this.settings;
+    return {
+      commitPointMs: this.commitPoint(),
+      silenceEndMs: this.model ? s.maxSilenceMs : s.silenceMs,
+      modelThreshold: s.modelThreshold,
+      holdMs: s.holdMs ?? 0,
+      holdMaxWords: s.holdMaxWords ?? 7,
+      holdMaxVoicedMs: s.holdMaxVoicedMs ?? 2500,
+    };
+  }
+
+  /** What is known of this turn's silence now. */
+  private view(turn: InTurn): SilenceView {
+    return {
+      silenceMs: turn.silentRun,
+      speechMs: turn.speechMs,
+      words: this.options.wordsSoFar?.() ?? null,
+      question: this.options.questionKind?.() ?? 'open',
+      probability: turn.ask?.answer,
+      learnedExtraMs: this.extraMs(),
+      ...(this.options.language ? { language: this.options.language } : {}),
+    };
   }
 
   /** Between turns: keep the preroll, follow the voiced run (and an onset), start a turn at `minSpeechMs`. */
@@ -390,21 +439,20 @@ export class TurnDetector {
     );
   }
 
-  /** At the pause, with the model's answer in: a "finished" ends the turn unless the words go on. */
+  /** At the pause, with the model's answer in: the policy says whether its "finished" ends the turn now. */
   private async consider(turn: InTurn, generation: number): Promise<void> {
     const current = () => generation === this.calls.generation && this.state === turn && turn.paused && !this.closed;
-    const answer = turn.ask?.answer;
-    if (!current() || answer === undefined || answer < this.settings.modelThreshold || this.calls.deciding) return;
-    // A respondent who pauses long: the turn may end only once their learned patience has passed.
-    if (turn.silentRun < this.commitPoint() + this.extraMs()) return;
+    const mayEnd = () => endpoint(this.view(turn), this.rules()).end;
+    if (!current() || this.calls.deciding || !mayEnd()) return;
     this.calls.deciding = true;
     try {
-      // The words can still say "not yet" (a trailing comma, "and", "um"): then the pause runs on.
+      // The words, if still on their way, can say "not yet" (a trailing comma, "and", "um"): then the pause runs on.
       if (this.options.wordsUnfinished && (await this.options.wordsUnfinished().catch(() => false))) {
         this.options.onWordsVeto?.();
         return;
       }
-      if (current()) this.endTurn(turn, 'model');
+      // The words that came in meanwhile may also make the answer a held fragment.
+      if (current() && mayEnd()) this.endTurn(turn, 'model');
     } finally {
       this.calls.deciding = false;
     }
@@ -417,7 +465,8 @@ export class TurnDetector {
       at: this.clock(),
       audio: Buffer.concat(turn.audio),
       speechMs: turn.speechMs,
-      patienceExtraMs: this.extraMs(),
+      held: holdEndMs(this.view(turn), this.rules()) > 0,
+      patienceExtraMs: holdEndMs(this.view(turn), this.rules()) > 0 ? this.extraMs() : 0,
       ...(turn.verdict ? { probability: turn.verdict.probability, inferenceMs: turn.verdict.inferenceMs } : {}),
     };
     this.state = listening();
