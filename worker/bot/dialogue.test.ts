@@ -367,3 +367,44 @@ describe('the decision at a pause: WAIT and preemptive calls (issue 21)', () => 
     expect(llmSpans(run).map((s) => s.attributes['llm.speculative'])).toEqual([undefined]);
   });
 });
+
+describe('work before the end of the answer (issue 40, step 3)', () => {
+  // Realtime text, silence detection, and the hold: a four-word answer to the open first question
+  // is held until 2.2 s of silence; the decision starts at the pause (200 ms) on its words.
+  const HELD: InterviewConfig = withTurns(CONFIG, { engines: { sttMode: 'realtime' }, endpointing: { holdMs: 2200 } });
+  const turnEnds = (run: Run) => run.events.flatMap((e) => (e.type === 'span' && e.span.name === 'turn.end' ? [e.span.endMs] : []));
+  const captionedAt = (run: Run, text: string) => {
+    const at: number[] = [];
+    run.room.onControl((msg) => {
+      if (msg.type === 'caption' && msg.text === text) at.push(Date.now());
+    });
+    return at;
+  };
+
+  it('starts the model call and synthesises the follow-up\'s first sentence during the hold, and speaks it only when the turn ends', async () => {
+    const run = start({ segments: ['We tried a few tools.', 'Spreadsheets, mostly.'], replies: ['FOLLOW_UP: Which tools did you try?', 'NEXT'] }, INTERVIEW, HELD);
+    const followUpAt = captionedAt(run, 'Which tools did you try?');
+    answerWhenHeard(run.room, () => Buffer.concat([tone(900), silencePcm(3000, RATE)]));
+    expect((await finish(run)).status).toBe('completed');
+    expect(spoken(run).slice(1, 4)).toEqual(['bot: What did you like?', 'respondent: We tried a few tools.', 'bot: Which tools did you try?']);
+    const [end] = turnEnds(run);
+    const synthesisedAt = run.providers.calls.ttsAt[run.providers.calls.tts.indexOf('Which tools did you try?')]!;
+    // Both started inside the hold, long before the turn's end; the audio reached the room after it.
+    expect(run.providers.calls.llmAt[0]!).toBeLessThan(end! - 1500);
+    expect(synthesisedAt).toBeLessThan(end! - 1500);
+    expect(followUpAt[0]!).toBeGreaterThanOrEqual(end!);
+    // Synthesised once: the speech used what was made ahead.
+    expect(run.providers.calls.tts.filter((t) => t === 'Which tools did you try?')).toHaveLength(1);
+  });
+
+  it('never plays a reply made ahead for a turn that went on: the respondent spoke again in the hold', async () => {
+    const run = start({ segments: ['We tried a few tools.', 'Mostly spreadsheets.'], replies: ['FOLLOW_UP: Which tools did you try?', 'NEXT'] }, INTERVIEW, HELD);
+    const followUpAt = captionedAt(run, 'Which tools did you try?');
+    answerWhenHeard(run.room, (turn) => (turn === 1 ? Buffer.concat([tone(900), silencePcm(1500, RATE), tone(900), silencePcm(3000, RATE)]) : null));
+    expect((await finish(run)).status).toBe('completed');
+    // Made during the first pause, then the respondent went on: never captioned, never spoken.
+    expect(run.providers.calls.tts).toContain('Which tools did you try?');
+    expect(followUpAt).toEqual([]);
+    expect(spoken(run)).toEqual(['bot: Hi.', 'bot: What did you like?', 'respondent: We tried a few tools. Mostly spreadsheets.', 'bot: Thanks, bye.']);
+  });
+});

@@ -85,7 +85,8 @@ export class Dialogue {
   constructor(options: DialogueOptions) {
     this.o = options;
     this.decisions = options.decisions ?? { waitMaxMs: 0, waitStepMs: 1000, preemptive: false };
-    this.calls = new DecisionCalls({ modelTurn: options.modelTurn, signal: options.signal, maxTokens: FOLLOW_UP_MAX_TOKENS, ...(options.replySplit ? { split: options.replySplit } : {}) });
+    // A speculation's first sentence is synthesised ahead (never played unless its call is kept).
+    this.calls = new DecisionCalls({ modelTurn: options.modelTurn, signal: options.signal, maxTokens: FOLLOW_UP_MAX_TOKENS, voice: options.speaker, ...(options.replySplit ? { split: options.replySplit } : {}) });
     if (this.decisions.preemptive) options.hearing.watchPauses?.({ pause: (p) => this.speculate(p), resume: () => this.calls.dropSpeculation() });
   }
 

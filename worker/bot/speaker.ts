@@ -93,6 +93,14 @@ export class Speaker {
     }
   }
 
+  /**
+   * Forgets what was prepared for `text` and not spoken (a reply made ahead for a turn that went
+   * on): it is never played. A synthesis still running finishes into nothing.
+   */
+  discard(text: string): void {
+    for (const sentence of splitSentences(text)) this.ahead.delete(sentence);
+  }
+
   /** The provider's stream for one sentence, with its tts.first_byte measure. */
   private async *synthesize(sentence: string, signal: AbortSignal): AsyncIterable<Buffer> {
     const t0 = this.clock();

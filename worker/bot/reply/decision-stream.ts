@@ -16,6 +16,8 @@ export interface DecisionStream {
   kind: Promise<DecisionKind>;
   /** The follow-up's sentences (nothing for NEXT). */
   sentences: AsyncIterable<string>;
+  /** The follow-up's first sentence as soon as it is complete, without taking it from `sentences` (null: none). */
+  first: Promise<string | null>;
   /** Settles when the reply has been read to its end (rejects with the provider's error). */
   done: Promise<void>;
 }
@@ -35,7 +37,10 @@ export function streamDecision(deltas: AsyncIterable<string>, split: SplitterOpt
   let ended = false;
   let failure: unknown = null;
   let wake: (() => void) | null = null;
+  let giveFirst!: (sentence: string | null) => void;
+  const first = new Promise<string | null>((resolve) => (giveFirst = resolve));
   const notify = () => {
+    if (queue.length > 0) giveFirst(queue[0]!);
     wake?.();
     wake = null;
   };
@@ -75,6 +80,7 @@ export function streamDecision(deltas: AsyncIterable<string>, split: SplitterOpt
     } finally {
       ended = true;
       notify();
+      giveFirst(null);
     }
   })();
   done.catch(() => undefined); // read through `done` or `sentences`
@@ -93,5 +99,5 @@ export function streamDecision(deltas: AsyncIterable<string>, split: SplitterOpt
     }
   }
 
-  return { kind, sentences: sentences(), done };
+  return { kind, sentences: sentences(), first, done };
 }

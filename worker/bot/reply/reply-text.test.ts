@@ -57,6 +57,7 @@ describe('the follow-up decision as it streams', () => {
     expect(await d.kind).toBe('next');
     expect(await collect(d.sentences)).toEqual([]);
     await d.done;
+    expect(await d.first).toBeNull();
   });
 
   it('streams a follow-up sentence by sentence, the first before the reply ends', async () => {
@@ -70,6 +71,8 @@ describe('the follow-up decision as it streams', () => {
     }
     const d = streamDecision(reply());
     expect(await d.kind).toBe('follow_up');
+    // The first sentence is told before the reply ends, without being taken from the stream (issue 40).
+    expect(await d.first).toBe('What made the setup slow?');
     const iterator = d.sentences[Symbol.asyncIterator]();
     expect((await iterator.next()).value).toBe('What made the setup slow?');
     released();
