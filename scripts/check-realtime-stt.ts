@@ -47,10 +47,10 @@ try {
   const text = await stream.commit();
   const finalMs = Math.round(performance.now() - t0);
   stream.close();
-  console.log(JSON.stringify({ path: 'realtime', model: config.turns.sttRealtimeModel, audioSeconds: seconds, commitToFinalMs: finalMs, text }));
+  console.log(JSON.stringify({ path: 'realtime', model: config.turns.engines.sttRealtimeModel, audioSeconds: seconds, commitToFinalMs: finalMs, text }));
 } catch (err) {
   failed = true;
-  console.log(JSON.stringify({ path: 'realtime', model: config.turns.sttRealtimeModel, error: (err as Error).message, reason: (err as { reason?: string }).reason }));
+  console.log(JSON.stringify({ path: 'realtime', model: config.turns.engines.sttRealtimeModel, error: (err as Error).message, reason: (err as { reason?: string }).reason }));
 }
 
 try {

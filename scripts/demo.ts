@@ -7,6 +7,7 @@ import { ConversationRecorder } from '../test/harness/conversation-recording.ts'
 import { answerClips, runNodeInterview, turnLatencies, type InterviewStep } from '../test/harness/node-interview.ts';
 import { startSpeechServer } from '../test/harness/speech-server.ts';
 import { startSystem, type System } from '../test/harness/system.ts';
+import { describeWait, turnWaits } from './turn-waits.ts';
 
 /**
  * `npm run demo`: the whole system on this machine, one interview, a readable timeline, then stop.
@@ -104,7 +105,7 @@ async function main(): Promise<void> {
     // Spans arrive in batches: wait for one tts.first_byte per bot line and an llm.turn per answer plus the summary.
     const count = (name: string): number => system.otlp.spans.filter((s) => s.name === name && s.attributes['session.id'] === run.sessionId).length;
     await system.otlp.waitFor(
-      () => count('session.start') >= 1 && count('tts.first_byte') >= run.room.botUtterances.length && count('llm.turn') >= run.room.answers.length + 1,
+      () => count('session.start') >= 1 && count('tts.first_byte') >= run.room.botUtterances.length && count('llm.turn') >= run.room.answers.length + 1 && count('stt.final') >= run.room.answers.length,
       15_000,
       'the spans of the interview',
     );
@@ -113,6 +114,9 @@ async function main(): Promise<void> {
       const ms = mine.filter((s) => s.name === name).map((s) => Number(s.endNs - s.startNs) / 1e6);
       line(`span ${name} x${ms.length} from ${mine.find((s) => s.name === name)?.resource['service.name']}: ${ms.map((m) => `${m.toFixed(0)} ms`).join(', ')}`);
     }
+    // Where each turn's wait went, from the bot's spans (scripts/turn-waits.ts).
+    const times = mine.map((s) => ({ name: s.name, startMs: Number(s.startNs) / 1e6, endMs: Number(s.endNs) / 1e6, attributes: s.attributes }));
+    turnWaits(times, latencies).forEach((w, i) => line(`turn ${i + 1} waited: ${w ? describeWait(w) : 'not measured'}`));
     if (run.route !== route) throw new Error(`expected the ${route} route, got ${run.route}`);
     if (session.status !== 'COMPLETED') throw new Error(`the session ended ${session.status}`);
   } finally {

@@ -1,6 +1,6 @@
 /**
  * Cuts a realtime buffer into pieces at the respondent's pauses while it is still being appended,
- * so that each closed piece can be decoded before the commit (speech/utterance.ts). Moonshine is
+ * so that each closed piece can be decoded before the commit (speech/realtime-buffer.ts). Moonshine is
  * an offline model: a cut inside a word costs words, so a piece closes only at a real pause (a run
  * of quiet frames at least `pauseMs` long, longer than the closures inside words: about 100 ms seen
  * in the Piper voice), never before `minPieceMs`, and is forced (at the quietest frame of its last

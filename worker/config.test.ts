@@ -65,14 +65,60 @@ describe('loadConfig', () => {
   });
 
   it('reads the decision\'s WAIT, preemptive calls and pause learning (issue 21), each with today\'s behaviour selectable', () => {
-    expect(loadConfig(minimal).turns).toMatchObject({ llmWaitMaxMs: 4000, llmWaitStepMs: 1500, llmPreemptive: true, pauseLearningMaxMs: 600, wordsWaitMs: 1500 });
+    expect(loadConfig(minimal).turns).toMatchObject({ reply: { llmWaitMaxMs: 4000, llmWaitStepMs: 1500, llmPreemptive: true }, endpointing: { pauseLearningMaxMs: 600, wordsWaitMs: 1500 } });
     const off = loadConfig({ ...minimal, LLM_WAIT_MAX_MS: '0', LLM_PREEMPTIVE: 'false', TURN_PAUSE_LEARNING_MAX_MS: '0', TURN_WORDS_WAIT_MS: '300' }).turns;
-    expect(off).toMatchObject({ llmWaitMaxMs: 0, llmPreemptive: false, pauseLearningMaxMs: 0, wordsWaitMs: 300 });
+    expect(off).toMatchObject({ reply: { llmWaitMaxMs: 0, llmPreemptive: false }, endpointing: { pauseLearningMaxMs: 0, wordsWaitMs: 300 } });
     expect(problem({ ...minimal, TURN_WORDS_WAIT_MS: 'long' }).variable).toBe('TURN_WORDS_WAIT_MS');
     expect(problem({ ...minimal, LLM_WAIT_MAX_MS: '-1' }).variable).toBe('LLM_WAIT_MAX_MS');
     expect(problem({ ...minimal, LLM_WAIT_STEP_MS: '0' }).variable).toBe('LLM_WAIT_STEP_MS');
     expect(problem({ ...minimal, TURN_PAUSE_LEARNING_MAX_MS: '9000' }).variable).toBe('TURN_PAUSE_LEARNING_MAX_MS');
     expect(problem({ ...minimal, LLM_PREEMPTIVE: 'sometimes' }).variable).toBe('LLM_PREEMPTIVE');
+  });
+
+  it('refuses BARGE_IN_PAUSE_MS at or above VAD_MIN_SPEECH_MS in pause mode, where it silently turned the onset pause off', () => {
+    const err = problem({ ...minimal, VAD_MIN_SPEECH_MS: '60' }); // the default BARGE_IN_PAUSE_MS, 64, is no longer below it
+    expect(err.variable).toBe('BARGE_IN_PAUSE_MS');
+    expect(err.message).toMatch(/below VAD_MIN_SPEECH_MS \(60\)/);
+    expect(problem({ ...minimal, BARGE_IN_PAUSE_MS: '120' }).variable).toBe('BARGE_IN_PAUSE_MS');
+    // 0 is the way to turn it off; stop mode and no barge-in never use it.
+    expect(loadConfig({ ...minimal, BARGE_IN_PAUSE_MS: '0' }).turns.interruption.onsetMs).toBe(0);
+    expect(loadConfig({ ...minimal, BARGE_IN_PAUSE_MS: '120', BARGE_IN_MODE: 'stop' }).turns.interruption.onsetMs).toBe(120);
+    expect(loadConfig({ ...minimal, BARGE_IN_PAUSE_MS: '120', BARGE_IN: 'false' }).turns.interruption.enabled).toBe(false);
+  });
+
+  it('refuses VAD_SILENCE_MS below TURN_MODEL_SILENCE_MS with the end-of-turn model, where it quietly capped the commit point', () => {
+    const err = problem({ ...minimal, VAD_SILENCE_MS: '150' });
+    expect(err.variable).toBe('VAD_SILENCE_MS');
+    expect(err.message).toMatch(/at least TURN_MODEL_SILENCE_MS \(200\)/);
+    expect(problem({ ...minimal, TURN_MODEL_SILENCE_MS: '800' }).variable).toBe('VAD_SILENCE_MS');
+    // With silence detection VAD_SILENCE_MS ends the turn, so the commit comes at it at the latest, as it should.
+    expect(loadConfig({ ...minimal, VAD_SILENCE_MS: '150', TURN_DETECTION: 'silence' }).turns.endpointing.silenceMs).toBe(150);
+  });
+
+  it('refuses BARGE_IN_MIN_SPEECH_MS below VAD_MIN_SPEECH_MS, where it had no effect (a barge-in is judged in a started turn)', () => {
+    const err = problem({ ...minimal, BARGE_IN_MIN_SPEECH_MS: '80', BARGE_IN_PAUSE_MS: '0' });
+    expect(err.variable).toBe('BARGE_IN_MIN_SPEECH_MS');
+    expect(err.message).toMatch(/at least VAD_MIN_SPEECH_MS \(120\)/);
+    expect(problem({ ...minimal, VAD_MIN_SPEECH_MS: '200', BARGE_IN_PAUSE_MS: '64' }).variable).toBe('BARGE_IN_MIN_SPEECH_MS');
+    expect(loadConfig({ ...minimal, BARGE_IN_MIN_SPEECH_MS: '80', BARGE_IN: 'false' }).turns.interruption.minSpeechMs).toBe(80);
+    expect(loadConfig({ ...minimal, VAD_MIN_SPEECH_MS: '200', BARGE_IN_MIN_SPEECH_MS: '200' }).turns.endpointing.minSpeechMs).toBe(200);
+  });
+
+  it('reads the hold of patience by design (issue 40), and refuses a hold that would hold nothing', () => {
+    expect(loadConfig(minimal).turns.endpointing).toMatchObject({ holdMs: 2200, holdMaxWords: 7, holdMaxVoicedMs: 2500 });
+    expect(loadConfig({ ...minimal, TURN_HOLD_MS: '0' }).turns.endpointing.holdMs).toBe(0);
+    const err = problem({ ...minimal, TURN_HOLD_MS: '200' });
+    expect(err.variable).toBe('TURN_HOLD_MS');
+    expect(err.message).toMatch(/above the commit point, TURN_MODEL_SILENCE_MS \(200\)/);
+    expect(problem({ ...minimal, TURN_DETECTION: 'silence', VAD_SILENCE_MS: '2500' }).variable).toBe('TURN_HOLD_MS');
+    expect(problem({ ...minimal, TURN_HOLD_MAX_WORDS: '0' }).variable).toBe('TURN_HOLD_MAX_WORDS');
+    expect(problem({ ...minimal, TURN_HOLD_MAX_VOICED_MS: 'long' }).variable).toBe('TURN_HOLD_MAX_VOICED_MS');
+  });
+
+  it('keeps the turn policy\'s older cross-checks', () => {
+    expect(problem({ ...minimal, TURN_MAX_SILENCE_MS: '300', TURN_MODEL_SILENCE_MS: '400', VAD_SILENCE_MS: '700' }).variable).toBe('TURN_MAX_SILENCE_MS');
+    expect(problem({ ...minimal, BARGE_IN_CONFIRM_MS: '100' }).variable).toBe('BARGE_IN_CONFIRM_MS');
+    expect(problem({ ...minimal, TURN_MODEL_EARLY_MS: '300' }).variable).toBe('TURN_MODEL_EARLY_MS');
   });
 
   it('defaults to the daily provider, which needs DAILY_API_KEY', () => {

@@ -4,10 +4,13 @@ import { pathToFileURL } from 'node:url';
 import { DAILY_SESSIONS_PER_BOT } from '../lib/daily-sessions.ts';
 import { boolVar, ConfigError, intVar, optionalString, requiredString, requiredUrl, urlVar, type Env } from '../lib/env.ts';
 import { readListenLimits, type ListenLimits } from '../lib/listen-limits.ts';
+import { readTurnPolicy } from './bot/policy/read-turn-policy.ts';
+import type { TurnPolicy } from './bot/policy/turn-policy.ts';
 import { redisSettings, type RedisSettings } from './redis-connection.ts';
 import { readRoomChoice, type RoomChoice } from './rooms/registry.ts';
 
 export { ConfigError };
+export type { TurnPolicy };
 /** The transports ROOM_PROVIDER may name: worker/rooms/registry.ts keeps the list. */
 export { ROOM_PROVIDERS, type RoomProviderName } from './rooms/registry.ts';
 
@@ -77,111 +80,8 @@ export interface WorkerBaseConfig {
   maxSessionSeconds: number;
   idleTimeoutSeconds: number;
   joinTimeoutSeconds: number;
-  vad: { thresholdDbfs: number; silenceMs: number; minSpeechMs: number; maxUtteranceSeconds: number };
-  /** Turn-taking (docs/worker.md, "Turn-taking"). Today's pipeline: energy, silence, batch, no barge-in. */
-  turns: TurnSettings;
-}
-
-export const VAD_ENGINES = ['silero', 'energy'] as const;
-export const TURN_DETECTIONS = ['model', 'silence'] as const;
-export const STT_MODES = ['realtime', 'batch'] as const;
-export const BARGE_IN_MODES = ['pause', 'stop'] as const;
-
-export interface TurnSettings {
-  /** `silero`: Silero VAD (ONNX); `energy`: the level threshold of VAD_THRESHOLD_DBFS. */
-  vadEngine: (typeof VAD_ENGINES)[number];
-  /** Silero's speech probability above which a frame is speech. */
-  vadSpeechThreshold: number;
-  /** `model`: short silence, then the end-of-turn model decides; `silence`: VAD_SILENCE_MS of silence. */
-  detection: (typeof TURN_DETECTIONS)[number];
-  /** Silence after which the end-of-turn model is asked. */
-  modelSilenceMs: number;
-  /** The model's probability at or above which the turn has ended. */
-  modelThreshold: number;
-  /** The longest pause inside a turn: the turn ends after this much silence whatever the model says. */
-  maxSilenceMs: number;
-  /** Ask the end-of-turn model this long before the commit point, so its answer is ready at it; 0: at it. */
-  modelEarlyMs: number;
-  /** Ask it again every this much more silence while it says "not finished"; 0: once per pause. */
-  modelReaskMs: number;
-  /** Where silero_vad.onnx and the Smart Turn model are; null: the default cache (worker/bot/turns/models.ts). */
-  modelsDir: string | null;
-  /** `realtime`: transcribe while the respondent speaks (WebSocket); `batch`: upload each finished turn. */
-  sttMode: (typeof STT_MODES)[number];
-  /** The transcription model of the realtime session. */
-  sttRealtimeModel: string;
-  /** Respondent speech while the bot speaks stops the bot. */
-  bargeIn: boolean;
-  /** Speech in a started turn that counts as a barge-in (pauses the bot, or stops it in stop mode). */
-  bargeInMinSpeechMs: number;
-  /** BARGE_IN_MODE=pause: voiced time over the bot after which its voice pauses, before a turn starts (0: at the barge-in). */
-  bargeInPauseMs: number;
-  /** Speech this long is an interruption whatever its words; shorter speech that is only a backchannel lets the bot go on. */
-  bargeInConfirmMs: number;
-  /** `pause`: speech over the bot pauses it until judged (a backchannel resumes where it paused); `stop`: it stops at once. */
-  bargeInMode: (typeof BARGE_IN_MODES)[number];
-  /** A ? ! or … at the end of a streamed follow-up so far sends its sentence to speech at once. */
-  replyEagerEnd: boolean;
-  /** A streamed follow-up's first clause of at least this many words is spoken alone; 0: off. */
-  replyFirstClauseWords: number;
-  /** The language model may answer WAIT (not finished) until the silence after the last word reaches this; 0: never offered. */
-  llmWaitMaxMs: number;
-  /** After a WAIT, the model decides again each time the silence has grown by this much (up to llmWaitMaxMs). */
-  llmWaitStepMs: number;
-  /** Start the decision call on the words of a pause, before the turn has ended; keep its reply if the final words match. */
-  llmPreemptive: boolean;
-  /** The most a respondent's own long pauses can add to the silence before their turn may end; 0: no learning. */
-  pauseLearningMaxMs: number;
-  /** How long the end-of-turn model's "finished" waits for the pause's words before it stands on its own. */
-  wordsWaitMs: number;
-}
-
-function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
-  const raw = optionalString(env, name) ?? fallback;
-  if (!(values as readonly string[]).includes(raw)) throw new ConfigError(name, `must be one of ${values.map((v) => `"${v}"`).join(', ')}, got "${raw}"`);
-  return raw as T;
-}
-
-function fraction(env: Env, name: string, fallback: number): number {
-  const raw = optionalString(env, name);
-  if (raw === undefined) return fallback;
-  const value = Number(raw);
-  if (!/^\d*\.?\d+$/.test(raw) || !(value > 0 && value < 1)) throw new ConfigError(name, `must be a number between 0 and 1 (exclusive), got "${raw}"`);
-  return value;
-}
-
-function turnSettings(env: Env, sttModel: string): TurnSettings {
-  const modelSilenceMs = intVar(env, 'TURN_MODEL_SILENCE_MS', { default: 200, min: 60, max: 5000 });
-  const maxSilenceMs = intVar(env, 'TURN_MAX_SILENCE_MS', { default: 1600, min: 200, max: 10_000 });
-  if (maxSilenceMs < modelSilenceMs) throw new ConfigError('TURN_MAX_SILENCE_MS', `must be at least TURN_MODEL_SILENCE_MS (${modelSilenceMs})`);
-  const bargeInMinSpeechMs = intVar(env, 'BARGE_IN_MIN_SPEECH_MS', { default: 120, min: 40, max: 5000 });
-  const bargeInConfirmMs = intVar(env, 'BARGE_IN_CONFIRM_MS', { default: 700, min: 40, max: 10_000 });
-  if (bargeInConfirmMs < bargeInMinSpeechMs) throw new ConfigError('BARGE_IN_CONFIRM_MS', `must be at least BARGE_IN_MIN_SPEECH_MS (${bargeInMinSpeechMs})`);
-  return {
-    vadEngine: oneOf(env, 'VAD_ENGINE', VAD_ENGINES, 'silero'),
-    vadSpeechThreshold: fraction(env, 'VAD_SPEECH_THRESHOLD', 0.5),
-    detection: oneOf(env, 'TURN_DETECTION', TURN_DETECTIONS, 'model'),
-    modelSilenceMs,
-    modelThreshold: fraction(env, 'TURN_MODEL_THRESHOLD', 0.5),
-    maxSilenceMs,
-    modelEarlyMs: intVar(env, 'TURN_MODEL_EARLY_MS', { default: 100, min: 0, max: modelSilenceMs }),
-    modelReaskMs: intVar(env, 'TURN_MODEL_REASK_MS', { default: 400, min: 0, max: 10_000 }),
-    modelsDir: optionalString(env, 'TURN_MODELS_DIR') ?? null,
-    sttMode: oneOf(env, 'STT_MODE', STT_MODES, 'realtime'),
-    sttRealtimeModel: optionalString(env, 'STT_REALTIME_MODEL') ?? (sttModel === 'whisper-1' ? 'gpt-4o-mini-transcribe' : sttModel),
-    bargeIn: boolVar(env, 'BARGE_IN', { default: true }),
-    bargeInMinSpeechMs,
-    bargeInPauseMs: intVar(env, 'BARGE_IN_PAUSE_MS', { default: 64, min: 0, max: 5000 }),
-    bargeInConfirmMs,
-    bargeInMode: oneOf(env, 'BARGE_IN_MODE', BARGE_IN_MODES, 'pause'),
-    replyEagerEnd: boolVar(env, 'REPLY_EAGER_END', { default: true }),
-    replyFirstClauseWords: intVar(env, 'REPLY_FIRST_CLAUSE_WORDS', { default: 6, min: 0, max: 100 }),
-    llmWaitMaxMs: intVar(env, 'LLM_WAIT_MAX_MS', { default: 4000, min: 0, max: 30_000 }),
-    llmWaitStepMs: intVar(env, 'LLM_WAIT_STEP_MS', { default: 1500, min: 100, max: 30_000 }),
-    llmPreemptive: boolVar(env, 'LLM_PREEMPTIVE', { default: true }),
-    pauseLearningMaxMs: intVar(env, 'TURN_PAUSE_LEARNING_MAX_MS', { default: 600, min: 0, max: 3000 }),
-    wordsWaitMs: intVar(env, 'TURN_WORDS_WAIT_MS', { default: 1500, min: 0, max: 10_000 }),
-  };
+  /** Turn-taking: the bot's turn policy, read and checked in one place (bot/policy/, docs/worker.md "Turn-taking"). */
+  turns: TurnPolicy;
 }
 
 function providerKey(env: Env, name: string): string {
@@ -278,13 +178,7 @@ export function loadConfig(env: Env): Readonly<WorkerConfig> {
     idleTimeoutSeconds: intVar(env, 'IDLE_TIMEOUT_SECONDS', { default: 30, min: 1, max: 3600 }),
     // Contract C6: an unjoined claimed slot is freed quickly, so nobody holds warm slots by connecting alone.
     joinTimeoutSeconds: intVar(env, 'JOIN_TIMEOUT_SECONDS', { default: 30, min: 1, max: 3600 }),
-    vad: {
-      thresholdDbfs: intVar(env, 'VAD_THRESHOLD_DBFS', { default: -45, min: -90, max: 0 }),
-      silenceMs: intVar(env, 'VAD_SILENCE_MS', { default: 700, min: 100, max: 10_000 }),
-      minSpeechMs: intVar(env, 'VAD_MIN_SPEECH_MS', { default: 120, min: 20, max: 10_000 }),
-      maxUtteranceSeconds: intVar(env, 'MAX_UTTERANCE_SECONDS', { default: 60, min: 1, max: 600 }),
-    },
-    turns: turnSettings(env, optionalString(env, 'STT_MODEL') ?? 'whisper-1'),
+    turns: readTurnPolicy(env),
   };
   urlVar(env, 'S3_ENDPOINT', { schemes: ['http', 'https'] });
   return Object.freeze(config);

@@ -33,9 +33,9 @@ try {
 }
 // The turn models are files of their own (scripts/turn-models.sh, or the image): a pod without
 // them fails here with what to do, rather than in every bot it starts.
-if (needsTurnModels(config.turns)) {
+if (needsTurnModels(config.turns.engines)) {
   try {
-    resolveTurnModels(config.turns.modelsDir);
+    resolveTurnModels(config.turns.engines.modelsDir);
   } catch (err) {
     process.stderr.write(`worker: ${(err as Error).message}\n`);
     process.exit(1);

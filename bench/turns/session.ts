@@ -23,11 +23,11 @@ export interface Pipeline {
   endOfTurnWaitMs: number;
 }
 
-// The pipeline before issues 13 and 21: the newer turn-taking settings are turned off by name, so a default that
+// The pipeline before issues 13, 21 and 40: the newer turn-taking settings are turned off by name, so a default that
 // changes later cannot leak into this column.
 export const TODAY: Pipeline = {
   name: 'today',
-  env: { VAD_ENGINE: 'energy', TURN_DETECTION: 'silence', STT_MODE: 'batch', BARGE_IN: 'false', VAD_SILENCE_MS: '700', LLM_WAIT_MAX_MS: '0', LLM_PREEMPTIVE: 'false', TURN_PAUSE_LEARNING_MAX_MS: '0' },
+  env: { VAD_ENGINE: 'energy', TURN_DETECTION: 'silence', STT_MODE: 'batch', BARGE_IN: 'false', VAD_SILENCE_MS: '700', LLM_WAIT_MAX_MS: '0', LLM_PREEMPTIVE: 'false', TURN_PAUSE_LEARNING_MAX_MS: '0', TURN_HOLD_MS: '0' },
   endOfTurnWaitMs: 700,
 };
 // The defaults (VAD_SILENCE_MS is set to its default only because the test harness lowers it).

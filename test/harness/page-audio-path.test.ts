@@ -50,7 +50,7 @@ describe('the page tests\' backchannel', () => {
   it('is heard as a barge-in and not as an interruption wherever the frames fall', async () => {
     const [clip] = answerClips([DRAWN_OUT_OKAY], 'piper');
     const samples = new Int16Array(clip!.buffer, clip!.byteOffset, clip!.length >> 1);
-    const { bargeInMinSpeechMs, bargeInConfirmMs } = config.turns;
+    const { minSpeechMs: bargeInMinSpeechMs, confirmMs: bargeInConfirmMs } = config.turns.interruption;
     const heard: number[] = [];
     for (const rate of [48_000, 44_100]) {
       for (const phase of [0, 0.5]) {

@@ -9,7 +9,8 @@ function calls(replies: string[]) {
   const providers = scriptedProviders({ replies, llmDelayMs: 5, llmPieceMs: 1 });
   const events: BotEvent[] = [];
   const modelTurn = new ModelTurn({ llm: providers.llm, sessionId: 's1', telemetry: (e) => events.push(e), clock: Date.now });
-  return { providers, events, decisions: new DecisionCalls({ modelTurn, signal: new AbortController().signal, maxTokens: 50 }) };
+  const voice = { prepared: [] as string[], discarded: [] as string[], prepare: (t: string) => void voice.prepared.push(t), discard: (t: string) => void voice.discarded.push(t) };
+  return { providers, events, voice, decisions: new DecisionCalls({ modelTurn, signal: new AbortController().signal, maxTokens: 50, voice }) };
 }
 
 const prompt = [{ role: 'user' as const, content: 'Question: q\n\nRespondent: We tried a few tools' }];
@@ -39,5 +40,19 @@ describe('decision calls started at a pause', () => {
   it('compares words without case, punctuation or spacing', () => {
     expect(sameWords('We tried... a few tools.', 'we tried a few  tools')).toBe(true);
     expect(sameWords('We tried', 'We tried a few')).toBe(false);
+  });
+
+  it('gives a speculation\'s first sentence to the voice ahead, and discards it when the speculation is dropped (issue 40)', async () => {
+    const { decisions, voice } = calls(['FOLLOW_UP: Which tools? And why?', 'FOLLOW_UP: Which tools?']);
+    decisions.speculate('We tried a few tools', prompt, false);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(voice.prepared).toEqual(['Which tools?']);
+    decisions.dropSpeculation();
+    expect(voice.discarded).toEqual(['Which tools?']);
+    // Dropped before its first sentence was written: nothing is made for it.
+    decisions.speculate('We tried a few tools', prompt, false);
+    decisions.dropSpeculation();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(voice.prepared).toEqual(['Which tools?']);
   });
 });

@@ -1,7 +1,7 @@
 import type { ChatMessage } from '../providers/llm.ts';
 import { DroppedReply, type ModelTurn } from './model-turn.ts';
-import { streamDecision, type DecisionStream } from './turns/decision-stream.ts';
-import type { SplitterOptions } from './turns/sentences.ts';
+import { streamDecision, type DecisionStream } from './reply/decision-stream.ts';
+import type { SplitterOptions } from './reply/sentences.ts';
 
 /**
  * The language model's decision calls of one session (NEXT, a follow-up, or WAIT). A call starts
@@ -10,7 +10,17 @@ import type { SplitterOptions } from './turns/sentences.ts';
  * turn ends with the same words (compared without case and punctuation) and dropped otherwise, or
  * as soon as the respondent speaks again: dropped means aborted (the provider's request is
  * cancelled) and never read for speech. At most one speculation runs at a time.
+ *
+ * The voice ahead (issue 40, step 3): a speculation's first follow-up sentence is given to the
+ * voice to synthesise (`voice.prepare`) as soon as it is written, so a kept speculation's first
+ * audio is ready when the turn ends; nothing is played before the dialogue speaks the kept call.
+ * A dropped speculation's prepared audio is discarded (`voice.discard`), never played.
  */
+export interface VoiceAhead {
+  prepare(text: string): void;
+  discard(text: string): void;
+}
+
 export interface DecisionCall {
   stream: DecisionStream;
   /** The prompt offered WAIT. */
@@ -26,11 +36,13 @@ export interface DecisionCallsOptions {
   signal: AbortSignal;
   split?: SplitterOptions;
   maxTokens: number;
+  /** Where a speculation's first sentence is synthesised ahead; absent: nothing is. */
+  voice?: VoiceAhead;
 }
 
 export class DecisionCalls {
   private readonly o: DecisionCallsOptions;
-  private speculation: { answer: string; call: DecisionCall } | null = null;
+  private speculation: { answer: string; call: DecisionCall; prepared: string | null } | null = null;
 
   constructor(options: DecisionCallsOptions) {
     this.o = options;
@@ -47,13 +59,27 @@ export class DecisionCalls {
   /** At a pause: a call on the whole answer so far (`answer`), replacing any earlier speculation. */
   speculate(answer: string, prompt: ChatMessage[], waitOffered: boolean): void {
     this.dropSpeculation();
-    this.speculation = { answer, call: this.start(prompt, waitOffered, true) };
+    const speculation: { answer: string; call: DecisionCall; prepared: string | null } = { answer, call: this.start(prompt, waitOffered, true), prepared: null };
+    this.speculation = speculation;
+    const voice = this.o.voice;
+    if (!voice) return;
+    void speculation.call.stream.first.then((sentence) => {
+      // Only while it is still the speculation: one dropped (or claimed) meanwhile makes nothing more.
+      if (sentence === null || this.speculation !== speculation) return;
+      speculation.prepared = sentence;
+      voice.prepare(sentence);
+    });
   }
 
   /** The respondent speaks again (or what they said was a backchannel): the words will change. */
   dropSpeculation(): void {
-    this.speculation?.call.drop();
+    if (this.speculation) this.drop(this.speculation);
     this.speculation = null;
+  }
+
+  private drop(speculation: { call: DecisionCall; prepared: string | null }): void {
+    speculation.call.drop();
+    if (speculation.prepared !== null) this.o.voice?.discard(speculation.prepared);
   }
 
   /** The turn ended with the answer `answer`: the speculation if it was on the same words, else null (it is dropped). */
@@ -62,7 +88,7 @@ export class DecisionCalls {
     this.speculation = null;
     if (!speculation) return null;
     if (sameWords(speculation.answer, answer)) return speculation.call;
-    speculation.call.drop();
+    this.drop(speculation);
     return null;
   }
 }

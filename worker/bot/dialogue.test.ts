@@ -2,10 +2,11 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { silencePcm } from '../../lib/pcm.ts';
 import { tonePcm } from '../../test/fakes/audio.ts';
 import { MemoryRoom } from '../../test/fakes/memory-room.ts';
-import { STAGE_CONFIG } from '../../test/fakes/stage-config.ts';
+import { STAGE_CONFIG, withTurns } from '../../test/fakes/stage-config.ts';
 import { scriptedProviders, type ProviderScript } from '../../test/fakes/scripted-providers.ts';
 import { ProviderError } from '../providers/errors.ts';
 import type { BotEvent } from '../telemetry/bot-events.ts';
+import { SPAN_TURN_END } from '../telemetry/names.ts';
 import { runInterview, type InterviewConfig } from './interview.ts';
 import type { BotJob, InterviewDefinition, Outcome } from './messages.ts';
 
@@ -127,6 +128,17 @@ describe('the interview in stages (memory room, scripted providers, fake clock)'
     expect(run.bounds()).toBe(0);
   });
 
+  it('holds a short answer to an open question until TURN_HOLD_MS, and ends one to a closed question at the silence rule (issue 40)', async () => {
+    const interview: InterviewDefinition = { ...INTERVIEW, questions: [{ id: 'q1', text: 'What did you like?', maxFollowUps: 0 }, { id: 'q2', text: 'Did you finish the setup?', maxFollowUps: 0 }] };
+    const run = start({ transcripts: ['The onboarding.', 'Yes.'] }, interview, withTurns(CONFIG, { endpointing: { holdMs: 2200 } }));
+    answerWhenHeard(run.room, () => Buffer.concat([tone(900), silencePcm(3000, RATE)]));
+    expect((await finish(run)).status).toBe('completed');
+    const waits = run.events.flatMap((e) => (e.type === 'span' && e.span.name === SPAN_TURN_END ? [e.span.endMs - e.span.startMs] : []));
+    expect(waits).toHaveLength(2);
+    expect(waits[0]).toBeGreaterThanOrEqual(2200);
+    expect(waits[1]).toBeLessThan(400);
+  });
+
   it('warms the providers\' connections each time the respondent starts to speak (issue 21)', async () => {
     const run = start({ transcripts: ['I liked the onboarding.', 'The support team answered fast.'], replies: ['FOLLOW_UP: What about the support?'] });
     const answersAt: number[] = [];
@@ -158,7 +170,7 @@ describe('the interview in stages (memory room, scripted providers, fake clock)'
   it('with REPLY_EAGER_END=false and REPLY_FIRST_CLAUSE_WORDS=0, speaks the follow-up when the stream ends, as before', async () => {
     const reply = 'FOLLOW_UP: When your manager first stepped in, what exactly did they change for the team?';
     const script = { transcripts: ['I liked the onboarding.', 'It got better.'], replies: [reply], llmPieceMs: 40, llmEndMs: 400 };
-    const run = start(script, INTERVIEW, { ...CONFIG, turns: { ...CONFIG.turns, replyEagerEnd: false, replyFirstClauseWords: 0 } });
+    const run = start(script, INTERVIEW, withTurns(CONFIG, { reply: { eagerEnd: false, firstClauseWords: 0 } }));
     answerWhenHeard(run.room, () => answer());
     expect((await finish(run)).status).toBe('completed');
     const { tts, ttsAt, llmEndedAt } = run.providers.calls;
@@ -205,7 +217,7 @@ describe('the interview in stages (memory room, scripted providers, fake clock)'
 
   it('with BARGE_IN_MODE=stop, stops at once and after a backchannel goes on from the cut sentence', async () => {
     const question = 'First, think of your first week. Then, tell me what you liked. Take your time.';
-    const config = { ...CONFIG, turns: { ...CONFIG.turns, bargeInMode: 'stop' as const } };
+    const config = withTurns(CONFIG, { interruption: { mode: 'stop' } });
     const run = start({ transcripts: ['mm-hm', 'I liked the onboarding.'] }, { ...INTERVIEW, questions: [{ id: 'q1', text: question, maxFollowUps: 0 }] }, config);
     // "mm-hm" 500 ms into the question (its first sentence is playing), then the answer once heard.
     let said = false;
@@ -281,7 +293,7 @@ describe('the interview in stages (memory room, scripted providers, fake clock)'
 describe('the decision at a pause: WAIT and preemptive calls (issue 21)', () => {
   // Realtime text (a scripted stream: one segment per pause), silence detection: a pause commits
   // the words at 200 ms of silence, the turn ends at 300 ms.
-  const REALTIME: InterviewConfig = { ...CONFIG, turns: { ...CONFIG.turns, sttMode: 'realtime' } };
+  const REALTIME: InterviewConfig = withTurns(CONFIG, { engines: { sttMode: 'realtime' } });
   const TRAILING_OFF = [{ words: '\\.\\.\\.$', reply: 'WAIT' }];
   const decisionCalls = (run: Run) => run.providers.calls.llm.filter((m) => m[0]?.content.includes('follow-up'));
   const offersWait = (messages: Array<{ content: string }>) => messages[0]!.content.includes('reply with exactly WAIT');
@@ -309,7 +321,7 @@ describe('the decision at a pause: WAIT and preemptive calls (issue 21)', () => 
   });
 
   it('with LLM_WAIT_MAX_MS=0, takes the turn at the pause and moves on, as before', async () => {
-    const config = { ...REALTIME, turns: { ...REALTIME.turns, llmWaitMaxMs: 0 } };
+    const config = withTurns(REALTIME, { reply: { llmWaitMaxMs: 0 } });
     const run = start({ segments: ['We tried...', 'a few tools.'], rules: TRAILING_OFF, replies: ['NEXT'] }, INTERVIEW, config);
     answerWhenHeard(run.room, (turn) => (turn === 1 ? thinking() : null));
     expect((await finish(run)).status).toBe('completed');
@@ -347,11 +359,52 @@ describe('the decision at a pause: WAIT and preemptive calls (issue 21)', () => 
   });
 
   it('with LLM_PREEMPTIVE=false, starts the decision only when the turn has ended, as before', async () => {
-    const config = { ...REALTIME, turns: { ...REALTIME.turns, llmPreemptive: false } };
+    const config = withTurns(REALTIME, { reply: { llmPreemptive: false } });
     const run = start({ segments: ['I liked the onboarding.'], replies: ['NEXT'] }, INTERVIEW, config);
     answerWhenHeard(run.room, (turn) => (turn === 1 ? answer() : null));
     expect((await finish(run)).status).toBe('completed');
     expect(run.providers.calls.llmAt[0]!).toBeGreaterThanOrEqual(turnEnds(run)[0]!);
     expect(llmSpans(run).map((s) => s.attributes['llm.speculative'])).toEqual([undefined]);
+  });
+});
+
+describe('work before the end of the answer (issue 40, step 3)', () => {
+  // Realtime text, silence detection, and the hold: a four-word answer to the open first question
+  // is held until 2.2 s of silence; the decision starts at the pause (200 ms) on its words.
+  const HELD: InterviewConfig = withTurns(CONFIG, { engines: { sttMode: 'realtime' }, endpointing: { holdMs: 2200 } });
+  const turnEnds = (run: Run) => run.events.flatMap((e) => (e.type === 'span' && e.span.name === 'turn.end' ? [e.span.endMs] : []));
+  const captionedAt = (run: Run, text: string) => {
+    const at: number[] = [];
+    run.room.onControl((msg) => {
+      if (msg.type === 'caption' && msg.text === text) at.push(Date.now());
+    });
+    return at;
+  };
+
+  it('starts the model call and synthesises the follow-up\'s first sentence during the hold, and speaks it only when the turn ends', async () => {
+    const run = start({ segments: ['We tried a few tools.', 'Spreadsheets, mostly.'], replies: ['FOLLOW_UP: Which tools did you try?', 'NEXT'] }, INTERVIEW, HELD);
+    const followUpAt = captionedAt(run, 'Which tools did you try?');
+    answerWhenHeard(run.room, () => Buffer.concat([tone(900), silencePcm(3000, RATE)]));
+    expect((await finish(run)).status).toBe('completed');
+    expect(spoken(run).slice(1, 4)).toEqual(['bot: What did you like?', 'respondent: We tried a few tools.', 'bot: Which tools did you try?']);
+    const [end] = turnEnds(run);
+    const synthesisedAt = run.providers.calls.ttsAt[run.providers.calls.tts.indexOf('Which tools did you try?')]!;
+    // Both started inside the hold, long before the turn's end; the audio reached the room after it.
+    expect(run.providers.calls.llmAt[0]!).toBeLessThan(end! - 1500);
+    expect(synthesisedAt).toBeLessThan(end! - 1500);
+    expect(followUpAt[0]!).toBeGreaterThanOrEqual(end!);
+    // Synthesised once: the speech used what was made ahead.
+    expect(run.providers.calls.tts.filter((t) => t === 'Which tools did you try?')).toHaveLength(1);
+  });
+
+  it('never plays a reply made ahead for a turn that went on: the respondent spoke again in the hold', async () => {
+    const run = start({ segments: ['We tried a few tools.', 'Mostly spreadsheets.'], replies: ['FOLLOW_UP: Which tools did you try?', 'NEXT'] }, INTERVIEW, HELD);
+    const followUpAt = captionedAt(run, 'Which tools did you try?');
+    answerWhenHeard(run.room, (turn) => (turn === 1 ? Buffer.concat([tone(900), silencePcm(1500, RATE), tone(900), silencePcm(3000, RATE)]) : null));
+    expect((await finish(run)).status).toBe('completed');
+    // Made during the first pause, then the respondent went on: never captioned, never spoken.
+    expect(run.providers.calls.tts).toContain('Which tools did you try?');
+    expect(followUpAt).toEqual([]);
+    expect(spoken(run)).toEqual(['bot: Hi.', 'bot: What did you like?', 'respondent: We tried a few tools. Mostly spreadsheets.', 'bot: Thanks, bye.']);
   });
 });

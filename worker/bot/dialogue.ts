@@ -7,7 +7,7 @@ import type { ModelTurn } from './model-turn.ts';
 import { buildDecisionPrompt, type Turn } from './prompts.ts';
 import type { BotRoom } from './room-link.ts';
 import type { SpeakResult, Speaker } from './speaker.ts';
-import { splitSentences, type SplitterOptions } from './turns/sentences.ts';
+import { splitSentences, type SplitterOptions } from './reply/sentences.ts';
 
 /**
  * The conversation itself: ask, hear, respond, go on. It says the intro, asks each question, hears
@@ -85,7 +85,8 @@ export class Dialogue {
   constructor(options: DialogueOptions) {
     this.o = options;
     this.decisions = options.decisions ?? { waitMaxMs: 0, waitStepMs: 1000, preemptive: false };
-    this.calls = new DecisionCalls({ modelTurn: options.modelTurn, signal: options.signal, maxTokens: FOLLOW_UP_MAX_TOKENS, ...(options.replySplit ? { split: options.replySplit } : {}) });
+    // A speculation's first sentence is synthesised ahead (never played unless its call is kept).
+    this.calls = new DecisionCalls({ modelTurn: options.modelTurn, signal: options.signal, maxTokens: FOLLOW_UP_MAX_TOKENS, voice: options.speaker, ...(options.replySplit ? { split: options.replySplit } : {}) });
     if (this.decisions.preemptive) options.hearing.watchPauses?.({ pause: (p) => this.speculate(p), resume: () => this.calls.dropSpeculation() });
   }
 
@@ -110,12 +111,14 @@ export class Dialogue {
   }
 
   private async speak(source: string | AsyncIterable<string>, utteranceId: string, questionId: string | undefined): Promise<SpeakResult> {
-    const { room, speaker, clock } = this.o;
+    const { room, speaker, clock, hearing } = this.o;
     room.sendControl({ type: 'state', state: 'speaking' });
     const spoken: string[] = [];
     const captioned = async function* (): AsyncIterable<string> {
       for await (const sentence of typeof source === 'string' ? splitSentences(source) : source) {
         spoken.push(sentence);
+        // A question's last sentence says whether it is open or closed (how patient to be with the answer).
+        if (questionId !== undefined) hearing.expectAnswerTo?.(sentence);
         room.sendControl({ type: 'caption', speaker: 'bot', text: sentence, final: true });
         yield sentence;
       }

@@ -3,6 +3,7 @@ import type { WorkerConfig } from '../config.ts';
 import type { Providers } from '../providers/index.ts';
 import { ProviderError } from '../providers/errors.ts';
 import type { TranscriptStore } from '../transcripts/store.ts';
+import { speakerVoice } from './barge-in-voice.ts';
 import { Dialogue } from './dialogue.ts';
 import type { InterviewHooks } from './hooks.ts';
 import { createListener, type ListeningConfig } from './listening.ts';
@@ -66,6 +67,7 @@ export async function runInterview(job: BotJob, deps: InterviewDeps): Promise<Ou
     },
   });
   const modelTurn = new ModelTurn({ llm: providers.llm, sessionId: job.sessionId, telemetry: hooks.telemetry, clock });
+  const voice = speakerVoice({ speaker, room, mode: config.turns.interruption.mode, telemetry: hooks.telemetry });
   let listener: Listener | null = null;
   try {
     await waitForRespondent(room, config.joinTimeoutSeconds * 1000, signal);
@@ -80,27 +82,12 @@ export async function runInterview(job: BotJob, deps: InterviewDeps): Promise<Ou
       clock,
       // Their turn's end calls the language model and speech at once: connect to them now.
       onSpeechStart: () => void providers.warm?.(),
-      onBargeIn: () => {
-        if (config.turns.bargeInMode === 'pause') return void speaker.pause();
-        if (!speaker.audible) return;
-        speaker.interrupt();
-        hooks.telemetry({ type: 'interruption', kind: 'barge_in' });
-      },
-      // BARGE_IN_MODE=pause: the paused voice stops for good on an interruption, and goes on from
-      // where it paused after a backchannel (stop mode settled everything at the barge-in).
-      onBargeInSettled: (outcome) => {
-        if (config.turns.bargeInMode !== 'pause' || !speaker.paused) return;
-        if (outcome === 'backchannel') {
-          // The page dropped its queue at the pause; it hears the bot speaking again.
-          room.sendControl({ type: 'state', state: 'speaking' });
-          return speaker.resume();
-        }
-        speaker.interrupt();
-        hooks.telemetry({ type: 'interruption', kind: 'barge_in' });
-      },
+      // The barge-in machine (turns/barge-in.ts) drives the voice: a pause or a stop, then the verdict.
+      onBargeIn: voice.stop,
+      onBargeInSettled: voice.settled,
     });
-    const dialogue = new Dialogue({ sessionId: job.sessionId, interview: job.interview, room, hearing: listener, speaker, modelTurn, telemetry: hooks.telemetry, stt: providers.stt, signal, clock, replySplit: { eagerEnd: config.turns.replyEagerEnd, firstClauseWords: config.turns.replyFirstClauseWords },
-      decisions: { waitMaxMs: config.turns.llmWaitMaxMs, waitStepMs: config.turns.llmWaitStepMs, preemptive: config.turns.llmPreemptive },
+    const dialogue = new Dialogue({ sessionId: job.sessionId, interview: job.interview, room, hearing: listener, speaker, modelTurn, telemetry: hooks.telemetry, stt: providers.stt, signal, clock, replySplit: { eagerEnd: config.turns.reply.eagerEnd, firstClauseWords: config.turns.reply.firstClauseWords },
+      decisions: { waitMaxMs: config.turns.reply.llmWaitMaxMs, waitStepMs: config.turns.reply.llmWaitStepMs, preemptive: config.turns.reply.llmPreemptive },
     });
     const turns = await dialogue.run();
     const summary = (await modelTurn.complete(buildSummaryPrompt(job.interview, turns), { purpose: 'summary', signal, maxTokens: SUMMARY_MAX_TOKENS })).trim();

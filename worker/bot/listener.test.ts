@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { silencePcm } from '../../lib/pcm.ts';
 import { tonePcm } from '../../test/fakes/audio.ts';
 import { MemoryRoom } from '../../test/fakes/memory-room.ts';
-import { STAGE_CONFIG } from '../../test/fakes/stage-config.ts';
+import { STAGE_CONFIG, withTurns } from '../../test/fakes/stage-config.ts';
 import { loadConfig } from '../config.ts';
 import { scriptedProviders } from '../../test/fakes/scripted-providers.ts';
 import { quietHooks } from './hooks.ts';
@@ -56,7 +56,7 @@ describe('listening, planned from the configuration', () => {
 
   it('uses the end-of-turn model only when TURN_DETECTION=model and it is loaded', () => {
     expect(planListening(CONFIG, { vad: null, turn: model }).turnModel).toBeNull();
-    const withModel = { ...CONFIG, turns: { ...CONFIG.turns, detection: 'model' as const } };
+    const withModel = withTurns(CONFIG, { engines: { detection: 'model' } });
     expect(planListening(withModel, { vad: null, turn: model }).turnModel).toBe(model);
     expect(planListening(withModel, { vad: null, turn: null }).turnModel).toBeNull();
   });
@@ -65,8 +65,13 @@ describe('listening, planned from the configuration', () => {
     const plan = planListening(CONFIG, { vad: null, turn: null });
     expect(plan.detector.maxUtteranceBytes).toBe(10 * RATE * 2);
     expect(plan.detector.maxBacklogBytes).toBe(plan.detector.maxUtteranceBytes);
-    // The longest silence, plus what learning the respondent's pauses may add to it (issue 21), plus a margin.
-    expect(plan.listener.stallMs).toBe(1600 + 600 + 500);
+    // The longest silence (nothing held in this configuration, so learning adds nothing), plus a margin.
+    expect(plan.listener.stallMs).toBe(1600 + 500);
+    // With a hold: the hold, plus what learning the respondent's pauses may add to it, plus a margin.
+    const held = planListening(withTurns(CONFIG, { endpointing: { holdMs: 2200 } }), { vad: null, turn: null });
+    expect(held.listener.stallMs).toBe(2200 + 600 + 500);
+    expect(held.listener.pauseLearning).toEqual({ baseMs: 2200, maxExtraMs: 600 });
+    expect(held.detector).toMatchObject({ holdMs: 2200, holdMaxWords: 7, holdMaxVoicedMs: 2500 });
     expect(plan.vad.frameBytes).toBe(640);
     // The model asked ahead of the commit point, and again as the silence grows (issue 21).
     expect(plan.detector).toMatchObject({ modelEarlyMs: 100, modelReaskMs: 400 });
@@ -130,7 +135,7 @@ describe('the listener', () => {
     // (0.1), so after the burst only the stall can end the turn: as silence, not at the bound.
     const energy = energyFrameVad(-45);
     const slow: FrameVad = { ...energy, isSpeech: async (frame, inSpeech) => (await new Promise((r) => setTimeout(r, 40)), energy.isSpeech(frame, inSpeech)) };
-    const plan = planListening({ ...CONFIG, turns: { ...CONFIG.turns, detection: 'model' } }, { vad: null, turn: { completion: () => Promise.resolve(0.1) } });
+    const plan = planListening(withTurns(CONFIG, { engines: { detection: 'model' } }), { vad: null, turn: { completion: () => Promise.resolve(0.1) } });
     const room = new MemoryRoom();
     const abort = new AbortController();
     const listener = new Listener({
@@ -161,7 +166,7 @@ describe('the listener', () => {
     // words (TURN_WORDS_WAIT_MS), hear them go on, and end only after the second half. With the old
     // 300 ms wait the model's "finished" stood alone and the half sentence was taken as the answer.
     const run = async (wordsWaitMs: number): Promise<string[]> => {
-      const config = { ...CONFIG, turns: { ...CONFIG.turns, detection: 'model' as const, sttMode: 'realtime' as const, wordsWaitMs } };
+      const config = withTurns(CONFIG, { engines: { detection: 'model', sttMode: 'realtime' }, endpointing: { wordsWaitMs } });
       const room = new MemoryRoom();
       const abort = new AbortController();
       const listener = createListener(config, {
@@ -191,6 +196,42 @@ describe('the listener', () => {
     expect((await run(300))[0]).toBe('The main problem was');
   });
 
+  it('holds a short answer to an open question through a 1.5 s pause, and ends one to a closed question at once (issue 40)', async () => {
+    // The end-of-turn model says "finished" at every pause; no language model is asked. The words
+    // of the first pause ("We tried a few tools.", four) make it a fragment; the question decides.
+    const run = async (question: string | null): Promise<string[]> => {
+      const config = withTurns(CONFIG, { engines: { detection: 'model', sttMode: 'realtime' }, endpointing: { holdMs: 2200 } });
+      const room = new MemoryRoom();
+      const abort = new AbortController();
+      const listener = createListener(config, {
+        room,
+        providers: scriptedProviders({ segments: ['We tried a few tools.', 'Mostly spreadsheets.'] }),
+        models: { vad: null, turn: { completion: () => Promise.resolve(0.9) } },
+        playback: new Playback(() => Date.now()),
+        hooks: quietHooks,
+        language: 'en',
+        signal: abort.signal,
+        onBargeIn: () => undefined,
+        clock: () => Date.now(),
+      });
+      if (question) listener.expectAnswerTo(question);
+      const since = Date.now();
+      void room.speak(Buffer.concat([tone(1000), silencePcm(1500, RATE), tone(800), silencePcm(3000, RATE)]));
+      const texts: string[] = [];
+      const collect = async () => {
+        for (;;) texts.push((await listener.nextTurn(since)).text);
+      };
+      void collect().catch(() => undefined);
+      await vi.advanceTimersByTimeAsync(7000);
+      abort.abort();
+      listener.close();
+      return texts;
+    };
+    expect(await run(null)).toEqual(['We tried a few tools. Mostly spreadsheets.']);
+    expect(await run('How did you first hear of us?')).toEqual(['We tried a few tools. Mostly spreadsheets.']);
+    expect(await run('Did you try other tools?')).toEqual(['We tried a few tools.', 'Mostly spreadsheets.']);
+  });
+
   it('stops the bot on the very frame that completes BARGE_IN_MIN_SPEECH_MS of speech, not one later', async () => {
     // 20 ms frames from t = 0; speech starts at the 5th voiced frame (VAD_MIN_SPEECH_MS 100). The
     // 10th frame (arriving at t = 180 ms) completes 200 ms of speech: the barge-in is due then.
@@ -210,7 +251,7 @@ describe('the listener', () => {
     // A pause is the first reaction (BARGE_IN_MODE=pause), so it may come as soon as speech starts;
     // 200 ms (the default before) let a short word over the bot go unheeded (bench/turns: 222 ms to stop).
     const { turns } = loadConfig({ WORKER_TOKEN: 'a-long-enough-worker-token', BACKEND_URL: 'https://app.example.com', OPENAI_API_KEY: 'sk-test', ROOM_PROVIDER: 'local' });
-    const config = { ...CONFIG, turns: { ...CONFIG.turns, bargeInMinSpeechMs: turns.bargeInMinSpeechMs } };
+    const config = withTurns(CONFIG, { interruption: { minSpeechMs: turns.interruption.minSpeechMs } });
     let paused = false;
     const { room, playback, close } = listen({ config, onBargeIn: () => (paused = true), transcripts: ['uh-huh'] });
     playback.add(10_000);
@@ -223,7 +264,7 @@ describe('the listener', () => {
   it('gives the old timing (one frame later) with BARGE_IN_MIN_SPEECH_MS one frame longer', async () => {
     const start = Date.now();
     let stoppedAt: number | null = null;
-    const config = { ...CONFIG, turns: { ...CONFIG.turns, bargeInMinSpeechMs: 220 } };
+    const config = withTurns(CONFIG, { interruption: { minSpeechMs: 220 } });
     const { room, playback, close } = listen({ config, onBargeIn: () => (stoppedAt ??= Date.now() - start) });
     playback.add(10_000);
     void room.speak(tone(600));
@@ -250,7 +291,7 @@ describe('the listener', () => {
     // starts at the 5th (VAD_MIN_SPEECH_MS 100), which must not pause the bot a second time.
     const start = Date.now();
     const calls: Array<[string, number]> = [];
-    const config = { ...CONFIG, turns: { ...CONFIG.turns, bargeInPauseMs: 40 } };
+    const config = withTurns(CONFIG, { interruption: { onsetMs: 40 } });
     const { room, playback, close } = listen({
       config,
       onBargeIn: () => calls.push(['paused', Date.now() - start]),
@@ -267,7 +308,7 @@ describe('the listener', () => {
   it('with BARGE_IN_PAUSE_MS, resumes the bot when silence follows a voiced run too short to be a turn (a click)', async () => {
     const start = Date.now();
     const calls: Array<[string, number]> = [];
-    const config = { ...CONFIG, turns: { ...CONFIG.turns, bargeInPauseMs: 40 } };
+    const config = withTurns(CONFIG, { interruption: { onsetMs: 40 } });
     const { room, playback, listener, close } = listen({
       config,
       onBargeIn: () => calls.push(['paused', Date.now() - start]),
@@ -289,7 +330,7 @@ describe('the listener', () => {
 
   it('with BARGE_IN_PAUSE_MS, does not resume the bot for a dip of a frame inside a word, so it pauses once', async () => {
     const calls: string[] = [];
-    const config = { ...CONFIG, turns: { ...CONFIG.turns, bargeInPauseMs: 40 } };
+    const config = withTurns(CONFIG, { interruption: { onsetMs: 40 } });
     const { room, playback, close } = listen({ config, onBargeIn: () => calls.push('paused'), onBargeInSettled: (o) => calls.push(o), transcripts: ['Please stop there.'] });
     playback.add(10_000);
     void room.speak(Buffer.concat([tone(60), silencePcm(20, RATE), tone(400), silencePcm(900, RATE)]));
@@ -301,7 +342,7 @@ describe('the listener', () => {
   it('with BARGE_IN_PAUSE_MS, does nothing at an onset while the bot is silent, and nothing in stop mode', async () => {
     for (const [audible, mode] of [[false, 'pause'], [true, 'stop']] as const) {
       const calls: string[] = [];
-      const config = { ...CONFIG, turns: { ...CONFIG.turns, bargeInPauseMs: 40, bargeInMode: mode } };
+      const config = withTurns(CONFIG, { interruption: { onsetMs: 40, mode } });
       const { room, playback, close } = listen({ config, onBargeIn: () => calls.push('paused'), onBargeInSettled: (o) => calls.push(o) });
       if (audible) playback.add(10_000);
       void room.speak(Buffer.concat([tone(60), silencePcm(600, RATE)]));

@@ -2,11 +2,13 @@ import type { BotRoom } from './room-link.ts';
 import { SessionEnd } from './session-end.ts';
 import type { Playback } from './playback.ts';
 import { isBackchannel } from './turns/backchannel.ts';
+import { BargeIn, type BargeInTicket } from './turns/barge-in.ts';
 import { wordsUnfinished } from './turns/unfinished-words.ts';
 import { PauseProfile } from './turns/pause-profile.ts';
 import type { TurnTranscriber } from './turns/transcriber.ts';
 import { TurnDetector, type DetectorEvent, type TurnEnd, type TurnEndReason, type TurnDetectorOptions } from './turns/turn-detector.ts';
 import { FailureReason } from '../../lib/failure-reasons.ts';
+import { questionKind, type QuestionKind } from './policy/question-kind.ts';
 
 /**
  * The respondent's side of a session, for its whole length: every frame they send goes through
@@ -14,14 +16,12 @@ import { FailureReason } from '../../lib/failure-reasons.ts';
  * respondent who goes on talking). Finished turns, with their text, wait in order for the
  * interview to take them.
  *
- * Barge-in: speech of `bargeInMinSpeechMs` while the bot is audible calls `onBargeIn` (the bot
- * stops and the page drops its queued audio); so does a speech onset (the detector's `onsetMs`,
- * BARGE_IN_PAUSE_MS in pause mode) before a turn has started, and if silence follows the onset
- * instead of a turn, that barge-in is settled as a backchannel. The turn then runs as any other;
- * if it stays shorter than `bargeInConfirmMs` and its words are only a backchannel ("mm-hm", a
- * cough), it is marked so and the bot goes on from the sentence it was in. Each barge-in is settled once through
- * `onBargeInSettled` (an interruption once BARGE_IN_CONFIRM_MS of speech is heard or its words are
- * not a backchannel; else a backchannel), which a paused voice (BARGE_IN_MODE=pause) waits for.
+ * Barge-in: what the detector hears is fed to the barge-in machine (turns/barge-in.ts), which
+ * owns every barge-in's state from the first voiced frames over the audible bot (an onset, or
+ * `bargeInMinSpeechMs` of a turn) to its verdict, and calls `onBargeIn` (the first reaction) and
+ * `onBargeInSettled` (interruption or backchannel, once per barge-in). The listener only adds what
+ * needs the turn: a short sound over the bot is decided at its first pause, and a finished turn's
+ * words settle its barge-in (only a backchannel shorter than `bargeInConfirmMs` lets the bot go on).
  *
  * Bounds: the detector keeps at most one utterance's worth of audio waiting to be classified, and
  * at most MAX_TEXTS_IN_FLIGHT turns wait for their text at once; beyond either, audio or whole turns
@@ -47,7 +47,7 @@ export interface HeardTurn {
   inferenceMs?: number;
   /** The turn began while the bot was audible and stopped it. */
   bargeIn: boolean;
-  /** Silence added to the end of this turn from the respondent's own pauses (learned). */
+  /** Silence added to the end of this turn from the respondent's own pauses (learned; held fragments only). */
   patienceExtraMs: number;
   /** A barge-in that was only a backchannel: the bot should go on. */
   backchannel: boolean;
@@ -126,6 +126,8 @@ export interface Hearing {
   watchPauses?(watcher: PauseWatcher): void;
   /** The respondent went on after a turn taken as ended, after this much silence (it teaches the pause profile). */
   pausedFor?(silenceMs: number): void;
+  /** The bot asked this (a question or a follow-up): whether it is open or closed tells how patient to be (policy/question-kind.ts). */
+  expectAnswerTo?(question: string): void;
 }
 
 export class Listener implements Hearing {
@@ -136,11 +138,8 @@ export class Listener implements Hearing {
   private waiter: Waiter | null = null;
   private pendingTexts = 0;
   private turnStartedAt = 0;
-  private turnBargeIn = false;
-  /** The current turn's barge-in, once settled (each turn gets its own). */
-  private turnSettled = { done: false };
-  /** The bot's voice was paused at a speech onset (`onset`), before any turn started. */
-  private onsetPaused = false;
+  /** Speech over the bot, from its onset to the verdict (turns/barge-in.ts). */
+  private readonly bargeIn: BargeIn;
   private maxTimer: NodeJS.Timeout | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
   private readonly speechWaiters = new Set<() => void>();
@@ -149,6 +148,9 @@ export class Listener implements Hearing {
   private pauseWatcher: PauseWatcher | null = null;
   /** Changes at every pause, resume and turn boundary: words that come in late for their pause are not given. */
   private pauseGeneration = 0;
+  /** The words of the turn so far, from the last pause (null: not in, or speech came back since). */
+  private pauseWords: string | null = null;
+  private question: QuestionKind = 'open';
   private arrivals = 0;
   private closed = false;
   private readonly onAudio = (pcm: Buffer) => {
@@ -169,15 +171,25 @@ export class Listener implements Hearing {
     this.options = options;
     this.clock = options.clock ?? Date.now;
     this.pauses = new PauseProfile(options.settings.pauseLearning);
+    const { playback, settings } = options;
+    this.bargeIn = new BargeIn(
+      { enabled: settings.bargeIn, minSpeechMs: settings.bargeInMinSpeechMs, confirmMs: settings.bargeInConfirmMs },
+      { get audible() { return playback.audible; }, stop: () => options.onBargeIn(), settled: (outcome) => options.onBargeInSettled?.(outcome) },
+    );
     this.detector = new TurnDetector({
       ...options.detector,
       patience: this.pauses,
       onEvent: (e) => this.onEvent(e),
       onOverflow: () => options.onBound?.(),
       wordsUnfinished: async () => {
+        const generation = this.pauseGeneration;
         const text = await options.transcriber.textSoFar(options.settings.wordsWaitMs);
+        if (generation === this.pauseGeneration && text !== null) this.pauseWords = text.trim();
         return text !== null && wordsUnfinished(text, options.language);
       },
+      wordsSoFar: () => this.pauseWords,
+      questionKind: () => this.question,
+      ...(options.language ? { language: options.language } : {}),
     });
     options.room.on('audio', this.onAudio);
     options.transcriber.warm();
@@ -230,6 +242,10 @@ export class Listener implements Hearing {
     this.pauses.record(silenceMs);
   }
 
+  expectAnswerTo(question: string): void {
+    this.question = questionKind(question, this.options.language);
+  }
+
   close(): void {
     this.closed = true;
     this.pauseWatcher = null;
@@ -261,90 +277,75 @@ export class Listener implements Hearing {
       case 'onset':
         // Speech may be starting over the bot: the first reaction is to pause its voice (pause mode
         // only: the plan sets no onset otherwise); the turn that follows, or none, settles it.
-        if (!settings.bargeIn || !this.options.playback.audible) return;
-        this.onsetPaused = true;
-        this.options.onBargeIn();
-        return;
+        return this.bargeIn.onset();
       case 'onset_end':
-        if (!this.onsetPaused) return;
-        this.onsetPaused = false;
         // Too short to be a turn (a click, a breath): the voice goes on from where it paused.
-        this.options.onBargeInSettled?.('backchannel');
-        return;
+        return this.bargeIn.onsetEnded();
       case 'speech_start':
         this.pauseGeneration++;
+        this.pauseWords = null;
         // When speech was recognised as such (not the preroll's start): a respondent who answers the
         // moment a short question ends must not have their answer dated before the question.
         this.turnStartedAt = event.at;
-        // A voice paused at the onset is this turn's barge-in, settled as any other.
-        this.turnBargeIn = this.onsetPaused;
-        this.onsetPaused = false;
-        this.turnSettled = { done: false };
         transcriber.speechStart(event.preroll);
         clearTimeout(this.maxTimer);
         this.maxTimer = setTimeout(() => this.detector.forceEnd('max'), settings.maxUtteranceSeconds * 1000);
         for (const wake of this.speechWaiters) wake();
         this.speechWaiters.clear();
         this.options.onSpeechStart?.();
-        this.checkBargeIn();
+        // A voice paused at the onset is this turn's barge-in, settled as any other.
+        this.bargeIn.turnStarted(this.detector.currentSpeechMs);
         return;
       case 'audio':
         transcriber.audio(event.pcm);
-        this.checkBargeIn();
-        // Enough speech over the bot is an interruption whatever its words: say so without waiting.
-        if (this.turnBargeIn && this.detector.currentSpeechMs >= settings.bargeInConfirmMs) this.settle(this.turnSettled, 'interruption');
+        this.bargeIn.heard(this.detector.currentSpeechMs);
         return;
       case 'pause':
         transcriber.pause();
         this.givePauseWords(event.speechEndedAt);
-        // A short sound over the bot followed by a pause ("mm-hm", "no"): decide now, so that the
-        // bot goes on (or answers) without waiting out a thinking pause.
-        if (this.turnBargeIn && this.detector.currentSpeechMs < settings.bargeInConfirmMs) this.detector.forceEnd('silence');
+        if (this.bargeIn.decideAtPause(this.detector.currentSpeechMs)) this.detector.forceEnd('silence');
         return;
       case 'resume':
         transcriber.resume();
         this.pauseGeneration++;
+        this.pauseWords = null;
         this.pauseWatcher?.resume();
         return;
       case 'turn_end':
         this.pauseGeneration++;
+        this.pauseWords = null;
         clearTimeout(this.maxTimer);
         if (event.end.reason === 'max') this.options.onBound?.();
-        void this.finishTurn(event.end, this.turnStartedAt, this.turnBargeIn, this.turnSettled);
+        void this.finishTurn(event.end, this.turnStartedAt, this.bargeIn.turnEnded());
         return;
     }
   }
 
-  /** The words so far, to the watcher, if they come in before the pause is over (realtime text only). */
+  /**
+   * The words so far, if they come in before the pause is over (realtime text only): to the
+   * endpointing policy (their count and their end), and to the watcher.
+   */
   private givePauseWords(speechEndedAt: number): void {
-    if (!this.pauseWatcher) return;
     const generation = ++this.pauseGeneration;
     void this.options.transcriber.textSoFar(PAUSE_WORDS_WAIT_MS).then((words) => {
       if (generation !== this.pauseGeneration || this.closed || !words || words.trim() === '') return;
+      this.pauseWords = words.trim();
+      this.detector.wordsArrived();
       this.pauseWatcher?.pause({ words: words.trim(), speechEndedAt });
     });
   }
 
-  private checkBargeIn(): void {
-    const { settings, playback } = this.options;
-    if (!settings.bargeIn || this.turnBargeIn || !playback.audible) return;
-    if (this.detector.currentSpeechMs < settings.bargeInMinSpeechMs) return;
-    this.turnBargeIn = true;
-    this.options.onBargeIn();
+  /** A turn's barge-in (if any) settled: only its first verdict counts. */
+  private settle(ticket: BargeInTicket | null, outcome: 'interruption' | 'backchannel'): void {
+    if (ticket) this.bargeIn.settle(ticket, outcome);
   }
 
-  private settle(settled: { done: boolean }, outcome: 'interruption' | 'backchannel'): void {
-    if (settled.done) return;
-    settled.done = true;
-    this.options.onBargeInSettled?.(outcome);
-  }
-
-  private async finishTurn(end: TurnEnd, startedAt: number, bargeIn: boolean, settled: { done: boolean }): Promise<void> {
+  private async finishTurn(end: TurnEnd, startedAt: number, ticket: BargeInTicket | null): Promise<void> {
     // A barge-in is always settled, so a paused voice never stays paused: a turn dropped unheard
     // lets it go on, a failure stops it.
-    if (!bargeIn) settled.done = true;
+    const bargeIn = ticket !== null;
     if (this.pendingTexts >= MAX_TEXTS_IN_FLIGHT) {
-      this.settle(settled, 'backchannel');
+      this.settle(ticket, 'backchannel');
       this.options.transcriber.discard();
       this.options.onBound?.();
       return this.options.onDropped?.('too many turns waiting for their text');
@@ -353,7 +354,7 @@ export class Listener implements Hearing {
     try {
       const { text, mode } = await this.options.transcriber.finish(end.audio);
       const backchannel = bargeIn && end.speechMs < this.options.settings.bargeInConfirmMs && isBackchannel(text);
-      if (bargeIn) this.settle(settled, backchannel || text.trim() === '' ? 'backchannel' : 'interruption');
+      this.settle(ticket, backchannel || text.trim() === '' ? 'backchannel' : 'interruption');
       if (!backchannel && text.trim() === '') return this.options.onDropped?.('no words');
       this.deliver({
         text: text.trim(),
@@ -370,7 +371,7 @@ export class Listener implements Hearing {
         patienceExtraMs: end.patienceExtraMs,
       });
     } catch (err) {
-      this.settle(settled, 'interruption');
+      this.settle(ticket, 'interruption');
       if (this.waiter) {
         const { reject } = this.waiter;
         this.waiter = null;

@@ -3,6 +3,7 @@ import type { Providers } from '../providers/index.ts';
 import type { InterviewHooks } from './hooks.ts';
 import { Listener, type ListenerSettings } from './listener.ts';
 import type { Playback } from './playback.ts';
+import { commitPointMs, onsetPauseMs } from './policy/turn-policy.ts';
 import type { BotRoom } from './room-link.ts';
 import { energyFrameVad, sileroFrameVad, type FrameVad } from './turns/frame-vad.ts';
 import type { TurnModels } from './turns/models.ts';
@@ -16,7 +17,7 @@ import { LISTEN_SAMPLE_RATE } from './turns/types.ts';
  * of turn-taking become the detector's and the listener's, and where it is decided which engines
  * run: Silero or the energy VAD, the end-of-turn model or silence alone, realtime or batch text.
  */
-export type ListeningConfig = Pick<WorkerConfig, 'idleTimeoutSeconds' | 'vad' | 'turns'>;
+export type ListeningConfig = Pick<WorkerConfig, 'idleTimeoutSeconds' | 'turns'>;
 
 export interface ListeningPlan {
   vad: FrameVad;
@@ -31,23 +32,25 @@ export interface ListeningPlan {
 const STALL_MARGIN_MS = 500;
 
 export function planListening(config: ListeningConfig, models: TurnModels): ListeningPlan {
-  const { turns, vad } = config;
-  const turnModel = turns.detection === 'model' ? models.turn : null;
-  const maxUtteranceBytes = vad.maxUtteranceSeconds * LISTEN_SAMPLE_RATE * 2;
+  const { engines, endpointing: e, interruption } = config.turns;
+  const turnModel = engines.detection === 'model' ? models.turn : null;
+  const maxUtteranceBytes = e.maxUtteranceSeconds * LISTEN_SAMPLE_RATE * 2;
   return {
-    vad: models.vad && turns.vadEngine === 'silero' ? sileroFrameVad(models.vad.open(), turns.vadSpeechThreshold) : energyFrameVad(vad.thresholdDbfs),
+    vad: models.vad && engines.vad === 'silero' ? sileroFrameVad(models.vad.open(), engines.vadSpeechThreshold) : energyFrameVad(engines.vadThresholdDbfs),
     turnModel,
-    realtimeText: turns.sttMode === 'realtime',
+    realtimeText: engines.sttMode === 'realtime',
     detector: {
-      minSpeechMs: vad.minSpeechMs,
-      silenceMs: vad.silenceMs,
-      modelSilenceMs: turns.modelSilenceMs,
-      maxSilenceMs: turns.maxSilenceMs,
-      modelEarlyMs: turns.modelEarlyMs,
-      modelReaskMs: turns.modelReaskMs,
-      modelThreshold: turns.modelThreshold,
-      // A paused voice resumes if the speech breaks off: only pause mode reacts before a turn starts.
-      onsetMs: turns.bargeIn && turns.bargeInMode === 'pause' ? turns.bargeInPauseMs : 0,
+      minSpeechMs: e.minSpeechMs,
+      silenceMs: e.silenceMs,
+      modelSilenceMs: e.modelSilenceMs,
+      maxSilenceMs: e.maxSilenceMs,
+      modelEarlyMs: e.modelEarlyMs,
+      modelReaskMs: e.modelReaskMs,
+      modelThreshold: e.modelThreshold,
+      onsetMs: onsetPauseMs(interruption),
+      holdMs: e.holdMs,
+      holdMaxWords: e.holdMaxWords,
+      holdMaxVoicedMs: e.holdMaxVoicedMs,
       maxUtteranceBytes,
       // Audio waiting to be classified: an answer that arrives in one burst fits whole; a flood
       // beyond one utterance's worth is dropped as it arrives, so memory stays bounded.
@@ -55,15 +58,15 @@ export function planListening(config: ListeningConfig, models: TurnModels): List
     },
     listener: {
       idleTimeoutSeconds: config.idleTimeoutSeconds,
-      maxUtteranceSeconds: vad.maxUtteranceSeconds,
-      bargeIn: turns.bargeIn,
-      bargeInMinSpeechMs: turns.bargeInMinSpeechMs,
-      bargeInConfirmMs: turns.bargeInConfirmMs,
-      // The longest silence may grow by what the respondent's own pauses add (TURN_PAUSE_LEARNING_MAX_MS).
-      stallMs: Math.max(turns.maxSilenceMs, vad.silenceMs) + turns.pauseLearningMaxMs + STALL_MARGIN_MS,
-      // A turn may end after this much silence without learning: the commit point with the model, else the silence rule.
-      pauseLearning: { baseMs: turnModel ? Math.min(turns.modelSilenceMs, vad.silenceMs) : vad.silenceMs, maxExtraMs: turns.pauseLearningMaxMs },
-      wordsWaitMs: turns.wordsWaitMs,
+      maxUtteranceSeconds: e.maxUtteranceSeconds,
+      bargeIn: interruption.enabled,
+      bargeInMinSpeechMs: interruption.minSpeechMs,
+      bargeInConfirmMs: interruption.confirmMs,
+      // The longest silence: the silence rule, or a hold grown by what the respondent's own pauses add (TURN_PAUSE_LEARNING_MAX_MS).
+      stallMs: Math.max(e.maxSilenceMs, e.silenceMs, e.holdMs + e.pauseLearningMaxMs) + STALL_MARGIN_MS,
+      // Learning lengthens the hold, so what counts is a pause longer than it (issue 40); with no hold nothing is learned.
+      pauseLearning: { baseMs: e.holdMs > 0 ? e.holdMs : turnModel ? commitPointMs(e) : e.silenceMs, maxExtraMs: e.holdMs > 0 ? e.pauseLearningMaxMs : 0 },
+      wordsWaitMs: e.wordsWaitMs,
     },
   };
 }

@@ -27,7 +27,7 @@ let streamingNoticed = false;
 // In threads of their own with TURN_MODEL_THREAD=true; a thread that dies takes the process with it,
 // so its sessions are reported as for any crash of the bot.
 const models = await loadTurnModels(
-  config.turns,
+  config.turns.engines,
   config.turnModelThread
     ? {
         onLost: (err) => {

@@ -1,5 +1,6 @@
 import type { ChatMessage } from '../providers/llm.ts';
 import type { InterviewDefinition, InterviewQuestion } from './messages.ts';
+import { WAIT_REPLY } from './reply/decision-stream.ts';
 
 /**
  * What the bot asks the language model, and how it reads the answer. The decision protocol is
@@ -16,8 +17,8 @@ export interface Turn {
 
 export type Decision = { kind: 'next' } | { kind: 'follow_up'; text: string } | { kind: 'wait' };
 
-/** The whole reply that means "not finished, keep listening" (offered only when `wait` is given). */
-export const WAIT_REPLY = 'WAIT';
+/** The whole reply that means "not finished, keep listening": the reply side owns its words (reply/decision-stream.ts). */
+export { WAIT_REPLY };
 
 export interface DecisionPromptOptions {
   /** Offer WAIT, saying how long the respondent has been silent since their last word. */

@@ -3,7 +3,7 @@ import type { TextToSpeech } from '../providers/tts.ts';
 import { frames } from './audio.ts';
 import type { Playback } from './playback.ts';
 import type { BotRoom } from './room-link.ts';
-import { splitSentences } from './turns/sentences.ts';
+import { splitSentences } from './reply/sentences.ts';
 
 /**
  * The bot's voice: text to speech, one sentence at a time, into the room. A sentence is spoken as
@@ -91,6 +91,14 @@ export class Speaker {
       );
       this.ahead.set(sentence, job);
     }
+  }
+
+  /**
+   * Forgets what was prepared for `text` and not spoken (a reply made ahead for a turn that went
+   * on): it is never played. A synthesis still running finishes into nothing.
+   */
+  discard(text: string): void {
+    for (const sentence of splitSentences(text)) this.ahead.delete(sentence);
   }
 
   /** The provider's stream for one sentence, with its tts.first_byte measure. */

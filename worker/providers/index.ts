@@ -1,6 +1,6 @@
 import { createLogger, type Logger } from '../../lib/log.ts';
 import type { StreamingSpeechToText } from '../bot/turns/types.ts';
-import type { TurnSettings, WorkerConfig } from '../config.ts';
+import type { TurnPolicy, WorkerConfig } from '../config.ts';
 import { openaiClient, providerName, type OpenAIProviderOptions } from './client.ts';
 import { ProviderConnections } from './connections.ts';
 import type { CallPolicy } from './policy.ts';
@@ -36,18 +36,18 @@ type ProviderConfig = Pick<WorkerConfig, 'stt' | 'llm' | 'tts' | 'providerTimeou
   /** PROVIDER_WARM: open connections as the respondent starts speaking. */
   providerWarm?: boolean;
   /** Without it (older callers), speech-to-text is batch only. */
-  turns?: Pick<TurnSettings, 'sttMode' | 'sttRealtimeModel'>;
+  turns?: { engines: Pick<TurnPolicy['engines'], 'sttMode' | 'sttRealtimeModel'> };
 };
 
 /** The default providers: OpenAI-compatible APIs at the configured base URLs. */
 export function createProviders(config: ProviderConfig, options: { logger?: Logger } = {}): Providers {
   const policy = { timeoutMs: config.providerTimeoutMs, retries: config.providerRetries };
   const connections = new ProviderConnections({ keepAliveMs: config.providerKeepAliveMs ?? 60_000, warmTimeoutMs: config.providerTimeoutMs });
-  const sttStream = config.turns?.sttMode === 'realtime'
+  const sttStream = config.turns?.engines.sttMode === 'realtime'
     ? new OpenAIRealtimeSpeechToText({
         baseURL: config.stt.baseURL,
         apiKey: config.stt.apiKey,
-        model: config.turns.sttRealtimeModel,
+        model: config.turns.engines.sttRealtimeModel,
         provider: providerName(config.stt.baseURL),
         policy,
         // The fallback to batch is logged once per process (the bot's stdout reaches the worker's log).

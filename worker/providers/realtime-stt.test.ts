@@ -312,9 +312,9 @@ describe('createProviders', () => {
   const base = { llm: { baseURL: 'http://127.0.0.1:1/v1', apiKey: 'k', model: 'm' }, stt: { baseURL: 'https://stt.example/v1', apiKey: 'k', model: 'whisper-1' }, tts: { baseURL: 'http://127.0.0.1:1/v1', apiKey: 'k', model: 'm', voice: 'v' }, providerTimeoutMs: 500, providerRetries: 1 };
 
   it('builds the streaming STT from STT_MODE and STT_REALTIME_MODEL, and none in batch mode', () => {
-    const realtime = createProviders({ ...base, turns: { sttMode: 'realtime', sttRealtimeModel: 'gpt-4o-mini-transcribe' } });
+    const realtime = createProviders({ ...base, turns: { engines: { sttMode: 'realtime', sttRealtimeModel: 'gpt-4o-mini-transcribe' } } });
     expect(realtime.sttStream).toMatchObject({ model: 'gpt-4o-mini-transcribe', provider: 'openai-compatible:stt.example' });
-    expect(createProviders({ ...base, turns: { sttMode: 'batch', sttRealtimeModel: 'x' } }).sttStream).toBeNull();
+    expect(createProviders({ ...base, turns: { engines: { sttMode: 'batch', sttRealtimeModel: 'x' } } }).sttStream).toBeNull();
     expect(createProviders(base).sttStream).toBeNull();
   });
 });

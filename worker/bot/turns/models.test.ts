@@ -72,12 +72,12 @@ describe('turn model files', () => {
   it('loads only the models the settings ask for', async () => {
     const missing = mkdtempSync(join(tmpdir(), 'turn-models-'));
     // Today's pipeline needs no file at all.
-    expect(await loadTurnModels({ vadEngine: 'energy', detection: 'silence', modelsDir: missing })).toEqual({ vad: null, turn: null });
-    await expect(loadTurnModels({ vadEngine: 'silero', detection: 'silence', modelsDir: missing })).rejects.toThrow('bash scripts/turn-models.sh');
-    const vadOnly = await loadTurnModels({ vadEngine: 'silero', detection: 'silence', modelsDir: turnModelsDir() });
+    expect(await loadTurnModels({ vad: 'energy', detection: 'silence', modelsDir: missing })).toEqual({ vad: null, turn: null });
+    await expect(loadTurnModels({ vad: 'silero', detection: 'silence', modelsDir: missing })).rejects.toThrow('bash scripts/turn-models.sh');
+    const vadOnly = await loadTurnModels({ vad: 'silero', detection: 'silence', modelsDir: turnModelsDir() });
     expect(vadOnly.vad?.frameSamples).toBe(512);
     expect(vadOnly.turn).toBeNull();
-    const both = await loadTurnModels({ vadEngine: 'silero', detection: 'model', modelsDir: null });
+    const both = await loadTurnModels({ vad: 'silero', detection: 'model', modelsDir: null });
     expect(await both.turn!.completion(new Int16Array(16_000))).toBeGreaterThanOrEqual(0);
     expect(await both.vad!.open().probability(new Int16Array(512))).toBeLessThan(0.5);
   });

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import type { TurnSettings } from '../../config.ts';
+import type { TurnEngines } from '../policy/turn-policy.ts';
 import type { SpeechProbabilitySource, TurnCompletionModel } from './types.ts';
 
 /**
@@ -84,8 +84,8 @@ export interface TurnModels {
 }
 
 /** Whether these settings use a model file at all (today's pipeline, energy + silence, uses none). */
-export function needsTurnModels(settings: Pick<TurnSettings, 'vadEngine' | 'detection'>): boolean {
-  return settings.vadEngine === 'silero' || settings.detection === 'model';
+export function needsTurnModels(settings: Pick<TurnEngines, 'vad' | 'detection'>): boolean {
+  return settings.vad === 'silero' || settings.detection === 'model';
 }
 
 /**
@@ -95,8 +95,8 @@ export function needsTurnModels(settings: Pick<TurnSettings, 'vadEngine' | 'dete
  * `threads`: each model runs in a worker thread of its own (model-thread.ts), not on this one;
  * `onLost` hears of a thread that ended on its own.
  */
-export async function loadTurnModels(settings: Pick<TurnSettings, 'vadEngine' | 'detection' | 'modelsDir'>, threads?: { onLost: (err: Error) => void }): Promise<TurnModels> {
-  const wantVad = settings.vadEngine === 'silero';
+export async function loadTurnModels(settings: Pick<TurnEngines, 'vad' | 'detection' | 'modelsDir'>, threads?: { onLost: (err: Error) => void }): Promise<TurnModels> {
+  const wantVad = settings.vad === 'silero';
   const wantTurn = settings.detection === 'model';
   if (!needsTurnModels(settings)) return { vad: null, turn: null };
   const paths = resolveTurnModels(settings.modelsDir);

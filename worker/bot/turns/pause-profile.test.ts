@@ -41,9 +41,14 @@ describe('a respondent\'s pause profile', () => {
   });
 });
 
-const SETTINGS: TurnDetectorSettings = { minSpeechMs: 100, silenceMs: 700, modelSilenceMs: 200, maxSilenceMs: 1600, modelThreshold: 0.5, maxUtteranceBytes: 60 * RATE * 2, maxBacklogBytes: 60 * RATE * 2 };
+/** A hold of 1 s (TURN_HOLD_MS), so a 600 ms answer (no words: its voiced time counts) is a held fragment and a 3 s one is not. */
+const SETTINGS: TurnDetectorSettings = { minSpeechMs: 100, silenceMs: 700, modelSilenceMs: 200, maxSilenceMs: 1600, modelThreshold: 0.5, maxUtteranceBytes: 60 * RATE * 2, maxBacklogBytes: 60 * RATE * 2, holdMs: 1000, holdMaxWords: 7, holdMaxVoicedMs: 2500 };
 
-/** One session's detector: the model says "not finished" in the first answer and "finished" after it. */
+/**
+ * One session's detector: the model says "not finished" in the first answer and "finished" after
+ * it. The first answer has two thinking pauses of 1400 ms (400 above the hold), then the longest
+ * silence ends it; then a short answer and a long one, each followed by silence.
+ */
 async function session(maxExtraMs: number) {
   let t = 1_000_000;
   let finished = false;
@@ -52,7 +57,7 @@ async function session(maxExtraMs: number) {
     vad: energyFrameVad(-45),
     model: { completion: () => Promise.resolve(finished ? 0.9 : 0.1) },
     settings: SETTINGS,
-    patience: new PauseProfile({ baseMs: 200, maxExtraMs }),
+    patience: new PauseProfile({ baseMs: 1000, maxExtraMs }),
     clock: () => t,
     onEvent: (e) => {
       if (e.type === 'turn_end') ends.push(e.end);
@@ -66,29 +71,30 @@ async function session(maxExtraMs: number) {
       await new Promise((r) => setImmediate(r));
     }
   };
-  // The first answer: two thinking pauses of 900 ms, then the longest silence (grown by what was learned) ends it.
-  await play(Buffer.concat([tone(600), silence(900), tone(600), silence(900), tone(600), silence(2300)]));
+  await play(Buffer.concat([tone(600), silence(1400), tone(600), silence(1400), tone(600), silence(2500)]));
   finished = true;
-  // The second answer: the model says "finished" at the commit point.
-  await play(Buffer.concat([tone(600), silence(1500)]));
+  await play(Buffer.concat([tone(600), silence(2500)]));
+  await play(Buffer.concat([tone(3000), silence(1000)]));
   return ends;
 }
 
 describe('the detector with a learned patience', () => {
-  it('waits longer before a long pauser\'s turn ends, and only as long as the bound', async () => {
+  it('holds a long pauser\'s short answers longer, as long as the bound, and not their finished long answers (issue 40)', async () => {
     const ends = await session(600);
-    expect(ends).toHaveLength(2);
-    expect(ends[1]!.reason).toBe('model');
-    // Learned: 900 ms pauses, 700 above the 200 ms commit point, capped at 600.
-    expect(ends[1]!.patienceExtraMs).toBe(600);
-    expect(ends[1]!.at - ends[1]!.speechEndedAt).toBeGreaterThanOrEqual(200 + 600);
-    expect(ends[1]!.at - ends[1]!.speechEndedAt).toBeLessThan(200 + 600 + 100);
+    expect(ends).toHaveLength(3);
+    // The short answer: held (the hold, 1000 ms) plus what was learned (1400 ms pauses, 400 above it).
+    expect(ends[1]).toMatchObject({ reason: 'model', held: true, patienceExtraMs: 400 });
+    expect(ends[1]!.at - ends[1]!.speechEndedAt).toBeGreaterThanOrEqual(1000 + 400);
+    expect(ends[1]!.at - ends[1]!.speechEndedAt).toBeLessThan(1000 + 400 + 100);
+    // The long answer: the fast path, at the commit point; the learned patience costs it nothing.
+    expect(ends[2]).toMatchObject({ reason: 'model', held: false, patienceExtraMs: 0 });
+    expect(ends[2]!.at - ends[2]!.speechEndedAt).toBeLessThan(200 + 100);
   });
 
-  it('with TURN_PAUSE_LEARNING_MAX_MS=0 ends the turn at the commit point, as before', async () => {
+  it('with TURN_PAUSE_LEARNING_MAX_MS=0 holds a short answer for the hold alone', async () => {
     const ends = await session(0);
-    expect(ends[1]!.reason).toBe('model');
-    expect(ends[1]!.patienceExtraMs).toBe(0);
-    expect(ends[1]!.at - ends[1]!.speechEndedAt).toBeLessThan(200 + 100);
+    expect(ends[1]).toMatchObject({ reason: 'model', held: true, patienceExtraMs: 0 });
+    expect(ends[1]!.at - ends[1]!.speechEndedAt).toBeLessThan(1000 + 100);
+    expect(ends[2]!.at - ends[2]!.speechEndedAt).toBeLessThan(200 + 100);
   });
 });

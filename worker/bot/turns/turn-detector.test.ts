@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { silencePcm } from '../../../lib/pcm.ts';
 import { energyFrameVad } from './frame-vad.ts';
-import { TurnDetector, type DetectorEvent, type TurnDetectorSettings } from './turn-detector.ts';
+import { TurnDetector, type DetectorEvent, type TurnDetectorOptions, type TurnDetectorSettings } from './turn-detector.ts';
 import type { TurnCompletionModel } from './types.ts';
 
 /**
@@ -30,10 +30,11 @@ const SETTINGS: TurnDetectorSettings = {
   maxBacklogBytes: 60 * RATE * 2,
 };
 
-function harness(settings: Partial<TurnDetectorSettings>, model: TurnCompletionModel | null, onFrame?: (now: number) => void) {
+function harness(settings: Partial<TurnDetectorSettings>, model: TurnCompletionModel | null, onFrame?: (now: number) => void, extra: Partial<TurnDetectorOptions> = {}) {
   let t = 1_000_000;
   const events: Array<DetectorEvent & { t: number }> = [];
   const detector = new TurnDetector({
+    ...extra,
     vad: energyFrameVad(-45),
     model,
     settings: { ...SETTINGS, ...settings },
@@ -292,5 +293,62 @@ describe('turn detector', () => {
     await h.play(Buffer.concat([tone(600), silencePcm(120, RATE), tone(600)]));
     expect(h.ends()).toEqual([]);
     expect(slow.askedAt).toHaveLength(1);
+  });
+});
+
+/**
+ * Patience by design (issue 40, step 2): the detector asks the endpointing policy at each frame of
+ * silence. The model says "finished" (0.9) at every pause, as Smart Turn does to a fragment that
+ * ends in a full stop; no language model is involved. The hold is the default, 2200 ms.
+ */
+describe('turn detector, patience by design', () => {
+  const HOLD = { holdMs: 2200, holdMaxWords: 7, holdMaxVoicedMs: 2500 };
+  const learned = { record: () => undefined, extraMs: () => 600 };
+
+  it('a 4-word finished-sounding fragment to an open question, 1.5 s of silence and more speech, is one turn', async () => {
+    const h = harness(HOLD, scripted(0.9), undefined, { wordsSoFar: () => 'We tried a few tools.', questionKind: () => 'open' });
+    await h.play(Buffer.concat([tone(1200), silencePcm(1500, RATE), tone(1500), silencePcm(500, RATE)]));
+    expect(h.ends()).toEqual([]);
+    expect(h.types()).toEqual(['speech_start', 'pause', 'resume', 'pause']);
+  });
+
+  it('a held fragment ends once the silence reaches the hold, as the model\'s "finished"', async () => {
+    const h = harness(HOLD, scripted(0.9), undefined, { wordsSoFar: () => 'We tried a few tools.' });
+    await h.play(Buffer.concat([tone(1200), silencePcm(3000, RATE)]));
+    const [end] = h.ends();
+    expect(end).toMatchObject({ reason: 'model', held: true });
+    expect(end!.at - end!.speechEndedAt).toBeGreaterThanOrEqual(2200);
+    expect(end!.at - end!.speechEndedAt).toBeLessThan(2260);
+  });
+
+  it('a 10-word finished answer ends at the commit point, the respondent\'s learned patience notwithstanding', async () => {
+    const h = harness(HOLD, scripted(0.9), undefined, { wordsSoFar: () => 'We tried a few tools before we settled on yours.', patience: learned });
+    await h.play(Buffer.concat([tone(2000), silencePcm(1500, RATE)]));
+    const [end] = h.ends();
+    expect(end).toMatchObject({ reason: 'model', held: false, patienceExtraMs: 0 });
+    expect(end!.at - end!.speechEndedAt).toBeLessThan(260);
+  });
+
+  it('a 2-word answer to a closed question ends fast, the learned patience notwithstanding', async () => {
+    const h = harness(HOLD, scripted(0.9), undefined, { wordsSoFar: () => 'Yes, mostly.', questionKind: () => 'closed', patience: learned });
+    await h.play(Buffer.concat([tone(600), silencePcm(1500, RATE)]));
+    const [end] = h.ends();
+    expect(end).toMatchObject({ reason: 'model', held: false });
+    expect(end!.at - end!.speechEndedAt).toBeLessThan(260);
+  });
+
+  it('while the words are not in, 3 s of speech ends fast and 1 s is held (voiced time stands in)', async () => {
+    const long = harness(HOLD, scripted(0.9));
+    await long.play(Buffer.concat([tone(3000), silencePcm(600, RATE)]));
+    expect(long.ends()[0]!.at - long.ends()[0]!.speechEndedAt).toBeLessThan(260);
+    const short = harness(HOLD, scripted(0.9));
+    await short.play(Buffer.concat([tone(1000), silencePcm(2000, RATE)]));
+    expect(short.ends()).toEqual([]);
+  });
+
+  it('an answer whose words plainly go on is not ended by a "finished", however long', async () => {
+    const h = harness(HOLD, scripted(0.9), undefined, { wordsSoFar: () => 'We tried a few tools before we settled on yours and' });
+    await h.play(Buffer.concat([tone(3000), silencePcm(1200, RATE), tone(800), silencePcm(100, RATE)]));
+    expect(h.ends()).toEqual([]);
   });
 });

@@ -1,3 +1,5 @@
+import { endpoint, holdEndMs, type EndpointingRules, type SilenceView } from '../policy/endpointing.ts';
+import type { QuestionKind } from '../policy/question-kind.ts';
 import type { FrameVad } from './frame-vad.ts';
 import type { PausePatience } from './pause-profile.ts';
 import type { TurnCompletionModel } from './types.ts';
@@ -11,15 +13,17 @@ import { LISTEN_SAMPLE_RATE } from './types.ts';
  * speaking can pause its voice sooner than a turn starts. In a pause, once the silence reaches the
  * commit point (`modelSilenceMs`, or `silenceMs` when shorter), a `pause` event lets streaming
  * speech-to-text finish the words so far; with `detection: 'model'` the end-of-turn model is asked
- * then, and a confident "finished" ends the turn at once (reason `model`). Otherwise the turn ends
- * after `silenceMs` (silence detection, today's rule) or `maxSilenceMs` (the longest thinking pause
- * the model mode waits out), reason `silence`; a turn that never pauses ends at the utterance bound
+ * then. Whether the turn may end is the endpointing policy's to say, at each frame of silence
+ * (policy/endpointing.ts, issue 40): a confident "finished" ends it at the commit point (reason
+ * `model`), unless the answer is a fragment to an open question, which is held until the silence
+ * reaches `holdMs`, or its words plainly go on. Otherwise the turn ends after `silenceMs` (silence
+ * detection) or `maxSilenceMs` (the longest thinking pause the model mode waits out), or at the end
+ * of a hold if that is later, reason `silence`; a turn that never pauses ends at the utterance bound
  * (reason `max`). Speech in a pause cancels a pending model answer.
  *
  * Patience (`patience`, issue 21): each silence inside a turn that speech follows is recorded, and
- * the respondent's learned extra delays every end of their turn by as much: a model "finished"
- * ends it only once the silence has reached the commit point plus the extra, the silence rule and
- * the longest pause wait that much longer too. With no extra (or no `patience`) nothing changes.
+ * the respondent's learned extra lengthens the hold of their held fragments (issue 40: only the
+ * hold; a finished long answer or one to a closed question ends as fast as anyone's).
  *
  * The detector runs for a whole session: after a turn ends it listens for the next one at once, so
  * a respondent who goes on talking is heard. Frames are classified in arrival order, one at a time.
@@ -47,6 +51,11 @@ export interface TurnDetectorSettings {
    * at least `minSpeechMs`: never); `onset_end` follows once as much silence comes with no turn.
    */
   onsetMs?: number;
+  /** TURN_HOLD_MS: the silence a fragment to an open question needs before it may end (0 or absent: nothing is held). */
+  holdMs?: number;
+  /** TURN_HOLD_MAX_WORDS, TURN_HOLD_MAX_VOICED_MS: what a fragment is (endpointing.ts). */
+  holdMaxWords?: number;
+  holdMaxVoicedMs?: number;
 }
 
 export interface TurnEnd {
@@ -57,8 +66,10 @@ export interface TurnEnd {
   at: number;
   /** The turn's audio: a little before speech started, to the decision. */
   audio: Buffer;
-  /** Silence added to the end of this turn from the respondent's own pauses. */
+  /** Silence added to the end of this turn from the respondent's own pauses (held fragments only). */
   patienceExtraMs: number;
+  /** The turn was a fragment to an open question, held until TURN_HOLD_MS (endpointing.ts). */
+  held: boolean;
   /** Voiced time in the turn. */
   speechMs: number;
   /** The end-of-turn model's last answer in this turn, and how long it took. */
@@ -91,6 +102,12 @@ export interface TurnDetectorOptions {
    */
   wordsUnfinished?(): Promise<boolean>;
   onWordsVeto?(): void;
+  /** The words of the turn so far, when they are in (realtime text of the last pause); null: not (yet). */
+  wordsSoFar?(): string | null;
+  /** What the bot last asked (default: open, the patient side). */
+  questionKind?(): QuestionKind;
+  /** The interview's language (the words' check knows English words). */
+  language?: string;
   /** A failed model call is treated as "not finished" (a failed VAD frame as silence); it is reported here. */
   onModelError?(err: unknown): void;
   /** Audio was dropped because the backlog was full (once per overflow, until the backlog drains). */
@@ -99,6 +116,39 @@ export interface TurnDetectorOptions {
   patience?: PausePatience;
   clock?: () => number;
 }
+
+/** Between turns: the voiced run that may start one, an onset announced over it (null: none), the audio just before. */
+interface Listening {
+  kind: 'listening';
+  voicedRun: number;
+  onset: { silenceMs: number } | null;
+  preroll: Buffer[];
+  prerollBytes: number;
+}
+
+/** Inside a turn: its audio and speech, the silence since the last voiced frame, and the model's view of that silence. */
+interface InTurn {
+  kind: 'in_turn';
+  speechMs: number;
+  silentRun: number;
+  audio: Buffer[];
+  audioBytes: number;
+  /** The silence has reached the commit point (a `pause` was announced). */
+  paused: boolean;
+  lastVoicedAt: number;
+  /** The model asked about this silence (null: not yet). */
+  ask: SilenceAsk | null;
+  /** The model's last answer in this turn, and how long it took. */
+  verdict: { probability: number; inferenceMs: number } | null;
+}
+
+/** The model was asked about the current silence when it was this long; its latest answer (undefined: none yet). */
+interface SilenceAsk {
+  atSilenceMs: number;
+  answer: number | undefined;
+}
+
+const listening = (): Listening => ({ kind: 'listening', voicedRun: 0, onset: null, preroll: [], prerollBytes: 0 });
 
 export class TurnDetector {
   private readonly vad: FrameVad;
@@ -116,29 +166,14 @@ export class TurnDetector {
   private idle: Promise<void> = Promise.resolve();
   private closed = false;
 
-  private inSpeech = false;
-  private voicedRun = 0;
-  /** Since an `onset` without a turn: silence after it so far (-1: no onset outstanding). */
-  private onsetSilenceMs = -1;
-  private silentRun = 0;
-  private speechMs = 0;
-  private preroll: Buffer[] = [];
-  private prerollBytes = 0;
-  private audio: Buffer[] = [];
-  private audioBytes = 0;
-  private paused = false;
-  /** Changes whenever speech comes back, so a model answer about an older pause is ignored. */
-  private pauseGeneration = 0;
-  /** The model was asked in this silence; when (silence so far); its latest answer; a call in flight. */
-  private asked = false;
-  private askedAtSilence = 0;
-  private answer: number | undefined;
-  private modelBusy = false;
-  /** A "finished" is being checked against the words. */
-  private deciding = false;
-  private lastVoicedAt = 0;
-  private lastProbability: number | undefined;
-  private lastInferenceMs: number | undefined;
+  /** Where the respondent is: between turns, or inside one. */
+  private state: Listening | InTurn = listening();
+  /**
+   * The model's calls, which outlive the silence they were asked about: `generation` changes
+   * whenever speech comes back or a turn ends, so an answer about an older pause is ignored; `busy`:
+   * a call is in flight; `deciding`: a "finished" is being checked against the words.
+   */
+  private readonly calls = { generation: 0, busy: false, deciding: false };
 
   constructor(options: TurnDetectorOptions) {
     this.options = options;
@@ -150,12 +185,12 @@ export class TurnDetector {
 
   /** Whether the respondent is inside a turn (speech started and the turn has not ended). */
   get speaking(): boolean {
-    return this.inSpeech;
+    return this.state.kind === 'in_turn';
   }
 
   /** Voiced time so far in the current turn. */
   get currentSpeechMs(): number {
-    return this.inSpeech ? this.speechMs : 0;
+    return this.state.kind === 'in_turn' ? this.state.speechMs : 0;
   }
 
   /** Whether received audio is being classified now (a burst can take a while). */
@@ -196,7 +231,7 @@ export class TurnDetector {
 
   /** Ends the current turn now (the wall-time bound of one utterance). */
   forceEnd(reason: TurnEndReason): void {
-    if (this.inSpeech) this.endTurn(reason);
+    if (this.state.kind === 'in_turn') this.endTurn(this.state, reason);
   }
 
   close(): void {
@@ -229,26 +264,26 @@ export class TurnDetector {
    * silence follows it with no turn started. A dip of a frame inside a word (a plosive) does not
    * end an onset, so a voice paused at it does not stutter.
    */
-  private trackOnset(voiced: boolean, frameMs: number, now: number): void {
+  private trackOnset(before: Listening, voiced: boolean, frameMs: number, now: number): void {
     const onsetMs = this.settings.onsetMs ?? 0;
     if (onsetMs <= 0 || onsetMs >= this.settings.minSpeechMs) return;
-    if (this.onsetSilenceMs < 0) {
-      if (this.voicedRun >= onsetMs && this.voicedRun < this.settings.minSpeechMs) {
-        this.onsetSilenceMs = 0;
+    if (!before.onset) {
+      if (before.voicedRun >= onsetMs && before.voicedRun < this.settings.minSpeechMs) {
+        before.onset = { silenceMs: 0 };
         this.options.onEvent({ type: 'onset', at: now });
       }
       return;
     }
-    this.onsetSilenceMs = voiced ? 0 : this.onsetSilenceMs + frameMs;
-    if (this.onsetSilenceMs < onsetMs) return;
-    this.onsetSilenceMs = -1;
+    before.onset.silenceMs = voiced ? 0 : before.onset.silenceMs + frameMs;
+    if (before.onset.silenceMs < onsetMs) return;
+    before.onset = null;
     this.options.onEvent({ type: 'onset_end', at: now });
   }
 
   /** A frame the VAD cannot classify counts as silence (and is reported): the session goes on. */
   private async classify(frame: Buffer): Promise<boolean> {
     try {
-      return await this.vad.isSpeech(frame, this.inSpeech);
+      return await this.vad.isSpeech(frame, this.state.kind === 'in_turn');
     } catch (err) {
       this.options.onModelError?.(err);
       return false;
@@ -259,70 +294,94 @@ export class TurnDetector {
     const voiced = await this.classify(frame);
     if (this.closed) return;
     const now = this.clock();
+    if (this.state.kind === 'listening') return this.beforeTurn(this.state, frame, voiced, now);
+    const turn = this.state;
     const { frameMs } = this.vad;
-    if (!this.inSpeech) {
-      this.preroll.push(frame);
-      this.prerollBytes += frame.length;
-      const keep = Math.round((LISTEN_SAMPLE_RATE * PREROLL_MS) / 1000) * 2;
-      while (this.prerollBytes - this.preroll[0]!.length >= keep) this.prerollBytes -= this.preroll.shift()!.length;
-      this.voicedRun = voiced ? this.voicedRun + frameMs : 0;
-      this.trackOnset(voiced, frameMs, now);
-      if (this.voicedRun < this.settings.minSpeechMs) return;
-      this.onsetSilenceMs = -1;
-      this.inSpeech = true;
-      this.speechMs = this.voicedRun;
-      this.silentRun = 0;
-      this.paused = false;
-      this.lastVoicedAt = now;
-      this.lastProbability = undefined;
-      this.lastInferenceMs = undefined;
-      const preroll = Buffer.concat(this.preroll);
-      this.audio = [preroll];
-      this.audioBytes = preroll.length;
-      this.preroll = [];
-      this.prerollBytes = 0;
-      this.options.onEvent({ type: 'speech_start', at: now, preroll });
-      return;
-    }
-    const room = this.settings.maxUtteranceBytes - this.audioBytes;
+    const room = this.settings.maxUtteranceBytes - turn.audioBytes;
     const kept = frame.length > room ? frame.subarray(0, room) : frame;
-    this.audio.push(kept);
-    this.audioBytes += kept.length;
+    turn.audio.push(kept);
+    turn.audioBytes += kept.length;
     // The frame is counted before it is announced, so whoever reads `currentSpeechMs` on its
     // `audio` event (the barge-in check) sees the speech up to and including it, not one frame less.
-    if (voiced) this.speechMs += frameMs;
+    if (voiced) turn.speechMs += frameMs;
     this.options.onEvent({ type: 'audio', pcm: kept });
-    if (this.audioBytes >= this.settings.maxUtteranceBytes) return this.endTurn('max');
+    if (turn.audioBytes >= this.settings.maxUtteranceBytes) return this.endTurn(turn, 'max');
     if (voiced) {
-      if (this.silentRun > 0) this.options.patience?.record(this.silentRun);
-      this.silentRun = 0;
-      this.lastVoicedAt = now;
+      if (turn.silentRun > 0) this.options.patience?.record(turn.silentRun);
+      turn.silentRun = 0;
+      turn.lastVoicedAt = now;
       // Speech again: every answer about this silence (asked early, or at the pause) is stale.
-      if (this.paused || this.asked) this.pauseGeneration++;
-      this.asked = false;
-      this.answer = undefined;
-      if (this.paused) {
-        this.paused = false;
+      if (turn.paused || turn.ask) this.calls.generation++;
+      turn.ask = null;
+      if (turn.paused) {
+        turn.paused = false;
         this.options.onEvent({ type: 'resume', at: now });
       }
       return;
     }
-    this.silentRun += frameMs;
+    turn.silentRun += frameMs;
     const commitPoint = this.commitPoint();
-    const extra = this.extraMs();
-    if (this.model) this.maybeAsk(commitPoint);
-    if (!this.paused && this.silentRun >= commitPoint) {
-      this.paused = true;
-      this.options.onEvent({ type: 'pause', at: now, speechEndedAt: this.lastVoicedAt });
+    if (this.model) this.maybeAsk(turn, commitPoint);
+    const holdEnd = holdEndMs(this.view(turn), this.rules());
+    if (!turn.paused && turn.silentRun >= commitPoint) {
+      turn.paused = true;
+      this.options.onEvent({ type: 'pause', at: now, speechEndedAt: turn.lastVoicedAt });
       if (this.model) {
-        if (!this.asked || this.earlyNotFinished(commitPoint)) this.askModel(this.pauseGeneration);
-        else void this.consider(this.pauseGeneration);
+        if (!turn.ask || this.earlyNotFinished(turn, commitPoint)) this.askModel(turn, this.calls.generation);
+        else void this.consider(turn, this.calls.generation);
       }
-    } else if (this.model && extra > 0 && this.silentRun >= commitPoint + extra && this.silentRun - frameMs < commitPoint + extra) {
-      // A "finished" that came in before the learned patience ran out ends the turn now.
-      void this.consider(this.pauseGeneration);
+    } else if (this.model && holdEnd > 0 && turn.silentRun >= holdEnd && turn.silentRun - frameMs < holdEnd) {
+      // A "finished" that came in during the hold ends the turn once the hold is over.
+      void this.consider(turn, this.calls.generation);
     }
-    if (this.silentRun >= (this.model ? this.settings.maxSilenceMs : this.settings.silenceMs) + extra) this.endTurn('silence');
+    const verdict = endpoint({ ...this.view(turn), probability: undefined }, this.rules());
+    if (verdict.end) this.endTurn(turn, 'silence');
+  }
+
+  /** The words of the last pause came in: they may say the answer is long (no hold) or goes on. */
+  wordsArrived(): void {
+    if (this.state.kind === 'in_turn' && this.model) void this.consider(this.state, this.calls.generation);
+  }
+
+  /** The endpointing settings (policy/endpointing.ts), from the detector's. */
+  private rules(): EndpointingRules {
+    const s = this.settings;
+    return {
+      commitPointMs: this.commitPoint(),
+      silenceEndMs: this.model ? s.maxSilenceMs : s.silenceMs,
+      modelThreshold: s.modelThreshold,
+      holdMs: s.holdMs ?? 0,
+      holdMaxWords: s.holdMaxWords ?? 7,
+      holdMaxVoicedMs: s.holdMaxVoicedMs ?? 2500,
+    };
+  }
+
+  /** What is known of this turn's silence now. */
+  private view(turn: InTurn): SilenceView {
+    return {
+      silenceMs: turn.silentRun,
+      speechMs: turn.speechMs,
+      words: this.options.wordsSoFar?.() ?? null,
+      question: this.options.questionKind?.() ?? 'open',
+      probability: turn.ask?.answer,
+      learnedExtraMs: this.extraMs(),
+      ...(this.options.language ? { language: this.options.language } : {}),
+    };
+  }
+
+  /** Between turns: keep the preroll, follow the voiced run (and an onset), start a turn at `minSpeechMs`. */
+  private beforeTurn(before: Listening, frame: Buffer, voiced: boolean, now: number): void {
+    const { frameMs } = this.vad;
+    before.preroll.push(frame);
+    before.prerollBytes += frame.length;
+    const keep = Math.round((LISTEN_SAMPLE_RATE * PREROLL_MS) / 1000) * 2;
+    while (before.prerollBytes - before.preroll[0]!.length >= keep) before.prerollBytes -= before.preroll.shift()!.length;
+    before.voicedRun = voiced ? before.voicedRun + frameMs : 0;
+    this.trackOnset(before, voiced, frameMs, now);
+    if (before.voicedRun < this.settings.minSpeechMs) return;
+    const preroll = Buffer.concat(before.preroll);
+    this.state = { kind: 'in_turn', speechMs: before.voicedRun, silentRun: 0, audio: [preroll], audioBytes: preroll.length, paused: false, lastVoicedAt: now, ask: null, verdict: null };
+    this.options.onEvent({ type: 'speech_start', at: now, preroll });
   }
 
   private commitPoint(): number {
@@ -334,16 +393,17 @@ export class TurnDetector {
   }
 
   /** The model asked ahead of the commit point, and again as the silence grows (issue 21). */
-  private maybeAsk(commitPoint: number): void {
+  private maybeAsk(turn: InTurn, commitPoint: number): void {
     const early = this.settings.modelEarlyMs ?? 0;
     const reask = this.settings.modelReaskMs ?? 0;
-    if (!this.asked && early > 0 && !this.paused && this.silentRun >= commitPoint - early && this.silentRun < commitPoint) {
-      return this.askModel(this.pauseGeneration);
+    if (!turn.ask && early > 0 && !turn.paused && turn.silentRun >= commitPoint - early && turn.silentRun < commitPoint) {
+      return this.askModel(turn, this.calls.generation);
     }
     // An early answer still in flight at the commit point: once it says "not finished", ask at once.
-    if (this.paused && this.earlyNotFinished(commitPoint)) return this.askModel(this.pauseGeneration);
-    const notFinished = this.answer !== undefined && this.answer < this.settings.modelThreshold;
-    if (this.paused && reask > 0 && !this.modelBusy && notFinished && this.silentRun >= this.askedAtSilence + reask) this.askModel(this.pauseGeneration);
+    if (turn.paused && this.earlyNotFinished(turn, commitPoint)) return this.askModel(turn, this.calls.generation);
+    const ask = turn.ask;
+    const notFinished = ask !== null && ask.answer !== undefined && ask.answer < this.settings.modelThreshold;
+    if (turn.paused && reask > 0 && !this.calls.busy && notFinished && turn.silentRun >= ask.atSilenceMs + reask) this.askModel(turn, this.calls.generation);
   }
 
   /**
@@ -351,72 +411,66 @@ export class TurnDetector {
    * flight: the model is asked again at the commit, as it would have been without the early ask
    * (the last 100 ms of silence often change its mind), rather than a whole TURN_MODEL_REASK_MS later.
    */
-  private earlyNotFinished(commitPoint: number): boolean {
-    return this.asked && !this.modelBusy && this.askedAtSilence < commitPoint && this.answer !== undefined && this.answer < this.settings.modelThreshold;
+  private earlyNotFinished(turn: InTurn, commitPoint: number): boolean {
+    const ask = turn.ask;
+    return ask !== null && !this.calls.busy && ask.atSilenceMs < commitPoint && ask.answer !== undefined && ask.answer < this.settings.modelThreshold;
   }
 
-  private askModel(generation: number): void {
+  private askModel(turn: InTurn, generation: number): void {
     const started = this.clock();
-    this.asked = true;
-    this.askedAtSilence = this.silentRun;
-    this.modelBusy = true;
-    const tail = Buffer.concat(this.audio).subarray(-MODEL_WINDOW_BYTES);
+    // A newer question about the same silence keeps the last answer until its own comes in.
+    turn.ask = { atSilenceMs: turn.silentRun, answer: turn.ask?.answer };
+    this.calls.busy = true;
+    const tail = Buffer.concat(turn.audio).subarray(-MODEL_WINDOW_BYTES);
     const samples = new Int16Array(tail.buffer.slice(tail.byteOffset, tail.byteOffset + (tail.byteLength & ~1)));
     this.model!.completion(samples).then(
       (probability) => {
-        this.modelBusy = false;
-        if (generation !== this.pauseGeneration || !this.inSpeech || this.closed) return;
-        this.lastProbability = probability;
-        this.lastInferenceMs = this.clock() - started;
-        this.answer = probability;
-        void this.consider(generation);
+        this.calls.busy = false;
+        // The same generation means the same turn and silence, so `turn` is still the state.
+        if (generation !== this.calls.generation || this.state !== turn || this.closed || !turn.ask) return;
+        turn.verdict = { probability, inferenceMs: this.clock() - started };
+        turn.ask.answer = probability;
+        void this.consider(turn, generation);
       },
       (err: unknown) => {
-        this.modelBusy = false;
+        this.calls.busy = false;
         this.options.onModelError?.(err);
       },
     );
   }
 
-  /** At the pause, with the model's answer in: a "finished" ends the turn unless the words go on. */
-  private async consider(generation: number): Promise<void> {
-    const current = () => generation === this.pauseGeneration && this.inSpeech && this.paused && !this.closed;
-    if (!current() || this.answer === undefined || this.answer < this.settings.modelThreshold || this.deciding) return;
-    // A respondent who pauses long: the turn may end only once their learned patience has passed.
-    if (this.silentRun < this.commitPoint() + this.extraMs()) return;
-    this.deciding = true;
+  /** At the pause, with the model's answer in: the policy says whether its "finished" ends the turn now. */
+  private async consider(turn: InTurn, generation: number): Promise<void> {
+    const current = () => generation === this.calls.generation && this.state === turn && turn.paused && !this.closed;
+    const mayEnd = () => endpoint(this.view(turn), this.rules()).end;
+    if (!current() || this.calls.deciding || !mayEnd()) return;
+    this.calls.deciding = true;
     try {
-      // The words can still say "not yet" (a trailing comma, "and", "um"): then the pause runs on.
+      // The words, if still on their way, can say "not yet" (a trailing comma, "and", "um"): then the pause runs on.
       if (this.options.wordsUnfinished && (await this.options.wordsUnfinished().catch(() => false))) {
         this.options.onWordsVeto?.();
         return;
       }
-      if (current()) this.endTurn('model');
+      // The words that came in meanwhile may also make the answer a held fragment.
+      if (current() && mayEnd()) this.endTurn(turn, 'model');
     } finally {
-      this.deciding = false;
+      this.calls.deciding = false;
     }
   }
 
-  private endTurn(reason: TurnEndReason): void {
+  private endTurn(turn: InTurn, reason: TurnEndReason): void {
     const end: TurnEnd = {
       reason,
-      speechEndedAt: this.lastVoicedAt,
+      speechEndedAt: turn.lastVoicedAt,
       at: this.clock(),
-      audio: Buffer.concat(this.audio),
-      speechMs: this.speechMs,
-      patienceExtraMs: this.extraMs(),
-      ...(this.lastProbability !== undefined ? { probability: this.lastProbability, inferenceMs: this.lastInferenceMs } : {}),
+      audio: Buffer.concat(turn.audio),
+      speechMs: turn.speechMs,
+      held: holdEndMs(this.view(turn), this.rules()) > 0,
+      patienceExtraMs: holdEndMs(this.view(turn), this.rules()) > 0 ? this.extraMs() : 0,
+      ...(turn.verdict ? { probability: turn.verdict.probability, inferenceMs: turn.verdict.inferenceMs } : {}),
     };
-    this.inSpeech = false;
-    this.paused = false;
-    this.pauseGeneration++;
-    this.asked = false;
-    this.answer = undefined;
-    this.voicedRun = 0;
-    this.silentRun = 0;
-    this.speechMs = 0;
-    this.audio = [];
-    this.audioBytes = 0;
+    this.state = listening();
+    this.calls.generation++;
     this.options.onEvent({ type: 'turn_end', end });
   }
 }

@@ -1,4 +1,3 @@
-import { WAIT_REPLY } from '../prompts.ts';
 import { SentenceSplitter, type SplitterOptions } from './sentences.ts';
 
 /**
@@ -10,10 +9,15 @@ import { SentenceSplitter, type SplitterOptions } from './sentences.ts';
  */
 export type DecisionKind = 'next' | 'follow_up' | 'wait';
 
+/** The whole reply that means "not finished, keep listening" (offered only when the prompt says so). */
+export const WAIT_REPLY = 'WAIT';
+
 export interface DecisionStream {
   kind: Promise<DecisionKind>;
   /** The follow-up's sentences (nothing for NEXT). */
   sentences: AsyncIterable<string>;
+  /** The follow-up's first sentence as soon as it is complete, without taking it from `sentences` (null: none). */
+  first: Promise<string | null>;
   /** Settles when the reply has been read to its end (rejects with the provider's error). */
   done: Promise<void>;
 }
@@ -33,7 +37,10 @@ export function streamDecision(deltas: AsyncIterable<string>, split: SplitterOpt
   let ended = false;
   let failure: unknown = null;
   let wake: (() => void) | null = null;
+  let giveFirst!: (sentence: string | null) => void;
+  const first = new Promise<string | null>((resolve) => (giveFirst = resolve));
   const notify = () => {
+    if (queue.length > 0) giveFirst(queue[0]!);
     wake?.();
     wake = null;
   };
@@ -73,6 +80,7 @@ export function streamDecision(deltas: AsyncIterable<string>, split: SplitterOpt
     } finally {
       ended = true;
       notify();
+      giveFirst(null);
     }
   })();
   done.catch(() => undefined); // read through `done` or `sentences`
@@ -91,5 +99,5 @@ export function streamDecision(deltas: AsyncIterable<string>, split: SplitterOpt
     }
   }
 
-  return { kind, sentences: sentences(), done };
+  return { kind, sentences: sentences(), first, done };
 }

@@ -1,11 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { isBackchannel } from './backchannel.ts';
-import { wordsUnfinished } from './unfinished-words.ts';
 import { streamDecision } from './decision-stream.ts';
 import { parseDecision } from '../prompts.ts';
 import { SentenceSplitter, splitSentences } from './sentences.ts';
 
-/** How the bot reads text as it streams: sentences, the follow-up decision, backchannels. */
+/** How the bot reads its own reply as it streams: sentences, and the follow-up decision. */
 async function* pieces(...parts: string[]): AsyncIterable<string> {
   for (const part of parts) {
     await new Promise((r) => setImmediate(r));
@@ -59,6 +57,7 @@ describe('the follow-up decision as it streams', () => {
     expect(await d.kind).toBe('next');
     expect(await collect(d.sentences)).toEqual([]);
     await d.done;
+    expect(await d.first).toBeNull();
   });
 
   it('streams a follow-up sentence by sentence, the first before the reply ends', async () => {
@@ -72,6 +71,8 @@ describe('the follow-up decision as it streams', () => {
     }
     const d = streamDecision(reply());
     expect(await d.kind).toBe('follow_up');
+    // The first sentence is told before the reply ends, without being taken from the stream (issue 40).
+    expect(await d.first).toBe('What made the setup slow?');
     const iterator = d.sentences[Symbol.asyncIterator]();
     expect((await iterator.next()).value).toBe('What made the setup slow?');
     released();
@@ -92,30 +93,6 @@ describe('the follow-up decision as it streams', () => {
     const d = streamDecision(broken());
     await expect(d.done).rejects.toThrow('stream broke');
     await expect(collect(d.sentences)).rejects.toThrow('stream broke');
-  });
-});
-
-describe('backchannels', () => {
-  it('are short listening noises or nothing, not answers', () => {
-    for (const text of ['Mm-hm.', 'uh-huh', 'Yeah.', 'okay, okay', '', 'Right.', 'M.', 'M. M..']) expect(isBackchannel(text), text).toBe(true);
-    for (const text of ['Yes, I think so', 'No.', 'The onboarding, mostly.', 'wait a second', 'M. H. M..', 'Emma.']) expect(isBackchannel(text), text).toBe(false);
-  });
-
-  it('are heard when the recogniser writes them in two words, and "huh" alone is still a question', () => {
-    for (const text of ['Uh, huh.', 'uh huh', 'Mm, hmm.', 'Mm hm']) expect(isBackchannel(text), text).toBe(true);
-    for (const text of ['Huh?', 'huh, what']) expect(isBackchannel(text), text).toBe(false);
-  });
-});
-
-describe('words that plainly go on', () => {
-  it('a trailing comma, dash or ellipsis, or a last word that cannot end a sentence', () => {
-    for (const text of ['I think,', 'What I liked was,', 'Well, the thing is...', 'It was good and', 'Mostly the', 'I went to', 'Um']) expect(wordsUnfinished(text), text).toBe(true);
-    for (const text of ['I liked the onboarding a lot.', 'Yes', 'The price was too high', 'Mostly the onboarding.', 'Is it?', '']) expect(wordsUnfinished(text), text).toBe(false);
-  });
-
-  it('in other languages only the punctuation counts', () => {
-    expect(wordsUnfinished('Je pense que,', 'fr')).toBe(true);
-    expect(wordsUnfinished('Je pense que le', 'fr')).toBe(false);
   });
 });
 
