@@ -19,14 +19,15 @@ import type { FloorDecision } from './floor.ts';
 import { NormalReason, sendLifecycleEvents } from './lifecycle-events.ts';
 import { isNotFound, KubeError, resourcePath } from './kube.ts';
 import { podSecretProblem } from './pod-secrets.ts';
+import type { Result } from './runtime/controller.ts';
 import type { ReconcileDeps } from './reconcile-deps.ts';
 import { desiredState, type ChildKind, type ChildRef } from './resources/index.ts';
 import { statusFields, warn, writeStatus } from './status.ts';
 import { FIELD_MANAGER, GROUP, INITIAL_REPLICAS_MANAGER, PLURAL, VERSION, type KubeObject, type VoiceWorkerPool } from './types.ts';
 import { secretProblem, secretRefs, specProblem, type Problem } from './validate.ts';
 
-/** `blocked` names why a pool cannot be satisfied (a terminal error: counted as one, not retried). */
-export type Outcome = { result: 'done'; blocked?: string } | { result: 'requeue'; afterMs: number; blocked?: string } | { result: 'error'; error: Error };
+/** The runtime's result: `blocked` names why a pool cannot be satisfied (a terminal error: counted as one, not retried). */
+export type Outcome = Result;
 
 // The deps live in their own file so that status.ts can take them without importing this one.
 export type { ReconcileCache, ReconcileDeps } from './reconcile-deps.ts';
@@ -86,8 +87,9 @@ export async function reconcile(deps: ReconcileDeps, key: string): Promise<Outco
   let deployment: DeploymentState;
   let speech: DeploymentState | undefined;
   try {
-    deployment = await applyDeployment(deps, pool, desired.apply[0]!, desired.autoscaled, desired.decision.floor);
-    const others = desired.apply.slice(1).filter((child) => child !== desired.speech?.deployment);
+    const workers = desired.apply.find((child) => child.kind === 'Deployment' && child.metadata.name === name)!;
+    deployment = await applyDeployment(deps, pool, workers, desired.autoscaled, desired.decision.floor);
+    const others = desired.apply.filter((child) => child !== workers && child !== desired.speech?.deployment);
     await Promise.all(others.map((child) => deps.kube.apply(childPath(child.kind as ChildKind, namespace, child.metadata.name), child, FIELD_MANAGER)));
     if (desired.speech) speech = await applyDeployment(deps, pool, desired.speech.deployment, desired.speech.autoscaled, desired.speech.floor);
     await Promise.all(desired.absent.map((child) => deleteIfOwned(deps, child, pool)));

@@ -3,7 +3,7 @@
  * added, is never processed by two workers at once (re-added while in flight, it runs again after),
  * and failures retry with per-key exponential backoff.
  */
-import { clampDelay } from './delay.ts';
+import { clampDelay } from '../delay.ts';
 
 /** What the workqueue_* metrics count. */
 export interface QueueObserver {

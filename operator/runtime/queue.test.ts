@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clampDelay, MAX_TIMER_MS } from './delay.ts';
+import { clampDelay, MAX_TIMER_MS } from '../delay.ts';
 import { WorkQueue } from './queue.ts';
 
 describe('WorkQueue', () => {
