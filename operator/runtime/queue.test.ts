@@ -69,3 +69,26 @@ describe('delays beyond what a Node timer holds', () => {
     expect(clampDelay(1500)).toBe(1500);
   });
 });
+
+describe('fairness across namespaces', () => {
+  it('takes keys round-robin by namespace, so one namespace with many keys cannot starve another', async () => {
+    const q = new WorkQueue();
+    for (let i = 0; i < 100; i++) q.add(`tenant-a/pool-${i}`);
+    q.add('tenant-b/only');
+    q.add('tenant-c/one');
+    q.add('tenant-c/two');
+    const order = [];
+    for (let i = 0; i < 7; i++) order.push(await q.get());
+    expect(order).toEqual(['tenant-a/pool-0', 'tenant-b/only', 'tenant-c/one', 'tenant-a/pool-1', 'tenant-c/two', 'tenant-a/pool-2', 'tenant-a/pool-3']);
+    expect(q.depth).toBe(96);
+  });
+
+  it('gives a namespace that comes back later its turn at once, not behind the waiting backlog', async () => {
+    const q = new WorkQueue();
+    for (let i = 0; i < 50; i++) q.add(`busy/p${i}`);
+    expect(await q.get()).toBe('busy/p0');
+    q.add('quiet/p');
+    expect(await q.get()).toBe('busy/p1');
+    expect(await q.get()).toBe('quiet/p');
+  });
+});
