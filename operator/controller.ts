@@ -10,6 +10,7 @@ import type { OperatorConfig } from './config.ts';
 import { clampDelay } from './delay.ts';
 import { resourcePath, type KubeClient } from './kube.ts';
 import { LeaderElector } from './leader.ts';
+import { trimChild, trimPool } from './cache-transform.ts';
 import { markFailed } from './failure.ts';
 import { CONTROLLER, createMetrics, type Metrics } from './metrics.ts';
 import { reconcile, type ReconcileDeps } from './reconcile.ts';
@@ -108,6 +109,7 @@ export async function startOperator(o: StartOptions): Promise<RunningOperator> {
       kube: scoped,
       resource: PLURAL,
       path: collection(config.watchNamespace, { group: GROUP, version: VERSION, plural: PLURAL }),
+      transform: trimPool,
       ...watchTimeout,
       onLifecycle: lifecycle(PLURAL),
       onEvent: (type, pool) => {
@@ -125,6 +127,7 @@ export async function startOperator(o: StartOptions): Promise<RunningOperator> {
           resource: CHILD_RESOURCES[kind].plural,
           path: collection(config.watchNamespace, CHILD_RESOURCES[kind]),
           labelSelector: `app.kubernetes.io/managed-by=${MANAGED_BY}`,
+          transform: trimChild,
           ...watchTimeout,
           onLifecycle: lifecycle(CHILD_RESOURCES[kind].plural),
           onEvent: (type, child) => {
