@@ -95,8 +95,8 @@ export async function reconcile(deps: ReconcileDeps, key: string): Promise<Outco
     await Promise.all(desired.absent.map((child) => deleteIfOwned(deps, child, pool)));
   } catch (err) {
     const error = err as Error;
-    // The API server refusing a child (400, 422) is a spec no retry fixes. Anything else, a 500
-    // included whatever its text says, is retried with backoff; the pool says why meanwhile.
+    // The API server refusing a child (400, 422, a 500 that names a bad field) is a spec no retry
+    // fixes. Anything else is retried with backoff; the pool says why meanwhile.
     if (rejectedChild(err)) {
       await block(deps, pool, { reason: Reason.ApplyFailed, message: `VoiceWorkerPool ${name}: a child was rejected: ${error.message}` }, desired.decision);
       return { ...atNextBoundary(desired.decision.requeueAt, now), blocked: Reason.ApplyFailed };
@@ -145,9 +145,17 @@ export async function reconcile(deps: ReconcileDeps, key: string): Promise<Outco
   return atNextBoundary(desired.decision.requeueAt, now, unchecked && podsReadable && !settled ? deps.blockedRetryMs : undefined);
 }
 
-/** 400 and 422: the API server refuses the object itself; retrying cannot help. */
+/**
+ * Server-side apply answers some refusals of the object itself with 500 (a pass-through field of
+ * the wrong type cannot be made a typed patch): a 500 that says so and names the field
+ * (`... Kind=Deployment): .spec.template.spec.affinity.nodeAffinity: expected map`) is the spec's
+ * fault, not the server's, and terminal like a 422. Any other 500, whatever its text, is retried.
+ */
+const SPEC_500 = /failed to create typed patch object \([^)]*\): \.[^\s:]+: /;
+
+/** 400, 422, and a 500 that is a bad spec: the API server refuses the object itself; retrying cannot help. */
 function rejectedChild(err: unknown): boolean {
-  return err instanceof KubeError && (err.status === 400 || err.status === 422);
+  return err instanceof KubeError && (err.status === 400 || err.status === 422 || (err.status === 500 && SPEC_500.test(err.message)));
 }
 
 /**
