@@ -26,6 +26,10 @@ export const Reason = {
   ImagePullError: 'ImagePullError',
   Unschedulable: 'Unschedulable',
   CrashLoopBackOff: 'CrashLoopBackOff',
+  /** The reconcile itself threw (a bug, or a spec it could not handle): retried with backoff. */
+  ReconcileFailed: 'ReconcileFailed',
+  /** The reconcile overran RECONCILE_TIMEOUT_SECONDS: cut off and retried with backoff. */
+  ReconcileTimedOut: 'ReconcileTimedOut',
   /** TranscriptsDurable */
   ObjectStore: 'ObjectStore',
   EphemeralTranscriptStore: 'EphemeralTranscriptStore',

@@ -21,6 +21,8 @@ export interface OperatorConfig {
   renewDeadlineMs: number;
   retryPeriodMs: number;
   blockedRetryMs: number;
+  /** The deadline of one reconcile (RECONCILE_TIMEOUT_SECONDS, 60); absent: the runtime's default. */
+  reconcileTimeoutMs?: number;
   /**
    * Client-side rate limit of API requests (watches excepted): none unless KUBE_API_QPS is set. As
    * controller-runtime since v0.21 (SIG API Machinery's advice), the API server's Priority and
@@ -93,6 +95,7 @@ export function loadConfig(env: Env = process.env): Readonly<OperatorConfig> {
     renewDeadlineMs: millis(env, 'RENEW_DEADLINE_SECONDS', 10),
     retryPeriodMs: millis(env, 'RETRY_PERIOD_SECONDS', 2),
     blockedRetryMs: millis(env, 'BLOCKED_RETRY_SECONDS', 30),
+    reconcileTimeoutMs: millis(env, 'RECONCILE_TIMEOUT_SECONDS', 60),
     ...apiRateLimit(env),
     readPodStatus: boolVar(env, 'READ_POD_STATUS', { default: true }),
     build: buildOptions(env),

@@ -1,7 +1,8 @@
 /**
  * Wires the parts together for one operator replica: leader election, and while leading the
- * informers on pools and their children, the work queue, the reconcile workers and a periodic
- * resync. main.ts, the tests and the benchmark all start the operator through here.
+ * informers on pools and their children, the work queue and the reconcile workers of the
+ * controller runtime (runtime/), and a periodic resync. main.ts, the tests and the benchmark all
+ * start the operator through here; the pool's logic is in reconcile.ts.
  */
 import type { Logger } from '../lib/log.ts';
 import { CHILD_RESOURCES, controllingPool } from './children.ts';
@@ -10,12 +11,16 @@ import { clampDelay } from './delay.ts';
 import { resourcePath, type KubeClient } from './kube.ts';
 import { LeaderElector } from './leader.ts';
 import { poolPodInformer } from './pod-informer.ts';
+import { trimChild, trimPool } from './cache-transform.ts';
+import { markFailed } from './failure.ts';
 import { CONTROLLER, createMetrics, type Metrics } from './metrics.ts';
-import { WorkQueue } from './queue.ts';
-import { reconcile, type Outcome, type ReconcileDeps } from './reconcile.ts';
+import { reconcile, type ReconcileDeps } from './reconcile.ts';
 import type { ChildKind } from './resources/index.ts';
 import { childFingerprint } from './children.ts';
 import { kubernetesMetricsAuthorizer } from './metrics-auth.ts';
+import { DEFAULT_RECONCILE_TIMEOUT_MS, runWorkers } from './runtime/controller.ts';
+import { fingerprintChanged, generationChanged } from './runtime/predicates.ts';
+import { WorkQueue } from './runtime/queue.ts';
 import { startProbeServer } from './server.ts';
 import { GROUP, MANAGED_BY, PLURAL, VERSION, type KubeObject, type VoiceWorkerPool } from './types.ts';
 import { Informer, type KubeItem } from './watch.ts';
@@ -47,7 +52,6 @@ export async function startOperator(o: StartOptions): Promise<RunningOperator> {
   const metrics = createMetrics();
   const leaseLabel = { name: config.leaseName };
   metrics.leaderStatus.set(leaseLabel, 0);
-  metrics.maxConcurrent.set({ controller: CONTROLLER }, config.workers);
   const host = kube.server.host;
   const unobserve = kube.observe({
     onResponse: (method, code) => metrics.restRequests.inc({ code: code === 0 ? '<error>' : String(code), method, host }),
@@ -83,67 +87,64 @@ export async function startOperator(o: StartOptions): Promise<RunningOperator> {
   });
 
   function startLeading() {
-    const name = { name: CONTROLLER };
+    const name = CONTROLLER;
     const queue = new WorkQueue({
       observer: {
-        added: () => metrics.queueAdds.inc(name),
-        retried: () => metrics.retries.inc(name),
-        waited: (seconds) => metrics.queueLatency.observe(name, seconds),
+        added: () => metrics.queueAdds.inc({ name }),
+        retried: () => metrics.retries.inc({ name }),
+        waited: (seconds) => metrics.queueLatency.observe({ name }, seconds),
       },
     });
     // Every API call of this leadership term goes through a client that is cut off when it ends.
     const term = new AbortController();
     const scoped = kube.scoped(term.signal);
-    const generations = new Map<string, number | undefined>();
     const lifecycle = (resource: string) => (event: string, detail?: string) => {
       metrics.watchEvents.inc({ resource, event });
       if (event === 'error') log.warn('watch failed; retrying with backoff', { resource, detail });
       else log.debug(`watch ${event}`, { resource, detail });
     };
+    const watchTimeout = o.watchTimeoutSeconds ? { watchTimeoutSeconds: o.watchTimeoutSeconds } : {};
+    // Our own status writes change no generation: skipping them avoids a reconcile per write.
+    const specChanged = generationChanged<KubeItem>();
     const pools = new Informer({
       kube: scoped,
       resource: PLURAL,
       path: collection(config.watchNamespace, { group: GROUP, version: VERSION, plural: PLURAL }),
-      ...(o.watchTimeoutSeconds ? { watchTimeoutSeconds: o.watchTimeoutSeconds } : {}),
+      transform: trimPool,
+      ...watchTimeout,
       onLifecycle: lifecycle(PLURAL),
-      onEvent: (type, pool: KubeItem) => {
+      onEvent: (type, pool) => {
         const key = `${pool.metadata.namespace}/${pool.metadata.name}`;
-        const generation = pool.metadata.generation as number | undefined;
-        // Our own status writes change no generation: skipping them avoids a reconcile per write.
-        if (type === 'MODIFIED' && generations.get(key) === generation) return;
-        if (type === 'DELETED') generations.delete(key);
-        else generations.set(key, generation);
-        queue.add(key);
+        if (specChanged(type, key, pool)) queue.add(key);
       },
     });
-    /** The last fingerprint of each child; a change only of status (an HPA's metrics) is ignored. */
-    const fingerprints = new Map<string, string>();
-    const children = (Object.keys(CHILD_RESOURCES) as ChildKind[]).map(
-      (kind) =>
-        new Informer({
+    const kinds = Object.keys(CHILD_RESOURCES) as ChildKind[];
+    const children = new Map(
+      kinds.map((kind) => {
+        // A change only of status (an HPA's metrics) is ignored.
+        const changed = fingerprintChanged((child: KubeItem) => childFingerprint(kind, child));
+        const informer = new Informer({
           kube: scoped,
           resource: CHILD_RESOURCES[kind].plural,
           path: collection(config.watchNamespace, CHILD_RESOURCES[kind]),
           labelSelector: `app.kubernetes.io/managed-by=${MANAGED_BY}`,
-          ...(o.watchTimeoutSeconds ? { watchTimeoutSeconds: o.watchTimeoutSeconds } : {}),
+          transform: trimChild,
+          ...watchTimeout,
           onLifecycle: lifecycle(CHILD_RESOURCES[kind].plural),
           onEvent: (type, child) => {
-            const key = `${kind}/${child.metadata.namespace ?? ''}/${child.metadata.name}`;
-            const print = childFingerprint(kind, child);
-            if (type === 'DELETED') fingerprints.delete(key);
-            else if (type === 'MODIFIED' && fingerprints.get(key) === print) return;
-            else fingerprints.set(key, print);
+            if (!changed(type, `${child.metadata.namespace ?? ''}/${child.metadata.name}`, child)) return;
             const owner = controllingPool(child as Parameters<typeof controllingPool>[0]);
             if (owner) queue.add(owner);
           },
-        }),
+        });
+        return [kind, informer] as const;
+      }),
     );
     // The pools' pods, to say why they do not run (only with READ_POD_STATUS: it needs pods list and watch).
     const pods = config.readPodStatus
       ? poolPodInformer({ kube: scoped, namespace: config.watchNamespace, onLifecycle: lifecycle('pods'), enqueue: (key) => queue.add(key), ...(o.watchTimeoutSeconds ? { watchTimeoutSeconds: o.watchTimeoutSeconds } : {}) })
       : undefined;
-    const informers = [pools, ...children];
-    const childInformers = new Map((Object.keys(CHILD_RESOURCES) as ChildKind[]).map((kind, i) => [kind, children[i]!]));
+    const informers = [pools, ...children.values()];
     const deps: ReconcileDeps = {
       kube: scoped,
       log,
@@ -155,7 +156,7 @@ export async function startOperator(o: StartOptions): Promise<RunningOperator> {
       ...(config.secretNamespaces ? { secretNamespaces: config.secretNamespaces } : {}),
       cache: {
         pool: (ns, n) => pools.get(`${ns}/${n}`) as unknown as VoiceWorkerPool | undefined,
-        child: (kind, ns, n) => childInformers.get(kind)?.get(`${ns}/${n}`) as unknown as KubeObject | undefined,
+        child: (kind, ns, n) => children.get(kind)?.get(`${ns}/${n}`) as unknown as KubeObject | undefined,
         ...(pods ? { pods: pods.pods } : {}),
       },
     };
@@ -167,70 +168,33 @@ export async function startOperator(o: StartOptions): Promise<RunningOperator> {
     }, clampDelay(config.resyncMs));
     resync.unref();
 
-    const controller = { controller: CONTROLLER };
-    // No reconcile before every cache holds a full list: until then a miss would read as "absent"
-    // (a child to create or hand the floor to again, a pool deleted). controller-runtime waits too.
-    const synced = Promise.all(informers.map((i) => i.whenSynced));
-    const worker = async () => {
-      await synced;
-      for (;;) {
-        const key = await queue.get();
-        if (key === undefined) return;
-        metrics.queueDepth.set(name, queue.depth);
-        metrics.activeWorkers.inc(controller);
-        const endReconcile = metrics.reconcileTime.startTimer(controller);
-        const endWork = metrics.workDuration.startTimer(name);
-        let outcome: Outcome;
-        try {
-          outcome = await reconcile(deps, key);
-        } catch (err) {
-          outcome = { result: 'error', error: err as Error };
-        }
-        endReconcile();
-        endWork();
-        metrics.activeWorkers.dec(controller);
-        reconcileCount++;
-        if (term.signal.aborted) {
-          queue.done(key); // the term ended under this reconcile: its result no longer counts
-          return;
-        }
-        if (outcome.result === 'error') {
-          metrics.reconcileTotal.inc({ ...controller, result: 'error' });
-          metrics.reconcileErrors.inc(controller);
-          const delay = queue.addRateLimited(key);
-          log.warn('reconcile failed; retrying', { pool: key, retryInMs: delay, error: outcome.error });
-        } else {
-          queue.forget(key);
-          // A blocked pool is an error no retry fixes (controller-runtime's TerminalError): counted as one.
-          if (outcome.blocked) {
-            metrics.reconcileTotal.inc({ ...controller, result: 'error' });
-            metrics.reconcileErrors.inc(controller);
-            metrics.terminalErrors.inc(controller);
-          } else metrics.reconcileTotal.inc({ ...controller, result: outcome.result === 'requeue' ? 'requeue_after' : 'success' });
-          if (outcome.result === 'requeue') queue.addAfter(key, outcome.afterMs);
-        }
-        queue.done(key);
-        metrics.queueDepth.set(name, queue.depth);
-      }
-    };
-    const unfinished = setInterval(() => {
-      const running = queue.inFlightSeconds();
-      metrics.unfinishedWork.set(name, running.reduce((a, b) => a + b, 0));
-      metrics.longestRunning.set(name, Math.max(0, ...running));
-    }, 1000);
-    unfinished.unref();
-    const workers = Array.from({ length: config.workers }, worker);
+    const timeoutMs = config.reconcileTimeoutMs ?? DEFAULT_RECONCILE_TIMEOUT_MS;
+    const workers = runWorkers({
+      name,
+      queue,
+      workers: config.workers,
+      timeoutMs,
+      metrics,
+      log,
+      stopped: term.signal,
+      // No reconcile before every cache holds a full list: until then a miss would read as "absent"
+      // (a child to create or hand the floor to again, a pool deleted). controller-runtime waits too.
+      synced: Promise.all(informers.map((i) => i.whenSynced)),
+      // Each pass's API calls end at its deadline (or the term's end), and so do those that mark a failed pool.
+      reconcile: (key, signal) => reconcile({ ...deps, kube: kube.scoped(signal) }, key),
+      onFailure: (key, failure) => markFailed({ ...deps, kube: kube.scoped(AbortSignal.any([term.signal, AbortSignal.timeout(timeoutMs)])) }, key, failure),
+      onReconciled: () => reconcileCount++,
+    });
     log.info('controller started', { namespace: config.watchNamespace ?? '(all)', workers: config.workers });
 
     return {
       synced: () => informers.every((i) => i.synced),
       stop: async () => {
         clearInterval(resync);
-        clearInterval(unfinished);
         term.abort();
         queue.shutdown();
         await Promise.all([...informers, ...(pods ? [pods.informer] : [])].map((i) => i.stop()));
-        await Promise.all(workers);
+        await workers;
       },
     };
   }

@@ -68,13 +68,19 @@ export function zonedInstant(y: number, mo: number, d: number, h: number, mi: nu
   return valid[0] ?? wall - before; // in the gap: the offset before the jump lands after it
 }
 
+/** Far enough either side of a day that every wall time of it falls between (offsets reach 14 h). */
+const DAY_MARGIN_MS = 36 * 3_600_000;
+
 /**
  * Start instants of the expression, in order, from the local day of `from` on, for at most
- * `maxDays` days.
+ * `maxDays` days. Lazy, and a day whose offset does not change around it costs two offset lookups
+ * however many minutes match (a schedule of every minute is 1,440 a day).
  */
 export function* occurrences(cron: CronFields, timeZone: string, from: number, maxDays = 400): Generator<number> {
   const first = wallClock(from, timeZone);
   const day = new Date(Date.UTC(first.y, first.mo - 1, first.d));
+  const hours = [...cron.hours].sort((a, b) => a - b);
+  const minutes = [...cron.minutes].sort((a, b) => a - b);
   for (let i = 0; i < maxDays; i++, day.setUTCDate(day.getUTCDate() + 1)) {
     const y = day.getUTCFullYear();
     const mo = day.getUTCMonth() + 1;
@@ -83,8 +89,12 @@ export function* occurrences(cron: CronFields, timeZone: string, from: number, m
     const domOk = cron.days.has(d);
     const dowOk = cron.weekdays.has(day.getUTCDay());
     if (cron.anyDay ? !(domOk || dowOk) : !(domOk && dowOk)) continue;
+    const midnight = day.getTime();
+    const offset = offsetAt(midnight - DAY_MARGIN_MS, timeZone);
+    // No transition near this day: every wall time is one subtraction away, already in order.
+    const steady = offset === offsetAt(midnight + 86_400_000 + DAY_MARGIN_MS, timeZone);
     const starts = new Set<number>();
-    for (const h of [...cron.hours].sort((a, b) => a - b)) for (const mi of [...cron.minutes].sort((a, b) => a - b)) starts.add(zonedInstant(y, mo, d, h, mi, timeZone));
-    for (const t of [...starts].sort((a, b) => a - b)) if (t >= from) yield t;
+    for (const h of hours) for (const mi of minutes) starts.add(steady ? midnight + (h * 60 + mi) * 60_000 - offset : zonedInstant(y, mo, d, h, mi, timeZone));
+    for (const t of steady ? starts : [...starts].sort((a, b) => a - b)) if (t >= from) yield t;
   }
 }

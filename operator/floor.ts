@@ -28,28 +28,33 @@ export function nextBoundary(windows: PreScalingWindow[], leadSeconds: number, n
   const instants = windows
     .flatMap((w) => [Date.parse(w.start) - leadSeconds * 1000, Date.parse(w.end)])
     .filter((instant) => Number.isFinite(instant) && instant > t);
-  return instants.length === 0 ? undefined : new Date(Math.min(...instants));
+  return instants.length === 0 ? undefined : new Date(instants.reduce((a, b) => Math.min(a, b)));
 }
 
 const iso = (t: number) => new Date(t).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /**
- * The occurrences of recurring schedules that matter at `now`, as windows: those running (lead
- * included) and the next one of each schedule. A schedule that does not parse is left out here and
- * reported by validate.ts.
+ * The occurrences of recurring schedules that matter at `now`, as windows: per schedule the first
+ * that has not ended (running now if its lead has begun) and, if that one runs, the next one to
+ * come. Those two hold every boundary ahead that comes first, so however many occurrences of a
+ * schedule overlap now (a schedule of every minute lasting a week has 10,080), the work is two
+ * lookups. A schedule that does not parse is left out here and reported by validate.ts.
  */
 export function scheduleWindows(schedules: PreScalingSchedule[], leadSeconds: number, now: Date): PreScalingWindow[] {
   const t = now.getTime();
+  const lead = leadSeconds * 1000;
   const out: PreScalingWindow[] = [];
   for (const s of schedules) {
-    let cron;
     try {
-      cron = parseCron(s.cron);
+      const cron = parseCron(s.cron);
       const durationMs = s.durationMinutes * 60_000;
-      for (const start of occurrences(cron, s.timeZone, t - durationMs + 1)) {
-        out.push({ name: s.name ?? s.cron, start: iso(start), end: iso(start + durationMs), replicas: s.replicas });
-        if (start - leadSeconds * 1000 > t) break; // the next one: later ones change nothing sooner
-      }
+      const window = (start: number): PreScalingWindow => ({ name: s.name ?? s.cron, start: iso(start), end: iso(start + durationMs), replicas: s.replicas });
+      const current = occurrences(cron, s.timeZone, t - durationMs + 1).next();
+      if (current.done) continue;
+      out.push(window(current.value));
+      if (current.value - lead > t) continue; // not raised yet: it is the next one
+      const next = occurrences(cron, s.timeZone, t + lead + 1).next();
+      if (!next.done) out.push(window(next.value));
     } catch {
       continue;
     }
@@ -77,8 +82,8 @@ export function decideFloor(spec: VoiceWorkerPoolSpec, now: Date): FloorDecision
   // One-off windows that ended are ignored (neither active nor a boundary ahead).
   const windows = [...(spec.preScaling?.windows ?? []), ...scheduleWindows(spec.preScaling?.schedules ?? [], lead, now)];
   const active = activeWindows(windows, lead, now);
-  const fromWindows = Math.max(0, ...active.map((w) => w.replicas));
+  const fromWindows = active.reduce((max, w) => Math.max(max, w.replicas), 0);
   const floor = Math.max(base, fromSizing, fromWindows);
   const requeueAt = nextBoundary(windows, lead, now);
-  return { floor, fromSizing, windows: active.map((w) => w.name ?? w.start), ...(requeueAt ? { requeueAt } : {}) };
+  return { floor, fromSizing, windows: [...new Set(active.map((w) => w.name ?? w.start))], ...(requeueAt ? { requeueAt } : {}) };
 }

@@ -1,34 +1,21 @@
 /**
- * The operator's Prometheus metrics, named like controller-runtime's (reconcile, workqueue, leader
- * election, REST client) so the dashboards that already chart controllers work unchanged.
+ * The operator's Prometheus metrics, named like controller-runtime's (the runtime's reconcile and
+ * workqueue metrics in runtime/metrics.ts; leader election, REST client) so the dashboards that
+ * already chart controllers work unchanged.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { createRuntimeMetrics } from './runtime/metrics.ts';
 
 export const CONTROLLER = 'voiceworkerpool';
-
-const durationBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const counter = (name: string, help: string, labelNames: string[]) => new Counter({ name, help, labelNames, registers: [registry] });
   const gauge = (name: string, help: string, labelNames: string[]) => new Gauge({ name, help, labelNames, registers: [registry] });
-  const histogram = (name: string, help: string, labelNames: string[]) => new Histogram({ name, help, labelNames, buckets: durationBuckets, registers: [registry] });
   return {
     registry,
-    reconcileTotal: counter('controller_runtime_reconcile_total', 'Total number of reconciliations per controller', ['controller', 'result']),
-    reconcileErrors: counter('controller_runtime_reconcile_errors_total', 'Total number of reconciliation errors per controller', ['controller']),
-    terminalErrors: counter('controller_runtime_terminal_reconcile_errors_total', 'Reconciliations that ended in an error no retry fixes (a blocked pool)', ['controller']),
-    reconcileTime: histogram('controller_runtime_reconcile_time_seconds', 'Length of time per reconciliation per controller', ['controller']),
-    maxConcurrent: gauge('controller_runtime_max_concurrent_reconciles', 'Maximum number of concurrent reconciles per controller', ['controller']),
-    activeWorkers: gauge('controller_runtime_active_workers', 'Number of currently used workers per controller', ['controller']),
-    queueDepth: gauge('workqueue_depth', 'Current depth of workqueue', ['name']),
-    queueAdds: counter('workqueue_adds_total', 'Total number of adds handled by workqueue', ['name']),
-    queueLatency: histogram('workqueue_queue_duration_seconds', 'How long in seconds an item stays in workqueue before being requested', ['name']),
-    workDuration: histogram('workqueue_work_duration_seconds', 'How long in seconds processing an item from workqueue takes', ['name']),
-    retries: counter('workqueue_retries_total', 'Total number of retries handled by workqueue', ['name']),
-    unfinishedWork: gauge('workqueue_unfinished_work_seconds', 'Seconds of work in progress that has not been observed by work_duration', ['name']),
-    longestRunning: gauge('workqueue_longest_running_processor_seconds', 'Seconds the longest running processor of workqueue has been running', ['name']),
+    ...createRuntimeMetrics(registry),
     leaderStatus: gauge('leader_election_master_status', '1 while this replica holds the lease of `name`, else 0', ['name']),
     restRequests: counter('rest_client_requests_total', 'Number of HTTP requests, partitioned by status code, method, and host', ['code', 'method', 'host']),
     watchEvents: counter('voice_operator_watch_lifecycle_total', 'Watch lifecycle events by resource', ['resource', 'event']),

@@ -19,6 +19,16 @@ describe('TokenBucket', () => {
     expect(performance.now() - start).toBeGreaterThanOrEqual(190);
   });
 
+  it('tryTake takes only a token that is there, never one ahead', () => {
+    let t = 0;
+    const bucket = new TokenBucket({ qps: 10, burst: 2, now: () => t });
+    expect([bucket.tryTake(), bucket.tryTake(), bucket.tryTake()]).toEqual([true, true, false]);
+    t = 50; // half a token
+    expect(bucket.tryTake()).toBe(false);
+    t = 100;
+    expect(bucket.tryTake()).toBe(true);
+  });
+
   it('refuses a bucket that could never let a request through', () => {
     expect(() => new TokenBucket({ qps: 0, burst: 1 })).toThrow(/qps > 0/);
   });

@@ -25,11 +25,23 @@ export class TokenBucket {
 
   /** Milliseconds to wait before one more request may go (and takes its token). */
   reserve(): number {
+    this.refill();
+    this.tokens -= 1;
+    return this.tokens >= 0 ? 0 : (-this.tokens / this.o.qps) * 1000;
+  }
+
+  /** Takes a token if one is there now and says so; never reserves one ahead (for callers that refuse instead of waiting). */
+  tryTake(): boolean {
+    this.refill();
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+
+  private refill(): void {
     const now = this.o.now();
     this.tokens = Math.min(this.o.burst, this.tokens + ((now - this.last) / 1000) * this.o.qps);
     this.last = now;
-    this.tokens -= 1;
-    return this.tokens >= 0 ? 0 : (-this.tokens / this.o.qps) * 1000;
   }
 
   /** Resolves when a request may go. */

@@ -21,14 +21,15 @@ import { isConflict, isNotFound, KubeError, resourcePath } from './kube.ts';
 import { controlledBy, nameConflict, ownChild } from './ownership.ts';
 import { podProblem } from './pod-health.ts';
 import { listPoolPods } from './pod-informer.ts';
+import type { Result } from './runtime/controller.ts';
 import type { ReconcileDeps } from './reconcile-deps.ts';
 import { desiredState, type ChildKind, type ChildRef } from './resources/index.ts';
 import { statusFields, warn, writeStatus } from './status.ts';
 import { FIELD_MANAGER, GROUP, INITIAL_REPLICAS_MANAGER, PLURAL, VERSION, type KubeObject, type VoiceWorkerPool } from './types.ts';
 import { secretProblem, secretRefs, specProblem, type Problem } from './validate.ts';
 
-/** `blocked` names why a pool cannot be satisfied (a terminal error: counted as one, not retried). */
-export type Outcome = { result: 'done'; blocked?: string } | { result: 'requeue'; afterMs: number; blocked?: string } | { result: 'error'; error: Error };
+/** The runtime's result: `blocked` names why a pool cannot be satisfied (a terminal error: counted as one, not retried). */
+export type Outcome = Result;
 
 // The deps live in their own file so that status.ts can take them without importing this one.
 export type { ReconcileDeps } from './reconcile-deps.ts';
@@ -97,15 +98,16 @@ export async function reconcile(deps: ReconcileDeps, key: string): Promise<Outco
   let deployment: DeploymentState;
   let speech: DeploymentState | undefined;
   try {
-    deployment = await applyDeployment(deps, pool, desired.apply[0]!, desired.autoscaled, desired.decision.floor);
-    const others = desired.apply.slice(1).filter((child) => child !== desired.speech?.deployment);
+    const workers = desired.apply.find((child) => child.kind === 'Deployment' && child.metadata.name === name)!;
+    deployment = await applyDeployment(deps, pool, workers, desired.autoscaled, desired.decision.floor);
+    const others = desired.apply.filter((child) => child !== workers && child !== desired.speech?.deployment);
     await Promise.all(others.map((child) => deps.kube.apply(childPath(child.kind as ChildKind, namespace, child.metadata.name), child, FIELD_MANAGER)));
     if (desired.speech) speech = await applyDeployment(deps, pool, desired.speech.deployment, desired.speech.autoscaled, desired.speech.floor);
     await Promise.all(desired.absent.map((child) => deleteIfOwned(deps, child, pool)));
   } catch (err) {
     const error = err as Error;
-    // The API server refusing a child (400, 422) is a spec no retry fixes. Anything else, a 500
-    // included whatever its text says, is retried with backoff; the pool says why meanwhile.
+    // The API server refusing a child (400, 422, a 500 that names a bad field) is a spec no retry
+    // fixes. Anything else is retried with backoff; the pool says why meanwhile.
     if (rejectedChild(err)) {
       await block(deps, pool, { reason: Reason.ApplyFailed, message: `VoiceWorkerPool ${name}: a child was rejected: ${error.message}` }, desired.decision);
       return { ...atNextBoundary(desired.decision.requeueAt, now), blocked: Reason.ApplyFailed };
@@ -157,9 +159,17 @@ export async function reconcile(deps: ReconcileDeps, key: string): Promise<Outco
   return atNextBoundary(desired.decision.requeueAt, now, unchecked && podsReadable && !settled && !deps.cache?.pods ? deps.blockedRetryMs : undefined);
 }
 
-/** 400 and 422: the API server refuses the object itself; retrying cannot help. */
+/**
+ * Server-side apply answers some refusals of the object itself with 500 (a pass-through field of
+ * the wrong type cannot be made a typed patch): a 500 that says so and names the field
+ * (`... Kind=Deployment): .spec.template.spec.affinity.nodeAffinity: expected map`) is the spec's
+ * fault, not the server's, and terminal like a 422. Any other 500, whatever its text, is retried.
+ */
+const SPEC_500 = /failed to create typed patch object \([^)]*\): \.[^\s:]+: /;
+
+/** 400, 422, and a 500 that is a bad spec: the API server refuses the object itself; retrying cannot help. */
 function rejectedChild(err: unknown): boolean {
-  return err instanceof KubeError && (err.status === 400 || err.status === 422);
+  return err instanceof KubeError && (err.status === 400 || err.status === 422 || (err.status === 500 && SPEC_500.test(err.message)));
 }
 
 /**

@@ -28,8 +28,9 @@ export async function startProbeServer(host: string, port: number, registry: Reg
       const allowed = authorize ? authorize(req.headers.authorization) : Promise.resolve({ status: 200 as const });
       allowed.then((decision) => {
         if (decision.status !== 200) {
-          const error = decision.status === 401 ? 'unauthenticated' : decision.status === 403 ? 'forbidden' : 'unavailable';
-          return void res.writeHead(decision.status, { 'content-type': 'application/json', ...(decision.status === 401 ? { 'www-authenticate': 'Bearer' } : {}) }).end(JSON.stringify({ error, message: decision.message }));
+          const error = decision.status === 401 ? 'unauthenticated' : decision.status === 403 ? 'forbidden' : decision.status === 429 ? 'rate_limited' : 'unavailable';
+          const headers = { 'content-type': 'application/json', ...(decision.status === 401 ? { 'www-authenticate': 'Bearer' } : {}), ...(decision.status === 429 ? { 'retry-after': '5' } : {}) };
+          return void res.writeHead(decision.status, headers).end(JSON.stringify({ error, message: decision.message }));
         }
         return registry.metrics().then(
         (body) => res.writeHead(200, { 'content-type': registry.contentType }).end(body),

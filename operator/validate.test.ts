@@ -22,6 +22,16 @@ describe('validate', () => {
     expect(secretProblem(pool, new Map([...ok, ['redis', ['other']]]))).toEqual({ reason: 'SecretKeyNotFound', message: 'Secret ns/redis has no key "url" named by spec.redis.urlSecret.key' });
   });
 
+  it('refuses a Secret name that is a path (. or ..) before any request names it (a pool stored under an older CRD)', () => {
+    for (const name of ['.', '..', 'Upper']) {
+      const bad = { ...pool, spec: { ...pool.spec, secrets: { ...pool.spec.secrets, workerToken: { name, key: 'token' } } } } as unknown as VoiceWorkerPool;
+      expect(specProblem(bad, decideFloor(bad.spec, new Date()))).toEqual({
+        reason: 'InvalidSpec',
+        message: `VoiceWorkerPool p: spec.secrets.workerToken names the Secret "${name}", which is not a valid Secret name (a DNS subdomain)`,
+      });
+    }
+  });
+
   it('refuses extraEnv that would override a variable the operator sets, and checks its Secrets', () => {
     const withExtra = { ...pool, spec: { ...pool.spec, autoscaling: undefined, extraEnv: [{ name: 'WORKER_TOKEN', value: 'x' }] } } as unknown as VoiceWorkerPool;
     expect(specProblem(withExtra, decideFloor(withExtra.spec, new Date()))?.message).toContain('spec.extraEnv sets WORKER_TOKEN, which the operator sets');

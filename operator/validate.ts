@@ -64,7 +64,15 @@ function localRoomsProblem(pool: VoiceWorkerPool, decision: FloorDecision): Prob
   };
 }
 
+/** A Secret's name is a DNS subdomain; '.' or '..' in a request path would name another object. */
+const SECRET_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
 export function specProblem(pool: VoiceWorkerPool, decision: FloorDecision): Problem | undefined {
+  // The CRD refuses such names; a pool stored under an older CRD is refused here, before any GET.
+  const badName = secretRefs(pool).find(({ ref }) => ref.name.length > 253 || !SECRET_NAME.test(ref.name));
+  if (badName) {
+    return { reason: Reason.InvalidSpec, message: `VoiceWorkerPool ${pool.metadata.name}: ${badName.field} names the Secret "${badName.ref.name}", which is not a valid Secret name (a DNS subdomain)` };
+  }
   for (const [i, s] of (pool.spec.preScaling?.schedules ?? []).entries()) {
     try {
       parseCron(s.cron);

@@ -30,6 +30,8 @@ export interface InformerOptions {
   /** Server-side watch timeout in seconds (default 300) and client idle limit derived from it. */
   watchTimeoutSeconds?: number;
   maxBackoffMs?: number;
+  /** What of each object to keep (cache-transform.ts); the cache and onEvent see only that. */
+  transform?: (object: KubeItem) => KubeItem;
   /** Watch from this version without listing first (resuming after a restart; tests use it). */
   initialResourceVersion?: string;
 }
@@ -123,7 +125,8 @@ export class Informer {
         // A continued page carries its version in the token (the server refuses both).
         query: { labelSelector: this.opts.labelSelector, limit: 500, continue: cont, ...(cont ? {} : since) },
       });
-      for (const item of page.items) {
+      for (const raw of page.items) {
+        const item = this.opts.transform ? this.opts.transform(raw) : raw;
         const key = keyOf(item);
         seen.add(key);
         const old = this.cache.get(key);
@@ -152,9 +155,10 @@ export class Informer {
       const status = line.object as { code?: number; reason?: string; message?: string };
       throw new KubeError(status.code ?? 500, status.reason ?? 'Unknown', `watch ${this.opts.path}: ${status.message ?? 'error event'}`);
     }
-    const object = line.object as unknown as KubeItem;
-    if (object.metadata?.resourceVersion) this.rv = object.metadata.resourceVersion;
+    const raw = line.object as unknown as KubeItem;
+    if (raw.metadata?.resourceVersion) this.rv = raw.metadata.resourceVersion;
     if (line.type === 'BOOKMARK') return;
+    const object = this.opts.transform ? this.opts.transform(raw) : raw;
     const key = keyOf(object);
     if (line.type === 'DELETED') this.cache.delete(key);
     else this.cache.set(key, object);

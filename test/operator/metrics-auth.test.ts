@@ -62,3 +62,36 @@ describe('operator /metrics with METRICS_AUTH=kubernetes', () => {
     }
   });
 });
+
+describe('operator /metrics under a flood of junk tokens', () => {
+  it('reviews a few of them, answers the rest 429, and answers a repeated token from its cache', async () => {
+    const ns = await createNamespace(kube, 'metrics-flood');
+    const own = await adminClient();
+    const operator = await runOperator(own, ns, { metricsAuth: 'kubernetes' });
+    const reviews: string[] = [];
+    const stop = own.observe({ onResponse: (method, _code, path) => (method === 'POST' && path.includes('tokenreviews') ? reviews.push(path) : undefined) });
+    const get = async (token: string) => {
+      const res = await fetch(`http://127.0.0.1:${operator.port}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+      return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as { error: string } };
+    };
+    try {
+      const started = performance.now();
+      const answers = await Promise.all(Array.from({ length: 300 }, (_, i) => get(`junk-token-${i}`)));
+      const seconds = (performance.now() - started) / 1000;
+      // The burst (20) and what the rate (5/s) refilled meanwhile, not 300 reviews.
+      expect(reviews.length).toBeLessThanOrEqual(20 + Math.ceil(5 * seconds) + 1);
+      expect(answers.filter((a) => a.status === 401)).toHaveLength(reviews.length);
+      const limited = answers.filter((a) => a.status === 429);
+      expect(limited).toHaveLength(300 - reviews.length);
+      expect(limited[0]).toMatchObject({ retryAfter: '5', body: { error: 'rate_limited' } });
+      const reviewed = answers.findIndex((a) => a.status === 401);
+      const before = reviews.length;
+      expect((await get(`junk-token-${reviewed}`)).status).toBe(401);
+      expect(reviews.length).toBe(before); // remembered: no second review
+    } finally {
+      stop();
+      await operator.stop();
+      own.close();
+    }
+  });
+});

@@ -1,9 +1,11 @@
 /**
  * A work queue keyed by object (namespace/name): a key waits at most once however often it is
  * added, is never processed by two workers at once (re-added while in flight, it runs again after),
- * and failures retry with per-key exponential backoff.
+ * and failures retry with per-key exponential backoff (client-go's rate-limited workqueue).
+ * Fair by lane (the namespace): keys are taken round-robin across the lanes that have keys
+ * waiting, so one tenant's thousand pools delay another tenant's pool by at most one turn each.
  */
-import { clampDelay } from './delay.ts';
+import { clampDelay } from '../delay.ts';
 
 /** What the workqueue_* metrics count. */
 export interface QueueObserver {
@@ -17,10 +19,21 @@ export interface QueueOptions {
   baseDelayMs?: number;
   maxDelayMs?: number;
   observer?: QueueObserver;
+  /** The lane a key waits in (default: its namespace, the text before the first '/'). */
+  laneOf?: (key: string) => string;
 }
 
+const namespaceOf = (key: string): string => {
+  const slash = key.indexOf('/');
+  return slash < 0 ? '' : key.slice(0, slash);
+};
+
 export class WorkQueue {
-  private readonly ready: string[] = [];
+  /** Keys waiting, per lane, and the lanes that have some in the order they take turns. */
+  private readonly lanes = new Map<string, string[]>();
+  private readonly turns: string[] = [];
+  private waiting = 0;
+  private readonly laneOf: (key: string) => string;
   private readonly queued = new Set<string>();
   private readonly active = new Set<string>();
   private readonly dirty = new Set<string>();
@@ -38,6 +51,30 @@ export class WorkQueue {
     this.base = opts.baseDelayMs ?? 100;
     this.max = opts.maxDelayMs ?? 300_000;
     this.observer = opts.observer;
+    this.laneOf = opts.laneOf ?? namespaceOf;
+  }
+
+  private push(key: string): void {
+    const lane = this.laneOf(key);
+    const keys = this.lanes.get(lane);
+    if (keys) keys.push(key);
+    else {
+      this.lanes.set(lane, [key]);
+      this.turns.push(lane);
+    }
+    this.waiting++;
+  }
+
+  /** The next key of the lane whose turn it is; that lane goes to the back of the line. */
+  private shift(): string | undefined {
+    const lane = this.turns.shift();
+    if (lane === undefined) return undefined;
+    const keys = this.lanes.get(lane)!;
+    const key = keys.shift()!;
+    if (keys.length > 0) this.turns.push(lane);
+    else this.lanes.delete(lane);
+    this.waiting--;
+    return key;
   }
 
   /** Seconds each key in flight has been processed so far (for the unfinished-work gauges). */
@@ -57,7 +94,7 @@ export class WorkQueue {
 
   /** Keys waiting (not in flight, not delayed). */
   get depth(): number {
-    return this.ready.length;
+    return this.waiting;
   }
 
   add(key: string): void {
@@ -74,7 +111,7 @@ export class WorkQueue {
     if (waiter) {
       this.queued.delete(key);
       waiter(this.hand(key));
-    } else this.ready.push(key);
+    } else this.push(key);
   }
 
   /** Adds the key after `ms`; an earlier pending delay for the same key wins. */
@@ -113,7 +150,7 @@ export class WorkQueue {
   /** The next key to process, or undefined once the queue is shut down. */
   get(): Promise<string | undefined> {
     if (this.closed) return Promise.resolve(undefined);
-    const key = this.ready.shift();
+    const key = this.shift();
     if (key !== undefined) {
       this.queued.delete(key);
       return Promise.resolve(this.hand(key));

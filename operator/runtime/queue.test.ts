@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clampDelay, MAX_TIMER_MS } from './delay.ts';
+import { clampDelay, MAX_TIMER_MS } from '../delay.ts';
 import { WorkQueue } from './queue.ts';
 
 describe('WorkQueue', () => {
@@ -67,5 +67,28 @@ describe('delays beyond what a Node timer holds', () => {
     expect(clampDelay(Number.NaN)).toBe(0);
     expect(clampDelay(Number.POSITIVE_INFINITY)).toBe(MAX_TIMER_MS);
     expect(clampDelay(1500)).toBe(1500);
+  });
+});
+
+describe('fairness across namespaces', () => {
+  it('takes keys round-robin by namespace, so one namespace with many keys cannot starve another', async () => {
+    const q = new WorkQueue();
+    for (let i = 0; i < 100; i++) q.add(`tenant-a/pool-${i}`);
+    q.add('tenant-b/only');
+    q.add('tenant-c/one');
+    q.add('tenant-c/two');
+    const order = [];
+    for (let i = 0; i < 7; i++) order.push(await q.get());
+    expect(order).toEqual(['tenant-a/pool-0', 'tenant-b/only', 'tenant-c/one', 'tenant-a/pool-1', 'tenant-c/two', 'tenant-a/pool-2', 'tenant-a/pool-3']);
+    expect(q.depth).toBe(96);
+  });
+
+  it('gives a namespace that comes back later its turn at once, not behind the waiting backlog', async () => {
+    const q = new WorkQueue();
+    for (let i = 0; i < 50; i++) q.add(`busy/p${i}`);
+    expect(await q.get()).toBe('busy/p0');
+    q.add('quiet/p');
+    expect(await q.get()).toBe('busy/p1');
+    expect(await q.get()).toBe('quiet/p');
   });
 });
