@@ -27,6 +27,8 @@ const MAX_UNREAD_BYTES = 1024 * 1024;
 
 export interface RealtimeOptions {
   service: SpeechService;
+  /** The queue's fairness key (the caller's address). */
+  client: string;
   metrics: SpeechMetrics;
   log: Logger;
   maxAudioSeconds: number;
@@ -59,7 +61,7 @@ export function serveRealtimeSession(ws: WebSocket, options: RealtimeOptions): v
   const closing = new AbortController();
   const maxBytes = Math.floor(options.maxAudioSeconds * SESSION_RATE) * 2;
   const buffer = new RealtimeBuffer({
-    service, metrics, session: session.id, rate: SESSION_RATE, decode: options.decode, closing: closing.signal,
+    service, metrics, session: session.id, client: options.client, rate: SESSION_RATE, decode: options.decode, closing: closing.signal,
     split: { pauseMs: options.splitPauseMs, minPieceMs: MIN_PIECE_MS, maxPieceMs: options.splitMaxPieceSeconds * 1000, earlyMs: options.earlyTailMs },
   });
   let previousItem: string | null = null;

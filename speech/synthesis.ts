@@ -17,10 +17,12 @@ import { pieceCharsAt, textPieces } from './text-pieces.ts';
  */
 export const OUTPUT_RATE = 24_000;
 const FORMATS = new Set(['pcm', 'wav']);
-const SPEECH_BODY_LIMIT = 256 * 1024;
+export const SPEECH_BODY_LIMIT = 256 * 1024;
 
 export interface SpeechRouteOptions {
   service: SpeechService;
+  /** The queue's fairness key (the caller's address). */
+  client: string;
   maxTextChars: number;
 }
 
@@ -77,7 +79,7 @@ export async function handleSpeech(req: IncomingMessage, res: ServerResponse, se
   const resampler = new Pcm16StreamResampler(options.service.voiceRate, OUTPUT_RATE);
   for (const [i, piece] of parts.entries()) {
     // A client that left stops the synthesis here: its next piece is never queued.
-    const samples = await options.service.synthesize(session, piece, { speed, signal });
+    const samples = await options.service.synthesize(session, piece, { client: options.client, speed, signal });
     if (signal.aborted) return;
     if (i === 0) {
       res.writeHead(200, { 'content-type': format === 'wav' ? 'audio/wav' : 'audio/pcm', 'transfer-encoding': 'chunked' });
