@@ -38,8 +38,30 @@ function downmix(pcm: Buffer, channels: number): Buffer {
   return out;
 }
 
+const PCM_FORMAT = 1;
+const FORMAT_NAMES: Record<number, string> = { 2: 'ADPCM', 3: 'IEEE float', 6: 'A-law', 7: 'mu-law', 0x50: 'MPEG', 0x55: 'MP3', 0xfffe: 'extensible' };
+
+/** The format tag of the WAV file's fmt chunk (1 is integer PCM), or null when it has none before its data. */
+export function wavFormatTag(wav: Buffer): number | null {
+  if (wav.length < 12 || wav.toString('ascii', 0, 4) !== 'RIFF' || wav.toString('ascii', 8, 12) !== 'WAVE') return null;
+  for (let offset = 12; offset + 8 <= wav.length; ) {
+    const id = wav.toString('ascii', offset, offset + 4);
+    const size = wav.readUInt32LE(offset + 4);
+    if (id === 'fmt ') return offset + 10 <= wav.length ? wav.readUInt16LE(offset + 8) : null;
+    if (id === 'data') return null;
+    offset += 8 + size + (size % 2);
+  }
+  return null;
+}
+
 /** An uploaded file's speech as 16 kHz samples, or a SpeechError saying what is wrong with it. */
 export function decodeUpload(file: Buffer, maxSeconds: number): { samples: Float32Array; seconds: number } {
+  const tag = wavFormatTag(file);
+  if (tag !== null && tag !== PCM_FORMAT) {
+    // Its bytes are not 16-bit integer samples, whatever its bits-per-sample field says: refused, never guessed at.
+    const name = FORMAT_NAMES[tag] ?? `format tag 0x${tag.toString(16)}`;
+    throw new SpeechError(400, 'invalid_audio', `The WAV file holds ${name} audio; send 16-bit integer PCM WAV (format tag 1).`, { param: 'file' });
+  }
   let wav;
   try {
     wav = parseWav(file);

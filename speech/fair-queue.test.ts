@@ -84,19 +84,56 @@ describe('FairQueue', () => {
     expect(order).toEqual(['r', 'c-commit', 'b-piece1', 'b-tail', 'a-piece1', 'a-piece2']);
   });
 
-  it('refuses background jobs when the queue is full of any jobs, ordinary ones only when full of ordinary ones', async () => {
+  it('counts every waiting job against the capacity: background pieces, promoted pieces and tails alike', async () => {
     const order: string[] = [];
     const q = new FairQueue({ concurrency: 1, capacity: 2 });
     const running = gate(order, 'r');
     const all = [q.run('a', running.job), q.run('a', async () => 'p1', { background: true }), q.run('b', async () => 'p2', { background: true })];
     await expect(q.run('c', async () => 'p3', { background: true })).rejects.toBeInstanceOf(QueueFullError);
-    all.push(q.run('c', async () => 'c1'), q.run('d', async () => 'd1'));
-    await expect(q.run('e', async () => 'e1')).rejects.toBeInstanceOf(QueueFullError);
-    // Session a commits: its piece and its tail finish a transcription already taken in, so neither is refused nor counted.
+    // Session a commits: its piece is promoted and its tail queued; the tail is counted like any job,
+    // and makes room by pushing out b's background piece (b decodes it at its own commit).
     q.promote('a');
-    all.push(q.run('a', async () => 'a-tail', { admitted: true }));
-    await expect(q.run('e', async () => 'e1')).rejects.toBeInstanceOf(QueueFullError);
+    const tail = q.run('a', async () => 'a-tail');
+    await expect(all[2]).rejects.toBeInstanceOf(QueueFullError);
+    expect(q.waiting).toBe(2);
+    // Full of ordinary jobs of one client: the same client's next job is refused.
+    await expect(q.run('a', async () => 'a-more')).rejects.toBeInstanceOf(QueueFullError);
     running.open();
-    expect(await Promise.all(all)).toEqual(['r', 'p1', 'p2', 'c1', 'd1', 'a-tail']);
+    expect(await Promise.all([all[0], all[1], tail])).toEqual(['r', 'p1', 'a-tail']);
+    expect(q.waiting).toBe(0);
+  });
+
+  it('is fair between clients, not their sessions: a client on many connections is one turn of the round', async () => {
+    const order: string[] = [];
+    const q = new FairQueue({ concurrency: 1, capacity: 10 });
+    const first = gate(order, 'r');
+    const all = [q.run('x', first.job, { client: 'busy' })];
+    const job = (name: string) => async () => (order.push(name), name);
+    for (const conn of ['c1', 'c2', 'c3', 'c4']) all.push(q.run(conn, job(`busy-${conn}`), { client: 'busy' }));
+    all.push(q.run('d1', job('other'), { client: 'other' }));
+    first.open();
+    await Promise.all(all);
+    // Per connection, "other" would come fifth; per client it is next, and busy's connections take turns.
+    expect(order).toEqual(['r', 'busy-c1', 'other', 'busy-c2', 'busy-c3', 'busy-c4']);
+  });
+
+  it("a client that fills the queue gives way: another client's job pushes out its newest one", async () => {
+    const order: string[] = [];
+    const q = new FairQueue({ concurrency: 1, capacity: 3 });
+    const running = gate(order, 'r');
+    const busy = [q.run('c0', running.job, { client: 'busy' }), ...['c1', 'c2', 'c3'].map((c) => q.run(c, async () => c, { client: 'busy' }))];
+    expect(q.hasRoom('busy')).toBe(false);
+    expect(q.hasRoom('other')).toBe(true);
+    const other = q.run('d1', async () => 'other', { client: 'other' });
+    await expect(busy[3]).rejects.toBeInstanceOf(QueueFullError);
+    expect(q.waiting).toBe(3);
+    // busy holds two waiting jobs against a third client's none: one more is pushed out for it.
+    const third = q.run('e1', async () => 'third', { client: 'third' });
+    await expect(busy[2]).rejects.toBeInstanceOf(QueueFullError);
+    // Now one each: nobody holds two more than a fourth client, so the fourth is refused.
+    expect(q.hasRoom('fourth')).toBe(false);
+    await expect(q.run('f1', async () => 'fourth', { client: 'fourth' })).rejects.toBeInstanceOf(QueueFullError);
+    running.open();
+    expect(await Promise.all([busy[0], busy[1], other, third])).toEqual(['r', 'c1', 'other', 'third']);
   });
 });

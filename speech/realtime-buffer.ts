@@ -26,8 +26,9 @@ export type RealtimeDecode = 'incremental' | 'whole';
 export interface RealtimeBufferOptions {
   service: SpeechService;
   metrics: SpeechMetrics;
-  /** The fair queue's session (the realtime session's id). */
+  /** The fair queue's session (the realtime session's id) and client (its caller's address). */
   session: string;
+  client: string;
   /** Rate of the appended PCM16. */
   rate: number;
   decode: RealtimeDecode;
@@ -93,20 +94,26 @@ export class RealtimeBuffer {
     utterance.committed = true;
     this.utterance = fresh();
     this.bytes = 0;
-    if (!this.splitter) return this.decodeNow(this.toSamples(Buffer.concat(utterance.chunks)));
+    // A commit that failed cancels its parts still to decode (see below): retries and the tail too.
+    const committed = AbortSignal.any([this.options.closing, utterance.cancel.signal]);
+    if (!this.splitter) return this.decodeNow(this.toSamples(Buffer.concat(utterance.chunks)), committed);
     this.options.service.promote(this.options.session);
     const { tail, speech } = this.splitter.finish();
-    const texts = utterance.pieces.map(({ samples, decoded }) => decoded.then((result) => (result.ok ? result.text : this.retryAtCommit(samples, result.err))));
+    const texts = utterance.pieces.map(({ samples, decoded }) => decoded.then((result) => (result.ok ? result.text : this.retryAtCommit(samples, result.err, committed))));
     if (utterance.early) {
       // No speech since the early tail: it is the tail (up to the quiet after it).
       this.options.metrics.earlyTails.inc({ outcome: 'used' });
       const { samples, decoded } = utterance.early;
-      texts.push(decoded.then((result) => (result.ok ? result.text : this.retryAtCommit(samples, result.err))));
+      texts.push(decoded.then((result) => (result.ok ? result.text : this.retryAtCommit(samples, result.err, committed))));
     } else if (utterance.pieces.length === 0 || speech) {
-      // With pieces taken in, the tail finishes a transcription the queue already holds: never refused.
-      texts.push(this.decodeNow(this.toSamples(tail), utterance.pieces.length > 0));
+      texts.push(this.decodeNow(this.toSamples(tail), committed));
     }
-    return (await Promise.all(texts)).map((t) => t.trim()).filter(Boolean).join(' ');
+    try {
+      return (await Promise.all(texts)).map((t) => t.trim()).filter(Boolean).join(' ');
+    } catch (err) {
+      utterance.cancel.abort(); // the commit failed (a full queue refused a part): its other parts are not wanted
+      throw err;
+    }
   }
 
   clear(): void {
@@ -120,10 +127,10 @@ export class RealtimeBuffer {
   /** A decode ahead of the commit, as a background job of the session (it yields to commits and uploads). */
   private decodeInBackground(pcm: Buffer, cancel?: AbortSignal): Piece {
     const utterance = this.utterance;
-    const { service, session, closing, metrics } = this.options;
+    const { service, session, client, closing, metrics } = this.options;
     const samples = this.toSamples(pcm);
     const signals = [closing, utterance.cancel.signal, ...(cancel ? [cancel] : [])];
-    const decoded = service.transcribe(session, samples, { endpoint: 'realtime', signal: AbortSignal.any(signals), background: true }).then(
+    const decoded = service.transcribe(session, samples, { client, endpoint: 'realtime', signal: AbortSignal.any(signals), background: true }).then(
       ({ text }): Decoded => {
         // An early tail dropped while it ran is no piece of the transcript.
         if (!cancel?.aborted) metrics.pieces.inc({ stage: utterance.committed ? 'after_commit' : 'before_commit' });
@@ -142,14 +149,15 @@ export class RealtimeBuffer {
     utterance.early = null;
   }
 
-  /** A decode ahead that failed: refused while the queue was full, it is decoded now; anything else fails the commit. */
-  private retryAtCommit(samples: Float32Array, err: unknown): Promise<string> {
-    if (err instanceof SpeechError && err.status === 503) return this.decodeNow(samples, true);
-    return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+  /** A decode ahead that failed: refused while the queue was full, it is queued again now (and may be refused again); anything else fails the commit. */
+  private retryAtCommit(samples: Float32Array, err: unknown, signal: AbortSignal): Promise<string> {
+    if (err instanceof SpeechError && err.status === 503) return this.decodeNow(samples, signal);
+    return Promise.reject(err instanceof Error ? err : new Error('a piece failed'));
   }
 
-  private async decodeNow(samples: Float32Array, admitted = false): Promise<string> {
-    const { text } = await this.options.service.transcribe(this.options.session, samples, { endpoint: 'realtime', signal: this.options.closing, admitted });
+  private async decodeNow(samples: Float32Array, signal: AbortSignal): Promise<string> {
+    const { session, client } = this.options;
+    const { text } = await this.options.service.transcribe(session, samples, { client, endpoint: 'realtime', signal });
     this.options.metrics.pieces.inc({ stage: 'after_commit' });
     return text;
   }

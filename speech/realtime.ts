@@ -5,6 +5,7 @@ import { SpeechError } from './errors.ts';
 import { JobAbortedError } from './fair-queue.ts';
 import type { SpeechMetrics } from './metrics.ts';
 import { RealtimeBuffer, type RealtimeDecode } from './realtime-buffer.ts';
+import { isMistake, parseClientEvent, SESSION_RATE, type ClientEvent } from './realtime-events.ts';
 import type { SpeechService } from './service.ts';
 
 /**
@@ -20,14 +21,14 @@ import type { SpeechService } from './service.ts';
  * which makes the bot transcribe the turn in batch. Clients idle (nothing sent, no transcript owed) or
  * no longer reading are closed.
  */
-export const SESSION_RATE = 24_000;
 const MIN_COMMIT_MS = 100;
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 /** Events we send that a client has not read beyond this mean it stopped reading. */
 const MAX_UNREAD_BYTES = 1024 * 1024;
 
 export interface RealtimeOptions {
   service: SpeechService;
+  /** The queue's fairness key (the caller's address). */
+  client: string;
   metrics: SpeechMetrics;
   log: Logger;
   maxAudioSeconds: number;
@@ -40,8 +41,6 @@ export interface RealtimeOptions {
 
 /** A piece shorter than this is not cut off: a decode needs context, and short ones are padded to a second anyway. */
 const MIN_PIECE_MS = 1000;
-
-type Incoming = Record<string, unknown> & { type?: unknown; event_id?: unknown };
 
 const newId = (prefix: string) => `${prefix}_${randomBytes(9).toString('base64url')}`;
 
@@ -62,7 +61,7 @@ export function serveRealtimeSession(ws: WebSocket, options: RealtimeOptions): v
   const closing = new AbortController();
   const maxBytes = Math.floor(options.maxAudioSeconds * SESSION_RATE) * 2;
   const buffer = new RealtimeBuffer({
-    service, metrics, session: session.id, rate: SESSION_RATE, decode: options.decode, closing: closing.signal,
+    service, metrics, session: session.id, client: options.client, rate: SESSION_RATE, decode: options.decode, closing: closing.signal,
     split: { pauseMs: options.splitPauseMs, minPieceMs: MIN_PIECE_MS, maxPieceMs: options.splitMaxPieceSeconds * 1000, earlyMs: options.earlyTailMs },
   });
   let previousItem: string | null = null;
@@ -76,8 +75,8 @@ export function serveRealtimeSession(ws: WebSocket, options: RealtimeOptions): v
     }
     ws.send(JSON.stringify({ event_id: newId('event'), ...event }));
   };
-  const error = (code: string, message: string, clientEventId: unknown, param: string | null = null, type = 'invalid_request_error') =>
-    send({ type: 'error', error: { type, code, message, param, event_id: typeof clientEventId === 'string' ? clientEventId.slice(0, 128) : null } });
+  const error = (code: string, message: string, clientEventId: string | null, param: string | null = null, type = 'invalid_request_error') =>
+    send({ type: 'error', error: { type, code, message, param, event_id: clientEventId } });
 
   // Idle means neither side has anything coming: a client that committed and waits for its
   // transcripts is not idle however long the queue takes, and its idle time starts again at the
@@ -95,44 +94,26 @@ export function serveRealtimeSession(ws: WebSocket, options: RealtimeOptions): v
   };
   touch();
 
-  const update = (event: Incoming) => {
-    const next = event.session as { type?: unknown; audio?: { input?: Record<string, unknown> } } | undefined;
-    if (!next || typeof next !== 'object' || next.type !== 'transcription') {
-      return error('invalid_request_error', 'session.update needs session.type "transcription" (this server serves transcription sessions only).', event.event_id, 'session.type');
-    }
-    const input = next.audio?.input ?? {};
-    if (typeof input !== 'object' || input === null) return error('invalid_value', 'session.audio.input must be an object.', event.event_id, 'session.audio.input');
-    const format = input.format as { type?: unknown; rate?: unknown } | undefined;
-    if (format !== undefined) {
-      if (format === null || typeof format !== 'object' || format.type !== 'audio/pcm') return error('invalid_value', "Only 'audio/pcm' (16-bit, 24 kHz, mono) is supported.", event.event_id, 'session.audio.input.format.type');
-      if (format.rate !== undefined && format.rate !== SESSION_RATE) return error('invalid_value', `Invalid value: ${JSON.stringify(format.rate)}. Only 24000 is supported.`, event.event_id, 'session.audio.input.format.rate');
-    }
-    if (input.turn_detection !== undefined && input.turn_detection !== null) {
-      return error('invalid_value', 'Server turn detection is not supported here: send turn_detection null and commit the buffer yourself.', event.event_id, 'session.audio.input.turn_detection');
-    }
-    if ('transcription' in input) {
-      const t = input.transcription as { model?: unknown; language?: unknown } | null;
-      if (t === null) session.audio.input.transcription = null;
-      else if (typeof t !== 'object' || typeof t.model !== 'string' || t.model.trim() === '') return error('invalid_value', 'session.audio.input.transcription needs a model.', event.event_id, 'session.audio.input.transcription.model');
-      else if (t.language !== undefined && (typeof t.language !== 'string' || !/^en(-[A-Za-z]{2})?$/i.test(t.language))) return error('unsupported_language', 'This server recognises English only (language en).', event.event_id, 'session.audio.input.transcription.language');
-      else session.audio.input.transcription = { model: t.model.slice(0, 200), ...(typeof t.language === 'string' ? { language: t.language } : {}) };
+  const update = (event: ClientEvent & { type: 'session.update' }) => {
+    const input = event.session.audio?.input;
+    if (input && 'transcription' in input) {
+      const t = input.transcription;
+      session.audio.input.transcription = t ? { model: t.model.slice(0, 200), ...(t.language !== undefined ? { language: t.language } : {}) } : null;
     }
     send({ type: 'session.updated', session });
   };
 
-  const append = (event: Incoming) => {
-    const audio = event.audio;
-    if (typeof audio !== 'string' || !BASE64.test(audio)) return error('invalid_value', "Invalid 'audio'. Expected base64-encoded audio bytes.", event.event_id, 'audio');
-    const pcm = Buffer.from(audio, 'base64');
-    if (pcm.length % 2 !== 0) return error('invalid_value', "Invalid 'audio'. PCM16 audio must have an even number of bytes.", event.event_id, 'audio');
-    if (buffer.bytes + pcm.length > maxBytes) return error('input_audio_buffer_too_large', `The buffer would exceed ${options.maxAudioSeconds} s of audio; commit or clear it first.`, event.event_id, 'audio');
+  const append = (event: ClientEvent & { type: 'input_audio_buffer.append' }) => {
+    const pcm = Buffer.from(event.audio, 'base64');
+    if (pcm.length % 2 !== 0) return error('invalid_value', "Invalid 'audio'. PCM16 audio must have an even number of bytes.", event.eventId, 'audio');
+    if (buffer.bytes + pcm.length > maxBytes) return error('input_audio_buffer_too_large', `The buffer would exceed ${options.maxAudioSeconds} s of audio; commit or clear it first.`, event.eventId, 'audio');
     buffer.append(pcm);
   };
 
-  const commit = (event: Incoming) => {
+  const commit = (event: ClientEvent) => {
     const ms = (buffer.bytes / 2 / SESSION_RATE) * 1000;
-    if (ms < MIN_COMMIT_MS) return error('input_audio_buffer_commit_empty', `Error committing input audio buffer: buffer too small. Expected at least ${MIN_COMMIT_MS}ms of audio, but buffer only has ${ms.toFixed(2)}ms of audio.`, event.event_id);
-    if (!session.audio.input.transcription) return error('invalid_request_error', 'Input audio transcription is not configured for this session (session.update with audio.input.transcription).', event.event_id, 'session.audio.input.transcription');
+    if (ms < MIN_COMMIT_MS) return error('input_audio_buffer_commit_empty', `Error committing input audio buffer: buffer too small. Expected at least ${MIN_COMMIT_MS}ms of audio, but buffer only has ${ms.toFixed(2)}ms of audio.`, event.eventId);
+    if (!session.audio.input.transcription) return error('invalid_request_error', 'Input audio transcription is not configured for this session (session.update with audio.input.transcription).', event.eventId, 'session.audio.input.transcription');
     const transcript = buffer.commit().finally(() => {
       owed--;
       touch();
@@ -160,14 +141,15 @@ export function serveRealtimeSession(ws: WebSocket, options: RealtimeOptions): v
 
   ws.on('message', (data, isBinary) => {
     touch();
-    let event: Incoming;
+    let json: unknown;
     try {
       if (isBinary) throw new Error('binary');
-      event = JSON.parse(data.toString()) as Incoming;
-      if (event === null || typeof event !== 'object' || Array.isArray(event)) throw new Error('not an object');
+      json = JSON.parse(data.toString());
     } catch {
       return error('invalid_json', 'The server could not parse the event: expected a JSON object in a text frame.', null);
     }
+    const event = parseClientEvent(json);
+    if (isMistake(event)) return error(event.code, event.message, event.eventId, event.param);
     switch (event.type) {
       case 'session.update':
         return update(event);
@@ -178,8 +160,6 @@ export function serveRealtimeSession(ws: WebSocket, options: RealtimeOptions): v
       case 'input_audio_buffer.clear':
         buffer.clear();
         return send({ type: 'input_audio_buffer.cleared' });
-      default:
-        return error('invalid_value', `Invalid value: ${JSON.stringify(String(event.type)).slice(0, 80)}. This server accepts session.update and input_audio_buffer.append, commit and clear.`, event.event_id, 'type');
     }
   });
   ws.on('error', () => undefined); // 'close' follows

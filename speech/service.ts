@@ -12,12 +12,17 @@ import { ATTR, failSpan, SPAN, speechTracer } from './telemetry.ts';
  * bot's retry policy and fallback understand; a fault of the model becomes a 500 and is logged.
  */
 export interface SpeechService {
-  /** `session` is what the queue is fair between: a realtime session, or a client connection. */
-  /** `background`: decoded ahead of a commit, after every ordinary job waiting (fair-queue.ts). */
-  transcribe(session: string, samples: Float32Array, options: { endpoint: string; signal?: AbortSignal; background?: boolean; admitted?: boolean }): Promise<Transcription>;
+  /**
+   * `client` is what the queue is fair between (the caller's address), `session` one of its
+   * realtime sessions or connections; `background`: decoded ahead of a commit, after every ordinary
+   * job waiting (fair-queue.ts).
+   */
+  transcribe(session: string, samples: Float32Array, options: { client: string; endpoint: string; signal?: AbortSignal; background?: boolean }): Promise<Transcription>;
   /** The session now waits for its background decodes: they go ahead of other sessions' background work. */
   promote(session: string): void;
-  synthesize(session: string, text: string, options: { speed: number; signal?: AbortSignal }): Promise<Float32Array>;
+  synthesize(session: string, text: string, options: { client: string; speed: number; signal?: AbortSignal }): Promise<Float32Array>;
+  /** Whether the lane would take an ordinary job of `client` now (asked before a body is read). */
+  hasRoom(lane: Lane, client: string): boolean;
   readonly voiceRate: number;
 }
 
@@ -86,9 +91,9 @@ export function createSpeechService(options: ServiceOptions): SpeechService {
 
   return {
     voiceRate: engine.voiceRate,
-    transcribe(session, samples, { endpoint, signal, background = false, admitted = false }) {
+    transcribe(session, samples, { client, endpoint, signal, background = false }) {
       const seconds = samples.length / RECOGNISER_RATE;
-      return queued('stt', session, SPAN.transcribe, { [ATTR.endpoint]: endpoint }, { signal, background, admitted }, async () => {
+      return queued('stt', session, SPAN.transcribe, { [ATTR.endpoint]: endpoint }, { client, signal, background }, async () => {
         const result = await engine.transcribe(samples);
         if (result.truncated) metrics.truncated.inc();
         return { value: result, audioSeconds: () => seconds };
@@ -97,8 +102,11 @@ export function createSpeechService(options: ServiceOptions): SpeechService {
     promote(session) {
       queues.stt.promote(session);
     },
-    synthesize(session, text, { speed, signal }) {
-      return queued('tts', session, SPAN.synthesize, { [ATTR.textChars]: text.length }, { signal }, async () => {
+    hasRoom(lane, client) {
+      return queues[lane].hasRoom(client);
+    },
+    synthesize(session, text, { client, speed, signal }) {
+      return queued('tts', session, SPAN.synthesize, { [ATTR.textChars]: text.length }, { client, signal }, async () => {
         const samples = await engine.synthesize(text, speed);
         return { value: samples, audioSeconds: () => samples.length / engine.voiceRate };
       });

@@ -4,21 +4,25 @@ import { floatToPcm16 } from './audio.ts';
 import { SpeechError } from './errors.ts';
 import { readBody } from './http-io.ts';
 import type { SpeechService } from './service.ts';
+import { pieceCharsAt, textPieces } from './text-pieces.ts';
 
 /**
  * POST /v1/audio/speech: OpenAI's speech endpoint with the Piper voice (any `voice` name is this
  * one voice). `response_format` pcm (24 kHz 16-bit mono little-endian, as OpenAI's) or wav (the
  * same samples in a WAV header whose sizes say "streamed"); the 22.05 kHz voice is resampled.
- * The text is spoken sentence by sentence and each is sent as soon as it is made, so the first
- * audio leaves after the first sentence, not after the whole answer. Each sentence takes its turn
- * in the fair queue; once audio has been sent a failure can only break the stream.
+ * The text is spoken piece by piece (sentences, long ones cut: text-pieces.ts) and each is sent as
+ * soon as it is made, so the first audio leaves after the first sentence, not after the whole
+ * answer. Each piece takes its turn in the fair queue; once audio has been sent a failure can only
+ * break the stream; a client that leaves stops it at the next piece.
  */
 export const OUTPUT_RATE = 24_000;
 const FORMATS = new Set(['pcm', 'wav']);
-const BODY_LIMIT = 256 * 1024;
+export const SPEECH_BODY_LIMIT = 256 * 1024;
 
 export interface SpeechRouteOptions {
   service: SpeechService;
+  /** The queue's fairness key (the caller's address). */
+  client: string;
   maxTextChars: number;
 }
 
@@ -28,13 +32,6 @@ interface SpeechRequest {
   voice?: unknown;
   response_format?: unknown;
   speed?: unknown;
-}
-
-export function sentences(text: string): string[] {
-  return text
-    .split(/(?<=[.!?;:])\s+/)
-    .map((s) => s.trim())
-    .filter((s) => /[\p{L}\p{N}]/u.test(s));
 }
 
 function streamedWavHeader(sampleRate: number): Buffer {
@@ -76,18 +73,33 @@ function parseRequest(body: Buffer, maxTextChars: number): { input: string; form
 }
 
 export async function handleSpeech(req: IncomingMessage, res: ServerResponse, session: string, signal: AbortSignal, options: SpeechRouteOptions): Promise<void> {
-  const { input, format, speed } = parseRequest(await readBody(req, BODY_LIMIT), options.maxTextChars);
-  const parts = sentences(input);
+  const { input, format, speed } = parseRequest(await readBody(req, SPEECH_BODY_LIMIT), options.maxTextChars);
+  const parts = textPieces(input, pieceCharsAt(speed));
   if (parts.length === 0) throw new SpeechError(400, 'invalid_request', 'input holds nothing to say (no letters or digits).', { param: 'input' });
   const resampler = new Pcm16StreamResampler(options.service.voiceRate, OUTPUT_RATE);
-  for (const [i, sentence] of parts.entries()) {
-    const samples = await options.service.synthesize(session, sentence, { speed, signal });
+  for (const [i, piece] of parts.entries()) {
+    // A client that left stops the synthesis here: its next piece is never queued.
+    const samples = await options.service.synthesize(session, piece, { client: options.client, speed, signal });
     if (signal.aborted) return;
     if (i === 0) {
       res.writeHead(200, { 'content-type': format === 'wav' ? 'audio/wav' : 'audio/pcm', 'transfer-encoding': 'chunked' });
       if (format === 'wav') res.write(streamedWavHeader(OUTPUT_RATE));
     }
-    res.write(resampler.push(floatToPcm16(samples)));
+    // One piece's audio at a time: a client that reads slowly holds the next piece back, so the
+    // request never holds more than a piece (and what the socket buffers).
+    if (!res.write(resampler.push(floatToPcm16(samples)))) await drained(res, signal);
   }
   res.end();
+}
+
+function drained(res: ServerResponse, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    res.once('drain', done);
+    signal.addEventListener('abort', done, { once: true });
+  });
 }

@@ -14,18 +14,33 @@ const FORMATS = new Set(['json', 'text']);
 
 export interface TranscriptionRouteOptions {
   service: SpeechService;
+  /** The queue's fairness key (the caller's address). */
+  client: string;
   maxAudioSeconds: number;
-  /** Body limit: the longest audio at 48 kHz stereo plus the form's overhead. */
+  /** Body limit: the longest audio at 48 kHz with 8 channels plus the form's overhead. */
   maxBodyBytes: number;
 }
 
 export async function handleTranscription(req: IncomingMessage, res: ServerResponse, session: string, signal: AbortSignal, options: TranscriptionRouteOptions): Promise<void> {
+  // Read and decoded in a function of its own: the body and the form are garbage once it returns,
+  // not held while the samples wait in the queue.
+  const { samples, format } = await readUpload(req, options);
+  const { text } = await options.service.transcribe(session, samples, { client: options.client, endpoint: 'transcriptions', signal });
+  if (format === 'text') {
+    res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
+    res.end(text);
+    return;
+  }
+  sendJson(res, 200, { text });
+}
+
+async function readUpload(req: IncomingMessage, options: TranscriptionRouteOptions): Promise<{ samples: Float32Array; format: string }> {
   const type = req.headers['content-type'] ?? '';
   if (!/^multipart\/form-data\s*;/i.test(type)) throw new SpeechError(400, 'invalid_request', 'Send the audio as multipart/form-data with the fields file and model.');
   const body = await readBody(req, options.maxBodyBytes);
   let form: FormData;
   try {
-    form = await new Request('http://speech/', { method: 'POST', headers: { 'content-type': type }, body: new Uint8Array(body) }).formData();
+    form = await new Request('http://speech/', { method: 'POST', headers: { 'content-type': type }, body }).formData();
   } catch {
     throw new SpeechError(400, 'invalid_request', 'The multipart body could not be parsed.');
   }
@@ -40,11 +55,5 @@ export async function handleTranscription(req: IncomingMessage, res: ServerRespo
     throw new SpeechError(400, 'unsupported_language', 'This server recognises English only (language en).', { param: 'language' });
   }
   const { samples } = decodeUpload(Buffer.from(await file.arrayBuffer()), options.maxAudioSeconds);
-  const { text } = await options.service.transcribe(session, samples, { endpoint: 'transcriptions', signal });
-  if (format === 'text') {
-    res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
-    res.end(text);
-    return;
-  }
-  sendJson(res, 200, { text });
+  return { samples, format };
 }
