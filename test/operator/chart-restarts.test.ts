@@ -27,7 +27,14 @@ async function operatorEnv(...args: string[]): Promise<Record<string, string>> {
 
 /** The pod templates (workers and speech server) of a pool with self-hosted speech, as the operator would build them. */
 function podTemplates(env: Record<string, string>): string {
-  const pool = poolFixture({ speech: { selfHosted: { tokenSecret: { name: 's', key: 'token' } } } } as never);
+  const selfHosted = {
+    enabled: true,
+    tokenSecret: { name: 's', key: 'token' },
+    replicas: 1,
+    autoscaling: { enabled: true, minReplicas: 1, maxReplicas: 4, targetCPUUtilizationPercentage: 70 },
+    resources: { requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '2', memory: '1536Mi' } },
+  };
+  const pool = poolFixture({ speech: { selfHosted } });
   const { apply } = desiredState(pool, new Date('2030-01-01T00:00:00Z'), loadConfig(env).build);
   return JSON.stringify(apply.filter((c) => c.kind === 'Deployment').map((d) => (d.spec as { template: unknown }).template));
 }
@@ -38,8 +45,8 @@ const CHANGES: Record<string, string[]> = {
   secretNamespaces: ['--set', 'secretNamespaces={a,b}'],
   'leaderElection.leaseName': ['--set', 'leaderElection.leaseName=other'],
   'leaderElection.leaseDurationSeconds': ['--set', 'leaderElection.leaseDurationSeconds=30'],
-  'leaderElection.renewDeadlineSeconds': ['--set', 'leaderElection.renewDeadlineSeconds=20'],
-  'leaderElection.retryPeriodSeconds': ['--set', 'leaderElection.retryPeriodSeconds=4'],
+  'leaderElection.renewDeadlineSeconds': ['--set', 'leaderElection.renewDeadlineSeconds=12'],
+  'leaderElection.retryPeriodSeconds': ['--set', 'leaderElection.retryPeriodSeconds=3'],
   'metrics.port': ['--set', 'metrics.port=8181'],
   'metrics.auth': ['--set', 'metrics.auth=none'],
   resyncSeconds: ['--set', 'resyncSeconds=600'],

@@ -136,7 +136,7 @@ describe('VoiceWorkerPool CRD', () => {
     const ready = { type: 'Ready', status: 'False', reason: 'ImagePullError', message: 'm', lastTransitionTime: '2030-01-01T00:00:00Z' };
     const degraded = { ...ready, type: 'Degraded', status: 'True', reason: 'Other' };
     await kube.mergePatch(poolPath(ns, 'printed', 'status'), { status: { readyReplicas: 2, desiredFloor: 3, endpoint: 'https://voice.example.com/', conditions: [degraded, ready] } });
-    const table = await kubectl(['get', 'vwp', 'printed', '-n', ns]);
+    const table = await kubectl(['get', 'voiceworkerpools.voice.service.io', 'printed', '-n', ns]);
     expect(table).toMatch(/NAME\s+READY\s+FLOOR\s+REASON\s+ENDPOINT\s+AGE/);
     expect(table).toMatch(/printed\s+2\s+3\s+ImagePullError\s+https:\/\/voice\.example\.com\/\s+\d+s/);
     const stored = await kube.get<VoiceWorkerPool>(poolPath(ns, 'printed'));

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
+import { parse } from 'yaml';
 import type { KubeClient } from '../../operator/kube.ts';
 import { REPO_ROOT } from '../harness/kube-binaries.ts';
 import { adminClient, createNamespace, createPool, ensureCrd, eventually, poolSpec } from './helpers.ts';
@@ -24,21 +24,21 @@ afterAll(() => kube?.close());
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the sample is read as plain JSON and edited
 type Json = Record<string, any>;
 
-/** The YAML block that follows a `<!-- sample: name -->` marker in docs/operator.md, unindented. */
-function docSample(name: string): Json[] {
+/** The first `count` YAML blocks after a `<!-- sample: name -->` marker in docs/operator.md, unindented. */
+function docSample(name: string, count: number): Json[] {
   const doc = readFileSync(join(REPO_ROOT, 'docs/operator.md'), 'utf8');
   const after = doc.slice(doc.indexOf(`<!-- sample: ${name} -->`));
-  const block = /```yaml\n([\s\S]*?)\n\s*```/.exec(after)![1]!;
-  const indent = /^ */.exec(block)![0].length;
-  const text = block.split('\n').map((l) => l.slice(indent)).join('\n');
-  return parseAllDocuments(text).map((d) => d.toJSON() as Json);
+  return [...after.matchAll(/```yaml\n([\s\S]*?)\n\s*```/g)].slice(0, count).map((m) => {
+    const indent = /^ */.exec(m[1]!)![0].length;
+    return parse(m[1]!.split('\n').map((l) => l.slice(indent)).join('\n')) as Json;
+  });
 }
 
 const digest = `sha256:${'a'.repeat(64)}`;
 
 describe('the trust model of docs/operator.md', () => {
   it("its image policy admits pinned images of the trusted registry only, the speech server's too", async () => {
-    const [policy, binding] = docSample('image-policy');
+    const [policy, binding] = docSample('image-policy', 2);
     expect(policy!.kind).toBe('ValidatingAdmissionPolicy');
     expect(binding!.kind).toBe('ValidatingAdmissionPolicyBinding');
     // Unique names, and the binding narrowed to this test's namespace.
