@@ -6,7 +6,7 @@
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parse, stringify } from 'yaml';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import { desiredState, type BuildOptions } from '../../../operator/resources/index.ts';
 import type { VoiceWorkerPool } from '../../../operator/types.ts';
 import { REPO_ROOT } from '../../harness/kube-binaries.ts';
@@ -34,7 +34,7 @@ function yamlBlocks(file: string): string[] {
 
 /** The VoiceWorkerPool documented in docs/operator.md, as written there. */
 export function docsPool(): { metadata: { name: string; namespace: string }; spec: Record<string, unknown> } {
-  const pools = yamlBlocks(join(REPO_ROOT, 'docs/operator.md')).map((b) => parse(b) as { kind?: string }).filter((d) => d?.kind === 'VoiceWorkerPool');
+  const pools = yamlBlocks(join(REPO_ROOT, 'docs/operator.md')).flatMap((b) => parseAllDocuments(b).map((d) => d.toJSON() as { kind?: string })).filter((d) => d?.kind === 'VoiceWorkerPool');
   if (pools.length === 0) throw new Error('docs/operator.md shows no VoiceWorkerPool');
   return pools[0] as ReturnType<typeof docsPool>;
 }
