@@ -41,4 +41,12 @@ describe('loadConfig', () => {
     expect(loadConfig({ SECRET_NAMESPACES: '' }).secretNamespaces).toEqual([]);
     expect(() => loadConfig({ WORKER_RUN_AS_USER: 'root' })).toThrow(/WORKER_RUN_AS_USER/);
   });
+
+  it('reads the default worker image of pools that name none (the chart always sets it)', () => {
+    expect(loadConfig({}).build.workerImage).toBeUndefined();
+    expect(loadConfig({ WORKER_IMAGE_REPOSITORY: 'r.example.com/voice-worker' }).build.workerImage).toEqual({ repository: 'r.example.com/voice-worker', tag: 'v1.3.0' });
+    const digest = `sha256:${'c'.repeat(64)}`;
+    expect(loadConfig({ WORKER_IMAGE_REPOSITORY: 'r/w', WORKER_IMAGE_TAG: 't-1', WORKER_IMAGE_DIGEST: digest }).build.workerImage).toEqual({ repository: 'r/w', tag: 't-1', digest });
+    expect(() => loadConfig({ WORKER_IMAGE_REPOSITORY: 'r/w', WORKER_IMAGE_DIGEST: 'latest' })).toThrow(/^WORKER_IMAGE_DIGEST: must be sha256/);
+  });
 });

@@ -118,5 +118,15 @@ function buildOptions(env: Env): BuildOptions {
   return {
     ...(uid === undefined ? {} : { runAsUser: uid }),
     ...(boolVar(env, 'WORKER_NETWORK_POLICY', { default: false }) ? { networkPolicy: { metricsNamespaces: listVar(env, 'WORKER_METRICS_NAMESPACES') ?? [] } } : {}),
+    ...workerImage(env),
   };
+}
+
+/** WORKER_IMAGE_REPOSITORY (with its registry), _TAG and _DIGEST: the image of pools that name none. */
+function workerImage(env: Env): Pick<BuildOptions, 'workerImage'> {
+  const repository = optionalString(env, 'WORKER_IMAGE_REPOSITORY');
+  if (!repository) return {};
+  const digest = optionalString(env, 'WORKER_IMAGE_DIGEST');
+  if (digest !== undefined && !/^sha256:[a-f0-9]{64}$/.test(digest)) throw new ConfigError('WORKER_IMAGE_DIGEST', 'must be sha256:<64 hex digits>');
+  return { workerImage: { repository, tag: optionalString(env, 'WORKER_IMAGE_TAG') ?? 'v1.3.0', ...(digest ? { digest } : {}) } };
 }

@@ -15,7 +15,7 @@
  */
 import { childPath, fieldOwners } from './children.ts';
 import { blockedConditions, ConditionType, findCondition, healthConditions, Reason, speechCondition, transcriptCondition, withPodProblem } from './conditions.ts';
-import type { FloorDecision } from './floor.ts';
+import { decideFloor, type FloorDecision } from './floor.ts';
 import { NormalReason, sendLifecycleEvents } from './lifecycle-events.ts';
 import { isConflict, isNotFound, KubeError, resourcePath } from './kube.ts';
 import { controlledBy, nameConflict, ownChild } from './ownership.ts';
@@ -24,6 +24,7 @@ import { listPoolPods } from './pod-informer.ts';
 import type { Result } from './runtime/controller.ts';
 import type { ReconcileDeps } from './reconcile-deps.ts';
 import { desiredState, type ChildKind, type ChildRef } from './resources/index.ts';
+import { DEFAULT_BUILD_OPTIONS, withWorkerImage } from './resources/options.ts';
 import { statusFields, warn, writeStatus } from './status.ts';
 import { FIELD_MANAGER, GROUP, INITIAL_REPLICAS_MANAGER, PLURAL, VERSION, type KubeObject, type VoiceWorkerPool } from './types.ts';
 import { secretProblem, secretRefs, specProblem, type Problem } from './validate.ts';
@@ -71,6 +72,14 @@ export async function reconcile(deps: ReconcileDeps, key: string): Promise<Outco
   // Deleted: owner references let the garbage collector remove the children.
   if (!pool || pool.metadata.deletionTimestamp) return { result: 'done' };
   const now = deps.now();
+  // A pool that names no image runs the operator's default (chart: workerImage); none: refused, not pulled.
+  const imaged = withWorkerImage(pool, deps.buildOptions ?? DEFAULT_BUILD_OPTIONS);
+  if (!imaged) {
+    const decision = decideFloor(pool.spec, now);
+    await block(deps, pool, { reason: Reason.InvalidSpec, message: `VoiceWorkerPool ${name}: spec.image is not set and the operator has no default worker image (chart: image.registry, docs/install.md)` }, decision);
+    return { ...atNextBoundary(decision.requeueAt, now), blocked: Reason.InvalidSpec };
+  }
+  pool = imaged;
   const desired = desiredState(pool, now, deps.buildOptions);
 
   const invalid = specProblem(pool, desired.decision);

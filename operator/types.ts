@@ -43,7 +43,10 @@ export interface PreScalingSchedule {
 }
 
 export interface VoiceWorkerPoolSpec {
-  /** `digest` (sha256:...) pins the image; the tag stays for people reading it. */
+  /**
+   * `digest` (sha256:...) pins the image; the tag stays for people reading it. Optional in the CRD:
+   * reconcile fills in the operator's default (resources/options.ts) before any builder reads it.
+   */
   image: { repository: string; tag: string; digest?: string; pullPolicy?: string; pullSecrets?: string[] };
   replicas: number;
   autoscaling?: {

@@ -3,6 +3,8 @@
  * speech container's environment passes the server's own `loadSpeechConfig`, and the workers'
  * environment, with only an LLM key, passes the worker's `loadConfig` pointed at the server's Service.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadSpeechConfig } from '../../speech/config.ts';
 import { poolFixture } from '../../test/operator/pool-fixture.ts';
@@ -102,6 +104,16 @@ describe('self-hosted speech', () => {
     const ingress = (np.spec as { ingress: Array<{ from: Array<{ podSelector?: { matchLabels: Record<string, string> } }>; ports: unknown[] }> }).ingress;
     expect(ingress[0]).toEqual({ from: [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'voice-worker', 'app.kubernetes.io/instance': 'p', 'voice.service.io/pool': 'p' } } }], ports: [{ port: 7870, protocol: 'TCP' }] });
     expect(ingress[1]!.ports).toEqual([{ port: 9091, protocol: 'TCP' }]);
+  });
+
+  it('makes eleven children at most, as docs/operator.md says: six for the workers, five for the speech server', () => {
+    const full = { ...pool(), spec: { ...pool().spec, roomProvider: 'livekit' as const, autoscaling: { enabled: true, minReplicas: 1, maxReplicas: 4, targetCPUUtilizationPercentage: 70, scaleDown: { stabilizationWindowSeconds: 300, maxPercentPerMinute: 10 } }, ingress: { host: 'v.example.com', tlsSecretName: 'tls' } } };
+    const { apply } = desiredState(full, new Date('2030-01-01T00:00:00Z'), { runAsUser: 1000, networkPolicy: { metricsNamespaces: [] } });
+    const byName = (name: string) => apply.filter((c) => c.metadata.name === name).map((c) => c.kind).sort();
+    expect(byName('p')).toEqual(['Deployment', 'HorizontalPodAutoscaler', 'Ingress', 'NetworkPolicy', 'PodDisruptionBudget', 'Service']);
+    expect(byName('p-speech')).toEqual(['Deployment', 'HorizontalPodAutoscaler', 'NetworkPolicy', 'PodDisruptionBudget', 'Service']);
+    expect(apply).toHaveLength(11);
+    expect(readFileSync(join(import.meta.dirname, '../../docs/operator.md'), 'utf8')).toMatch(/up to\s+six for the workers[\s\S]{0,200}up to five more for its\s+speech server[\s\S]{0,200}eleven in all/);
   });
 
   it('wants no speech children when it is off (they are deleted if the operator owns them), and the workers keep their providers', () => {

@@ -14,10 +14,26 @@ const split = (image: string): { repository: string; tag: string } => {
   return { repository: image.slice(0, at), tag: image.slice(at + 1) };
 };
 
-/** helm --set arguments: our operator image, never pulled (it was imported into containerd). */
+/** `registry/name:tag` as the chart's values take it (registry, repository, tag). */
+const chartImage = (image: string): { registry: string; repository: string; tag: string } => {
+  const { repository, tag } = split(image);
+  const slash = repository.lastIndexOf('/');
+  return { registry: repository.slice(0, slash), repository: repository.slice(slash + 1), tag };
+};
+
+/**
+ * helm --set arguments: our operator image, never pulled (it was imported into containerd), and our
+ * worker image as the default of pools without spec.image, in the form docs/install.md gives.
+ */
 export function chartSetArgs(cluster: ClusterInfo): string[] {
-  const { repository, tag } = split(cluster.images.operator);
-  return ['--set', `image.repository=${repository}`, '--set', `image.tag=${tag}`, '--set', 'image.pullPolicy=Never', '--set', 'leaderElection.leaseDurationSeconds=8', '--set', 'leaderElection.renewDeadlineSeconds=5'];
+  const operator = chartImage(cluster.images.operator);
+  const worker = chartImage(cluster.images.worker);
+  const sets = [
+    `image.registry=${operator.registry}`, `image.repository=${operator.repository}`, `image.tag=${operator.tag}`, 'image.pullPolicy=Never',
+    `workerImage.registry=${worker.registry}`, `workerImage.repository=${worker.repository}`, `workerImage.tag=${worker.tag}`,
+    'leaderElection.leaseDurationSeconds=8', 'leaderElection.renewDeadlineSeconds=5',
+  ];
+  return sets.flatMap((s) => ['--set', s]);
 }
 
 /** Redis from Debian's redis-server, one replica, with a Service. */

@@ -17,9 +17,12 @@ export interface PodSummary { name: string; ready: boolean; terminating: boolean
 
 export const condition = (conditions: Condition[] | undefined, type: string): Condition | undefined => conditions?.find((c) => c.type === type);
 
-/** helm install of the chart with our operator image, waiting for its Deployment. */
+/**
+ * helm install of the chart with our images, waiting for its Deployment. `upgrade --install`: the
+ * files of the cluster project run in either order on one cluster, and each installs it first.
+ */
 export async function installChart(k: KubeCli, cluster: ClusterInfo): Promise<void> {
-  await k.helm(['install', RELEASE, 'charts/voice-operator', '--namespace', OPERATOR_NAMESPACE, '--create-namespace', ...chartSetArgs(cluster), '--wait', '--timeout', '3m']);
+  await k.helm(['upgrade', '--install', RELEASE, 'charts/voice-operator', '--namespace', OPERATOR_NAMESPACE, '--create-namespace', ...chartSetArgs(cluster), '--wait', '--timeout', '3m']);
 }
 
 /** The pools' namespace with its Redis and the worker's Secrets. */

@@ -12,8 +12,9 @@ cd "$(dirname "$0")/../.."
 
 CLUSTER="${KIND_CLUSTER:-voice-e2e}"
 NS=voice-system
-OPERATOR_IMAGE=voice-operator:v1.3.0
-WORKER_IMAGE=voice-worker:v1.3.0
+# Under the registry name `localhost` (docs/install.md, "On a local cluster"): loaded, never pulled.
+OPERATOR_IMAGE=localhost/voice-operator:v1.3.0
+WORKER_IMAGE=localhost/voice-worker:v1.3.0
 
 need() { command -v "$1" >/dev/null 2>&1 || { echo "kind.sh: '$1' is required (install it first); this script needs Docker and kind" >&2; exit 2; }; }
 need docker
@@ -51,12 +52,12 @@ kubectl -n "$NS" create secret generic providers --from-literal=llm=e2e --from-l
 echo "== chart"
 values="$(mktemp)"
 cat > "$values" <<YAML
-image: {repository: voice-operator, tag: "v1.3.0", pullPolicy: Never}
+image: {registry: localhost, repository: voice-operator, tag: "v1.3.0", pullPolicy: Never}
 pool:
   enabled: true
   name: e2e
   spec:
-    image: {repository: voice-worker, tag: v1.3.0, pullPolicy: Never}
+    image: {repository: localhost/voice-worker, tag: v1.3.0, pullPolicy: Never}
     replicas: 1
     resources:
       requests: {cpu: 250m, memory: 256Mi}

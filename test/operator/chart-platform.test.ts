@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { helm } from './helpers.ts';
+import { helm, WITH_REGISTRY } from './helpers.ts';
 
 import { CHART } from './validators/renders.ts';
 
@@ -20,7 +20,7 @@ interface Doc {
 }
 
 async function docs(...args: string[]): Promise<Doc[]> {
-  const out = await helm(['template', 'vo', CHART, '--namespace', 'ops', ...args]);
+  const out = await helm(['template', 'vo', CHART, '--namespace', 'ops', ...WITH_REGISTRY, ...args]);
   return parseAllDocuments(out).map((d) => d.toJSON() as Doc).filter(Boolean);
 }
 const one = (all: Doc[], kind: string, name?: string) => all.find((d) => d.kind === kind && (name === undefined || d.metadata.name === name));
@@ -29,7 +29,7 @@ const env = (all: Doc[]) => Object.fromEntries(podSpec(all).containers[0]!.env.m
 
 describe('the chart for platform teams', () => {
   it('accepts a parent chart\'s global values (usable as a subchart)', async () => {
-    expect(await helm(['lint', '--strict', CHART, '--set', 'global.imageRegistry=registry.example.com'])).toContain('0 chart(s) failed');
+    expect(await helm(['lint', '--strict', CHART, ...WITH_REGISTRY, '--set', 'global.imageRegistry=registry.example.com'])).toContain('0 chart(s) failed');
   });
 
   it('has a README and Artifact Hub metadata naming its CRD and image', () => {
@@ -77,7 +77,7 @@ describe('the chart for platform teams', () => {
     const digest = `sha256:${'b'.repeat(64)}`;
     const all = await docs('--set', 'image.registry=registry.example.com/platform', '--set', `image.digest=${digest}`);
     expect(podSpec(all).containers[0]!.image).toBe(`registry.example.com/platform/voice-operator:v1.3.0@${digest}`);
-    await expect(helm(['lint', '--strict', CHART, '--set', 'image.digest=latest'])).rejects.toThrow(/digest/);
+    await expect(helm(['lint', '--strict', CHART, ...WITH_REGISTRY, '--set', 'image.digest=latest'])).rejects.toThrow(/digest/);
   });
 
   it('is least-privileged by default: pods only listed and watched, Secrets only where granted, and the operator told so', async () => {

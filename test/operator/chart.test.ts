@@ -17,7 +17,7 @@ import { KubeClient } from '../../operator/kube.ts';
 import { poolPath } from '../../operator/reconcile.ts';
 import type { VoiceWorkerPool } from '../../operator/types.ts';
 import { REPO_ROOT } from '../harness/kube-binaries.ts';
-import { adminClient, createNamespace, createSecret, ensureCrd, eventually, getOrUndefined, helm, kubeconfigFor, kubectl, poolSpec, runOperator } from './helpers.ts';
+import { adminClient, createNamespace, createSecret, ensureCrd, eventually, getOrUndefined, helm, kubeconfigFor, WITH_REGISTRY, kubectl, poolSpec, runOperator } from './helpers.ts';
 
 const CHART = join(REPO_ROOT, 'charts/voice-operator');
 /** The newest Kubernetes minor we test against: the API server the harness runs. */
@@ -43,24 +43,24 @@ describe('voice-operator chart', () => {
   });
 
   it('passes helm lint --strict, and its values schema rejects bad values', async () => {
-    expect(await helm(['lint', '--strict', CHART])).toContain('1 chart(s) linted, 0 chart(s) failed');
-    await expect(helm(['lint', '--strict', CHART, '--set', 'replicaCount=0'])).rejects.toThrow(/replicaCount/);
-    await expect(helm(['lint', '--strict', CHART, '--set', 'surprise=1'])).rejects.toThrow(/surprise/);
-    await expect(helm(['lint', '--strict', CHART, '--set', 'pool.enabled=true'])).rejects.toThrow(/backendUrl|required/);
+    expect(await helm(['lint', '--strict', CHART, ...WITH_REGISTRY])).toContain('1 chart(s) linted, 0 chart(s) failed');
+    await expect(helm(['lint', '--strict', CHART, ...WITH_REGISTRY, '--set', 'replicaCount=0'])).rejects.toThrow(/replicaCount/);
+    await expect(helm(['lint', '--strict', CHART, ...WITH_REGISTRY, '--set', 'surprise=1'])).rejects.toThrow(/surprise/);
+    await expect(helm(['lint', '--strict', CHART, ...WITH_REGISTRY, '--set', 'pool.enabled=true'])).rejects.toThrow(/backendUrl|required/);
   });
 
   it('renders the optional ServiceMonitor only when asked', async () => {
-    const off = await helm(['template', 'm', CHART, '--kube-version', NEWEST]);
+    const off = await helm(['template', 'm', CHART, ...WITH_REGISTRY, '--kube-version', NEWEST]);
     expect(off).not.toContain('kind: ServiceMonitor');
-    const on = await helm(['template', 'm', CHART, '--kube-version', NEWEST, '--set', 'metrics.serviceMonitor.enabled=true']);
+    const on = await helm(['template', 'm', CHART, ...WITH_REGISTRY, '--kube-version', NEWEST, '--set', 'metrics.serviceMonitor.enabled=true']);
     expect(on).toMatch(/kind: ServiceMonitor[\s\S]*- port: metrics\n\s+path: \/metrics/);
   });
 
   it('renders the Grafana dashboard and the PrometheusRule alerts only when asked', async () => {
-    const off = await helm(['template', 'm', CHART, '--kube-version', NEWEST]);
+    const off = await helm(['template', 'm', CHART, ...WITH_REGISTRY, '--kube-version', NEWEST]);
     expect(off).not.toContain('kind: PrometheusRule');
     expect(off).not.toContain('grafana_dashboard');
-    const on = await helm(['template', 'm', CHART, '--kube-version', NEWEST, '--set', 'prometheusRule.enabled=true', '--set', 'dashboard.enabled=true']);
+    const on = await helm(['template', 'm', CHART, ...WITH_REGISTRY, '--kube-version', NEWEST, '--set', 'prometheusRule.enabled=true', '--set', 'dashboard.enabled=true']);
     const docs = on.split(/^---$/m).map((d) => parse(d) as { kind?: string; metadata?: { labels?: Record<string, string> }; data?: Record<string, string>; spec?: { groups: Array<{ rules: Array<{ alert: string; expr: string }> }> } } | null);
     const rule = docs.find((d) => d?.kind === 'PrometheusRule')!;
     const alerts = rule.spec!.groups.flatMap((g) => g.rules);
@@ -78,7 +78,7 @@ describe('voice-operator chart', () => {
   });
 
   it('ships VoiceWorkerPool viewer and editor ClusterRoles aggregated into view, edit and admin', async () => {
-    const docs = (await helm(['template', 'm', CHART, '--kube-version', NEWEST])).split(/^---$/m).map((d) => parse(d) as { kind?: string; metadata?: { name: string; labels?: Record<string, string> }; rules?: Array<{ resources: string[]; verbs: string[] }> } | null);
+    const docs = (await helm(['template', 'm', CHART, ...WITH_REGISTRY, '--kube-version', NEWEST])).split(/^---$/m).map((d) => parse(d) as { kind?: string; metadata?: { name: string; labels?: Record<string, string> }; rules?: Array<{ resources: string[]; verbs: string[] }> } | null);
     const viewer = docs.find((d) => d?.metadata?.name === 'm-voice-operator-voiceworkerpool-viewer')!;
     const editor = docs.find((d) => d?.metadata?.name === 'm-voice-operator-voiceworkerpool-editor')!;
     expect(viewer.metadata!.labels).toMatchObject({ 'rbac.authorization.k8s.io/aggregate-to-view': 'true' });
@@ -91,10 +91,10 @@ describe('voice-operator chart', () => {
 
   it('keeps the metrics port cluster-internal, and narrows it to the scrapers with a NetworkPolicy', async () => {
     const parseAll = (text: string) => text.split(/^---$/m).map((d) => parse(d) as { kind?: string; spec?: Record<string, unknown> } | null).filter(Boolean);
-    const off = parseAll(await helm(['template', 'm', CHART, '--kube-version', NEWEST, '--set', 'metrics.networkPolicy.enabled=false']));
+    const off = parseAll(await helm(['template', 'm', CHART, ...WITH_REGISTRY, '--kube-version', NEWEST, '--set', 'metrics.networkPolicy.enabled=false']));
     expect(off.find((d) => d!.kind === 'Service')!.spec).toMatchObject({ type: 'ClusterIP', ports: [{ name: 'metrics' }] });
     expect(off.some((d) => d!.kind === 'NetworkPolicy' || d!.kind === 'Ingress')).toBe(false);
-    const on = parseAll(await helm(['template', 'm', CHART, '--kube-version', NEWEST]));
+    const on = parseAll(await helm(['template', 'm', CHART, ...WITH_REGISTRY, '--kube-version', NEWEST]));
     const policy = on.find((d) => d!.kind === 'NetworkPolicy')!;
     expect(policy.spec).toMatchObject({
       policyTypes: ['Ingress'],
@@ -103,13 +103,13 @@ describe('voice-operator chart', () => {
   });
 
   it('scrapes the workers on their metrics port with a PodMonitor when asked', async () => {
-    expect(await helm(['template', 'm', CHART, '--kube-version', NEWEST])).not.toContain('kind: PodMonitor');
-    const on = (await helm(['template', 'm', CHART, '--kube-version', NEWEST, '--set', 'workerPodMonitor.enabled=true'])).split(/^---$/m).map((d) => parse(d) as { kind?: string; spec?: unknown } | null);
+    expect(await helm(['template', 'm', CHART, ...WITH_REGISTRY, '--kube-version', NEWEST])).not.toContain('kind: PodMonitor');
+    const on = (await helm(['template', 'm', CHART, ...WITH_REGISTRY, '--kube-version', NEWEST, '--set', 'workerPodMonitor.enabled=true'])).split(/^---$/m).map((d) => parse(d) as { kind?: string; spec?: unknown } | null);
     expect(on.find((d) => d?.kind === 'PodMonitor')!.spec).toMatchObject({ namespaceSelector: { any: true }, selector: { matchLabels: { 'app.kubernetes.io/name': 'voice-worker' } }, podMetricsEndpoints: [{ port: 'metrics', path: '/metrics' }] });
   });
 
   it('refuses clusters older than 1.27', async () => {
-    await expect(helm(['template', 'old', CHART, '--kube-version', '1.26.9'])).rejects.toThrow(/kubeVersion|incompatible/i);
+    await expect(helm(['template', 'old', CHART, ...WITH_REGISTRY, '--kube-version', '1.26.9'])).rejects.toThrow(/kubeVersion|incompatible/i);
   });
 
   // The oldest supported version, the API server's, and the newest helm knows (its default).
@@ -119,7 +119,7 @@ describe('voice-operator chart', () => {
       const release = `r${version.replace(/\./g, '')}`;
       const kubeVersion = version === 'default' ? [] : ['--kube-version', version];
       const values = valuesFile({ pool: { enabled: true, name: 'from-chart', spec: poolSpec({ autoscaling: { maxReplicas: 5 } }) }, metrics: { serviceMonitor: { enabled: false } } });
-      const rendered = await helm(['template', release, CHART, '--namespace', ns, ...kubeVersion, '--include-crds', '--skip-tests', '-f', values]);
+      const rendered = await helm(['template', release, CHART, ...WITH_REGISTRY, '--namespace', ns, ...kubeVersion, '--include-crds', '--skip-tests', '-f', values]);
       const kinds = [...rendered.matchAll(/^kind: (\w+)$/gm)].map((m) => m[1]);
       // The operator's ClusterRole plus the aggregated viewer and editor roles, and the metrics
       // reviews (its ClusterRole and binding) and the metrics-reader ClusterRole.
@@ -137,7 +137,7 @@ describe('voice-operator chart', () => {
     const ns = await createNamespace(kube, 'chart-rbac');
     const release = 'ops';
     const values = valuesFile({ watchNamespace: ns, pool: { enabled: true, name: 'chart-pool', spec: poolSpec({ autoscaling: { maxReplicas: 5 }, ingress: { host: 'chart.example.com', tlsSecretName: 'tls' } }) } });
-    const rendered = await helm(['template', release, CHART, '--namespace', ns, '--kube-version', NEWEST, '--skip-tests', '-f', values]);
+    const rendered = await helm(['template', release, CHART, ...WITH_REGISTRY, '--namespace', ns, '--kube-version', NEWEST, '--skip-tests', '-f', values]);
     // Only the aggregated VoiceWorkerPool roles and the metrics reviews (tokenreviews and
     // subjectaccessreviews are cluster-scoped) are cluster-wide; the operator's own grants are a Role.
     const clusterRoles = rendered.split(/^---$/m).map((d) => parse(d) as { kind?: string; metadata?: { name: string } } | null).filter((d) => d?.kind === 'ClusterRole');
@@ -189,7 +189,7 @@ describe('voice-operator chart', () => {
     const ns = await createNamespace(kube, 'chart-cluster');
     const pools = await createNamespace(kube, 'chart-pools');
     const release = 'wide';
-    const render = (extra: Record<string, unknown> = {}) => helm(['template', release, CHART, '--namespace', ns, '--kube-version', NEWEST, '--skip-tests', '-f', valuesFile({ secretNamespaces: [pools], ...extra })]);
+    const render = (extra: Record<string, unknown> = {}) => helm(['template', release, CHART, ...WITH_REGISTRY, '--namespace', ns, '--kube-version', NEWEST, '--skip-tests', '-f', valuesFile({ secretNamespaces: [pools], ...extra })]);
     const rendered = await render();
     await kubectl(['apply', '--server-side', '-f', '-'], { input: rendered }); // every object names its namespace
     const sa = `system:serviceaccount:${ns}:${release}-voice-operator`;

@@ -39,6 +39,9 @@ export async function kubectl(args: string[], options: { kubeconfig?: string; in
   });
 }
 
+/** The chart renders only with image.registry: nothing is published (docs/install.md). */
+export const WITH_REGISTRY: readonly string[] = ['--set', 'image.registry=registry.example.com/voice'];
+
 export async function helm(args: string[]): Promise<string> {
   try {
     const { stdout } = await run(kubeBinary('helm'), args, { cwd: REPO_ROOT, maxBuffer: 16 << 20, env: { ...process.env, HELM_CACHE_HOME: '/tmp/voice-helm/cache', HELM_CONFIG_HOME: '/tmp/voice-helm/config', HELM_DATA_HOME: '/tmp/voice-helm/data' } });

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { KubeClient } from '../../operator/kube.ts';
 import { REPO_ROOT } from '../harness/kube-binaries.ts';
-import { adminClient, createNamespace, ensureCrd, eventually, helm, kubeconfigFor, kubectl, runOperator } from './helpers.ts';
+import { adminClient, createNamespace, ensureCrd, eventually, helm, kubeconfigFor, kubectl, runOperator, WITH_REGISTRY } from './helpers.ts';
 
 const CHART = join(REPO_ROOT, 'charts/voice-operator');
 let kube: KubeClient;
@@ -32,7 +32,7 @@ describe('operator /metrics with METRICS_AUTH=kubernetes', () => {
   it('serves a bound reader, forbids a stranger, refuses a bad or missing token, and keeps the probes open', async () => {
     const ns = await createNamespace(kube, 'metrics-auth');
     const release = 'mx';
-    const rendered = await helm(['template', release, CHART, '--namespace', ns, '--skip-tests', '--set', `watchNamespace=${ns}`,
+    const rendered = await helm(['template', release, CHART, ...WITH_REGISTRY, '--namespace', ns, '--skip-tests', '--set', `watchNamespace=${ns}`,
       '--set', 'metrics.readers[0].kind=ServiceAccount', '--set', 'metrics.readers[0].name=scraper', '--set', `metrics.readers[0].namespace=${ns}`]);
     await kubectl(['apply', '--server-side', '-n', ns, '-f', '-'], { input: rendered });
     const [scraper, stranger] = [await serviceAccountToken(ns, 'scraper'), await serviceAccountToken(ns, 'stranger')];

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { KubeClient } from '../../operator/kube.ts';
 import { REPO_ROOT } from '../harness/kube-binaries.ts';
-import { adminClient, createNamespace, createPool, ensureCrd, helm, kubectl, poolSpec } from './helpers.ts';
+import { adminClient, createNamespace, createPool, ensureCrd, helm, kubectl, poolSpec, WITH_REGISTRY } from './helpers.ts';
 
 const CHART = join(REPO_ROOT, 'charts/voice-operator');
 let kube: KubeClient;
@@ -41,12 +41,12 @@ describe('spec.redis in the CRD', () => {
 describe("the chart's evaluation Redis", () => {
   type Doc = { kind?: string; metadata?: { name: string; namespace?: string; annotations?: Record<string, string> }; spec?: Record<string, unknown> } | null;
   const render = async (...set: string[]): Promise<Doc[]> =>
-    (await helm(['template', 'm', CHART, '--namespace', namespace, ...set.flatMap((s) => ['--set', s])])).split(/^---$/m).map((d) => parse(d) as Doc).filter((d) => d);
+    (await helm(['template', 'm', CHART, ...WITH_REGISTRY, '--namespace', namespace, ...set.flatMap((s) => ['--set', s])])).split(/^---$/m).map((d) => parse(d) as Doc).filter((d) => d);
   const poolValues = ['pool.enabled=true', 'pool.spec.image.repository=reg/voice-worker', 'pool.spec.backendUrl=https://app.service.example', 'pool.spec.roomProvider=local', 'pool.spec.secrets.workerToken.name=worker', 'pool.spec.secrets.openaiApiKey.name=models', 'pool.spec.secrets.openaiApiKey.key=openai'];
 
   it('is off by default, and a chart pool without spec.redis is then refused', async () => {
     expect((await render()).some((d) => d!.metadata?.name === 'm-voice-operator-redis')).toBe(false);
-    await expect(helm(['template', 'm', CHART, ...poolValues.flatMap((s) => ['--set', s])])).rejects.toThrow(/redis/);
+    await expect(helm(['template', 'm', CHART, ...WITH_REGISTRY, ...poolValues.flatMap((s) => ['--set', s])])).rejects.toThrow(/redis/);
   });
 
   it('when on, runs one Redis marked not for production and points the chart pool at it; the API server accepts all of it', async () => {

@@ -13,7 +13,7 @@ import type { KubeClient } from '../../operator/kube.ts';
 import { poolPath } from '../../operator/reconcile.ts';
 import { FIELD_MANAGER, type KubeObject, type VoiceWorkerPool } from '../../operator/types.ts';
 import { REPO_ROOT } from '../harness/kube-binaries.ts';
-import { adminClient, createNamespace, createPool, createSecret, ensureCrd, eventually, getOrUndefined, helm, kubectl, poolSpec, runOperator } from './helpers.ts';
+import { adminClient, createNamespace, createPool, createSecret, ensureCrd, eventually, getOrUndefined, helm, kubectl, poolSpec, runOperator, WITH_REGISTRY } from './helpers.ts';
 
 let kube: KubeClient;
 let ns: string;
@@ -71,7 +71,7 @@ describe('the CRD with self-hosted speech', () => {
 
 describe('the chart with self-hosted speech', () => {
   it('passes pool.spec.speech through (examples/chart/speech.yaml), and the API server admits the pool it renders', async () => {
-    const rendered = await helm(['template', 'speech', join(REPO_ROOT, 'charts/voice-operator'), '--namespace', ns, '--skip-tests', '-f', join(REPO_ROOT, 'examples/chart/speech.yaml')]);
+    const rendered = await helm(['template', 'speech', join(REPO_ROOT, 'charts/voice-operator'), ...WITH_REGISTRY, '--namespace', ns, '--skip-tests', '-f', join(REPO_ROOT, 'examples/chart/speech.yaml')]);
     const poolDoc = rendered.split(/^---$/m).map((d) => parse(d) as { kind?: string; spec?: VoiceWorkerPool['spec'] } | null).find((d) => d?.kind === 'VoiceWorkerPool')!;
     expect(poolDoc.spec?.speech?.selfHosted).toMatchObject({ enabled: true, tokenSecret: { name: 'speech', key: 'token' }, sttConcurrency: 2 });
     expect(poolDoc.spec?.secrets).not.toHaveProperty('openaiApiKey');

@@ -19,10 +19,23 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end }}
 {{- end -}}
 
-{{- /* [registry/]repository:tag[@digest]: a digest pins what runs, the tag stays for readers. */ -}}
+{{- /*
+The registry both images were pushed to. Nothing is published: without it the default name would
+resolve to Docker Hub and end in ImagePullBackOff, so the chart refuses to render instead.
+*/ -}}
+{{- define "voice-operator.registry" -}}
+{{- required "image.registry is required: no image of voice-operator is published. Build Dockerfile.operator and Dockerfile.worker, push them to your registry and set image.registry to it (docs/install.md in the repository)" .Values.image.registry -}}
+{{- end -}}
+
+{{- /* registry/repository:tag[@digest]: a digest pins what runs, the tag stays for readers. */ -}}
 {{- define "voice-operator.image" -}}
 {{- $i := .Values.image -}}
-{{- if $i.registry }}{{ $i.registry }}/{{ end }}{{ $i.repository }}:{{ $i.tag }}{{ if $i.digest }}@{{ $i.digest }}{{ end }}
+{{ include "voice-operator.registry" . }}/{{ $i.repository }}:{{ $i.tag }}{{ if $i.digest }}@{{ $i.digest }}{{ end }}
+{{- end -}}
+
+{{- /* The worker image's repository with its registry (workerImage.registry, else image.registry). */ -}}
+{{- define "voice-operator.workerRepository" -}}
+{{ default (include "voice-operator.registry" .) .Values.workerImage.registry }}/{{ .Values.workerImage.repository }}
 {{- end -}}
 
 {{- define "voice-operator.serviceAccountName" -}}

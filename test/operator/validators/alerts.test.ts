@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { REPO_ROOT } from '../../harness/kube-binaries.ts';
-import { helm } from '../helpers.ts';
+import { helm, WITH_REGISTRY } from '../helpers.ts';
 import { CHART } from './renders.ts';
 import { runTool, said, validators, type Validators } from './tools.ts';
 
@@ -30,7 +30,7 @@ let groups: RuleGroup[];
 beforeAll(async () => {
   v = validators();
   // Release "vo" in namespace "ops", as the unit tests' series assume.
-  const rendered = await helm(['template', 'vo', CHART, '--namespace', 'ops', '--set', 'prometheusRule.enabled=true', '--show-only', 'templates/prometheusrule.yaml']);
+  const rendered = await helm(['template', 'vo', CHART, ...WITH_REGISTRY, '--namespace', 'ops', '--set', 'prometheusRule.enabled=true', '--show-only', 'templates/prometheusrule.yaml']);
   groups = (parse(rendered) as { spec: { groups: RuleGroup[] } }).spec.groups;
   dir = mkdtempSync(join(tmpdir(), 'voice-alerts-'));
   writeFileSync(join(dir, 'rules.yaml'), stringify({ groups }));

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../harness/kube-binaries.ts';
-import { helm } from '../helpers.ts';
+import { helm, WITH_REGISTRY } from '../helpers.ts';
 import { writeCrdSchemas } from './crd-schema.ts';
 import { writeMonitoringSchemas } from './monitoring-schemas.ts';
 import { CHART, operatorObjects, scratchFile, valuesCases } from './renders.ts';
@@ -45,7 +45,7 @@ beforeAll(() => {
   writeMonitoringSchemas(crdSchemas);
 });
 
-const render = (args: string[], kubeVersion: string) => helm(['template', 'vo', CHART, '--namespace', 'ops', '--include-crds', '--kube-version', kubeVersion, ...args]);
+const render = (args: string[], kubeVersion: string) => helm(['template', 'vo', CHART, ...WITH_REGISTRY, '--namespace', 'ops', '--include-crds', '--kube-version', kubeVersion, ...args]);
 
 function kubeconform(kubeVersion: string, file: string) {
   return runTool(v.kubeconform, [
@@ -86,7 +86,7 @@ describe('the chart, with every values file of examples/ and the docs', () => {
   const cases = valuesCases();
 
   it.each(cases.map((c) => [c.name, c] as const))('%s: helm lint --strict', async (_name, c) => {
-    expect(await helm(['lint', '--strict', CHART, ...c.args])).toContain('1 chart(s) linted, 0 chart(s) failed');
+    expect(await helm(['lint', '--strict', CHART, ...WITH_REGISTRY, ...c.args])).toContain('1 chart(s) linted, 0 chart(s) failed');
   });
 
   for (const kubeVersion of SCHEMA_KUBE_VERSIONS) {
