@@ -75,7 +75,10 @@ echo "== turn models (Silero VAD, Smart Turn v3) in $turn_models"
 speech_models="$(bash scripts/speech-models.sh)"
 echo "== speech models (Moonshine base-en, Piper en_US-joe-medium) in $speech_models"
 
-echo "== lint and type check"
+echo "== format, lint and type check"
+# Prettier formats the tree (npm run format); a string or comment it cannot wrap is split by hand.
+prettier --check . || { echo "test: the tree is not formatted: run npm run format" >&2; exit 1; }
+node scripts/long-lines.ts
 eslint .
 tsc --noEmit
 node scripts/unused-exports.ts
