@@ -13,7 +13,10 @@ export function authenticatePublishable(db: Database, key: string | undefined): 
   }
   const shape = classifyKey(key);
   if (shape?.kind === 'secret') {
-    throw new HttpError('invalid_key', 'publishableKey holds a secret key. Never send sk_ keys from clients; rotate it, and use your pk_ key here.');
+    throw new HttpError(
+      'invalid_key',
+      'publishableKey holds a secret key. Never send sk_ keys from clients; rotate it, and use your pk_ key here.',
+    );
   }
   const record = shape ? findKey(db, key) : null;
   if (!record || record.kind !== 'publishable') {
@@ -31,7 +34,10 @@ export function authenticateSecret(db: Database, authorization: string | undefin
   const key = match[1]!;
   const shape = classifyKey(key);
   if (shape?.kind === 'publishable') {
-    throw new HttpError('invalid_key', 'Publishable keys cannot read sessions. Call this endpoint from your server with your sk_ secret key.');
+    throw new HttpError(
+      'invalid_key',
+      'Publishable keys cannot read sessions. Call this endpoint from your server with your sk_ secret key.',
+    );
   }
   const record = shape ? findKey(db, key) : null;
   if (!record || record.kind !== 'secret') throw new HttpError('invalid_key', 'The bearer token is not a recognized secret key.');

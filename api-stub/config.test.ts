@@ -23,10 +23,26 @@ describe('loadConfig', () => {
 
   it('reads every variable', () => {
     const c = loadConfig({
-      PORT: '9000', HOST: '0.0.0.0', API_STUB_DB: '/tmp/x.sqlite', API_STUB_SEED: 'seed.json', PUBLIC_URL: 'https://app.example.com/',
-      SESSION_TTL_SECONDS: '60', RATE_CAP_HOURLY: '5', RATE_CAP_PER_SECOND: '2', BODY_LIMIT_BYTES: '2048', METADATA_LIMIT_BYTES: '1024',
+      PORT: '9000',
+      HOST: '0.0.0.0',
+      API_STUB_DB: '/tmp/x.sqlite',
+      API_STUB_SEED: 'seed.json',
+      PUBLIC_URL: 'https://app.example.com/',
+      SESSION_TTL_SECONDS: '60',
+      RATE_CAP_HOURLY: '5',
+      RATE_CAP_PER_SECOND: '2',
+      BODY_LIMIT_BYTES: '2048',
+      METADATA_LIMIT_BYTES: '1024',
     });
-    expect(c).toMatchObject({ port: 9000, host: '0.0.0.0', dbPath: '/tmp/x.sqlite', seedPath: 'seed.json', publicUrl: 'https://app.example.com', sessionTtlSeconds: 60, rateCaps: { hourly: 5, perSecond: 2 } });
+    expect(c).toMatchObject({
+      port: 9000,
+      host: '0.0.0.0',
+      dbPath: '/tmp/x.sqlite',
+      seedPath: 'seed.json',
+      publicUrl: 'https://app.example.com',
+      sessionTtlSeconds: 60,
+      rateCaps: { hourly: 5, perSecond: 2 },
+    });
   });
 
   it.each([

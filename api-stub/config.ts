@@ -64,7 +64,8 @@ export function loadConfig(env: Env): Readonly<ApiStubConfig> {
   const hourly = intVar(env, 'RATE_CAP_HOURLY', { default: 10_000, min: 1, max: 1_000_000_000 });
   const perSecond = intVar(env, 'RATE_CAP_PER_SECOND', { default: 100, min: 1, max: 1_000_000_000 });
   const mode = optionalString(env, 'API_STUB_MODE') ?? 'production';
-  if (mode !== 'production' && mode !== 'development') throw new ConfigError('API_STUB_MODE', `expected production or development, got ${JSON.stringify(mode.slice(0, 40))}`);
+  if (mode !== 'production' && mode !== 'development')
+    throw new ConfigError('API_STUB_MODE', `expected production or development, got ${JSON.stringify(mode.slice(0, 40))}`);
   const config: ApiStubConfig = {
     mode,
     port,

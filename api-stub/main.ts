@@ -28,14 +28,18 @@ async function main(): Promise<void> {
   // Before the database is touched: a seed would otherwise store its signing secrets in clear.
   assertKeyForMode(keys, config.mode);
   if (config.mode === 'development' && !keys.provider) {
-    log.warn('DEVELOPMENT MODE (API_STUB_MODE=development) without PIPELINE_KEK: webhook signing secrets are stored IN CLEAR in the database; never run this way in production');
+    log.warn(
+      'DEVELOPMENT MODE (API_STUB_MODE=development) without PIPELINE_KEK: webhook signing secrets are stored IN ' +
+        'CLEAR in the database; never run this way in production',
+    );
   }
   const db = openDatabase(config.dbPath);
   if (config.seedPath) {
     const seed = loadSeedFile(config.seedPath);
     const summary = applySeed(db, seed, systemClock(), await selfHostSeedHooks(seed, keys.provider));
     log.info('seed applied', { seed: config.seedPath, ...summary });
-    if (summary.selfHostSkipped.length > 0) log.warn('selfHost settings in the seed were not applied', { workspaces: summary.selfHostSkipped });
+    if (summary.selfHostSkipped.length > 0)
+      log.warn('selfHost settings in the seed were not applied', { workspaces: summary.selfHostSkipped });
   }
   // Stored tokens without a key would fail every spawn: refuse to start instead.
   assertKeyForSelfHost(keys, countSelfHostWorkspaces(db));
@@ -53,7 +57,9 @@ async function main(): Promise<void> {
   const server = createServer(serverTimeoutOptions(config.listenLimits), app);
   capConnections(server, config.listenLimits, { log, portName: 'the api-stub port', variable: 'HTTP_MAX_CONNECTIONS' });
   installClientErrorHandler(server);
-  server.once('error', (err) => exitAtStartup('api-stub', 'failed to start: ' + describeListenError(err, { host: config.host, port: config.port, variable: 'PORT' })));
+  server.once('error', (err) =>
+    exitAtStartup('api-stub', 'failed to start: ' + describeListenError(err, { host: config.host, port: config.port, variable: 'PORT' })),
+  );
   server.listen(config.port, config.host, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
@@ -65,11 +71,14 @@ async function main(): Promise<void> {
     if (closing) return;
     closing = true;
     log.info('shutting down', { signal });
-    const force = setTimeout(() => {
-      log.warn('connections did not close in time; exiting');
-      db.close();
-      process.exit(0);
-    }, Math.max(5000, config.routing.webhookTimeoutMs + 1000));
+    const force = setTimeout(
+      () => {
+        log.warn('connections did not close in time; exiting');
+        db.close();
+        process.exit(0);
+      },
+      Math.max(5000, config.routing.webhookTimeoutMs + 1000),
+    );
     force.unref();
     // Webhook attempts in flight finish and are recorded before the database closes.
     const background = runtime.stop();
@@ -89,5 +98,8 @@ async function main(): Promise<void> {
 main().catch((err: unknown) => {
   // The message names the variable or the cause; the stack helps only with LOG_LEVEL=debug.
   log.debug('api-stub failed to start', { err });
-  exitAtStartup('api-stub', `failed to start: ${err instanceof ConfigError ? `configuration error: ${err.message}` : err instanceof Error ? err.message : String(err)}`);
+  exitAtStartup(
+    'api-stub',
+    `failed to start: ${err instanceof ConfigError ? `configuration error: ${err.message}` : err instanceof Error ? err.message : String(err)}`,
+  );
 });

@@ -23,7 +23,10 @@ export interface RoutingConfig {
   spawnMaxInFlightPerWorkspace: number;
   /** Hosted sessions a workspace may hold at once on the shared hosted capacity; connect answers 429 past it. */
   hostedSessionsPerWorkspace: number;
-  /** Slots of the hosted pool, when known: each workspace's cap is then also a fair share of it (connect/hosted-share.ts). Null: learned from the pool's 503s. */
+  /**
+   * Slots of the hosted pool, when known: each workspace's cap is then also a fair share of it
+   * (connect/hosted-share.ts). Null: learned from the pool's 503s.
+   */
   hostedPipelineCapacity: number | null;
   /** How long a hosted spawn counts as held without an outcome: the worker's join timeout plus its longest session. */
   hostedSessionHoldSeconds: number;
@@ -64,13 +67,20 @@ export function loadRoutingConfig(env: Env): Readonly<RoutingConfig> {
     spawnTimeoutMs: intVar(env, 'SPAWN_TIMEOUT_MS', { default: SPAWN_TIMEOUT_DEFAULT_MS, min: 100, max: 60_000 }),
     spawnMaxInFlightPerWorkspace: intVar(env, 'SPAWN_MAX_IN_FLIGHT_PER_WORKSPACE', { default: 8, min: 1, max: 10_000 }),
     hostedSessionsPerWorkspace: intVar(env, 'HOSTED_SESSIONS_PER_WORKSPACE', { default: 20, min: 1, max: 1_000_000 }),
-    hostedPipelineCapacity: env.HOSTED_PIPELINE_CAPACITY === undefined || env.HOSTED_PIPELINE_CAPACITY === '' ? null : intVar(env, 'HOSTED_PIPELINE_CAPACITY', { default: 1, min: 1, max: 1_000_000 }),
+    hostedPipelineCapacity:
+      env.HOSTED_PIPELINE_CAPACITY === undefined || env.HOSTED_PIPELINE_CAPACITY === ''
+        ? null
+        : intVar(env, 'HOSTED_PIPELINE_CAPACITY', { default: 1, min: 1, max: 1_000_000 }),
     // Default: the worker's 30 s join timeout (C6) plus its 30 min longest session (MAX_SESSION_SECONDS).
     hostedSessionHoldSeconds: intVar(env, 'HOSTED_SESSION_HOLD_SECONDS', { default: 30 + 1800, min: 1, max: 86_400 }),
     webhookTimeoutMs: intVar(env, 'WEBHOOK_TIMEOUT_MS', { default: WEBHOOK_TIMEOUT_DEFAULT_MS, min: 50, max: 60_000 }),
     webhookRetrySchedule: parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
     webhookPollIntervalMs: intVar(env, 'WEBHOOK_POLL_INTERVAL_MS', { default: 1_000, min: 10, max: 60_000 }),
     sweepIntervalMs: intVar(env, 'SWEEP_INTERVAL_MS', { default: 30_000, min: 10, max: 3_600_000 }),
-    startedSessionGraceSeconds: intVar(env, 'STARTED_SESSION_GRACE_SECONDS', { default: STARTED_SESSION_GRACE_DEFAULT_SECONDS, min: 0, max: 30 * 86_400 }),
+    startedSessionGraceSeconds: intVar(env, 'STARTED_SESSION_GRACE_SECONDS', {
+      default: STARTED_SESSION_GRACE_DEFAULT_SECONDS,
+      min: 0,
+      max: 30 * 86_400,
+    }),
   });
 }

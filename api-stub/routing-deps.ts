@@ -21,7 +21,12 @@ export interface RoutingDeps {
 }
 
 /** Routing dependencies without a key or a dispatcher (apps built without a runtime, e.g. in other parts' tests). */
-export function standaloneRoutingDeps(config: { egressAllowHosts: ReadonlySet<string>; pipelineExtraCaFile: string | null; spawnMaxInFlightPerWorkspace: number; hostedPipelineCapacity: number | null }): RoutingDeps {
+export function standaloneRoutingDeps(config: {
+  egressAllowHosts: ReadonlySet<string>;
+  pipelineExtraCaFile: string | null;
+  spawnMaxInFlightPerWorkspace: number;
+  hostedPipelineCapacity: number | null;
+}): RoutingDeps {
   const ca = loadTrustedCas(config.pipelineExtraCaFile);
   return {
     keys: null,

@@ -26,24 +26,52 @@ export interface Runtime {
   stop(): Promise<void>;
 }
 
-export function createRuntime(config: Readonly<ApiStubConfig>, deps: { db: Database; clock: Clock; log: Logger; keys: KeyProvider | null }): Runtime {
+export function createRuntime(
+  config: Readonly<ApiStubConfig>,
+  deps: { db: Database; clock: Clock; log: Logger; keys: KeyProvider | null },
+): Runtime {
   const r = config.routing;
   const ca = loadTrustedCas(r.pipelineExtraCaFile);
   const policy = { allowHosts: r.egressAllowHosts };
   const dispatcher = createDispatcher({
-    db: deps.db, clock: deps.clock, log: deps.log.child({ part: 'webhooks' }), policy, keys: deps.keys, ...(ca ? { ca } : {}),
-    timeoutMs: r.webhookTimeoutMs, retrySchedule: r.webhookRetrySchedule, pollIntervalMs: r.webhookPollIntervalMs,
+    db: deps.db,
+    clock: deps.clock,
+    log: deps.log.child({ part: 'webhooks' }),
+    policy,
+    keys: deps.keys,
+    ...(ca ? { ca } : {}),
+    timeoutMs: r.webhookTimeoutMs,
+    retrySchedule: r.webhookRetrySchedule,
+    pollIntervalMs: r.webhookPollIntervalMs,
   });
-  const sweeper = createSweeper({ db: deps.db, clock: deps.clock, log: deps.log.child({ part: 'sweeper' }), intervalMs: r.sweepIntervalMs, startedGraceMs: r.startedSessionGraceSeconds * 1000, onExpired: () => dispatcher.wake() });
-  const pruner = createPruner({ db: deps.db, clock: deps.clock, log: deps.log.child({ part: 'retention' }), retention: config.retention, idempotencyTtlMs: config.idempotencyTtlSeconds * 1000 });
+  const sweeper = createSweeper({
+    db: deps.db,
+    clock: deps.clock,
+    log: deps.log.child({ part: 'sweeper' }),
+    intervalMs: r.sweepIntervalMs,
+    startedGraceMs: r.startedSessionGraceSeconds * 1000,
+    onExpired: () => dispatcher.wake(),
+  });
+  const pruner = createPruner({
+    db: deps.db,
+    clock: deps.clock,
+    log: deps.log.child({ part: 'retention' }),
+    retention: config.retention,
+    idempotencyTtlMs: config.idempotencyTtlSeconds * 1000,
+  });
   const routing: RoutingDeps = {
-    keys: deps.keys, policy, ...(ca ? { ca } : {}),
+    keys: deps.keys,
+    policy,
+    ...(ca ? { ca } : {}),
     limiter: createSpawnLimiter(r.spawnMaxInFlightPerWorkspace),
     hostedCapacity: createHostedCapacity(r.hostedPipelineCapacity),
     wakeOutbox: () => dispatcher.wake(),
   };
   return {
-    routing, dispatcher, sweeper, pruner,
+    routing,
+    dispatcher,
+    sweeper,
+    pruner,
     start() {
       dispatcher.start();
       sweeper.start();

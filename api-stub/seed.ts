@@ -22,12 +22,18 @@ const isoTimestamp = z.string().refine((v) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d
 
 const keyOf = (kind: 'publishable' | 'secret') =>
   z.string().refine((k) => classifyKey(k)?.kind === kind, {
-    message: kind === 'publishable' ? 'expected pk_test_… or pk_live_… (8+ letters or digits after the prefix)' : 'expected sk_… (8+ letters or digits after the prefix)',
+    message:
+      kind === 'publishable'
+        ? 'expected pk_test_… or pk_live_… (8+ letters or digits after the prefix)'
+        : 'expected sk_… (8+ letters or digits after the prefix)',
   });
 
 const webhookEndpointSchema = z.strictObject({
   url: z.url({ protocol: /^https?$/ }),
-  secrets: z.array(z.string().regex(/^whsec_[A-Za-z0-9+/=_-]{8,}$/, 'expected whsec_ followed by 8+ characters')).min(1).max(10),
+  secrets: z
+    .array(z.string().regex(/^whsec_[A-Za-z0-9+/=_-]{8,}$/, 'expected whsec_ followed by 8+ characters'))
+    .min(1)
+    .max(10),
   // Opt-in delivery retries with backoff (docs/webhooks.md); off by default, as the spec says.
   retries: z.boolean().default(false),
 });
@@ -127,7 +133,12 @@ export function applySeed(db: Database, seed: Seed, now: number, hooks: SeedHook
         summary.deployments++;
       }
       for (const endpoint of ws.webhookEndpoints) {
-        const stored = upsertWebhookEndpoint(db, ws.id, { ...endpoint, sealedSecrets: hooks.sealedWebhookSecrets?.(ws.id, endpoint.url) }, now);
+        const stored = upsertWebhookEndpoint(
+          db,
+          ws.id,
+          { ...endpoint, sealedSecrets: hooks.sealedWebhookSecrets?.(ws.id, endpoint.url) },
+          now,
+        );
         setEndpointRetries(db, stored.id, endpoint.retries);
         summary.webhookEndpoints++;
       }

@@ -29,9 +29,24 @@ const config = loadConfig({ API_STUB_DB: dbPath, RATE_CAP_HOURLY: '1000000000', 
 let now = Date.parse('2026-11-01T00:00:00Z');
 const clock = (): number => now;
 
-const interview = { title: 'Bench', language: 'en', intro: 'Hello.', questions: [{ id: 'q1', text: 'How are you?', maxFollowUps: 0 }], closing: 'Bye.' };
-const seed = { workspaces: [{ id: 'ws_bench', name: 'Bench', keys: { publishable: ['pk_test_bench00000000000000'], secret: ['sk_test_bench00000000000000'] },
-  deployments: [{ id: 'dpl_bench', status: 'ACTIVE', expiresAt: null, interview }], webhookEndpoints: [{ url: 'https://hooks.example.com/voice', secrets: ['whsec_bench0000000000000'] }] }] };
+const interview = {
+  title: 'Bench',
+  language: 'en',
+  intro: 'Hello.',
+  questions: [{ id: 'q1', text: 'How are you?', maxFollowUps: 0 }],
+  closing: 'Bye.',
+};
+const seed = {
+  workspaces: [
+    {
+      id: 'ws_bench',
+      name: 'Bench',
+      keys: { publishable: ['pk_test_bench00000000000000'], secret: ['sk_test_bench00000000000000'] },
+      deployments: [{ id: 'dpl_bench', status: 'ACTIVE', expiresAt: null, interview }],
+      webhookEndpoints: [{ url: 'https://hooks.example.com/voice', secrets: ['whsec_bench0000000000000'] }],
+    },
+  ],
+};
 
 const mb = (bytes: number): string => `${fmt(bytes / 1e6, 1)} MB`;
 const fileSize = (path: string): number => {
@@ -45,8 +60,17 @@ const pragma = (db: Database, name: string): number => Number(Object.values(db.p
 const rows = (db: Database, table: string): number => Number(db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get()!.n);
 
 function snapshot(db: Database, label: string): string[] {
-  return [label, mb(fileSize(dbPath)), mb(fileSize(`${dbPath}-wal`)), fmt(pragma(db, 'freelist_count')),
-    fmt(rows(db, 'sessions')), fmt(rows(db, 'idempotency_keys')), fmt(rows(db, 'webhook_events')), fmt(rows(db, 'webhook_outbox')), fmt(rows(db, 'webhook_deliveries'))];
+  return [
+    label,
+    mb(fileSize(dbPath)),
+    mb(fileSize(`${dbPath}-wal`)),
+    fmt(pragma(db, 'freelist_count')),
+    fmt(rows(db, 'sessions')),
+    fmt(rows(db, 'idempotency_keys')),
+    fmt(rows(db, 'webhook_events')),
+    fmt(rows(db, 'webhook_outbox')),
+    fmt(rows(db, 'webhook_deliveries')),
+  ];
 }
 
 function filterMs(db: Database, eventId: string): number {
@@ -68,7 +92,13 @@ async function main(): Promise<void> {
     const batch: Array<Promise<unknown>> = [];
     for (let j = i; j < Math.min(i + 500, SESSIONS); j++) {
       const metadata = { userId: `user-${j}`, plan: 'pro', team: 'research', source: 'email-campaign-2026-11', note: 'x'.repeat(120) };
-      batch.push(createSession(db, { publishableKey: 'pk_test_bench00000000000000', interviewId: 'dpl_bench', metadata }, { config, now, publicUrl: 'https://app.example.com', idempotencyKey: `key-${j}` }));
+      batch.push(
+        createSession(
+          db,
+          { publishableKey: 'pk_test_bench00000000000000', interviewId: 'dpl_bench', metadata },
+          { config, now, publicUrl: 'https://app.example.com', idempotencyKey: `key-${j}` },
+        ),
+      );
     }
     await Promise.all(batch);
     now += 100;
@@ -82,7 +112,15 @@ async function main(): Promise<void> {
     transaction(db, () => {
       for (const c of claimed) {
         countAttemptStart(db, c.outboxId, 'dsp_bench');
-        const id = recordAttemptStart(db, { workspaceId: c.workspaceId, eventId: c.eventId, eventType: c.eventType, endpointId: c.endpointId, endpointUrl: 'https://hooks.example.com/voice', attempt: c.attempt, createdAt: now });
+        const id = recordAttemptStart(db, {
+          workspaceId: c.workspaceId,
+          eventId: c.eventId,
+          eventType: c.eventType,
+          endpointId: c.endpointId,
+          endpointUrl: 'https://hooks.example.com/voice',
+          attempt: c.attempt,
+          createdAt: now,
+        });
         settleDelivery(db, id, { statusCode: 200, durationMs: 40, error: null, responseBody: 'ok', outcome: 'delivered' });
         settle(db, c.outboxId, 'dsp_bench', { state: 'delivered' }, now);
       }
@@ -100,7 +138,13 @@ async function main(): Promise<void> {
   table.push(snapshot(db, 'the same, WAL checkpointed'));
 
   now += 31 * DAY;
-  const pruner = createPruner({ db, clock, log: silentLogger, retention: config.retention, idempotencyTtlMs: config.idempotencyTtlSeconds * 1000 });
+  const pruner = createPruner({
+    db,
+    clock,
+    log: silentLogger,
+    retention: config.retention,
+    idempotencyTtlMs: config.idempotencyTtlSeconds * 1000,
+  });
   const stall = monitorEventLoopDelay({ resolution: 1 });
   stall.enable();
   const pruneStarted = performance.now();
@@ -110,10 +154,31 @@ async function main(): Promise<void> {
   table.push(snapshot(db, 'after the pruning pass 31 days later (defaults)'));
   db.close();
 
-  console.log(`\n${fmt(SESSIONS)} sessions created in ${fmt(createdS, 1)} s; pruning pass: ${fmt(pruneS, 1)} s, ${fmt(summary.freedPages)} pages freed, event-loop delay during it p50 ${fmt(stall.percentile(50) / 1e6, 1)} ms, p99 ${fmt(stall.percentile(99) / 1e6, 1)} ms, max ${fmt(stall.max / 1e6, 1)} ms (batch ${config.retention.batchRows} rows; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')})`);
-  printTable(['state', 'file', 'WAL', 'free pages', 'sessions', 'idempotency keys', 'events', 'outbox', 'delivery log'], table,
-    ['left', 'right', 'right', 'right', 'right', 'right', 'right', 'right', 'right']);
-  printTable(['delivery log ?eventId= (20 rows, median of 50)', 'ms'], [['without the index (before migration 012)', fmt(unindexed, 2)], ['with webhook_deliveries_event', fmt(indexed, 2)]]);
+  console.log(
+    `\n${fmt(SESSIONS)} sessions created in ${fmt(createdS, 1)} s; pruning pass: ${fmt(pruneS, 1)} s, ${fmt(summary.freedPages)} pages ` +
+      `freed, event-loop delay during it p50 ${fmt(stall.percentile(50) / 1e6, 1)} ms, p99 ${fmt(stall.percentile(99) / 1e6, 1)} ms, max ` +
+      `${fmt(stall.max / 1e6, 1)} ms (batch ${config.retention.batchRows} rows; load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')})`,
+  );
+  printTable(['state', 'file', 'WAL', 'free pages', 'sessions', 'idempotency keys', 'events', 'outbox', 'delivery log'], table, [
+    'left',
+    'right',
+    'right',
+    'right',
+    'right',
+    'right',
+    'right',
+    'right',
+    'right',
+  ]);
+  printTable(
+    ['delivery log ?eventId= (20 rows, median of 50)', 'ms'],
+    [
+      ['without the index (before migration 012)', fmt(unindexed, 2)],
+      ['with webhook_deliveries_event', fmt(indexed, 2)],
+    ],
+  );
   rmSync(dir, { recursive: true, force: true });
 }
 

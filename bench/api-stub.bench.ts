@@ -35,12 +35,24 @@ async function load(name: string, port: number, durationS: number): Promise<Http
     url: `http://127.0.0.1:${port}/api/v2/sdk/sessions`,
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ publishableKey: 'pk_test_demo0000000000000000', interviewId: 'dpl_onboarding', metadata: { userId: 'u-123', plan: 'pro' } }),
+    body: JSON.stringify({
+      publishableKey: 'pk_test_demo0000000000000000',
+      interviewId: 'dpl_onboarding',
+      metadata: { userId: 'u-123', plan: 'pro' },
+    }),
     connections: CONNECTIONS,
     duration: durationS,
   });
   const cpu = (await cpuMicros(port)) - cpuBefore;
-  return { name, rps: result.requests.average, cpuUsPerReq: cpu / Math.max(1, result.requests.total), p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors };
+  return {
+    name,
+    rps: result.requests.average,
+    cpuUsPerReq: cpu / Math.max(1, result.requests.total),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors,
+  };
 }
 
 /**
@@ -49,8 +61,16 @@ async function load(name: string, port: number, durationS: number): Promise<Http
  */
 async function benchHttp(): Promise<{ results: HttpResult[]; pairedRatio: number }> {
   const servers = [
-    { name: 'bare Express handler (baseline)', server: await startServerProcess('bench/servers/bare-express-server.ts'), rounds: [] as HttpResult[] },
-    { name: 'api-stub POST /sessions (SQLite)', server: await startServerProcess('bench/servers/api-stub-server.ts'), rounds: [] as HttpResult[] },
+    {
+      name: 'bare Express handler (baseline)',
+      server: await startServerProcess('bench/servers/bare-express-server.ts'),
+      rounds: [] as HttpResult[],
+    },
+    {
+      name: 'api-stub POST /sessions (SQLite)',
+      server: await startServerProcess('bench/servers/api-stub-server.ts'),
+      rounds: [] as HttpResult[],
+    },
   ];
   for (const s of servers) await load(s.name, s.server.port, 2); // warm-up: JIT, SQLite page cache
   for (let round = 0; round < ROUNDS; round++) {
@@ -82,7 +102,12 @@ function benchVerify(): VerifyResult {
     id: 'evt_bench000000000000000',
     type: 'interview.completed',
     created: Math.floor(Date.now() / 1000),
-    data: { sessionId: 'inv_bench000000000000000', interviewId: 'dpl_onboarding', metadata: { userId: 'u-123', plan: 'pro' }, completedAt: new Date().toISOString() },
+    data: {
+      sessionId: 'inv_bench000000000000000',
+      interviewId: 'dpl_onboarding',
+      metadata: { userId: 'u-123', plan: 'pro' },
+      completedAt: new Date().toISOString(),
+    },
   });
   const header = generateTestHeader({ payload, secret });
   const stripe = new Stripe('sk_test_bench_unused');
@@ -104,8 +129,13 @@ function benchVerify(): VerifyResult {
 
 async function main(): Promise<void> {
   console.log(machineLine());
-  console.log(`http: autocannon, ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${DURATION_S} s per server after a 2 s warm-up (median round shown); servers in child processes`);
-  console.log(`verification: ${VERIFY_ROUNDS} back-to-back pairs of 200 ms rounds in this process (medians shown), a 450-byte interview.completed event\n`);
+  console.log(
+    `http: autocannon, ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${DURATION_S} s per server ` +
+      `after a 2 s warm-up (median round shown); servers in child processes`,
+  );
+  console.log(
+    `verification: ${VERIFY_ROUNDS} back-to-back pairs of 200 ms rounds in this process (medians shown), a 450-byte interview.completed event\n`,
+  );
 
   const { results: http, pairedRatio: httpRatio } = await benchHttp();
   const [bare, stub] = http as [HttpResult, HttpResult];
@@ -113,16 +143,25 @@ async function main(): Promise<void> {
     ['session creation', 'req/s', 'p50 ms', 'p99 ms', 'server CPU µs/req', 'non-2xx', 'errors'],
     http.map((r) => [r.name, fmt(r.rps), r.p50, r.p99, fmt(r.cpuUsPerReq), r.non2xx, r.errors]),
   );
-  console.log(`\napi-stub / baseline throughput, median of the ${ROUNDS} back-to-back rounds: ${fmt(httpRatio, 2)}x (aim >= 0.50x): ${httpRatio >= 0.5 ? 'met' : 'NOT met'}`);
+  console.log(
+    `\napi-stub / baseline throughput, median of the ${ROUNDS} back-to-back rounds: ${fmt(httpRatio, 2)}x (aim >= ` +
+      `0.50x): ${httpRatio >= 0.5 ? 'met' : 'NOT met'}`,
+  );
   // CPU per request does not depend on how fast the load generator keeps up on a shared machine.
   console.log(`baseline / api-stub server CPU per request: ${fmt(bare.cpuUsPerReq / stub.cpuUsPerReq, 2)}x\n`);
 
   const verify = benchVerify();
-  printTable(['webhook verification', 'verifications/s'], [
-    ['stripe webhooks.constructEvent (peer)', fmt(verify.peer)],
-    ['our webhooks.constructEvent', fmt(verify.ours)],
-  ]);
-  console.log(`\nours / stripe, median of ${VERIFY_ROUNDS} back-to-back pairs: ${fmt(verify.pairedRatio, 2)}x (aim >= 1.00x): ${verify.pairedRatio >= 1 ? 'met' : 'NOT met'}`);
+  printTable(
+    ['webhook verification', 'verifications/s'],
+    [
+      ['stripe webhooks.constructEvent (peer)', fmt(verify.peer)],
+      ['our webhooks.constructEvent', fmt(verify.ours)],
+    ],
+  );
+  console.log(
+    `\nours / stripe, median of ${VERIFY_ROUNDS} back-to-back pairs: ${fmt(verify.pairedRatio, 2)}x (aim >= ` +
+      `1.00x): ${verify.pairedRatio >= 1 ? 'met' : 'NOT met'}`,
+  );
   if (stub.non2xx > 0 || stub.errors > 0) {
     console.log('api-stub answered non-2xx or failed requests during the run: the creation numbers are not valid');
     process.exitCode = 1;

@@ -46,7 +46,10 @@ const DESIGNS: Design[] = (process.env.BENCH_CAPACITY_PER_PROCESS ?? '1,4').spli
   }
   return { perProcess, modelThread: where === 'thread' };
 });
-const POD = { cpus: Number(process.env.BENCH_CAPACITY_CPUS ?? 1), memoryBytes: Number(process.env.BENCH_CAPACITY_MEMORY_MIB ?? 2048) * MiB };
+const POD = {
+  cpus: Number(process.env.BENCH_CAPACITY_CPUS ?? 1),
+  memoryBytes: Number(process.env.BENCH_CAPACITY_MEMORY_MIB ?? 2048) * MiB,
+};
 /** The spec's sample pod, to which the measured figures are scaled. */
 const SAMPLE_POD = { cpus: 2, memoryBytes: 4096 * MiB };
 /**
@@ -120,10 +123,12 @@ function answersFor(g: number, answers: readonly AnswerItem[]): AnswerItem[] {
 
 /** End of each answer -> the first audible frame of the bot's next utterance (interruptions left out), by turn. */
 function turnLatencies(r: LiveKitRespondentResult, spoken: readonly AnswerItem[]): Array<{ key: string; ms: number }> {
-  return r.answers.filter((a) => !a.interruption).flatMap((a, k) => {
-    const next = r.botUtterances.find((u) => u.firstAudio > a.finished);
-    return next ? [{ key: `${spoken[k]!.id}@q${k + 1}`, ms: next.firstAudio - a.finished }] : [];
-  });
+  return r.answers
+    .filter((a) => !a.interruption)
+    .flatMap((a, k) => {
+      const next = r.botUtterances.find((u) => u.firstAudio > a.finished);
+      return next ? [{ key: `${spoken[k]!.id}@q${k + 1}`, ms: next.firstAudio - a.finished }] : [];
+    });
 }
 
 /**
@@ -145,12 +150,28 @@ function interview(): Record<string, unknown> {
     title: 'Capacity bench',
     language: 'en',
     intro: 'Hi, thanks for joining.',
-    questions: Array.from({ length: QUESTIONS }, (_, i) => ({ id: `q${i + 1}`, text: `Question ${i + 1}: tell me a little about how your team has used the product lately.`, maxFollowUps: 0 })),
+    questions: Array.from({ length: QUESTIONS }, (_, i) => ({
+      id: `q${i + 1}`,
+      text: `Question ${i + 1}: tell me a little about how your team has used the product lately.`,
+      maxFollowUps: 0,
+    })),
     closing: 'Thanks, bye.',
   };
 }
 
-async function measure(n: number, d: Design, deps: { livekit: LiveKitServer; redisUrl: string; backendUrl: string; llmUrl: string; modelsDir: string; set: ReturnType<typeof buildAnswerSet>; answers: readonly AnswerItem[] }): Promise<Step> {
+async function measure(
+  n: number,
+  d: Design,
+  deps: {
+    livekit: LiveKitServer;
+    redisUrl: string;
+    backendUrl: string;
+    llmUrl: string;
+    modelsDir: string;
+    set: ReturnType<typeof buildAnswerSet>;
+    answers: readonly AnswerItem[];
+  },
+): Promise<Step> {
   const { perProcess } = d;
   const pod: PodCgroup = createPodCgroup(`voice-capacity-${process.pid}-${perProcess}${d.modelThread ? 't' : ''}-${n}`, POD);
   cgroupVersion = pod.version;
@@ -158,9 +179,20 @@ async function measure(n: number, d: Design, deps: { livekit: LiveKitServer; red
   try {
     worker = await startWorkerProcess(
       baseEnv({
-        redisUrl: deps.redisUrl, backendUrl: deps.backendUrl, llmUrl: deps.llmUrl, ...deps.livekit.env,
-        REDIS_KEY_PREFIX: `bench-capacity-${perProcess}-${n}-${Date.now()}`, WARM_POOL_SIZE: String(n), BOT_SESSIONS_PER_PROCESS: String(perProcess), TURN_MODEL_THREAD: String(d.modelThread), IDLE_TIMEOUT_SECONDS: '60', JOIN_TIMEOUT_SECONDS: '60',
-        PROVIDER_TIMEOUT_MS: '60000', VAD_SILENCE_MS: '700', TURN_MODELS_DIR: deps.modelsDir, MAX_SESSION_SECONDS: '600',
+        redisUrl: deps.redisUrl,
+        backendUrl: deps.backendUrl,
+        llmUrl: deps.llmUrl,
+        ...deps.livekit.env,
+        REDIS_KEY_PREFIX: `bench-capacity-${perProcess}-${n}-${Date.now()}`,
+        WARM_POOL_SIZE: String(n),
+        BOT_SESSIONS_PER_PROCESS: String(perProcess),
+        TURN_MODEL_THREAD: String(d.modelThread),
+        IDLE_TIMEOUT_SECONDS: '60',
+        JOIN_TIMEOUT_SECONDS: '60',
+        PROVIDER_TIMEOUT_MS: '60000',
+        VAD_SILENCE_MS: '700',
+        TURN_MODELS_DIR: deps.modelsDir,
+        MAX_SESSION_SECONDS: '600',
         ...(PROFILE_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${PROFILE_DIR}` } : {}),
       }),
     );
@@ -170,7 +202,8 @@ async function measure(n: number, d: Design, deps: { livekit: LiveKitServer; red
     await waitIdleSlots(worker, n, 60_000 + n * 10_000);
     const w = worker;
     const outside = w.botPids().filter((pid) => !pod.holds(pid));
-    if (outside.length > 0 || !pod.holds(w.proc.pid!)) throw new Error(`processes outside the pod's cgroup: worker ${pod.holds(w.proc.pid!) ? 'in' : 'out'}, bots ${outside.join(', ')}`);
+    if (outside.length > 0 || !pod.holds(w.proc.pid!))
+      throw new Error(`processes outside the pod's cgroup: worker ${pod.holds(w.proc.pid!) ? 'in' : 'out'}, bots ${outside.join(', ')}`);
 
     // The idle pool, settled.
     await sleep(5000);
@@ -184,8 +217,17 @@ async function measure(n: number, d: Design, deps: { livekit: LiveKitServer; red
     // N interviews, staggered; the window where all N are live is measured.
     const failures: string[] = [];
     let joined = 0;
-    let open: { t: number; cpu: number; jiffies: { busy: number; total: number }; bots: number[]; threads: Map<string, number>; workerCpu: number; throttling: { periods: number; throttled: number } } | null = null;
-    let window: { seconds: number; cpu: number; busy: number; threads: Map<string, number>; workerCpu: number; throttled: number } | null = null;
+    let open: {
+      t: number;
+      cpu: number;
+      jiffies: { busy: number; total: number };
+      bots: number[];
+      threads: Map<string, number>;
+      workerCpu: number;
+      throttling: { periods: number; throttled: number };
+    } | null = null;
+    let window: { seconds: number; cpu: number; busy: number; threads: Map<string, number>; workerCpu: number; throttled: number } | null =
+      null;
     let live: { pod: number; bots: number[] } | null = null;
     const closeWindow = (): void => {
       if (window || !open) return;
@@ -204,53 +246,65 @@ async function measure(n: number, d: Design, deps: { livekit: LiveKitServer; red
     };
     const allLive = (): void => {
       const bots = w.botPids();
-      open = { t: performance.now(), cpu: pod.cpuSeconds(), jiffies: machineJiffies(), bots, threads: threadCpuSeconds(bots), workerCpu: cpuSecondsOf(w.proc.pid!), throttling: pod.throttling() };
+      open = {
+        t: performance.now(),
+        cpu: pod.cpuSeconds(),
+        jiffies: machineJiffies(),
+        bots,
+        threads: threadCpuSeconds(bots),
+        workerCpu: cpuSecondsOf(w.proc.pid!),
+        throttling: pod.throttling(),
+      };
       // Memory a few seconds in, every interview talking.
       setTimeout(() => {
         if (!window) live = { pod: pod.memoryBytes(), bots: w.botPids().map(pssBytes) };
       }, 3000);
     };
-    const interviews = (round: number) => Promise.all(
-      Array.from({ length: n }, async (_, i): Promise<{ result: LiveKitRespondentResult; spoken: AnswerItem[] } | null> => {
-        await sleep(i * STAGGER_MS);
-        // The interview's place in the step: its answers and whether it barges in follow it, not the slot.
-        const g = i + round * n;
-        const spoken = answersFor(g, deps.answers);
-        const res = await w.spawnSession(spawnBody({ interview: interview() }));
-        if (res.status !== 200) {
-          failures.push(`round ${round + 1}, spawn ${i + 1}: ${res.status} ${JSON.stringify(res.body)}`);
-          return null;
-        }
-        const interruption = deps.set.interruption[g % deps.set.interruption.length]!;
-        let counted = false;
-        let bargedIn = false;
-        try {
-          const result = await runLiveKitRespondent({
-            url: String(res.body.room_url),
-            token: String(res.body.token),
-            answers: spoken.map((a) => a.pcm),
-            reactionMs: 300,
-            timeoutMs: 300_000,
-            // A barge-in in every other interview, 1 s into the question after the second answer.
-            interruptAt: (_, answered) => {
-              if (g % 2 !== 0 || answered !== 2 || bargedIn) return null;
-              bargedIn = true;
-              return { pcm: interruption.pcm, afterMs: 1000 };
-            },
-            onEvent: (line) => {
-              // Live: the bot has asked its first question and listens.
-              if (line !== 'state listening' || counted || round > 0) return;
-              counted = true;
-              if (++joined === n) allLive();
-            },
-          });
-          if (result.ended !== 'completed') failures.push(`round ${round + 1}, interview ${i + 1}: ended ${result.ended ?? 'without an end message'} (${result.disconnectedBy})`);
-          return { result, spoken };
-        } finally {
-          closeWindow();
-        }
-      }),
-    );
+    const interviews = (round: number) =>
+      Promise.all(
+        Array.from({ length: n }, async (_, i): Promise<{ result: LiveKitRespondentResult; spoken: AnswerItem[] } | null> => {
+          await sleep(i * STAGGER_MS);
+          // The interview's place in the step: its answers and whether it barges in follow it, not the slot.
+          const g = i + round * n;
+          const spoken = answersFor(g, deps.answers);
+          const res = await w.spawnSession(spawnBody({ interview: interview() }));
+          if (res.status !== 200) {
+            failures.push(`round ${round + 1}, spawn ${i + 1}: ${res.status} ${JSON.stringify(res.body)}`);
+            return null;
+          }
+          const interruption = deps.set.interruption[g % deps.set.interruption.length]!;
+          let counted = false;
+          let bargedIn = false;
+          try {
+            const result = await runLiveKitRespondent({
+              url: String(res.body.room_url),
+              token: String(res.body.token),
+              answers: spoken.map((a) => a.pcm),
+              reactionMs: 300,
+              timeoutMs: 300_000,
+              // A barge-in in every other interview, 1 s into the question after the second answer.
+              interruptAt: (_, answered) => {
+                if (g % 2 !== 0 || answered !== 2 || bargedIn) return null;
+                bargedIn = true;
+                return { pcm: interruption.pcm, afterMs: 1000 };
+              },
+              onEvent: (line) => {
+                // Live: the bot has asked its first question and listens.
+                if (line !== 'state listening' || counted || round > 0) return;
+                counted = true;
+                if (++joined === n) allLive();
+              },
+            });
+            if (result.ended !== 'completed')
+              failures.push(
+                `round ${round + 1}, interview ${i + 1}: ended ${result.ended ?? 'without an end message'} (${result.disconnectedBy})`,
+              );
+            return { result, spoken };
+          } finally {
+            closeWindow();
+          }
+        }),
+      );
     const results: Array<{ result: LiveKitRespondentResult; spoken: AnswerItem[] } | null> = [];
     for (let round = 0; round < roundsAt(n); round++) {
       if (round > 0) await waitIdleSlots(w, n, 60_000);
@@ -258,7 +312,14 @@ async function measure(n: number, d: Design, deps: { livekit: LiveKitServer; red
     }
     const done = results.filter((r) => r !== null);
     const turns = done.flatMap(({ result, spoken }) => turnLatencies(result, spoken));
-    const win = window as { seconds: number; cpu: number; busy: number; threads: Map<string, number>; workerCpu: number; throttled: number } | null;
+    const win = window as {
+      seconds: number;
+      cpu: number;
+      busy: number;
+      threads: Map<string, number>;
+      workerCpu: number;
+      throttled: number;
+    } | null;
     const mem = live as { pod: number; bots: number[] } | null;
     return {
       n,
@@ -306,24 +367,46 @@ const set = buildAnswerSet();
 const modelsDir = turnModelsDir();
 const scored = await scoreAnswers(set.plain, modelsDir);
 const answers = scored.filter((a) => a.decisive).map((a) => a.item);
-if (answers.length < 3) throw new Error(`only ${answers.length} of the plain answers are decisive for the end-of-turn model; the capacity bench needs 3 (${describeScores(scored)})`);
+if (answers.length < 3)
+  throw new Error(
+    `only ${answers.length} of the plain answers are decisive for the end-of-turn model; the capacity bench needs 3 (${describeScores(scored)})`,
+  );
 const livekit = await startLiveKitServer();
 const redis = await startRedis();
 const backend = await startFakeBackend();
-const fake = await startServerProcess('bench/servers/fake-openai-server.ts', { FAKE_OPENAI_OPTIONS: JSON.stringify({ voice: 'tone', profile: fakeProfile(REALISTIC) }) });
+const fake = await startServerProcess('bench/servers/fake-openai-server.ts', {
+  FAKE_OPENAI_OPTIONS: JSON.stringify({ voice: 'tone', profile: fakeProfile(REALISTIC) }),
+});
 const designs: Step[][] = [];
 try {
   for (const d of DESIGNS) {
     const steps: Step[] = [];
     designs.push(steps);
     for (const n of STEPS) {
-      const step = await measure(n, d, { livekit, redisUrl: redis.url, backendUrl: backend.url, llmUrl: `http://127.0.0.1:${fake.port}/v1`, modelsDir, set, answers });
+      const step = await measure(n, d, {
+        livekit,
+        redisUrl: redis.url,
+        backendUrl: backend.url,
+        llmUrl: `http://127.0.0.1:${fake.port}/v1`,
+        modelsDir,
+        set,
+        answers,
+      });
       steps.push(step);
-      console.error(`${designName(step)}, N=${n}: ${step.completed}/${step.interviews} completed, p95 ${ms(percentile(step.latencies, 95))}, ${step.gapsMs.length} gaps, ${step.failures.length} failures${step.failures.length ? `: ${step.failures.join('; ')}` : ''}`);
+      console.error(
+        `${designName(step)}, N=${n}: ${step.completed}/${step.interviews} completed, p95 ${ms(percentile(step.latencies, 95))}, ` +
+          `${step.gapsMs.length} gaps, ${step.failures.length} failures${step.failures.length ? `: ${step.failures.join('; ')}` : ''}`,
+      );
       // Go on past a step that lost only on gaps (shown, and counted in the verdict); stop where
       // latency, failures or the machine say the next step would only be worse.
       const base = steps[0]!;
-      if (steps.length > 1 && (step.failures.length > 0 || percentile(step.latencies, 95) > LATENCY_SLACK * percentile(base.latencies, 95) || step.machineBusy >= MACHINE_SATURATED)) break;
+      if (
+        steps.length > 1 &&
+        (step.failures.length > 0 ||
+          percentile(step.latencies, 95) > LATENCY_SLACK * percentile(base.latencies, 95) ||
+          step.machineBusy >= MACHINE_SATURATED)
+      )
+        break;
     }
   }
 } finally {
@@ -335,20 +418,28 @@ try {
 
 function passes(step: Step, base: Step): boolean {
   const gapsPer = (s: Step) => s.gapsMs.length / s.interviews;
-  return step.failures.length === 0 && step.completed === step.interviews && percentile(step.latencies, 95) <= LATENCY_SLACK * percentile(base.latencies, 95) && gapsPer(step) <= gapsPer(base);
+  return (
+    step.failures.length === 0 &&
+    step.completed === step.interviews &&
+    percentile(step.latencies, 95) <= LATENCY_SLACK * percentile(base.latencies, 95) &&
+    gapsPer(step) <= gapsPer(base)
+  );
 }
 
 function designName(s: Pick<Step, 'perProcess' | 'modelThread'>): string {
   return `${s.perProcess} per process, turn models ${s.modelThread ? 'in threads' : 'on the main thread'}`;
 }
 function design(s: Pick<Step, 'perProcess' | 'modelThread'>): string {
-  const where = s.modelThread ? 'the turn models in threads of their own (TURN_MODEL_THREAD)' : 'the turn models on the bot\'s main thread';
+  const where = s.modelThread ? 'the turn models in threads of their own (TURN_MODEL_THREAD)' : "the turn models on the bot's main thread";
   return s.perProcess === 1
     ? `${s.modelThread ? 'one bot process per warm slot' : "today's design (one bot process per warm slot and per interview)"}, ${where}`
-    : `${s.perProcess} sessions per bot process (BOT_SESSIONS_PER_PROCESS=${s.perProcess}: one runtime and one copy of the models for up to ${s.perProcess} interviews; a crash ends up to ${s.perProcess}), ${where}`;
+    : `${s.perProcess} sessions per bot process (BOT_SESSIONS_PER_PROCESS=${s.perProcess}: one runtime and one copy ` +
+        `of the models for up to ${s.perProcess} interviews; a crash ends up to ${s.perProcess}), ${where}`;
 }
 console.log(
-  `\npod = cgroup of ${POD.cpus} CPU and ${mib(POD.memoryBytes)} (cgroup v${cgroupVersion}), LiveKit rooms, stand-in providers (realistic profile), ${QUESTIONS} questions per interview (${ROUNDS} rounds at N=1, ceil(${ROUNDS}/N) below N=${ROUNDS}, one after another), respondents started ${STAGGER_MS} ms apart`,
+  `\npod = cgroup of ${POD.cpus} CPU and ${mib(POD.memoryBytes)} (cgroup v${cgroupVersion}), LiveKit rooms, ` +
+    `stand-in providers (realistic profile), ${QUESTIONS} questions per interview (${ROUNDS} rounds at N=1, ` +
+    `ceil(${ROUNDS}/N) below N=${ROUNDS}, one after another), respondents started ${STAGGER_MS} ms apart`,
 );
 /** failedBelow: smaller steps that did not hold (a verdict that is not monotone in N is noise at that size, and says so). */
 const capacities: Array<{ capacity: Step; reachedEnd: boolean; failedBelow: number[] }> = [];
@@ -356,7 +447,23 @@ for (const steps of designs) {
   const base = steps[0]!;
   console.log(`\ncapacity of one worker pod, ${design(base)}:`);
   printTable(
-    ['N live', 'completed', 'CPU / live interview', 'CPU / idle slot', 'pod memory live / N', 'bots\' PSS / live interview', 'bots\' PSS / idle slot', 'worker PSS', 'turn p50', 'turn p95', 'Δ same turns vs N=1', 'gaps / interview (p50, max)', 'quota used up (periods)', 'machine busy', 'verdict'],
+    [
+      'N live',
+      'completed',
+      'CPU / live interview',
+      'CPU / idle slot',
+      'pod memory live / N',
+      "bots' PSS / live interview",
+      "bots' PSS / idle slot",
+      'worker PSS',
+      'turn p50',
+      'turn p95',
+      'Δ same turns vs N=1',
+      'gaps / interview (p50, max)',
+      'quota used up (periods)',
+      'machine busy',
+      'verdict',
+    ],
     steps.map((s) => [
       s.n,
       `${s.completed}/${s.interviews}`,
@@ -372,12 +479,22 @@ for (const steps of designs) {
       `${fmt(s.gapsMs.length / s.interviews, 1)} (${ms(percentile(s.gapsMs, 50))}, ${ms(percentile(s.gapsMs, 100))})`,
       pct(s.throttled),
       pct(s.machineBusy),
-      s === base ? 'baseline' : passes(s, base) ? 'holds' : s.machineBusy >= MACHINE_SATURATED ? 'the machine ran out' : `past capacity${s.memoryLimitHits > 0 ? ' (memory limit hit)' : ''}`,
+      s === base
+        ? 'baseline'
+        : passes(s, base)
+          ? 'holds'
+          : s.machineBusy >= MACHINE_SATURATED
+            ? 'the machine ran out'
+            : `past capacity${s.memoryLimitHits > 0 ? ' (memory limit hit)' : ''}`,
     ]),
   );
   const held = steps.filter((s) => s === base || passes(s, base));
   const capacity = held[held.length - 1]!;
-  capacities.push({ capacity, reachedEnd: held.length === steps.length, failedBelow: steps.filter((s) => s.n < capacity.n && !held.includes(s)).map((s) => s.n) });
+  capacities.push({
+    capacity,
+    reachedEnd: held.length === steps.length,
+    failedBelow: steps.filter((s) => s.n < capacity.n && !held.includes(s)).map((s) => s.n),
+  });
 }
 console.log('');
 for (const { capacity, reachedEnd, failedBelow } of capacities) {
@@ -386,27 +503,59 @@ for (const { capacity, reachedEnd, failedBelow } of capacities) {
   const byCapacity = Math.floor((capacity.n / POD.cpus) * SAMPLE_POD.cpus);
   const byCpu = Math.floor(SAMPLE_POD.cpus / cpuPer);
   const byMemory = Math.floor((SAMPLE_POD.memoryBytes - capacity.workerPss) / memPer);
-  console.log(`capacity, ${designName(capacity)}: ${capacity.n} live interviews in ${POD.cpus} CPU / ${mib(POD.memoryBytes)}${reachedEnd ? ' (the last step tried still held: the ramp stopped at BENCH_CAPACITY_STEPS, not at the pod\'s limit)' : ''}${failedBelow.length > 0 ? `; but N=${failedBelow.join(', ')} did not hold in this run: at that size the verdict is not yet settled` : ''}`);
   console.log(
-    `  scaled to the spec's sample pod (${SAMPLE_POD.cpus} CPU, ${mib(SAMPLE_POD.memoryBytes)}): ${byCapacity} by the measured capacity per CPU; the CPU accounting alone would allow ${byCpu} at 100% of the quota (bursts, not the average, use the quota up first), memory ${byMemory} (bots ${mib(memPer)} per interview, worker ${mib(capacity.workerPss)}); an extrapolation, not a measurement`,
+    `capacity, ${designName(capacity)}: ${capacity.n} live interviews in ${POD.cpus} CPU / ` +
+      `${mib(POD.memoryBytes)}` +
+      (reachedEnd ? " (the last step tried still held: the ramp stopped at BENCH_CAPACITY_STEPS, not at the pod's limit)" : '') +
+      (failedBelow.length > 0
+        ? `; but N=${failedBelow.join(', ')} did not hold in this run: at that size the verdict is not yet settled`
+        : ''),
+  );
+  console.log(
+    `  scaled to the spec's sample pod (${SAMPLE_POD.cpus} CPU, ${mib(SAMPLE_POD.memoryBytes)}): ${byCapacity} by ` +
+      `the measured capacity per CPU; the CPU accounting alone would allow ${byCpu} at 100% of the quota (bursts, ` +
+      `not the average, use the quota up first), memory ${byMemory} (bots ${mib(memPer)} per interview, worker ` +
+      `${mib(capacity.workerPss)}); an extrapolation, not a measurement`,
   );
 }
-console.log('CPU: the cgroup\'s own accounting (worker and bots) over the window where all N were live, per interview, as a share of one core. Memory: the cgroup\'s charge (page cache included) a few seconds into that window, and each process\'s PSS (shared pages split between their users).');
+console.log(
+  "CPU: the cgroup's own accounting (worker and bots) over the window where all N were live, per interview, as a " +
+    "share of one core. Memory: the cgroup's charge (page cache included) a few seconds into that window, and each " +
+    "process's PSS (shared pages split between their users).",
+);
 console.log(describeScores(scored));
-console.log('Turn: end of a plain answer (its last frame sent) to the first audible frame of the bot\'s next utterance, as the respondent hears it (barge-ins left out); Δ same turns: the median, over the turns both steps ran (the same answer to the same question), of the step\'s latency minus N=1\'s. Gaps: silences under 500 ms between audible frames of the bot\'s voice while the respondent is silent (late or missing frames, as heard).');
-console.log(`Capacity: the largest N with every interview completed, turn p95 within ${Math.round((LATENCY_SLACK - 1) * 100)}% of N=1 and no more gaps per interview than at N=1.`);
+console.log(
+  "Turn: end of a plain answer (its last frame sent) to the first audible frame of the bot's next utterance, as " +
+    'the respondent hears it (barge-ins left out); Δ same turns: the median, over the turns both steps ran (the same ' +
+    "answer to the same question), of the step's latency minus N=1's. Gaps: silences under 500 ms between audible " +
+    "frames of the bot's voice while the respondent is silent (late or missing frames, as heard).",
+);
+console.log(
+  `Capacity: the largest N with every interview completed, turn p95 within ` +
+    `${Math.round((LATENCY_SLACK - 1) * 100)}% of N=1 and no more gaps per interview than at N=1.`,
+);
 const lastDesign = designs[designs.length - 1]!;
 const largest = lastDesign[lastDesign.length - 1]!;
 const threadRows = [...largest.threads].filter(([, share]) => share >= 0.001).sort((a, b) => b[1] - a[1]);
 const botTotal = threadRows.reduce((a, [, share]) => a + share, 0);
-console.log(`\nwhere a live interview's CPU goes at N=${largest.n}, ${designName(largest)} (per-thread kernel accounting of the bot processes, grouped by thread name; share of one core per interview):`);
+console.log(
+  `\nwhere a live interview's CPU goes at N=${largest.n}, ${designName(largest)} (per-thread kernel accounting of ` +
+    `the bot processes, grouped by thread name; share of one core per interview):`,
+);
 printTable(
   ['thread', 'CPU / live interview', 'of the bot'],
-  [...threadRows.map(([name, share]) => [name, pct(share), pct(share / botTotal)]), ['(all bot threads)', pct(botTotal), '100.0%'], ['worker process (spawns, heartbeats, Redis)', pct(largest.workerCpuPerInterview), '']],
+  [
+    ...threadRows.map(([name, share]) => [name, pct(share), pct(share / botTotal)]),
+    ['(all bot threads)', pct(botTotal), '100.0%'],
+    ['worker process (spawns, heartbeats, Redis)', pct(largest.workerCpuPerInterview), ''],
+  ],
 );
 if (PROFILE_DIR) {
   console.log(`\nJavaScript CPU profiles of the bots (${PROFILE_DIR}), self time by function, all steps:`);
-  printTable(['function (script)', 'self time', 'of the profiled time'], summariseProfiles(PROFILE_DIR, 15).map((r) => [r.name, `${fmt(r.ms, 0)} ms`, pct(r.share)]));
+  printTable(
+    ['function (script)', 'self time', 'of the profiled time'],
+    summariseProfiles(PROFILE_DIR, 15).map((r) => [r.name, `${fmt(r.ms, 0)} ms`, pct(r.share)]),
+  );
 }
 console.log('latency profile "realistic":');
 for (const line of REALISTIC_SOURCES) console.log(`- ${line}`);

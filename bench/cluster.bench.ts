@@ -14,12 +14,27 @@ import { randomBytes } from 'node:crypto';
 import { runNodeInterview, type NodeInterview } from '../test/harness/node-interview.ts';
 import { waitFor } from '../test/harness/ports.ts';
 import { spawnBody } from '../test/worker/harness.ts';
-import { CLUSTER_SCRIPT, imagesBuilt, imagesImported, parseClusterEnv, runClusterScript, type ClusterInfo } from '../test/cluster/cluster-script.ts';
+import {
+  CLUSTER_SCRIPT,
+  imagesBuilt,
+  imagesImported,
+  parseClusterEnv,
+  runClusterScript,
+  type ClusterInfo,
+} from '../test/cluster/cluster-script.ts';
 import { startHostSystem, type HostSystem } from '../test/cluster/host-system.ts';
 import { kubeCli, type KubeCli } from '../test/cluster/kube-cli.ts';
 import { poolManifest, POOL_NAMESPACE } from '../test/cluster/pool-fixtures.ts';
 import { poolRedis } from '../test/cluster/pool-redis.ts';
-import { completedSession, createPoolTlsSecret, installChart, installPoolNeighbours, interviewPoolManifest, poolSteps, within } from '../test/cluster/pool-steps.ts';
+import {
+  completedSession,
+  createPoolTlsSecret,
+  installChart,
+  installPoolNeighbours,
+  interviewPoolManifest,
+  poolSteps,
+  within,
+} from '../test/cluster/pool-steps.ts';
 import { fmt, machineLine, ms, percentile, printTable, timeIt } from './support.ts';
 
 const CONCURRENT = 20;
@@ -57,7 +72,11 @@ async function spawnLatency(k: KubeCli, svc: URL, concurrent: number, rounds: nu
   const idle = (): Promise<string[]> => poolRedis(k, 'spawn').idle();
   const spawnOnce = async (): Promise<[number, number]> => {
     const t0 = performance.now();
-    const res = await fetch(`${svc.origin}/`, { method: 'POST', headers: { authorization: `Bearer ${workerToken}`, 'content-type': 'application/json' }, body: JSON.stringify(spawnBody()) });
+    const res = await fetch(`${svc.origin}/`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${workerToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify(spawnBody()),
+    });
     await res.text();
     return [performance.now() - t0, res.status];
   };
@@ -69,7 +88,11 @@ async function spawnLatency(k: KubeCli, svc: URL, concurrent: number, rounds: nu
   const samples: number[] = [];
   const statuses: number[] = [];
   for (let round = 0; round <= rounds; round++) {
-    await waitFor(async () => (await idle()).length >= WARM_SLOTS, { timeoutMs: 180_000, intervalMs: 500, what: `${WARM_SLOTS} warm slots in the pool spawn` });
+    await waitFor(async () => (await idle()).length >= WARM_SLOTS, {
+      timeoutMs: 180_000,
+      intervalMs: 500,
+      what: `${WARM_SLOTS} warm slots in the pool spawn`,
+    });
     const answers = (await Promise.all(Array.from({ length: concurrent }, caller))).flat();
     if (round === 0) continue;
     samples.push(...answers.map(([t]) => t));
@@ -79,16 +102,28 @@ async function spawnLatency(k: KubeCli, svc: URL, concurrent: number, rounds: nu
 }
 
 /** `LIVE_INTERVIEWS` Node respondents live on the interview pool while an env change rolls it. */
-async function rollingUpgrade(k: KubeCli, cluster: ClusterInfo, host: HostSystem, svc: URL): Promise<{ completed: number; lost: string[]; rolloutMs: number }> {
+async function rollingUpgrade(
+  k: KubeCli,
+  cluster: ClusterInfo,
+  host: HostSystem,
+  svc: URL,
+): Promise<{ completed: number; lost: string[]; rolloutMs: number }> {
   const steps = poolSteps(k);
   const pool = (revision: string): string =>
     interviewPoolManifest(cluster, host, svc, {
       revision,
-      spec: { sizing: { p95ConcurrentSessions: 0, headroomPercent: 0, sessionsPerReplica: LIVE_INTERVIEWS }, resources: { requests: { cpu: '100m', memory: '256Mi' }, limits: { cpu: '2', memory: '2Gi' } } },
+      spec: {
+        sizing: { p95ConcurrentSessions: 0, headroomPercent: 0, sessionsPerReplica: LIVE_INTERVIEWS },
+        resources: { requests: { cpu: '100m', memory: '256Mi' }, limits: { cpu: '2', memory: '2Gi' } },
+      },
     });
   await k.kubectl(['apply', '-f', '-'], pool('v1'));
   await steps.waitPoolReady('local', 240_000);
-  await waitFor(async () => (await poolRedis(k, 'local').idle()).length >= LIVE_INTERVIEWS, { timeoutMs: 120_000, intervalMs: 500, what: `${LIVE_INTERVIEWS} warm slots in the pool local` });
+  await waitFor(async () => (await poolRedis(k, 'local').idle()).length >= LIVE_INTERVIEWS, {
+    timeoutMs: 120_000,
+    intervalMs: 500,
+    what: `${LIVE_INTERVIEWS} warm slots in the pool local`,
+  });
 
   const spoke: Array<Promise<void>> = [];
   const runs = Array.from({ length: LIVE_INTERVIEWS }, (_, i) => {
@@ -102,12 +137,14 @@ async function rollingUpgrade(k: KubeCli, cluster: ClusterInfo, host: HostSystem
   await within(Promise.all(spoke), 90_000, 'every bot to speak');
   const rolloutStart = performance.now();
   await k.kubectl(['apply', '-f', '-'], pool('v2'));
-  const outcomes = await Promise.allSettled(runs.map(async (run): Promise<NodeInterview> => {
-    const done = await run;
-    await completedSession(host, done);
-    await host.waitForWebhook('interview.completed', done.sessionId);
-    return done;
-  }));
+  const outcomes = await Promise.allSettled(
+    runs.map(async (run): Promise<NodeInterview> => {
+      const done = await run;
+      await completedSession(host, done);
+      await host.waitForWebhook('interview.completed', done.sessionId);
+      return done;
+    }),
+  );
   await steps.waitPoolReady('local', 240_000);
   const rolloutMs = performance.now() - rolloutStart;
   const lost = outcomes.flatMap((o) => (o.status === 'rejected' ? [String((o.reason as Error).message).split('\n')[0]!] : []));
@@ -160,17 +197,27 @@ async function main(): Promise<void> {
     const list = (xs: Array<{ image: string; seconds: number }>): string => xs.map((x) => `${x.image} ${x.seconds} s`).join(', ');
     const images = rebuilt.length === 0 ? 'no image rebuilt' : `rebuilt: ${list(rebuilt)}; imported into containerd: ${list(imported)}`;
     console.log(`\nthe single-node cluster (docs/cluster.md): binaries cached; ${images}`);
-    printTable(['measure', 'value'], [
-      [`cluster up (scripts/cluster.sh up; ${images})`, seconds(upMs)],
-      ['helm install -> operator Deployment available', seconds(helmMs)],
-      ['VoiceWorkerPool applied -> Ready (1 replica)', seconds(poolMs)],
-      [`spawn p50 through the Service, ${CONCURRENT} concurrent (${spawns.samples.length} spawns; 2 replicas of 10 warm slots, ${SPAWN_CPU_REQUEST} CPU requested each)`, ms(percentile(spawns.samples, 50))],
-      [`spawn p99 through the Service, ${CONCURRENT} concurrent`, ms(percentile(spawns.samples, 99))],
-      [`for comparison: spawn p50 / p99 one at a time (${sequential.samples.length} spawns)`, `${ms(percentile(sequential.samples, 50))} / ${ms(percentile(sequential.samples, 99))}`],
-      ['spawns not answered 200', failed.length === 0 ? '0' : `${failed.length} (${[...new Set(failed)].join(', ')})`],
-      [`live interviews lost during a rolling upgrade (env change, ${LIVE_INTERVIEWS} live)`, String(rolling.lost.length)],
-      ['rolling upgrade: env change applied -> new pod Ready, old pod gone', seconds(rolling.rolloutMs)],
-    ]);
+    printTable(
+      ['measure', 'value'],
+      [
+        [`cluster up (scripts/cluster.sh up; ${images})`, seconds(upMs)],
+        ['helm install -> operator Deployment available', seconds(helmMs)],
+        ['VoiceWorkerPool applied -> Ready (1 replica)', seconds(poolMs)],
+        [
+          `spawn p50 through the Service, ${CONCURRENT} concurrent (${spawns.samples.length} spawns; 2 replicas of ` +
+            `10 warm slots, ${SPAWN_CPU_REQUEST} CPU requested each)`,
+          ms(percentile(spawns.samples, 50)),
+        ],
+        [`spawn p99 through the Service, ${CONCURRENT} concurrent`, ms(percentile(spawns.samples, 99))],
+        [
+          `for comparison: spawn p50 / p99 one at a time (${sequential.samples.length} spawns)`,
+          `${ms(percentile(sequential.samples, 50))} / ${ms(percentile(sequential.samples, 99))}`,
+        ],
+        ['spawns not answered 200', failed.length === 0 ? '0' : `${failed.length} (${[...new Set(failed)].join(', ')})`],
+        [`live interviews lost during a rolling upgrade (env change, ${LIVE_INTERVIEWS} live)`, String(rolling.lost.length)],
+        ['rolling upgrade: env change applied -> new pod Ready, old pod gone', seconds(rolling.rolloutMs)],
+      ],
+    );
     for (const why of rolling.lost) console.log(`lost: ${why}`);
     console.log(`at the end: ${machineLine()}`);
     if (rolling.lost.length > 0 || failed.length > 0) process.exitCode = 1;

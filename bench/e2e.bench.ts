@@ -37,10 +37,26 @@ async function directProviderLatency(baseURL: string, answer: Buffer): Promise<{
         await reader.cancel();
       }),
     );
-    stt.push(await timeIt(async () => void (await client.audio.transcriptions.create({ model: 'whisper-1', file: await toFile(wavFromPcm16(answer, SPEECH_RATE), 'answer.wav') }))));
+    stt.push(
+      await timeIt(
+        async () =>
+          void (await client.audio.transcriptions.create({
+            model: 'whisper-1',
+            file: await toFile(wavFromPcm16(answer, SPEECH_RATE), 'answer.wav'),
+          })),
+      ),
+    );
     llm.push(
       await timeIt(async () => {
-        const stream = await client.chat.completions.create({ model: 'gpt-4o-mini', stream: true, max_tokens: 120, messages: [{ role: 'system', content: 'Decide.' }, { role: 'user', content: 'answer' }] });
+        const stream = await client.chat.completions.create({
+          model: 'gpt-4o-mini',
+          stream: true,
+          max_tokens: 120,
+          messages: [
+            { role: 'system', content: 'Decide.' },
+            { role: 'user', content: 'answer' },
+          ],
+        });
         for await (const chunk of stream) void chunk;
       }),
     );
@@ -64,19 +80,47 @@ async function main(): Promise<void> {
     }
     const atPage = await pageFirstAudio(system, 3);
     const direct = await directProviderLatency(system.providers.fake.url, clips[0]!);
-    const spans = (name: string): number[] => system.otlp.spans.filter((s) => s.name === name).map((s) => Number(s.endNs - s.startNs) / 1e6);
+    const spans = (name: string): number[] =>
+      system.otlp.spans.filter((s) => s.name === name).map((s) => Number(s.endNs - s.startNs) / 1e6);
     await system.otlp.waitFor((s) => s.some((x) => x.name === 'tts.first_byte'), 10_000, 'spans');
 
     const firstProviders = direct.ttsFirstByte;
     const rows: Array<[string, string, string, string, string]> = [
       ['connect call (spawn, route, room)', ms(median(connect)), ms(p90(connect)), '-', ms(median(connect))],
-      ['connect -> first bot audio (Node client)', ms(median(firstAudio)), ms(p90(firstAudio)), `tts first byte ${ms(firstProviders)}`, ms(median(firstAudio) - firstProviders)],
-      ['connect -> first bot audio (page, Chromium)', ms(median(atPage)), ms(p90(atPage)), `tts first byte ${ms(firstProviders)}`, ms(median(atPage) - firstProviders)],
+      [
+        'connect -> first bot audio (Node client)',
+        ms(median(firstAudio)),
+        ms(p90(firstAudio)),
+        `tts first byte ${ms(firstProviders)}`,
+        ms(median(firstAudio) - firstProviders),
+      ],
+      [
+        'connect -> first bot audio (page, Chromium)',
+        ms(median(atPage)),
+        ms(p90(atPage)),
+        `tts first byte ${ms(firstProviders)}`,
+        ms(median(atPage) - firstProviders),
+      ],
     ];
-    console.log(`\nthe start of the loop, ${INTERVIEWS} interviews from a Node respondent and 3 starts at the page, local stand-in providers (no added latency), wss local rooms`);
-    printTable(['measure', 'median', 'p90', 'stand-in providers alone (median, direct calls)', "system's own share (median)"], rows, ['left', 'right', 'right', 'left', 'left']);
-    console.log(`\ninside the worker (spans, median): llm.turn ${ms(median(spans('llm.turn')))}, tts.first_byte ${ms(median(spans('tts.first_byte')))}, session.start ${ms(median(spans('session.start')))}`);
-    console.log(`stand-in language model and transcription alone (direct calls, median): llm ${ms(direct.llm)}, stt ${ms(direct.stt)}; latency per turn: bench/turns.bench.ts`);
+    console.log(
+      `\nthe start of the loop, ${INTERVIEWS} interviews from a Node respondent and 3 starts at the page, local ` +
+        `stand-in providers (no added latency), wss local rooms`,
+    );
+    printTable(['measure', 'median', 'p90', 'stand-in providers alone (median, direct calls)', "system's own share (median)"], rows, [
+      'left',
+      'right',
+      'right',
+      'left',
+      'left',
+    ]);
+    console.log(
+      `\ninside the worker (spans, median): llm.turn ${ms(median(spans('llm.turn')))}, tts.first_byte ` +
+        `${ms(median(spans('tts.first_byte')))}, session.start ${ms(median(spans('session.start')))}`,
+    );
+    console.log(
+      `stand-in language model and transcription alone (direct calls, median): llm ${ms(direct.llm)}, stt ` +
+        `${ms(direct.stt)}; latency per turn: bench/turns.bench.ts`,
+    );
   } finally {
     await system.stop();
   }

@@ -19,13 +19,20 @@ export async function pageFirstAudio(system: System, runs: number): Promise<numb
       const page = await browser.context.newPage();
       await page.goto(host.url);
       await page.waitForFunction(() => (window as unknown as { hostReady?: boolean }).hostReady === true);
-      await page.evaluate((id) => (window as unknown as { startInterview(i: string, m: object): Promise<string> }).startInterview(id, { bench: 'page' }), system.interviewId);
+      await page.evaluate(
+        (id) => (window as unknown as { startInterview(i: string, m: object): Promise<string> }).startInterview(id, { bench: 'page' }),
+        system.interviewId,
+      );
       const frame = page.frameLocator('iframe');
       await frame.locator('#start').click();
       type Mark = { name: string; at: number };
-      const marks = async (): Promise<Mark[]> => frame.locator('body').evaluate(() => (window as unknown as { __serviceTimeline: Mark[] }).__serviceTimeline);
+      const marks = async (): Promise<Mark[]> =>
+        frame.locator('body').evaluate(() => (window as unknown as { __serviceTimeline: Mark[] }).__serviceTimeline);
       // The warm slot of the previous run may not be back yet: a no_capacity answer is retried.
-      const busy = async (): Promise<boolean> => (await page.evaluate(() => (window as unknown as { serviceEvents: Array<{ type: string; code?: string }> }).serviceEvents)).some((e) => e.type === 'service:error' && e.code === 'no_capacity');
+      const busy = async (): Promise<boolean> =>
+        (await page.evaluate(() => (window as unknown as { serviceEvents: Array<{ type: string; code?: string }> }).serviceEvents)).some(
+          (e) => e.type === 'service:error' && e.code === 'no_capacity',
+        );
       const seen = { busy: false };
       await waitFor(
         async () => {

@@ -1,5 +1,15 @@
 import { execFileSync } from 'node:child_process';
-import { AudioFrame, AudioSource, AudioStream, LocalAudioTrack, Room, RoomEvent, TrackKind, TrackPublishOptions, TrackSource } from '@livekit/rtc-node';
+import {
+  AudioFrame,
+  AudioSource,
+  AudioStream,
+  LocalAudioTrack,
+  Room,
+  RoomEvent,
+  TrackKind,
+  TrackPublishOptions,
+  TrackSource,
+} from '@livekit/rtc-node';
 import { levelDbfs } from '../worker/bot/audio.ts';
 import { LiveKitRoomProvider } from '../worker/rooms/livekit/provider.ts';
 import { startLiveKitServer, type LiveKitServer } from '../test/harness/livekit-server.ts';
@@ -23,7 +33,10 @@ const mib = (x: number): string => (Number.isNaN(x) ? 'n/a' : `${x.toFixed(0)} M
 
 function childPids(pid: number): number[] {
   try {
-    return execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' }).split('\n').map(Number).filter((n) => n > 0);
+    return execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' })
+      .split('\n')
+      .map(Number)
+      .filter((n) => n > 0);
   } catch {
     return [];
   }
@@ -59,16 +72,18 @@ async function measureRooms(rooms: 'local' | 'livekit'): Promise<RoomsResult> {
     for (let i = 0; i < INTERVIEWS; i++) {
       let sampled = false;
       // The one warm slot comes back a moment after the previous interview: retry until then.
-      const run = await untilCapacity(() => runNodeInterview(system, {
-        answers: clips,
-        metadata: { bench: rooms },
-        onStep: (step) => {
-          // Mid-interview, the busiest bot process is the live one.
-          if (sampled || step.kind !== 'state' || step.text !== 'listening') return;
-          sampled = true;
-          out.liveBotMiB.push(Math.max(...childPids(workerPid).map(rssMiB)));
-        },
-      }));
+      const run = await untilCapacity(() =>
+        runNodeInterview(system, {
+          answers: clips,
+          metadata: { bench: rooms },
+          onStep: (step) => {
+            // Mid-interview, the busiest bot process is the live one.
+            if (sampled || step.kind !== 'state' || step.text !== 'listening') return;
+            sampled = true;
+            out.liveBotMiB.push(Math.max(...childPids(workerPid).map(rssMiB)));
+          },
+        }),
+      );
       const first = run.room.botUtterances[0];
       out.firstAudio.push(first ? first.firstAudio - run.connectStarted : NaN);
       out.turns.push(...turnLatencies(run.room));
@@ -103,8 +118,14 @@ async function liveKitOneWay(server: LiveKitServer, bursts: number): Promise<{ a
         }
       })().catch(() => undefined);
     });
-    await r.connect(server.url, provider.mintToken({ room, role, sessionId: 'inv_bench', issuedAt: now, expiresAt: now + 600 }), { autoSubscribe: true, dynacast: false });
-    await r.localParticipant!.publishTrack(LocalAudioTrack.createAudioTrack(role, source), new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }));
+    await r.connect(server.url, provider.mintToken({ room, role, sessionId: 'inv_bench', issuedAt: now, expiresAt: now + 600 }), {
+      autoSubscribe: true,
+      dynacast: false,
+    });
+    await r.localParticipant!.publishTrack(
+      LocalAudioTrack.createAudioTrack(role, source),
+      new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }),
+    );
     return { r, source, heard };
   };
   const a = await join('bot');
@@ -130,7 +151,11 @@ async function liveKitOneWay(server: LiveKitServer, bursts: number): Promise<{ a
   stop = true;
   await Promise.all(streams);
   const pair = (from: 'a' | 'b', heard: number[]): number[] =>
-    sent.filter((s) => s.from === from).map((s) => heard.find((h) => h >= s.at && h - s.at < 600)).map((h, i) => (h === undefined ? NaN : h - sent.filter((s) => s.from === from)[i]!.at)).filter((x) => !Number.isNaN(x));
+    sent
+      .filter((s) => s.from === from)
+      .map((s) => heard.find((h) => h >= s.at && h - s.at < 600))
+      .map((h, i) => (h === undefined ? NaN : h - sent.filter((s) => s.from === from)[i]!.at))
+      .filter((x) => !Number.isNaN(x));
   const result = { aToB: pair('a', b.heard), bToA: pair('b', a.heard) };
   await Promise.all([a.r.disconnect(), b.r.disconnect()]);
   await provider.deleteRoom(room.name);
@@ -148,20 +173,40 @@ async function main(): Promise<void> {
   } finally {
     await server.stop();
   }
-  const row = (name: string, l: number[], k: number[], fmt: (x: number) => string = ms): string[] => [name, fmt(median(l)), fmt(p90(l)), fmt(median(k)), fmt(p90(k)), ms(median(k) - median(l))];
-  console.log(`\nrooms side by side: ${INTERVIEWS} interviews each from a Node respondent (local: WebSocket; LiveKit: rtc-node over WebRTC), stand-in providers, VAD silence ${VAD_SILENCE_MS} ms`);
+  const row = (name: string, l: number[], k: number[], fmt: (x: number) => string = ms): string[] => [
+    name,
+    fmt(median(l)),
+    fmt(p90(l)),
+    fmt(median(k)),
+    fmt(p90(k)),
+    ms(median(k) - median(l)),
+  ];
+  console.log(
+    `\nrooms side by side: ${INTERVIEWS} interviews each from a Node respondent (local: WebSocket; LiveKit: ` +
+      `rtc-node over WebRTC), stand-in providers, VAD silence ${VAD_SILENCE_MS} ms`,
+  );
   printTable(
     ['measure', 'local median', 'local p90', 'LiveKit median', 'LiveKit p90', 'LiveKit adds (median)'],
     [
       row('connect -> first bot audio (Node respondent)', local.firstAudio, livekit.firstAudio),
       row('connect -> first bot audio (page, Chromium)', local.pageFirstAudio, livekit.pageFirstAudio),
       row('end of speech -> next bot audio', local.turns, livekit.turns),
-      [...row('live bot process RSS (worker side)', local.liveBotMiB, livekit.liveBotMiB, mib).slice(0, 5), mib(median(livekit.liveBotMiB) - median(local.liveBotMiB))],
-      [...row('idle bot / worker children RSS', local.idleBotMiB, livekit.idleBotMiB, mib).slice(0, 5), mib(median(livekit.idleBotMiB) - median(local.idleBotMiB))],
+      [
+        ...row('live bot process RSS (worker side)', local.liveBotMiB, livekit.liveBotMiB, mib).slice(0, 5),
+        mib(median(livekit.liveBotMiB) - median(local.liveBotMiB)),
+      ],
+      [
+        ...row('idle bot / worker children RSS', local.idleBotMiB, livekit.idleBotMiB, mib).slice(0, 5),
+        mib(median(livekit.idleBotMiB) - median(local.idleBotMiB)),
+      ],
     ],
     ['left', 'right', 'right', 'right', 'right', 'right'],
   );
-  console.log(`\nLiveKit one-way audio (rtc-node to rtc-node through livekit-server, 100 ms tone bursts): bot -> respondent median ${ms(median(oneWay.aToB))} (p90 ${ms(p90(oneWay.aToB))}, n=${oneWay.aToB.length}), respondent -> bot median ${ms(median(oneWay.bToA))} (p90 ${ms(p90(oneWay.bToA))}, n=${oneWay.bToA.length})`);
+  console.log(
+    `\nLiveKit one-way audio (rtc-node to rtc-node through livekit-server, 100 ms tone bursts): bot -> respondent ` +
+      `median ${ms(median(oneWay.aToB))} (p90 ${ms(p90(oneWay.aToB))}, n=${oneWay.aToB.length}), respondent -> bot ` +
+      `median ${ms(median(oneWay.bToA))} (p90 ${ms(p90(oneWay.bToA))}, n=${oneWay.bToA.length})`,
+  );
   console.log('aim: LiveKit adds under 100 ms one way and under 150 MiB per live bot.');
 }
 

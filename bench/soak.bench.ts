@@ -19,14 +19,30 @@ const SECONDS = Number(process.env.SOAK_SECONDS ?? 150);
 const SLOTS = Math.ceil(SESSIONS / 2);
 
 console.log(`${machineLine()} (shared machine)`);
-const [redisServer, openai, backend] = await Promise.all([startRedis({ persistent: true }), startFakeOpenAI({ voice: 'tone' }), startFakeBackend()]);
+const [redisServer, openai, backend] = await Promise.all([
+  startRedis({ persistent: true }),
+  startFakeOpenAI({ voice: 'tone' }),
+  startFakeBackend(),
+]);
 const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 });
 redis.on('error', () => undefined);
 const prefix = `soak-${Date.now()}`;
 const envOf = async (name: string) =>
   baseEnv({
-    redisUrl: redisServer.url, backendUrl: backend.url, llmUrl: openai.url, REDIS_KEY_PREFIX: prefix, POD_NAME: name, PORT: String(await freePort()), METRICS_PORT: String(await freePort()),
-    WARM_POOL_SIZE: String(SLOTS), HEARTBEAT_INTERVAL_MS: '500', JOIN_TIMEOUT_SECONDS: '30', IDLE_TIMEOUT_SECONDS: '20', REPORT_ATTEMPTS: '2', OUTCOME_RETRY_MAX_SECONDS: '2', OUTCOME_OUTBOX_POLL_MS: '500',
+    redisUrl: redisServer.url,
+    backendUrl: backend.url,
+    llmUrl: openai.url,
+    REDIS_KEY_PREFIX: prefix,
+    POD_NAME: name,
+    PORT: String(await freePort()),
+    METRICS_PORT: String(await freePort()),
+    WARM_POOL_SIZE: String(SLOTS),
+    HEARTBEAT_INTERVAL_MS: '500',
+    JOIN_TIMEOUT_SECONDS: '30',
+    IDLE_TIMEOUT_SECONDS: '20',
+    REPORT_ATTEMPTS: '2',
+    OUTCOME_RETRY_MAX_SECONDS: '2',
+    OUTCOME_OUTBOX_POLL_MS: '500',
   });
 const envs = [await envOf('soak-0'), await envOf('soak-1')];
 const workers: WorkerProcess[] = await Promise.all(envs.map((e) => startWorkerProcess(e)));
@@ -42,10 +58,13 @@ const t0 = Date.now();
 const at = () => `${((Date.now() - t0) / 1000).toFixed(0)} s`;
 
 const poll = setInterval(() => {
-  void redis.zcard(`{${prefix}}:outbox`).then((n) => {
-    peakBacklog = Math.max(peakBacklog, n);
-    if (backendBackAt !== null && drainMs === null && n === 0) drainMs = Date.now() - backendBackAt;
-  }, () => undefined);
+  void redis.zcard(`{${prefix}}:outbox`).then(
+    (n) => {
+      peakBacklog = Math.max(peakBacklog, n);
+      if (backendBackAt !== null && drainMs === null && n === 0) drainMs = Date.now() - backendBackAt;
+    },
+    () => undefined,
+  );
 }, 250);
 
 async function oneInterview(lane: number): Promise<void> {
@@ -100,7 +119,18 @@ for (const e of events) console.log(e);
 console.log(`\nsoak: ${SESSIONS} interviews at once for ${SECONDS} s on 2 replicas (${SLOTS} slots each)`);
 printTable(
   ['started', 'completed', 'reported', 'reported completed', 'reported failed', 'lost', 'backlog peak', 'backlog drain after backend up'],
-  [[started.size, completed.size, reported.size, completedReported.size, reported.size - completedReported.size, lost.length, peakBacklog, drainMs === null ? 'n/a' : `${(drainMs / 1000).toFixed(1)} s`]],
+  [
+    [
+      started.size,
+      completed.size,
+      reported.size,
+      completedReported.size,
+      reported.size - completedReported.size,
+      lost.length,
+      peakBacklog,
+      drainMs === null ? 'n/a' : `${(drainMs / 1000).toFixed(1)} s`,
+    ],
+  ],
 );
 if (lost.length) console.log(`lost: ${lost.join(', ')}`);
 

@@ -85,7 +85,14 @@ function assemble(sentences: Buffer[]): Answer[] {
 }
 
 const client = (server: SpeechServerHandle) =>
-  new OpenAIRealtimeSpeechToText({ baseURL: server.url, apiKey: server.token, model: 'moonshine', provider: 'bench', policy: { timeoutMs: 600_000, retries: 0 }, openTimeoutMs: 60_000 });
+  new OpenAIRealtimeSpeechToText({
+    baseURL: server.url,
+    apiKey: server.token,
+    model: 'moonshine',
+    provider: 'bench',
+    policy: { timeoutMs: 600_000, retries: 0 },
+    openTimeoutMs: 60_000,
+  });
 
 /** One answer through the realtime API, appended at once: the text it came back as. */
 async function transcribe(server: SpeechServerHandle, pcm: Buffer): Promise<string> {
@@ -150,7 +157,13 @@ async function converse(server: SpeechServerHandle, answers: Answer[], level: nu
 console.log(machineLine());
 console.log(`uptime at start: ${uptime()}`);
 const dir = mkdtempSync(join(tmpdir(), 'speech-bench-'));
-const common = { SPEECH_QUEUE_CAPACITY: '256', SPEECH_MAX_SESSIONS: '256', SPEECH_THREADS: '1', SPEECH_STT_CONCURRENCY: '1', SPEECH_MAX_AUDIO_SECONDS: '60' };
+const common = {
+  SPEECH_QUEUE_CAPACITY: '256',
+  SPEECH_MAX_SESSIONS: '256',
+  SPEECH_THREADS: '1',
+  SPEECH_STT_CONCURRENCY: '1',
+  SPEECH_MAX_AUDIO_SECONDS: '60',
+};
 const sentenceJobs = SPOKEN_ANSWERS.map((text, i) => ({ text, file: join(dir, `piper-${i}.wav`) }));
 speakWithPiper(sentenceJobs);
 const piper = assemble(sentenceJobs.map((j) => readWavPcm(j.file).pcm));
@@ -160,7 +173,11 @@ const espeak = assemble(
     return readWavPcm(join(dir, `espeak-${i}.wav`)).pcm;
   }),
 );
-const voices: Record<string, Answer[]> = { piper, 'espeak-ng': espeak, 'piper + noise 15 dB': piper.map((a) => ({ text: a.text, pcm: withNoise(a.pcm, 15) })) };
+const voices: Record<string, Answer[]> = {
+  piper,
+  'espeak-ng': espeak,
+  'piper + noise 15 dB': piper.map((a) => ({ text: a.text, pcm: withNoise(a.pcm, 15) })),
+};
 // The voices speak first: they block this process, whose clock the servers' start deadline runs on.
 const starting = MODES.map((mode) => startSpeechServer({ ...common, SPEECH_REALTIME_DECODE: mode }, join(dir, `logs-${mode}`)));
 const servers = {} as Record<Mode, SpeechServerHandle>;
@@ -171,25 +188,29 @@ for (const mode of MODES) execFileSync('taskset', ['-a', '-p', '-c', '0', String
 try {
   if (WER_ANSWERS > 0) await werTable();
   async function werTable() {
-  const speechSeconds = piper.slice(0, WER_ANSWERS).reduce((s, a) => s + a.pcm.length / 2 / SPEECH_RATE, 0);
-  console.log(`\nWord error rate, realtime API, ${WER_ANSWERS} answers of ${PAUSED_ANSWERS.map((a) => a.sentences.length).join('/')} sentences with 250-900 ms pauses (${fmt(speechSeconds, 1)} s of Piper audio); load at start: ${uptime()}\n`);
-  const werRows: Array<Array<string | number>> = [];
-  for (const [voice, answers] of Object.entries(voices)) {
-    const row: Array<string | number> = [voice, Math.min(WER_ANSWERS, answers.length)];
-    for (const mode of MODES) {
-      let errors = 0;
-      let total = 0;
-      for (const answer of answers.slice(0, WER_ANSWERS)) {
-        const e = wordErrors(answer.text, await transcribe(servers[mode], answer.pcm));
-        errors += e.errors;
-        total += e.words;
+    const speechSeconds = piper.slice(0, WER_ANSWERS).reduce((s, a) => s + a.pcm.length / 2 / SPEECH_RATE, 0);
+    console.log(
+      `\nWord error rate, realtime API, ${WER_ANSWERS} answers of ` +
+        `${PAUSED_ANSWERS.map((a) => a.sentences.length).join('/')} sentences with 250-900 ms pauses ` +
+        `(${fmt(speechSeconds, 1)} s of Piper audio); load at start: ${uptime()}\n`,
+    );
+    const werRows: Array<Array<string | number>> = [];
+    for (const [voice, answers] of Object.entries(voices)) {
+      const row: Array<string | number> = [voice, Math.min(WER_ANSWERS, answers.length)];
+      for (const mode of MODES) {
+        let errors = 0;
+        let total = 0;
+        for (const answer of answers.slice(0, WER_ANSWERS)) {
+          const e = wordErrors(answer.text, await transcribe(servers[mode], answer.pcm));
+          errors += e.errors;
+          total += e.words;
+        }
+        row.push(`${fmt((errors / total) * 100, 1)}%`);
+        console.log(`  done: ${voice}, ${mode}: ${row.at(-1)}`);
       }
-      row.push(`${fmt((errors / total) * 100, 1)}%`);
-      console.log(`  done: ${voice}, ${mode}: ${row.at(-1)}`);
+      werRows.push(row);
     }
-    werRows.push(row);
-  }
-  printTable(['voice', 'answers', 'WER whole', 'WER incremental'], werRows);
+    printTable(['voice', 'answers', 'WER whole', 'WER incremental'], werRows);
   }
 
   const latencyRows: Array<Array<string | number>> = [];
@@ -200,7 +221,12 @@ try {
     ahead: await server.metric('speech_realtime_pieces_total', { stage: 'before_commit' }),
     after: await server.metric('speech_realtime_pieces_total', { stage: 'after_commit' }),
   });
-  console.log(`\nEnd of speech to final transcript: each server pinned to one CPU (SPEECH_THREADS=1, SPEECH_STT_CONCURRENCY=1), respondents per vCPU = respondents; ${PER_RESPONDENT} answers each (PAUSED_ANSWERS, 20 ms frames at real-time pace), commit ${COMMIT_AFTER_MS} ms after the answer, ${GAP_MS} ms between answers; load at start: ${uptime()}\n`);
+  console.log(
+    `\nEnd of speech to final transcript: each server pinned to one CPU (SPEECH_THREADS=1, ` +
+      `SPEECH_STT_CONCURRENCY=1), respondents per vCPU = respondents; ${PER_RESPONDENT} answers each ` +
+      `(PAUSED_ANSWERS, 20 ms frames at real-time pace), commit ${COMMIT_AFTER_MS} ms after the answer, ${GAP_MS} ms ` +
+      `between answers; load at start: ${uptime()}\n`,
+  );
   for (const level of LEVELS) {
     for (const mode of MODES) {
       if (gaveUp[mode]) {
@@ -209,7 +235,7 @@ try {
       }
       const server = servers[mode];
       const before = await counters(server);
-      const spoken = PER_RESPONDENT * level * piper.reduce((s, a) => s + a.pcm.length / 2 / SPEECH_RATE, 0) / piper.length;
+      const spoken = (PER_RESPONDENT * level * piper.reduce((s, a) => s + a.pcm.length / 2 / SPEECH_RATE, 0)) / piper.length;
       const result = await converse(server, piper, level);
       const after = await counters(server);
       const rss = await server.metric('process_resident_memory_bytes');
@@ -218,18 +244,45 @@ try {
       if (p95 > GIVE_UP_MS) gaveUp[mode] = `p95 over ${fmt(GIVE_UP_MS / 1000)} s at ${level}`;
       const pieces = after.ahead - before.ahead + (after.after - before.after);
       latencyRows.push([
-        level, mode, result.fromSpeechEnd.length,
-        `${fmt(percentile(result.fromSpeechEnd, 50))} ms`, `${fmt(p95)} ms`, `${fmt(percentile(result.fromCommit, 50))} ms`,
-        `${fmt((result.wer) * 100, 1)}%`, pieces > 0 ? `${fmt(((after.ahead - before.ahead) / pieces) * 100)}%` : 'n/a',
-        `${fmt((after.cpu - before.cpu) / spoken, 2)}`, `${fmt(rss / 2 ** 20)} MiB`, load1(),
+        level,
+        mode,
+        result.fromSpeechEnd.length,
+        `${fmt(percentile(result.fromSpeechEnd, 50))} ms`,
+        `${fmt(p95)} ms`,
+        `${fmt(percentile(result.fromCommit, 50))} ms`,
+        `${fmt(result.wer * 100, 1)}%`,
+        pieces > 0 ? `${fmt(((after.ahead - before.ahead) / pieces) * 100)}%` : 'n/a',
+        `${fmt((after.cpu - before.cpu) / spoken, 2)}`,
+        `${fmt(rss / 2 ** 20)} MiB`,
+        load1(),
       ]);
       console.log(`  done: ${latencyRows.at(-1)!.join(' | ')}`); // progress, in case the run is cut short
     }
   }
-  printTable(['respondents per vCPU', 'decoding', 'answers', 'end of speech to transcript p50', 'p95', 'commit to transcript p50', 'WER', 'pieces finished before the commit', 'server CPU s per s of speech', 'server RSS after', 'load (1 min)'], latencyRows);
-  console.log(`\nMost respondents per vCPU with p95 under ${TARGET_MS} ms: ${MODES.map((m) => `${m} ${best[m] > 0 ? best[m] : `none of ${LEVELS.join(', ')}`}`).join('; ')}. Load at end: ${uptime()}`);
+  printTable(
+    [
+      'respondents per vCPU',
+      'decoding',
+      'answers',
+      'end of speech to transcript p50',
+      'p95',
+      'commit to transcript p50',
+      'WER',
+      'pieces finished before the commit',
+      'server CPU s per s of speech',
+      'server RSS after',
+      'load (1 min)',
+    ],
+    latencyRows,
+  );
   console.log(
-    "\nWhisper base (faster-whisper) peer: not run, by decision (docs/speech.md, \"No Whisper peer\"): its code is on PyPI, but its converted weights are only there as an unofficial split repackaging that cannot be checked against the publisher's release from here.",
+    `\nMost respondents per vCPU with p95 under ${TARGET_MS} ms: ` +
+      `${MODES.map((m) => `${m} ${best[m] > 0 ? best[m] : `none of ${LEVELS.join(', ')}`}`).join('; ')}. Load at end: ${uptime()}`,
+  );
+  console.log(
+    '\nWhisper base (faster-whisper) peer: not run, by decision (docs/speech.md, "No Whisper peer"): its code is ' +
+      'on PyPI, but its converted weights are only there as an unofficial split repackaging that cannot be checked ' +
+      "against the publisher's release from here.",
   );
 } finally {
   await Promise.all(MODES.map((mode) => servers[mode]?.stop()));

@@ -12,8 +12,13 @@ export const ROOT = fileURLToPath(new URL('../', import.meta.url));
 /** One line naming the machine, so that a table is never read without it. */
 export function machineLine(): string {
   const cpu = cpus();
-  const load = loadavg().map((l) => l.toFixed(2)).join(' ');
-  return `machine: ${cpu.length} cores (${cpu[0]?.model.trim() ?? 'unknown'}), ${fmt(totalmem() / 2 ** 30, 1)} GiB memory, node ${process.version}, ${process.platform}/${process.arch}, load average ${load}`;
+  const load = loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+  return (
+    `machine: ${cpu.length} cores (${cpu[0]?.model.trim() ?? 'unknown'}), ${fmt(totalmem() / 2 ** 30, 1)} GiB ` +
+    `memory, node ${process.version}, ${process.platform}/${process.arch}, load average ${load}`
+  );
 }
 
 /** Nearest-rank percentile: always one of the samples. NaN samples are ignored; NaN when none are left. */
@@ -27,7 +32,8 @@ export function percentile(xs: readonly number[], p: number): number {
 export const median = (xs: readonly number[]): number => percentile(xs, 50);
 
 /** A number with a thousands separator and a fixed count of decimals. */
-export const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+export const fmt = (n: number, digits = 0): string =>
+  n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 /** Milliseconds, rounded, or n/a. */
 export const ms = (x: number): string => (Number.isNaN(x) ? 'n/a' : `${x.toFixed(0)} ms`);
@@ -36,7 +42,11 @@ export const ms = (x: number): string => (Number.isNaN(x) ? 'n/a' : `${x.toFixed
  * Prints a Markdown table with padded columns, readable as plain text and when pasted into docs.
  * The first column is left-aligned, the others right-aligned unless `align` says otherwise.
  */
-export function printTable(head: readonly string[], rows: ReadonlyArray<ReadonlyArray<string | number>>, align?: ReadonlyArray<'left' | 'right'>): void {
+export function printTable(
+  head: readonly string[],
+  rows: ReadonlyArray<ReadonlyArray<string | number>>,
+  align?: ReadonlyArray<'left' | 'right'>,
+): void {
   const side = (c: number) => align?.[c] ?? (c === 0 ? 'left' : 'right');
   const widths = head.map((h, c) => Math.max(3, h.length, ...rows.map((r) => String(r[c] ?? '').length)));
   const line = (cells: ReadonlyArray<string | number>) =>
@@ -90,8 +100,16 @@ export interface ServerProcess {
  * Starts a bench/servers script with tsx; it prints `{"port": n}` on stdout once it listens.
  * `stdin: true` leaves a pipe to its stdin (child.stdin), for a server the bench steers.
  */
-export async function startServerProcess(script: string, env: Record<string, string> = {}, options: { stdin?: boolean } = {}): Promise<ServerProcess> {
-  const child = spawn(`${ROOT}node_modules/.bin/tsx`, [script], { cwd: ROOT, env: { ...process.env, ...env }, stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+export async function startServerProcess(
+  script: string,
+  env: Record<string, string> = {},
+  options: { stdin?: boolean } = {},
+): Promise<ServerProcess> {
+  const child = spawn(`${ROOT}node_modules/.bin/tsx`, [script], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const port = await new Promise<number>((resolve, reject) => {

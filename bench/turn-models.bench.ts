@@ -73,24 +73,38 @@ const power = new Float64Array(bins);
 const dftRuns: number[] = [];
 for (let run = 0; run < 3; run++) {
   const t0 = performance.now();
-  for (let f = 0; f < N_FRAMES; f++) for (let k = 0; k < bins; k++) {
-    let re = 0, im = 0;
-    for (let n = 0; n < N_FFT; n++) { re += frame[n]! * cos[k * N_FFT + n]!; im -= frame[n]! * sin[k * N_FFT + n]!; }
-    power[k] = re * re + im * im;
-  }
+  for (let f = 0; f < N_FRAMES; f++)
+    for (let k = 0; k < bins; k++) {
+      let re = 0,
+        im = 0;
+      for (let n = 0; n < N_FFT; n++) {
+        re += frame[n]! * cos[k * N_FFT + n]!;
+        im -= frame[n]! * sin[k * N_FFT + n]!;
+      }
+      power[k] = re * re + im * im;
+    }
   dftRuns.push(performance.now() - t0);
 }
 
 // A live session runs Silero on every 32 ms frame; Smart Turn once per pause that reaches
 // TURN_MODEL_SILENCE_MS (say 10 per minute of answering: generous).
 const sessionCore = (vadCpuMs * (1000 / 32)) / 1000 + (turnCpuMs * 10) / 60_000;
-printTable(['turn models, one bot process', 'value'], [
-  ['RSS added by loading both models (after one call each)', mib(rssAfter - rssBefore)],
-  [`Silero VAD: wall per 32 ms frame, p50 / p99 (${SILERO_FRAMES} frames)`, `${msOf(median(frameMs), 3)} / ${msOf(percentile(frameMs, 99), 3)}`],
-  ['Silero VAD: CPU per frame', msOf(vadCpuMs, 3)],
-  [`Smart Turn: wall per call on 8 s, p50 / p90 (${SMART_TURN_CALLS} calls)`, `${msOf(median(callMs), 1)} / ${msOf(percentile(callMs, 90), 1)}`],
-  ['  of which Whisper log-mel features (measured apart), p50', msOf(median(featureMs), 1)],
-  ['Smart Turn: CPU per call (features included)', msOf(turnCpuMs, 1)],
-  ['one session: VAD on every frame + 10 Smart Turn calls a minute', `${fmt(sessionCore * 100, 2)} % of one core`],
-  ['features with a 201-bin DFT matrix instead of the FFT (spectra only), p50', msOf(median(dftRuns), 0)],
-]);
+printTable(
+  ['turn models, one bot process', 'value'],
+  [
+    ['RSS added by loading both models (after one call each)', mib(rssAfter - rssBefore)],
+    [
+      `Silero VAD: wall per 32 ms frame, p50 / p99 (${SILERO_FRAMES} frames)`,
+      `${msOf(median(frameMs), 3)} / ${msOf(percentile(frameMs, 99), 3)}`,
+    ],
+    ['Silero VAD: CPU per frame', msOf(vadCpuMs, 3)],
+    [
+      `Smart Turn: wall per call on 8 s, p50 / p90 (${SMART_TURN_CALLS} calls)`,
+      `${msOf(median(callMs), 1)} / ${msOf(percentile(callMs, 90), 1)}`,
+    ],
+    ['  of which Whisper log-mel features (measured apart), p50', msOf(median(featureMs), 1)],
+    ['Smart Turn: CPU per call (features included)', msOf(turnCpuMs, 1)],
+    ['one session: VAD on every frame + 10 Smart Turn calls a minute', `${fmt(sessionCore * 100, 2)} % of one core`],
+    ['features with a 201-bin DFT matrix instead of the FFT (spectra only), p50', msOf(median(dftRuns), 0)],
+  ],
+);

@@ -33,7 +33,19 @@ const backend = await startFakeBackend();
 // ---- 1. spawn latency --------------------------------------------------------------------------
 const port = await freePort();
 const prefix = `bench-${Date.now()}`;
-const env = { WORKER_TOKEN, REDIS_URL: redisServer.url, BACKEND_URL: backend.url, OPENAI_API_KEY: 'sk-bench', ROOM_PROVIDER: 'local', WARM_POOL_SIZE: '0', PORT: String(port), METRICS_PORT: '0', REDIS_KEY_PREFIX: prefix, POD_NAME: 'bench-pod', HOST: '127.0.0.1' };
+const env = {
+  WORKER_TOKEN,
+  REDIS_URL: redisServer.url,
+  BACKEND_URL: backend.url,
+  OPENAI_API_KEY: 'sk-bench',
+  ROOM_PROVIDER: 'local',
+  WARM_POOL_SIZE: '0',
+  PORT: String(port),
+  METRICS_PORT: '0',
+  REDIS_KEY_PREFIX: prefix,
+  POD_NAME: 'bench-pod',
+  HOST: '127.0.0.1',
+};
 const worker = await startWorker(loadConfig(env), { log: silentLogger, env: {} });
 const pool = new RedisPool({ redis: redisServer.url, keyPrefix: prefix, commandTimeoutMs: 1000 });
 while (!worker.ready()) await new Promise((r) => setTimeout(r, 20));
@@ -44,22 +56,40 @@ let slotSeq = 0;
 const addSlots = async (n: number) => {
   for (let i = 0; i < n; i++) {
     const id = `${ghost}/${slotSeq++}`;
-    await pool.registerIdle(ghost, { slotId: id, roomName: `rm_${id.replace('/', '_')}`, roomUrl: `ws://127.0.0.1:${port}/rooms/rm_${slotSeq}`, roomExp: Math.floor(Date.now() / 1000) + 86_400 }, true);
+    await pool.registerIdle(
+      ghost,
+      {
+        slotId: id,
+        roomName: `rm_${id.replace('/', '_')}`,
+        roomUrl: `ws://127.0.0.1:${port}/rooms/rm_${slotSeq}`,
+        roomExp: Math.floor(Date.now() / 1000) + 86_400,
+      },
+      true,
+    );
   }
 };
 
 const peer = express();
-peer.post('/', (req, res, next) => (req.headers.authorization === `Bearer ${WORKER_TOKEN}` ? next() : res.status(401).end()), express.json(), async (req, res) => {
-  await redis.get(`${prefix}:peer:${String((req.body as { sessionId?: string }).sessionId)}`);
-  res.json({ room_url: 'ws://x', token: 't' });
-});
+peer.post(
+  '/',
+  (req, res, next) => (req.headers.authorization === `Bearer ${WORKER_TOKEN}` ? next() : res.status(401).end()),
+  express.json(),
+  async (req, res) => {
+    await redis.get(`${prefix}:peer:${String((req.body as { sessionId?: string }).sessionId)}`);
+    res.json({ room_url: 'ws://x', token: 't' });
+  },
+);
 const peerServer = peer.listen(0, '127.0.0.1');
 await new Promise((r) => peerServer.once('listening', r));
 const peerUrl = `http://127.0.0.1:${(peerServer.address() as AddressInfo).port}`;
 
 const post = async (url: string): Promise<[number, number]> => {
   const t0 = performance.now();
-  const res = await call(`${url}/`, { method: 'POST', headers: { authorization: `Bearer ${WORKER_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(spawnBody()) });
+  const res = await call(`${url}/`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${WORKER_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify(spawnBody()),
+  });
   return [performance.now() - t0, res.status];
 };
 
@@ -81,7 +111,14 @@ for (const concurrency of [1, 5, 10, 20]) {
     ours.push(...answers.map(([ms]) => ms));
     theirs.push(...(await Promise.all(Array.from({ length: concurrency }, () => post(peerUrl)))).map(([ms]) => ms));
   }
-  spawnRows.push([concurrency, ours.length, fmt(percentile(ours, 50), 2), fmt(percentile(ours, 99), 2), fmt(percentile(theirs, 50), 2), fmt(percentile(theirs, 99), 2)]);
+  spawnRows.push([
+    concurrency,
+    ours.length,
+    fmt(percentile(ours, 50), 2),
+    fmt(percentile(ours, 99), 2),
+    fmt(percentile(theirs, 50), 2),
+    fmt(percentile(theirs, 99), 2),
+  ]);
 }
 console.log('\n1. spawn latency, warm pool (ms; target p99 < 50 at 20 concurrent)');
 printTable(['concurrent', 'spawns', 'p50', 'p99', 'peer p50', 'peer p99'], spawnRows);
@@ -93,7 +130,16 @@ const CLAIMS = 20_000;
 await addSlots(CLAIMS);
 const claimRate = (): Promise<number> =>
   ratePerSecond(CLAIMS, 32, (i) =>
-    pool.claim({ sessionId: `inv_claim${i}`, interviewId: 'dpl_b', spawnJson: '{}', nowSeconds: Math.floor(Date.now() / 1000), recordTtlSeconds: 600, minRoomSeconds: 60, traceId: '', spanId: '' }),
+    pool.claim({
+      sessionId: `inv_claim${i}`,
+      interviewId: 'dpl_b',
+      spawnJson: '{}',
+      nowSeconds: Math.floor(Date.now() / 1000),
+      recordTtlSeconds: 600,
+      minRoomSeconds: 60,
+      traceId: '',
+      spanId: '',
+    }),
   );
 const lpopRate = async (): Promise<number> => {
   const key = `${prefix}:peer:list`;
@@ -103,7 +149,13 @@ const lpopRate = async (): Promise<number> => {
 const claims = await claimRate();
 const lpops = await lpopRate();
 console.log('\n2. claims per second against Redis (32 in flight)');
-printTable(['operation', 'per second'], [['claim script (atomic, idempotent)', Math.round(claims)], ['peer: plain LPOP', Math.round(lpops)]]);
+printTable(
+  ['operation', 'per second'],
+  [
+    ['claim script (atomic, idempotent)', Math.round(claims)],
+    ['peer: plain LPOP', Math.round(lpops)],
+  ],
+);
 
 // ---- 3. memory per idle slot -------------------------------------------------------------------
 const botEnv = { ...process.env, ...env, WARM_POOL_SIZE: '1' };
@@ -118,7 +170,15 @@ const dailyBridge = new DailyBridge({ python: dailyPython() });
 await dailyBridge.ready;
 await new Promise((r) => setTimeout(r, 1500));
 console.log('\n3. memory per idle slot (RSS, MiB)');
-printTable(['process', 'RSS'], [['prewarmed bot (avg of 3)', fmt(botRss.reduce((a, b) => a + b, 0) / botRss.length)], ['+ its Daily bridge (ROOM_PROVIDER=daily)', fmt(rssMiB(dailyBridge.pid!))], ['peer: bare node', fmt(rssMiB(bare.pid!))], ['peer: node + tsx loader', fmt(rssMiB(bareTsx.pid!))]]);
+printTable(
+  ['process', 'RSS'],
+  [
+    ['prewarmed bot (avg of 3)', fmt(botRss.reduce((a, b) => a + b, 0) / botRss.length)],
+    ['+ its Daily bridge (ROOM_PROVIDER=daily)', fmt(rssMiB(dailyBridge.pid!))],
+    ['peer: bare node', fmt(rssMiB(bare.pid!))],
+    ['peer: node + tsx loader', fmt(rssMiB(bareTsx.pid!))],
+  ],
+);
 bare.kill();
 bareTsx.kill();
 dailyBridge.kill();

@@ -53,7 +53,9 @@ describe('numberVar', () => {
     expect(numberVar({}, 'S', { default: 2, above: 0 })).toBe(2);
     expect(thrown(() => numberVar({ S: '0' }, 'S', { default: 2, above: 0 })).message).toBe('S: expected a number above 0, got 0');
     expect(thrown(() => numberVar({ S: 'soon' }, 'S', { default: 2, above: 0 })).message).toBe('S: expected a number, got "soon"');
-    expect(thrown(() => numberVar({ S: '11' }, 'S', { default: 2, above: 0, max: 10 })).message).toBe('S: expected a number above 0 and at most 10, got 11');
+    expect(thrown(() => numberVar({ S: '11' }, 'S', { default: 2, above: 0, max: 10 })).message).toBe(
+      'S: expected a number above 0 and at most 10, got 11',
+    );
   });
 });
 
@@ -80,7 +82,9 @@ describe('URL readers', () => {
   it('refuse other schemes, queries when asked, and do not echo what does not parse', () => {
     expect(thrown(() => urlVar({ U: 'ftp://x' }, 'U', web)).message).toBe('U: must be a URL with scheme https or http, got "ftp:"');
     expect(urlVar({ U: 'https://x/?a=1' }, 'U', web)).toBe('https://x/?a=1');
-    expect(thrown(() => urlVar({ U: 'https://x/?a=1' }, 'U', { ...web, allowQuery: false })).message).toBe('U: must not carry a query or fragment');
+    expect(thrown(() => urlVar({ U: 'https://x/?a=1' }, 'U', { ...web, allowQuery: false })).message).toBe(
+      'U: must not carry a query or fragment',
+    );
     const err = thrown(() => urlVar({ U: 'redis://:hunter2@[bad' }, 'U', { schemes: ['redis'] }));
     expect(err.message).toMatch(/^U: must be a URL with scheme redis/);
     expect(err.message).not.toContain('hunter2');

@@ -48,7 +48,10 @@ export function numberVar(env: Env, name: string, options: { default: number; ab
   const max = options.max ?? Number.MAX_SAFE_INTEGER;
   if (!Number.isFinite(value)) throw new ConfigError(name, `expected a number, got ${JSON.stringify(raw)}`);
   if (value <= options.above || value > max) {
-    throw new ConfigError(name, `expected a number above ${options.above}${options.max === undefined ? '' : ` and at most ${max}`}, got ${value}`);
+    throw new ConfigError(
+      name,
+      `expected a number above ${options.above}${options.max === undefined ? '' : ` and at most ${max}`}, got ${value}`,
+    );
   }
   return value;
 }

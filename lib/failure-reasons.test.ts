@@ -48,7 +48,8 @@ describe('the failure-reason catalogue', () => {
     const providers: ProviderKind[] = ['stt', 'llm', 'tts'];
     const kinds: FailureKind[] = ['timeout', 'http', 'network', 'bad_response', 'aborted', 'unavailable'];
     for (const provider of providers) {
-      for (const kind of kinds) expect(isFailureReason(new ProviderError(provider, kind, false, 'm').reason), `${provider}/${kind}`).toBe(true);
+      for (const kind of kinds)
+        expect(isFailureReason(new ProviderError(provider, kind, false, 'm').reason), `${provider}/${kind}`).toBe(true);
       for (const reason of Object.values(PROVIDER_FAILURE_REASONS[provider])) expect(isFailureReason(reason)).toBe(true);
     }
   });

@@ -10,20 +10,20 @@ const MEANINGS = {
   max_duration: 'The interview reached MAX_SESSION_SECONDS.',
   respondent_hangup: 'The respondent hung up before the end.',
   respondent_left: 'The respondent left the room (their connection closed) before the end.',
-  stt_timeout: 'Speech-to-text did not answer in time, after the worker\'s retries.',
-  stt_error: 'Speech-to-text failed (an error status, a broken connection or an unusable answer), after the worker\'s retries.',
+  stt_timeout: "Speech-to-text did not answer in time, after the worker's retries.",
+  stt_error: "Speech-to-text failed (an error status, a broken connection or an unusable answer), after the worker's retries.",
   stt_stream_unavailable: 'The realtime speech-to-text stream could not be opened and no batch fallback was possible.',
-  llm_timeout: 'The language model did not answer in time, after the worker\'s retries.',
-  llm_error: 'The language model failed (an error status, a broken stream or an unusable answer), after the worker\'s retries.',
-  tts_timeout: 'Text-to-speech did not finish in time, after the worker\'s retries.',
-  tts_error: 'Text-to-speech failed (an error status, a broken stream or an empty answer), after the worker\'s retries.',
+  llm_timeout: "The language model did not answer in time, after the worker's retries.",
+  llm_error: "The language model failed (an error status, a broken stream or an unusable answer), after the worker's retries.",
+  tts_timeout: "Text-to-speech did not finish in time, after the worker's retries.",
+  tts_error: "Text-to-speech failed (an error status, a broken stream or an empty answer), after the worker's retries.",
   transcript_store_error: 'The transcript could not be written to the transcript store.',
   room_join_failed: 'The interviewer could not join its room.',
   room_closed: 'The room closed under the interviewer.',
   bot_crashed: 'The interviewer process stopped in the middle of the interview.',
   bot_error: 'The interviewer failed unexpectedly.',
   slot_unavailable: 'The claimed interviewer slot was not available on its worker.',
-  invalid_record: 'The worker could not read the session\'s record in its session store.',
+  invalid_record: "The worker could not read the session's record in its session store.",
   worker_shutdown: 'The worker shut down while the interview was still running, after its drain grace period.',
   worker_lost: 'The worker running the interview stopped responding; another worker reported it.',
 } as const;
@@ -34,7 +34,9 @@ export type FailureReason = keyof typeof MEANINGS;
 export const FAILURE_REASON_MEANINGS: Readonly<Record<FailureReason, string>> = Object.freeze(MEANINGS);
 
 /** The reasons by name, for code: `FailureReason.idle_timeout` is `'idle_timeout'`. */
-export const FailureReason = Object.freeze(Object.fromEntries(Object.keys(MEANINGS).map((k) => [k, k]))) as { readonly [K in FailureReason]: K };
+export const FailureReason = Object.freeze(Object.fromEntries(Object.keys(MEANINGS).map((k) => [k, k]))) as {
+  readonly [K in FailureReason]: K;
+};
 
 export const FAILURE_REASONS: readonly FailureReason[] = Object.freeze(Object.keys(MEANINGS) as FailureReason[]);
 

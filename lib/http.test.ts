@@ -8,7 +8,15 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startFakeOpenAI, type FakeOpenAI } from '../test/fakes/openai-compatible.ts';
 import { freePort, waitFor } from '../test/harness/ports.ts';
 import { installClientErrorHandler } from './http.ts';
-import { baseEnv, spawnBody, startFakeBackend, startWorkerProcess, WORKER_TOKEN, type FakeBackend, type WorkerProcess } from '../test/worker/harness.ts';
+import {
+  baseEnv,
+  spawnBody,
+  startFakeBackend,
+  startWorkerProcess,
+  WORKER_TOKEN,
+  type FakeBackend,
+  type WorkerProcess,
+} from '../test/worker/harness.ts';
 
 /**
  * The shared HTTP edge on both real servers (api-stub/main.ts and worker/main.ts as processes):
@@ -27,13 +35,31 @@ beforeAll(async () => {
   const port = await freePort();
   apiStubUrl = `http://127.0.0.1:${port}`;
   apiStub = spawn(process.execPath, ['--import', 'tsx', 'api-stub/main.ts'], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), API_STUB_DB: join(mkdtempSync(join(tmpdir(), 'edge-')), 'db.sqlite'), API_STUB_MODE: 'development', LOG_LEVEL: 'warn' },
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      PORT: String(port),
+      API_STUB_DB: join(mkdtempSync(join(tmpdir(), 'edge-')), 'db.sqlite'),
+      API_STUB_MODE: 'development',
+      LOG_LEVEL: 'warn',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   apiStub.stdout!.on('data', (c: Buffer) => (apiStubOutput += c.toString()));
   apiStub.stderr!.on('data', (c: Buffer) => (apiStubOutput += c.toString()));
-  worker = await startWorkerProcess(baseEnv({ redisUrl: inject('redisUrl'), backendUrl: backend.url, llmUrl: openai.url, REDIS_KEY_PREFIX: `edge-${Date.now()}`, WARM_POOL_SIZE: '0' }));
-  await waitFor(async () => (await fetch(`${apiStubUrl}/readyz`)).ok, { timeoutMs: 30_000, what: `the api-stub (output: ${apiStubOutput.slice(-500)})` });
+  worker = await startWorkerProcess(
+    baseEnv({
+      redisUrl: inject('redisUrl'),
+      backendUrl: backend.url,
+      llmUrl: openai.url,
+      REDIS_KEY_PREFIX: `edge-${Date.now()}`,
+      WARM_POOL_SIZE: '0',
+    }),
+  );
+  await waitFor(async () => (await fetch(`${apiStubUrl}/readyz`)).ok, {
+    timeoutMs: 30_000,
+    what: `the api-stub (output: ${apiStubOutput.slice(-500)})`,
+  });
   await worker.waitReady();
 });
 
@@ -44,7 +70,11 @@ afterAll(async () => {
 });
 
 /** Writes raw bytes and parses the one HTTP answer that comes back (keepOpen: do not end our side). */
-function raw(port: number, request: string, options: { keepOpen?: boolean } = {}): Promise<{ status: number; contentType: string; body: unknown }> {
+function raw(
+  port: number,
+  request: string,
+  options: { keepOpen?: boolean } = {},
+): Promise<{ status: number; contentType: string; body: unknown }> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     let answer = '';
@@ -75,10 +105,18 @@ const servers = () => [
 describe('shared HTTP edge', () => {
   it('answers a body that is not what its Content-Encoding says with 400 invalid_request, on both servers', async () => {
     for (const encoding of ['gzip', 'deflate', 'br']) {
-      const stub = await fetch(`${apiStubUrl}/api/v2/sdk/sessions`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': encoding }, body: '{"publishableKey":"pk_test_x"}' });
+      const stub = await fetch(`${apiStubUrl}/api/v2/sdk/sessions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+        body: '{"publishableKey":"pk_test_x"}',
+      });
       expect(stub.status, encoding).toBe(400);
       expect(await stub.json()).toMatchObject({ error: 'invalid_request', message: expect.stringContaining('Content-Encoding') });
-      const res = await fetch(`${worker.url}/`, { method: 'POST', headers: { authorization: `Bearer ${WORKER_TOKEN}`, 'content-type': 'application/json', 'content-encoding': encoding }, body: '{"sessionId":"inv_x"}' });
+      const res = await fetch(`${worker.url}/`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${WORKER_TOKEN}`, 'content-type': 'application/json', 'content-encoding': encoding },
+        body: '{"sessionId":"inv_x"}',
+      });
       expect(res.status, encoding).toBe(400);
       expect(await res.json()).toMatchObject({ error: 'invalid_request', message: expect.stringContaining('Content-Encoding') });
     }
@@ -129,19 +167,31 @@ describe('shared HTTP edge', () => {
 
   it('refuses numbers JavaScript cannot carry and metadata 5,000 deep at the worker with 400, not a 503 outage', async () => {
     const spawn = (metadata: string) =>
-      fetch(`${worker.url}/`, { method: 'POST', headers: { authorization: `Bearer ${WORKER_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(spawnBody()).replace('"metadata":{"plan":"test"}', `"metadata":${metadata}`) });
+      fetch(`${worker.url}/`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${WORKER_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify(spawnBody()).replace('"metadata":{"plan":"test"}', `"metadata":${metadata}`),
+      });
     const big = await spawn('{"n":18446744073709551617}');
     expect(big.status).toBe(400);
-    expect(await big.json()).toEqual({ error: 'invalid_request', message: expect.stringMatching(/^metadata\.n: the number 18446744073709551617/) });
+    expect(await big.json()).toEqual({
+      error: 'invalid_request',
+      message: expect.stringMatching(/^metadata\.n: the number 18446744073709551617/),
+    });
     const deep = await spawn(`{"m":${'['.repeat(5000)}${']'.repeat(5000)}}`);
     expect(deep.status).toBe(400);
-    expect(await deep.json()).toEqual({ error: 'invalid_request', message: expect.stringMatching(/^metadata: nested more than 32 levels deep/) });
+    expect(await deep.json()).toEqual({
+      error: 'invalid_request',
+      message: expect.stringMatching(/^metadata: nested more than 32 levels deep/),
+    });
   });
 });
 
 describe('timeouts of the shared edge', () => {
   it('answers a request that does not arrive in time with 408 request_timeout, not invalid_request', async () => {
-    const server = createServer({ requestTimeout: 300, headersTimeout: 300, connectionsCheckingInterval: 50 }, (_req, res) => res.end('app'));
+    const server = createServer({ requestTimeout: 300, headersTimeout: 300, connectionsCheckingInterval: 50 }, (_req, res) =>
+      res.end('app'),
+    );
     installClientErrorHandler(server);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {

@@ -54,7 +54,12 @@ export const DRAIN_REFUSED_BODY_MAX_BYTES = 1024 * 1024;
 function declaresFarTooMuch(req: IncomingMessage, limitBytes: number): boolean {
   const length = req.headers['content-length'];
   const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
-  return length !== undefined && encoding === 'identity' && /^\d+$/.test(length) && Number(length) > Math.max(limitBytes, DRAIN_REFUSED_BODY_MAX_BYTES);
+  return (
+    length !== undefined &&
+    encoding === 'identity' &&
+    /^\d+$/.test(length) &&
+    Number(length) > Math.max(limitBytes, DRAIN_REFUSED_BODY_MAX_BYTES)
+  );
 }
 
 export function jsonBody(options: JsonBodyOptions): RequestHandler {
@@ -66,7 +71,8 @@ export function jsonBody(options: JsonBodyOptions): RequestHandler {
     // Kept for the number check below, which needs the text as written.
     // JSON between systems is UTF-8 (RFC 8259 section 8.1); another charset is refused here.
     verify: (req, _res, buf, encoding) => {
-      if (encoding && encoding.toLowerCase() !== 'utf-8' && encoding.toLowerCase() !== 'utf8') throw Object.assign(new Error('charset'), { type: 'charset.unsupported' });
+      if (encoding && encoding.toLowerCase() !== 'utf-8' && encoding.toLowerCase() !== 'utf8')
+        throw Object.assign(new Error('charset'), { type: 'charset.unsupported' });
       (req as WithRawText)[RAW_TEXT] = buf.toString('utf8');
     },
   });
@@ -145,13 +151,18 @@ interface ClientError extends Error {
 /** A raw HTTP/1.1 answer in the `{error, message}` shape, written where no Express response exists. */
 function rawAnswer(status: number, reason: string, code: ErrorCode, message: string): string {
   const body = JSON.stringify({ error: code, message });
-  return `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
+  return (
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ` +
+    `${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+  );
 }
 
 /** The raw answer to a request Node's parser rejected, in the `{error, message}` shape. */
 export function clientErrorResponse(err: ClientError): string {
-  if (err.code === 'HPE_HEADER_OVERFLOW') return rawAnswer(431, 'Request Header Fields Too Large', 'headers_too_large', 'The request headers are too large.');
-  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return rawAnswer(408, 'Request Timeout', 'request_timeout', 'The request was not received in time.');
+  if (err.code === 'HPE_HEADER_OVERFLOW')
+    return rawAnswer(431, 'Request Header Fields Too Large', 'headers_too_large', 'The request headers are too large.');
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT')
+    return rawAnswer(408, 'Request Timeout', 'request_timeout', 'The request was not received in time.');
   return rawAnswer(400, 'Bad Request', 'invalid_request', 'The request is not valid HTTP/1.1.');
 }
 
@@ -175,8 +186,17 @@ export function installClientErrorHandler(server: Server): void {
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     // RFC 9112 section 3.2: a server must answer 400 to an HTTP/1.1 request that lacks Host.
     if (req.httpVersion === '1.1' && req.headers.host === undefined) {
-      const body = JSON.stringify({ error: 'invalid_request', message: 'An HTTP/1.1 request must carry a Host header (RFC 9112 section 3.2).' });
-      res.writeHead(400, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close' }).end(body);
+      const body = JSON.stringify({
+        error: 'invalid_request',
+        message: 'An HTTP/1.1 request must carry a Host header (RFC 9112 section 3.2).',
+      });
+      res
+        .writeHead(400, {
+          'Content-Type': 'application/json; charset=utf-8',
+          'Content-Length': Buffer.byteLength(body),
+          Connection: 'close',
+        })
+        .end(body);
       return;
     }
     for (const listener of app) listener.call(server, req, res);

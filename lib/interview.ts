@@ -23,7 +23,10 @@ const questionFields = {
 };
 const interviewFields = (question: z.ZodType<InterviewQuestion, unknown>) => ({
   title: z.string().max(INTERVIEW_LIMITS.titleChars).default(''),
-  language: z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'must be a language tag such as en or en-GB').default('en'),
+  language: z
+    .string()
+    .regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'must be a language tag such as en or en-GB')
+    .default('en'),
   intro: text(INTERVIEW_LIMITS.introChars),
   questions: z.array(question).min(1).max(INTERVIEW_LIMITS.questions),
   closing: text(INTERVIEW_LIMITS.closingChars),

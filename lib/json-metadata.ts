@@ -49,6 +49,7 @@ export function metadataSchema(options: MetadataSchemaOptions = {}) {
     }
     if (options.limitBytes === undefined) return;
     const bytes = Buffer.byteLength(JSON.stringify(value));
-    if (bytes > options.limitBytes) ctx.addIssue({ code: 'custom', message: `larger than ${options.limitBytes} bytes when serialized (${bytes})` });
+    if (bytes > options.limitBytes)
+      ctx.addIssue({ code: 'custom', message: `larger than ${options.limitBytes} bytes when serialized (${bytes})` });
   });
 }

@@ -12,7 +12,22 @@ describe('numbers JSON cannot carry through JavaScript unchanged', () => {
   });
 
   it('keeps every number that comes back as written', () => {
-    for (const ok of ['0', '-0', '0.0', '1', '-12', '9007199254740991', '-9007199254740991', '0.1', '1.5e300', '1e-300', '123456789012345680000', '1000000000000000000000', '2.5E-3', '0e5']) {
+    for (const ok of [
+      '0',
+      '-0',
+      '0.0',
+      '1',
+      '-12',
+      '9007199254740991',
+      '-9007199254740991',
+      '0.1',
+      '1.5e300',
+      '1e-300',
+      '123456789012345680000',
+      '1000000000000000000000',
+      '2.5E-3',
+      '0e5',
+    ]) {
       expect(numberProblem(ok), ok).toBeNull();
       // The oracle: JavaScript's own round trip gives the same number.
       expect(Number(JSON.stringify(JSON.parse(ok))) === Number(ok), ok).toBe(true);
@@ -21,7 +36,11 @@ describe('numbers JSON cannot carry through JavaScript unchanged', () => {
 
   it('names the path of the first unsafe number, inside strings, objects and arrays', () => {
     expect(findUnsafeNumber('{"a":"1e309","b":[1,2,{"c":1e309}]}')).toEqual({ path: 'b.2.c', text: '1e309', reason: 'overflow' });
-    expect(findUnsafeNumber('{"k\\"ey":{"x":[0, 18446744073709551617]}}')).toEqual({ path: 'k"ey.x.1', text: '18446744073709551617', reason: 'unsafe_integer' });
+    expect(findUnsafeNumber('{"k\\"ey":{"x":[0, 18446744073709551617]}}')).toEqual({
+      path: 'k"ey.x.1',
+      text: '18446744073709551617',
+      reason: 'unsafe_integer',
+    });
     expect(findUnsafeNumber('1e999')).toEqual({ path: '', text: '1e999', reason: 'overflow' });
     expect(findUnsafeNumber('{"a":{"b":1},"c":2,"d":[[],[1e-999]]}')).toEqual({ path: 'd.1.0', text: '1e-999', reason: 'underflow' });
     expect(findUnsafeNumber('{"a":1.5,"b":[true,false,null,-3]}')).toBeNull();

@@ -50,7 +50,8 @@ export function numberProblem(text: string): UnsafeNumber['reason'] | null {
   if (!Number.isFinite(value)) return 'overflow';
   const mantissa = text.replace(/[eE].*$/, '');
   if (value === 0) return /[1-9]/.test(mantissa) ? 'underflow' : null;
-  if (!/[.eE]/.test(text) && !Number.isSafeInteger(value) && exactDecimal(String(value).replace('e+', 'e')) !== exactDecimal(text)) return 'unsafe_integer';
+  if (!/[.eE]/.test(text) && !Number.isSafeInteger(value) && exactDecimal(String(value).replace('e+', 'e')) !== exactDecimal(text))
+    return 'unsafe_integer';
   return null;
 }
 

@@ -16,24 +16,44 @@ const sockets: Socket[] = [];
 
 afterEach(async () => {
   for (const socket of sockets.splice(0)) socket.destroy();
-  await Promise.all(servers.splice(0).map((s) => new Promise((r) => {
-    s.close(r);
-    s.closeAllConnections();
-  })));
+  await Promise.all(
+    servers.splice(0).map(
+      (s) =>
+        new Promise((r) => {
+          s.close(r);
+          s.closeAllConnections();
+        }),
+    ),
+  );
 });
 
 describe('readListenLimits', () => {
   it('reads <prefix>_MAX_CONNECTIONS, _HEADERS_TIMEOUT_SECONDS, _KEEPALIVE_TIMEOUT_SECONDS over documented defaults', () => {
     const defaults = { maxConnections: 1000, headersTimeoutSeconds: 10, keepAliveTimeoutSeconds: 65 };
-    expect(readListenLimits({}, 'HTTP', defaults)).toEqual({ maxConnections: 1000, headersTimeoutMs: 10_000, requestTimeoutMs: 40_000, keepAliveTimeoutMs: 65_000 });
-    expect(readListenLimits({ HTTP_MAX_CONNECTIONS: '50', HTTP_HEADERS_TIMEOUT_SECONDS: '2', HTTP_KEEPALIVE_TIMEOUT_SECONDS: '7' }, 'HTTP', defaults))
-      .toEqual({ maxConnections: 50, headersTimeoutMs: 2000, requestTimeoutMs: 32_000, keepAliveTimeoutMs: 7000 });
+    expect(readListenLimits({}, 'HTTP', defaults)).toEqual({
+      maxConnections: 1000,
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 40_000,
+      keepAliveTimeoutMs: 65_000,
+    });
+    expect(
+      readListenLimits(
+        { HTTP_MAX_CONNECTIONS: '50', HTTP_HEADERS_TIMEOUT_SECONDS: '2', HTTP_KEEPALIVE_TIMEOUT_SECONDS: '7' },
+        'HTTP',
+        defaults,
+      ),
+    ).toEqual({ maxConnections: 50, headersTimeoutMs: 2000, requestTimeoutMs: 32_000, keepAliveTimeoutMs: 7000 });
     expect(readListenLimits({}, 'X', { ...defaults, requestTimeoutSeconds: 15 }).requestTimeoutMs).toBe(15_000);
   });
 
   it('names the variable of a bad value', () => {
     const defaults = { maxConnections: 1000, headersTimeoutSeconds: 10, keepAliveTimeoutSeconds: 65 };
-    for (const [name, value] of [['HTTP_MAX_CONNECTIONS', '5'], ['HTTP_MAX_CONNECTIONS', 'lots'], ['HTTP_HEADERS_TIMEOUT_SECONDS', '0'], ['HTTP_KEEPALIVE_TIMEOUT_SECONDS', '1.5']] as const) {
+    for (const [name, value] of [
+      ['HTTP_MAX_CONNECTIONS', '5'],
+      ['HTTP_MAX_CONNECTIONS', 'lots'],
+      ['HTTP_HEADERS_TIMEOUT_SECONDS', '0'],
+      ['HTTP_KEEPALIVE_TIMEOUT_SECONDS', '1.5'],
+    ] as const) {
       let error: unknown;
       try {
         readListenLimits({ [name]: value }, 'HTTP', defaults);
@@ -68,7 +88,11 @@ async function cappedServer(): Promise<{ port: number; release: () => void; conn
 }
 
 /** A connection that sends `sent` once open and records what comes back and whether it closed. */
-function open(port: number, sent = '', options: { allowHalfOpen?: boolean } = {}): Promise<{ received: () => string; closed: () => boolean }> {
+function open(
+  port: number,
+  sent = '',
+  options: { allowHalfOpen?: boolean } = {},
+): Promise<{ received: () => string; closed: () => boolean }> {
   return new Promise((resolve) => {
     const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: options.allowHalfOpen ?? false });
     sockets.push(socket);
@@ -96,7 +120,10 @@ describe('capConnections', () => {
     for (let i = 0; i < 25; i++) silent.push(await open(port));
     await waitFor(() => openCount(silent) <= LIMITS.maxConnections, { timeoutMs: 5000, what: 'the cap to hold' });
     // The survivors are the newest: eviction goes oldest first.
-    await waitFor(() => silent.slice(-LIMITS.maxConnections).every((h) => !h.closed()) && silent.slice(0, 15).every((h) => h.closed()), { timeoutMs: 5000, what: 'the oldest to go' });
+    await waitFor(() => silent.slice(-LIMITS.maxConnections).every((h) => !h.closed()) && silent.slice(0, 15).every((h) => h.closed()), {
+      timeoutMs: 5000,
+      what: 'the oldest to go',
+    });
     const request = await open(port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n');
     await waitFor(() => request.received().endsWith('ok'), { timeoutMs: 5000, what: 'the request to be answered' });
   });
@@ -133,24 +160,38 @@ describe('capConnections', () => {
     const ca = createCertificateAuthority();
     const cert = ca.issueServer('capped', ['127.0.0.1']);
     const pending: Array<() => void> = [];
-    const server = createHttpsServer({ cert: cert.certPem, key: cert.keyPem, ...serverTimeoutOptions(LIMITS) }, (_req, res) => void pending.push(() => res.end('late')));
+    const server = createHttpsServer(
+      { cert: cert.certPem, key: cert.keyPem, ...serverTimeoutOptions(LIMITS) },
+      (_req, res) => void pending.push(() => res.end('late')),
+    );
     capConnections(server, LIMITS, { log: quiet, portName: 'the test port', variable: 'TEST_MAX_CONNECTIONS' });
     servers.push(server);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
-    const inFlight = await Promise.all(Array.from({ length: 5 }, () => new Promise<{ received: () => string }>((resolve) => {
-      const socket = tlsConnect({ port, host: '127.0.0.1', ca: ca.certPem }, () => socket.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\n'));
-      sockets.push(socket);
-      let received = '';
-      socket.on('error', () => undefined);
-      socket.on('data', (d: Buffer) => void (received += d.toString()));
-      resolve({ received: () => received });
-    })));
+    const inFlight = await Promise.all(
+      Array.from(
+        { length: 5 },
+        () =>
+          new Promise<{ received: () => string }>((resolve) => {
+            const socket = tlsConnect({ port, host: '127.0.0.1', ca: ca.certPem }, () =>
+              socket.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\n'),
+            );
+            sockets.push(socket);
+            let received = '';
+            socket.on('error', () => undefined);
+            socket.on('data', (d: Buffer) => void (received += d.toString()));
+            resolve({ received: () => received });
+          }),
+      ),
+    );
     await waitFor(() => pending.length === 5, { timeoutMs: 5000, what: 'the five requests to arrive' });
     const silent: Handle[] = [];
     for (let i = 0; i < 20; i++) silent.push(await open(port));
     await waitFor(() => openCount(silent) <= LIMITS.maxConnections - 5, { timeoutMs: 5000, what: 'the silent ones to evict each other' });
     pending.splice(0).forEach((f) => f());
-    await waitFor(() => inFlight.every((c) => c.received().endsWith('late')), { timeoutMs: 5000, what: 'the requests in flight to be answered' });
+    await waitFor(() => inFlight.every((c) => c.received().endsWith('late')), {
+      timeoutMs: 5000,
+      what: 'the requests in flight to be answered',
+    });
   });
 });

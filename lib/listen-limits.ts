@@ -36,17 +36,27 @@ export interface ListenLimitDefaults {
 
 /** `<prefix>_MAX_CONNECTIONS`, `<prefix>_HEADERS_TIMEOUT_SECONDS`, `<prefix>_KEEPALIVE_TIMEOUT_SECONDS`. */
 export function readListenLimits(env: Env, prefix: string, defaults: ListenLimitDefaults): ListenLimits {
-  const headersTimeoutSeconds = intVar(env, `${prefix}_HEADERS_TIMEOUT_SECONDS`, { default: defaults.headersTimeoutSeconds, min: 1, max: 300 });
+  const headersTimeoutSeconds = intVar(env, `${prefix}_HEADERS_TIMEOUT_SECONDS`, {
+    default: defaults.headersTimeoutSeconds,
+    min: 1,
+    max: 300,
+  });
   return {
     maxConnections: intVar(env, `${prefix}_MAX_CONNECTIONS`, { default: defaults.maxConnections, min: 10, max: 1_000_000 }),
     headersTimeoutMs: headersTimeoutSeconds * 1000,
     requestTimeoutMs: Math.max(headersTimeoutSeconds, defaults.requestTimeoutSeconds ?? headersTimeoutSeconds + 30) * 1000,
-    keepAliveTimeoutMs: intVar(env, `${prefix}_KEEPALIVE_TIMEOUT_SECONDS`, { default: defaults.keepAliveTimeoutSeconds, min: 1, max: 3600 }) * 1000,
+    keepAliveTimeoutMs:
+      intVar(env, `${prefix}_KEEPALIVE_TIMEOUT_SECONDS`, { default: defaults.keepAliveTimeoutSeconds, min: 1, max: 3600 }) * 1000,
   };
 }
 
 /** The options of `http.createServer` / `https.createServer` that carry the timeouts. */
-export function serverTimeoutOptions(limits: ListenLimits): { headersTimeout: number; requestTimeout: number; keepAliveTimeout: number; connectionsCheckingInterval: number } {
+export function serverTimeoutOptions(limits: ListenLimits): {
+  headersTimeout: number;
+  requestTimeout: number;
+  keepAliveTimeout: number;
+  connectionsCheckingInterval: number;
+} {
   return {
     headersTimeout: limits.headersTimeoutMs,
     requestTimeout: limits.requestTimeoutMs,
@@ -90,7 +100,11 @@ export function capConnections(server: Server, limits: ListenLimits, options: Co
   const warn = (refused: boolean) => {
     if (Date.now() - warnedAt < 60_000) return; // once a minute: a flood must not flood the log too
     warnedAt = Date.now();
-    options.log.warn(`${options.portName} is at its connection cap (${options.variable}); ${refused ? 'every connection is busy, new ones are refused' : 'idle connections are closed to make room'}`, { maxConnections: limits.maxConnections });
+    options.log.warn(
+      `${options.portName} is at its connection cap (${options.variable}); ` +
+        `${refused ? 'every connection is busy, new ones are refused' : 'idle connections are closed to make room'}`,
+      { maxConnections: limits.maxConnections },
+    );
   };
 
   server.on('connection', (socket: Socket) => {

@@ -52,11 +52,17 @@ const defaultSink = (line: string, level: LogLevel): void => {
 };
 
 export function createLogger(options: LoggerOptions, bound: Record<string, unknown> = {}): Logger {
-  const min = ORDER[options.level ?? ((process.env.LOG_LEVEL as LogLevel | undefined) ?? 'info')] ?? ORDER.info;
+  const min = ORDER[options.level ?? (process.env.LOG_LEVEL as LogLevel | undefined) ?? 'info'] ?? ORDER.info;
   const sink = options.sink ?? defaultSink;
   const write = (level: LogLevel, msg: string, fields?: Record<string, unknown>): void => {
     if (ORDER[level] < min) return;
-    const record = { time: new Date().toISOString(), level, name: options.name, msg: redact(msg), ...(clean({ ...bound, ...fields }) as object) };
+    const record = {
+      time: new Date().toISOString(),
+      level,
+      name: options.name,
+      msg: redact(msg),
+      ...(clean({ ...bound, ...fields }) as object),
+    };
     sink(JSON.stringify(record), level);
   };
   return {

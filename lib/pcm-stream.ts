@@ -15,13 +15,17 @@ export class Pcm16StreamResampler {
   /** Input samples per output step and output steps per input sample, reduced (16k->24k: 2 and 3). */
   private readonly step: number;
   private readonly scale: number;
-  /** Position of the next output sample, in 1/scale input samples from the current chunk's start; -scale..0 means between the carried sample and the chunk's first. */
+  /**
+   * Position of the next output sample, in 1/scale input samples from the current chunk's start; -scale..0 means
+   * between the carried sample and the chunk's first.
+   */
   private position = 0;
   /** The previous chunk's last sample, for interpolating across the edge. */
   private carry: number | null = null;
 
   constructor(from: number, to: number) {
-    if (!(Number.isInteger(from) && Number.isInteger(to) && from > 0 && to > 0)) throw new Error(`sample rates must be positive integers, got ${from} and ${to}`);
+    if (!(Number.isInteger(from) && Number.isInteger(to) && from > 0 && to > 0))
+      throw new Error(`sample rates must be positive integers, got ${from} and ${to}`);
     const d = gcd(from, to);
     this.step = from / d;
     this.scale = to / d;

@@ -3,7 +3,7 @@ import { parseWav, resamplePcm16, silencePcm, wavFromPcm16 } from './pcm.ts';
 
 const ramp = (samples: number): Buffer => {
   const pcm = Buffer.alloc(samples * 2);
-  for (let i = 0; i < samples; i++) pcm.writeInt16LE((i * 97) % 30000 - 15000, i * 2);
+  for (let i = 0; i < samples; i++) pcm.writeInt16LE(((i * 97) % 30000) - 15000, i * 2);
   return pcm;
 };
 
@@ -15,7 +15,7 @@ describe('WAV', () => {
     expect(decoded.pcm.equals(pcm)).toBe(true);
   });
 
-  it("reads a streamed WAV whose data size is unknown (0xFFFFFFFF) to the last whole sample", () => {
+  it('reads a streamed WAV whose data size is unknown (0xFFFFFFFF) to the last whole sample', () => {
     const wav = wavFromPcm16(ramp(10), 22_050);
     wav.writeUInt32LE(0xffffffff, 40);
     expect(parseWav(Buffer.concat([wav, Buffer.from([1])])).pcm.length).toBe(20);

@@ -31,7 +31,8 @@ export function wavFromPcm16(pcm: Buffer, sampleRate: number): Buffer {
 
 /** The samples of a 16-bit PCM WAV, walking its chunks (no assumption on header size). */
 export function parseWav(wav: Buffer): DecodedWav {
-  if (wav.length < 12 || wav.toString('ascii', 0, 4) !== 'RIFF' || wav.toString('ascii', 8, 12) !== 'WAVE') throw new Error('not a WAV file');
+  if (wav.length < 12 || wav.toString('ascii', 0, 4) !== 'RIFF' || wav.toString('ascii', 8, 12) !== 'WAVE')
+    throw new Error('not a WAV file');
   let offset = 12;
   let sampleRate = 0;
   let channels = 0;

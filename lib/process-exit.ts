@@ -27,7 +27,8 @@ interface SystemError extends Error {
 export function describeListenError(err: unknown, address: { host: string; port: number; variable: string }): string {
   const e = err as SystemError;
   const where = `${address.host}:${address.port}`;
-  if (e.code === 'EADDRINUSE') return `cannot listen on ${where}: the port is already in use (EADDRINUSE); stop what holds it or set ${address.variable} to a free port`;
+  if (e.code === 'EADDRINUSE')
+    return `cannot listen on ${where}: the port is already in use (EADDRINUSE); stop what holds it or set ${address.variable} to a free port`;
   if (e.code === 'EACCES') return `cannot listen on ${where}: permission denied (EACCES); use a port above 1023 or grant the capability`;
   if (e.code === 'EADDRNOTAVAIL') return `cannot listen on ${where}: no such local address (EADDRNOTAVAIL); check the host setting`;
   return `cannot listen on ${where}: ${e.code ?? ''}${e.code ? ' ' : ''}${e.message}`;

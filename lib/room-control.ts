@@ -30,7 +30,8 @@ export function encodeControl(msg: Record<string, unknown>): Uint8Array<ArrayBuf
 export function decodeControl(payload: Uint8Array): ({ type: string } & Record<string, unknown>) | null {
   try {
     const msg = JSON.parse(new TextDecoder().decode(payload)) as unknown;
-    if (msg && typeof msg === 'object' && !Array.isArray(msg) && typeof (msg as { type?: unknown }).type === 'string') return msg as { type: string } & Record<string, unknown>;
+    if (msg && typeof msg === 'object' && !Array.isArray(msg) && typeof (msg as { type?: unknown }).type === 'string')
+      return msg as { type: string } & Record<string, unknown>;
   } catch {
     // Not ours.
   }

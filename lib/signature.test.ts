@@ -23,7 +23,17 @@ describe('parseSignatureHeader', () => {
   });
 
   it('refuses a missing, repeated or non-numeric t, items without "=", and empty items', () => {
-    for (const bad of [`v1=${hex}`, `t=1,t=2,v1=${hex}`, `t=x,v1=${hex}`, `t=1234567890123,v1=${hex}`, `t=1,${hex}`, `t=1,,v1=${hex}`, `t=1,v1=${hex},`, `=1,v1=${hex}`, '']) {
+    for (const bad of [
+      `v1=${hex}`,
+      `t=1,t=2,v1=${hex}`,
+      `t=x,v1=${hex}`,
+      `t=1234567890123,v1=${hex}`,
+      `t=1,${hex}`,
+      `t=1,,v1=${hex}`,
+      `t=1,v1=${hex},`,
+      `=1,v1=${hex}`,
+      '',
+    ]) {
       expect(parseSignatureHeader(bad), bad).toBe('bad_format');
     }
   });

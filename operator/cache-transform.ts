@@ -30,13 +30,17 @@ export function trimPool(pool: KubeItem): KubeItem {
  * reads it to know whether the first replica count was handed over), and no last-applied copy.
  */
 export function trimChild(child: KubeItem): KubeItem {
-  const { managedFields, annotations, ...metadata } = child.metadata as Metadata & { managedFields?: ManagedFieldsEntry[]; annotations?: Record<string, string> };
+  const { managedFields, annotations, ...metadata } = child.metadata as Metadata & {
+    managedFields?: ManagedFieldsEntry[];
+    annotations?: Record<string, string>;
+  };
   const replicasOwners = (managedFields ?? [])
     .filter((m) => (m.fieldsV1?.['f:spec'] as Record<string, unknown> | undefined)?.['f:replicas'] !== undefined)
     .map((m) => ({ manager: m.manager, fieldsV1: { 'f:spec': { 'f:replicas': {} } } }));
-  const kept = annotations && 'kubectl.kubernetes.io/last-applied-configuration' in annotations
-    ? Object.fromEntries(Object.entries(annotations).filter(([k]) => k !== 'kubectl.kubernetes.io/last-applied-configuration'))
-    : annotations;
+  const kept =
+    annotations && 'kubectl.kubernetes.io/last-applied-configuration' in annotations
+      ? Object.fromEntries(Object.entries(annotations).filter(([k]) => k !== 'kubectl.kubernetes.io/last-applied-configuration'))
+      : annotations;
   return {
     ...child,
     metadata: { ...metadata, ...(kept ? { annotations: kept } : {}), ...(replicasOwners.length ? { managedFields: replicasOwners } : {}) },

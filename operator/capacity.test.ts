@@ -3,7 +3,12 @@ import { bytesOf, cpuOf, defaultSessionsPerReplica, MEASURED_CAPACITY, sessionsP
 import type { VoiceWorkerPoolSpec } from './types.ts';
 
 const MiB = 2 ** 20;
-const spec = (cpu: string | number, memory: string, roomProvider: VoiceWorkerPoolSpec['roomProvider'] = 'livekit', sizing?: VoiceWorkerPoolSpec['sizing']) => ({
+const spec = (
+  cpu: string | number,
+  memory: string,
+  roomProvider: VoiceWorkerPoolSpec['roomProvider'] = 'livekit',
+  sizing?: VoiceWorkerPoolSpec['sizing'],
+) => ({
   resources: { requests: { cpu, memory }, limits: { cpu: '8', memory: '16Gi' } },
   roomProvider,
   ...(sizing ? { sizing } : {}),
@@ -46,7 +51,11 @@ describe('sessions per replica from the measured capacity', () => {
 
   it('keeps Daily pools at 1 (their bridge was never measured) and an explicit sessionsPerReplica as it is', () => {
     expect(defaultSessionsPerReplica(spec('8', '64Gi', 'daily'))).toBe(1);
-    expect(sessionsPerReplica(spec('8', '64Gi', 'livekit', { p95ConcurrentSessions: 10, headroomPercent: 20, sessionsPerReplica: 1 }))).toBe(1);
-    expect(sessionsPerReplica(spec('8', '64Gi', 'livekit', { p95ConcurrentSessions: 10, headroomPercent: 20 }))).toBe(defaultSessionsPerReplica(spec('8', '64Gi')));
+    expect(
+      sessionsPerReplica(spec('8', '64Gi', 'livekit', { p95ConcurrentSessions: 10, headroomPercent: 20, sessionsPerReplica: 1 })),
+    ).toBe(1);
+    expect(sessionsPerReplica(spec('8', '64Gi', 'livekit', { p95ConcurrentSessions: 10, headroomPercent: 20 }))).toBe(
+      defaultSessionsPerReplica(spec('8', '64Gi')),
+    );
   });
 });

@@ -48,7 +48,9 @@ export function bytesOf(quantity: string): number {
  * Daily rooms stay at one bot per replica, so at its DAILY_SESSIONS_PER_BOT sessions: each Daily bot
  * adds a Python bridge with its own WebRTC runtime, which the bench cannot run here (docs/operator.md).
  */
-export function defaultSessionsPerReplica(spec: Pick<VoiceWorkerPoolSpec, 'roomProvider'> & { resources?: { requests?: Partial<VoiceWorkerPoolSpec['resources']['requests']> } }): number {
+export function defaultSessionsPerReplica(
+  spec: Pick<VoiceWorkerPoolSpec, 'roomProvider'> & { resources?: { requests?: Partial<VoiceWorkerPoolSpec['resources']['requests']> } },
+): number {
   if (spec.roomProvider === 'daily') return DAILY_SESSIONS_PER_BOT;
   // The API server fills in the CRD's defaults; a spec built by hand may lack them.
   const requests = { ...CRD_DEFAULT_REQUESTS, ...spec.resources?.requests };

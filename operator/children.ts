@@ -26,7 +26,10 @@ export function controllingPool(object: { metadata: { namespace?: string; ownerR
 }
 
 /** Managers that own a field path in an object's managedFields (e.g. ['spec', 'replicas']). */
-export function fieldOwners(managedFields: Array<{ manager?: string; fieldsV1?: Record<string, unknown> }> | undefined, path: string[]): string[] {
+export function fieldOwners(
+  managedFields: Array<{ manager?: string; fieldsV1?: Record<string, unknown> }> | undefined,
+  path: string[],
+): string[] {
   const owners: string[] = [];
   for (const entry of managedFields ?? []) {
     let node: unknown = entry.fieldsV1;
@@ -44,8 +47,9 @@ export function childFingerprint(kind: ChildKind, child: { metadata: Record<stri
   const { labels, annotations, ownerReferences, deletionTimestamp, generation } = child.metadata;
   const rest = Object.fromEntries(Object.entries(child).filter(([k]) => k !== 'metadata' && k !== 'status'));
   const status = child.status as Record<string, unknown> | undefined;
-  const rollout = kind === 'Deployment' && status
-    ? [status.observedGeneration, status.replicas, status.updatedReplicas, status.readyReplicas, status.availableReplicas]
-    : null;
+  const rollout =
+    kind === 'Deployment' && status
+      ? [status.observedGeneration, status.replicas, status.updatedReplicas, status.readyReplicas, status.availableReplicas]
+      : null;
   return JSON.stringify([labels, annotations, ownerReferences, deletionTimestamp, generation, rest, rollout]);
 }

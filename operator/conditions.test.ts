@@ -2,7 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { blockedConditions, healthConditions, mergeConditions, transcriptCondition, type RolloutState } from './conditions.ts';
 
 /** A Deployment that finished rolling out `n` workers at generation 1. */
-const settled = (n: number, extra: Partial<RolloutState> = {}): RolloutState => ({ generation: 1, observedGeneration: 1, replicas: n, statusReplicas: n, updated: n, available: n, ready: n, ...extra });
+const settled = (n: number, extra: Partial<RolloutState> = {}): RolloutState => ({
+  generation: 1,
+  observedGeneration: 1,
+  replicas: n,
+  statusReplicas: n,
+  updated: n,
+  available: n,
+  ready: n,
+  ...extra,
+});
 
 describe('conditions', () => {
   const t0 = new Date('2030-01-01T00:00:00.123Z');
@@ -19,7 +28,11 @@ describe('conditions', () => {
 
   it('read the rollout like kubectl rollout status: a Deployment whose new generation is not observed is still rolling out', () => {
     const stale = healthConditions('p', settled(3, { generation: 2 }), 3);
-    expect(stale[1]).toMatchObject({ status: 'True', reason: 'RollingOut', message: 'Deployment p: waiting for the Deployment controller to observe generation 2' });
+    expect(stale[1]).toMatchObject({
+      status: 'True',
+      reason: 'RollingOut',
+      message: 'Deployment p: waiting for the Deployment controller to observe generation 2',
+    });
     // Old pods still running beside updated ones: not complete either.
     expect(healthConditions('p', settled(3, { statusReplicas: 4 }), 3)[1]!.status).toBe('True');
     expect(healthConditions('p', settled(3, { available: 2, updated: 3 }), 3)[1]!.status).toBe('True');
@@ -38,7 +51,11 @@ describe('conditions', () => {
   });
 
   it('warn when transcripts would live on an emptyDir', () => {
-    expect(transcriptCondition('p', undefined)).toMatchObject({ type: 'TranscriptsDurable', status: 'False', reason: 'EphemeralTranscriptStore' });
+    expect(transcriptCondition('p', undefined)).toMatchObject({
+      type: 'TranscriptsDurable',
+      status: 'False',
+      reason: 'EphemeralTranscriptStore',
+    });
     expect(transcriptCondition('p', 'file:///var/lib/voice-worker/t')).toMatchObject({ status: 'False' });
     expect(transcriptCondition('p', 's3://bucket/t')).toMatchObject({ status: 'True', reason: 'ObjectStore' });
   });
@@ -54,7 +71,11 @@ describe('conditions', () => {
 
   it('put the cause of a blocked pool in Degraded and Ready (the printed reason); Progressing says Blocked', () => {
     const c = blockedConditions('SecretNotFound', 'Secret ns/x does not exist');
-    expect(c.find((x) => x.type === 'Degraded')).toMatchObject({ status: 'True', reason: 'SecretNotFound', message: 'Secret ns/x does not exist' });
+    expect(c.find((x) => x.type === 'Degraded')).toMatchObject({
+      status: 'True',
+      reason: 'SecretNotFound',
+      message: 'Secret ns/x does not exist',
+    });
     expect(c.find((x) => x.type === 'Ready')).toMatchObject({ status: 'False', reason: 'SecretNotFound' });
     expect(c.find((x) => x.type === 'Progressing')).toMatchObject({ status: 'False', reason: 'Blocked' });
   });

@@ -4,7 +4,13 @@
  */
 import type { Condition } from './types.ts';
 
-export const ConditionType = { Ready: 'Ready', Progressing: 'Progressing', Degraded: 'Degraded', TranscriptsDurable: 'TranscriptsDurable', SpeechReady: 'SpeechReady' } as const;
+export const ConditionType = {
+  Ready: 'Ready',
+  Progressing: 'Progressing',
+  Degraded: 'Degraded',
+  TranscriptsDurable: 'TranscriptsDurable',
+  SpeechReady: 'SpeechReady',
+} as const;
 
 export const Reason = {
   /** Ready */
@@ -83,25 +89,50 @@ export function healthConditions(name: string, d: RolloutState, floor: number): 
     floor === 0 && d.replicas === 0
       ? { type: ConditionType.Ready, status: 'True', reason: Reason.ScaledToZero, message: `${name} is scaled to zero workers` }
       : floor > 0 && d.available >= floor
-        ? { type: ConditionType.Ready, status: 'True', reason: Reason.ReplicasReady, message: `${d.available}/${floor} workers of ${name} are available` }
-        : { type: ConditionType.Ready, status: 'False', reason: Reason.ReplicasNotReady, message: `${d.available}/${Math.max(floor, 1)} workers of ${name} are available` };
+        ? {
+            type: ConditionType.Ready,
+            status: 'True',
+            reason: Reason.ReplicasReady,
+            message: `${d.available}/${floor} workers of ${name} are available`,
+          }
+        : {
+            type: ConditionType.Ready,
+            status: 'False',
+            reason: Reason.ReplicasNotReady,
+            message: `${d.available}/${Math.max(floor, 1)} workers of ${name} are available`,
+          };
   const progressing: ConditionInput = complete
-    ? { type: ConditionType.Progressing, status: 'False', reason: Reason.RolloutComplete, message: `Deployment ${name} has ${d.updated} updated workers` }
+    ? {
+        type: ConditionType.Progressing,
+        status: 'False',
+        reason: Reason.RolloutComplete,
+        message: `Deployment ${name} has ${d.updated} updated workers`,
+      }
     : {
         type: ConditionType.Progressing,
         status: 'True',
         reason: Reason.RollingOut,
-        message: d.observedGeneration < d.generation
-          ? `Deployment ${name}: waiting for the Deployment controller to observe generation ${d.generation}`
-          : `Deployment ${name} is rolling out: ${d.updated}/${d.replicas} updated, ${d.available} available`,
+        message:
+          d.observedGeneration < d.generation
+            ? `Deployment ${name}: waiting for the Deployment controller to observe generation ${d.generation}`
+            : `Deployment ${name} is rolling out: ${d.updated}/${d.replicas} updated, ${d.available} available`,
       };
-  return [ready, progressing, { type: ConditionType.Degraded, status: 'False', reason: Reason.AsExpected, message: `All children of ${name} are applied` }];
+  return [
+    ready,
+    progressing,
+    { type: ConditionType.Degraded, status: 'False', reason: Reason.AsExpected, message: `All children of ${name} are applied` },
+  ];
 }
 
 /** Transcripts on an emptyDir vanish with the pod: say so, as a condition that stays visible. */
 export function transcriptCondition(name: string, store: string | undefined): ConditionInput {
   return store?.startsWith('s3://')
-    ? { type: ConditionType.TranscriptsDurable, status: 'True', reason: Reason.ObjectStore, message: `Transcripts of ${name} go to ${store}` }
+    ? {
+        type: ConditionType.TranscriptsDurable,
+        status: 'True',
+        reason: Reason.ObjectStore,
+        message: `Transcripts of ${name} go to ${store}`,
+      }
     : {
         type: ConditionType.TranscriptsDurable,
         status: 'False',
@@ -128,8 +159,18 @@ export function blockedConditions(reason: string, message: string): ConditionInp
  */
 export function speechCondition(deployment: string, available: number): ConditionInput {
   return available > 0
-    ? { type: ConditionType.SpeechReady, status: 'True', reason: Reason.SpeechAvailable, message: `${available} speech servers of Deployment ${deployment} are available` }
-    : { type: ConditionType.SpeechReady, status: 'False', reason: Reason.SpeechNotReady, message: `no speech server of Deployment ${deployment} is available yet` };
+    ? {
+        type: ConditionType.SpeechReady,
+        status: 'True',
+        reason: Reason.SpeechAvailable,
+        message: `${available} speech servers of Deployment ${deployment} are available`,
+      }
+    : {
+        type: ConditionType.SpeechReady,
+        status: 'False',
+        reason: Reason.SpeechNotReady,
+        message: `no speech server of Deployment ${deployment} is available yet`,
+      };
 }
 
 /**

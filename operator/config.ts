@@ -50,7 +50,10 @@ export interface OperatorConfig {
 function listVar(env: Env, name: string): string[] | undefined {
   const raw = env[name];
   if (raw === undefined) return undefined;
-  return raw.split(',').map((s) => s.trim()).filter(Boolean);
+  return raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 /** WORKER_RUN_AS_USER: a uid for runAsUser/runAsGroup/fsGroup, or `platform` to leave them to it. */
@@ -71,10 +74,14 @@ function metricsAuthVar(env: Env): 'kubernetes' | 'none' {
 /** The token bucket's rate and burst when KUBE_API_QPS is set; nothing (no client-side limit) otherwise. */
 function apiRateLimit(env: Env): { apiQps?: number; apiBurst?: number } {
   if (optionalString(env, 'KUBE_API_QPS') === undefined) {
-    if (optionalString(env, 'KUBE_API_BURST') !== undefined) throw new ConfigError('KUBE_API_BURST', 'needs KUBE_API_QPS (there is no client-side rate limit without it)');
+    if (optionalString(env, 'KUBE_API_BURST') !== undefined)
+      throw new ConfigError('KUBE_API_BURST', 'needs KUBE_API_QPS (there is no client-side rate limit without it)');
     return {};
   }
-  return { apiQps: numberVar(env, 'KUBE_API_QPS', { default: 0, above: 0 }), apiBurst: intVar(env, 'KUBE_API_BURST', { default: 100, min: 1, max: 10_000 }) };
+  return {
+    apiQps: numberVar(env, 'KUBE_API_QPS', { default: 0, above: 0 }),
+    apiBurst: intVar(env, 'KUBE_API_BURST', { default: 100, min: 1, max: 10_000 }),
+  };
 }
 
 export function loadConfig(env: Env = process.env): Readonly<OperatorConfig> {
@@ -117,7 +124,9 @@ function buildOptions(env: Env): BuildOptions {
   const uid = runAsUser(env);
   return {
     ...(uid === undefined ? {} : { runAsUser: uid }),
-    ...(boolVar(env, 'WORKER_NETWORK_POLICY', { default: false }) ? { networkPolicy: { metricsNamespaces: listVar(env, 'WORKER_METRICS_NAMESPACES') ?? [] } } : {}),
+    ...(boolVar(env, 'WORKER_NETWORK_POLICY', { default: false })
+      ? { networkPolicy: { metricsNamespaces: listVar(env, 'WORKER_METRICS_NAMESPACES') ?? [] } }
+      : {}),
     ...workerImage(env),
   };
 }
@@ -127,6 +136,7 @@ function workerImage(env: Env): Pick<BuildOptions, 'workerImage'> {
   const repository = optionalString(env, 'WORKER_IMAGE_REPOSITORY');
   if (!repository) return {};
   const digest = optionalString(env, 'WORKER_IMAGE_DIGEST');
-  if (digest !== undefined && !/^sha256:[a-f0-9]{64}$/.test(digest)) throw new ConfigError('WORKER_IMAGE_DIGEST', 'must be sha256:<64 hex digits>');
+  if (digest !== undefined && !/^sha256:[a-f0-9]{64}$/.test(digest))
+    throw new ConfigError('WORKER_IMAGE_DIGEST', 'must be sha256:<64 hex digits>');
   return { workerImage: { repository, tag: optionalString(env, 'WORKER_IMAGE_TAG') ?? 'v1.3.0', ...(digest ? { digest } : {}) } };
 }

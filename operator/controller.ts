@@ -142,7 +142,13 @@ export async function startOperator(o: StartOptions): Promise<RunningOperator> {
     );
     // The pools' pods, to say why they do not run (only with READ_POD_STATUS: it needs pods list and watch).
     const pods = config.readPodStatus
-      ? poolPodInformer({ kube: scoped, namespace: config.watchNamespace, onLifecycle: lifecycle('pods'), enqueue: (key) => queue.add(key), ...(o.watchTimeoutSeconds ? { watchTimeoutSeconds: o.watchTimeoutSeconds } : {}) })
+      ? poolPodInformer({
+          kube: scoped,
+          namespace: config.watchNamespace,
+          onLifecycle: lifecycle('pods'),
+          enqueue: (key) => queue.add(key),
+          ...(o.watchTimeoutSeconds ? { watchTimeoutSeconds: o.watchTimeoutSeconds } : {}),
+        })
       : undefined;
     const informers = [pools, ...children.values()];
     const deps: ReconcileDeps = {
@@ -182,7 +188,8 @@ export async function startOperator(o: StartOptions): Promise<RunningOperator> {
       synced: Promise.all(informers.map((i) => i.whenSynced)),
       // Each pass's API calls end at its deadline (or the term's end), and so do those that mark a failed pool.
       reconcile: (key, signal) => reconcile({ ...deps, kube: kube.scoped(signal) }, key),
-      onFailure: (key, failure) => markFailed({ ...deps, kube: kube.scoped(AbortSignal.any([term.signal, AbortSignal.timeout(timeoutMs)])) }, key, failure),
+      onFailure: (key, failure) =>
+        markFailed({ ...deps, kube: kube.scoped(AbortSignal.any([term.signal, AbortSignal.timeout(timeoutMs)])) }, key, failure),
       onReconciled: () => reconcileCount++,
     });
     log.info('controller started', { namespace: config.watchNamespace ?? '(all)', workers: config.workers });
@@ -199,12 +206,18 @@ export async function startOperator(o: StartOptions): Promise<RunningOperator> {
     };
   }
 
-  const server = await startProbeServer(config.metricsHost, config.metricsPort, metrics.registry, () => {
-    const talking = performance.now() - elector.lastContact < config.leaseDurationMs * 2;
-    if (!talking) return { ok: false, why: 'no answer from the API server lately' };
-    if (elector.isLeader && !session?.synced()) return { ok: false, why: 'leading, caches not synced yet' };
-    return { ok: true, why: elector.isLeader ? 'leading' : 'standby' };
-  }, config.metricsAuth === 'kubernetes' ? kubernetesMetricsAuthorizer(kube) : undefined);
+  const server = await startProbeServer(
+    config.metricsHost,
+    config.metricsPort,
+    metrics.registry,
+    () => {
+      const talking = performance.now() - elector.lastContact < config.leaseDurationMs * 2;
+      if (!talking) return { ok: false, why: 'no answer from the API server lately' };
+      if (elector.isLeader && !session?.synced()) return { ok: false, why: 'leading, caches not synced yet' };
+      return { ok: true, why: elector.isLeader ? 'leading' : 'standby' };
+    },
+    config.metricsAuth === 'kubernetes' ? kubernetesMetricsAuthorizer(kube) : undefined,
+  );
   elector.start();
 
   return {

@@ -24,16 +24,25 @@ describe('cron in a time zone', () => {
   it('fires at the wall time in the zone, across the spring and autumn changes', () => {
     // Berlin: UTC+1 in winter, UTC+2 from 2030-03-31.
     expect(first('0 9 * * *', 'Europe/Berlin', '2030-03-29T00:00:00Z', 4)).toEqual([
-      '2030-03-29T08:00:00.000Z', '2030-03-30T08:00:00.000Z', '2030-03-31T07:00:00.000Z', '2030-04-01T07:00:00.000Z',
+      '2030-03-29T08:00:00.000Z',
+      '2030-03-30T08:00:00.000Z',
+      '2030-03-31T07:00:00.000Z',
+      '2030-04-01T07:00:00.000Z',
     ]);
-    expect(first('0 9 * * *', 'America/New_York', '2030-11-02T00:00:00Z', 2)).toEqual(['2030-11-02T13:00:00.000Z', '2030-11-03T14:00:00.000Z']);
+    expect(first('0 9 * * *', 'America/New_York', '2030-11-02T00:00:00Z', 2)).toEqual([
+      '2030-11-02T13:00:00.000Z',
+      '2030-11-03T14:00:00.000Z',
+    ]);
   });
 
   it('moves a skipped wall time past the jump and fires a repeated one once', () => {
     // 2030-03-31 02:30 does not exist in Berlin (02:00 -> 03:00): it fires at 03:30 local (01:30Z).
     expect(new Date(zonedInstant(2030, 3, 31, 2, 30, 'Europe/Berlin')).toISOString()).toBe('2030-03-31T01:30:00.000Z');
     // 2030-10-27 02:30 happens twice (03:00 -> 02:00): the first, still in summer time (00:30Z).
-    expect(first('30 2 27 10 *', 'Europe/Berlin', '2030-10-27T00:00:00Z', 2)).toEqual(['2030-10-27T00:30:00.000Z', '2031-10-27T01:30:00.000Z']);
+    expect(first('30 2 27 10 *', 'Europe/Berlin', '2030-10-27T00:00:00Z', 2)).toEqual([
+      '2030-10-27T00:30:00.000Z',
+      '2031-10-27T01:30:00.000Z',
+    ]);
   });
 
   it('honours day-of-month OR day-of-week when both are given, as cron does', () => {
@@ -49,14 +58,23 @@ describe('recurring pre-scaling', () => {
     const s = spec({ preScaling: { leadSeconds: 300, windows: [], schedules: [schedule] } });
     // Monday 2030-04-01, Berlin summer time: 09:00 local = 07:00Z, raised at 06:55Z.
     expect(decideFloor(s, new Date('2030-04-01T06:50:00Z'))).toMatchObject({ floor: 2, requeueAt: new Date('2030-04-01T06:55:00Z') });
-    expect(decideFloor(s, new Date('2030-04-01T06:55:00Z'))).toMatchObject({ floor: 8, windows: ['mornings'], requeueAt: new Date('2030-04-01T09:00:00Z') });
+    expect(decideFloor(s, new Date('2030-04-01T06:55:00Z'))).toMatchObject({
+      floor: 8,
+      windows: ['mornings'],
+      requeueAt: new Date('2030-04-01T09:00:00Z'),
+    });
     expect(decideFloor(s, new Date('2030-04-01T09:00:00Z'))).toMatchObject({ floor: 2, requeueAt: new Date('2030-04-02T06:55:00Z') });
     // Friday evening: the next boundary is Monday's.
     expect(decideFloor(s, new Date('2030-04-05T18:00:00Z')).requeueAt).toEqual(new Date('2030-04-08T06:55:00Z'));
   });
 
   it('ignores one-off windows that ended', () => {
-    const s = spec({ preScaling: { leadSeconds: 300, windows: [{ name: 'old', start: '2020-01-01T00:00:00Z', end: '2020-01-02T00:00:00Z', replicas: 900 }] } });
+    const s = spec({
+      preScaling: {
+        leadSeconds: 300,
+        windows: [{ name: 'old', start: '2020-01-01T00:00:00Z', end: '2020-01-02T00:00:00Z', replicas: 900 }],
+      },
+    });
     expect(decideFloor(s, new Date('2030-01-01T00:00:00Z'))).toMatchObject({ floor: 2, windows: [] });
     expect(decideFloor(s, new Date('2030-01-01T00:00:00Z')).requeueAt).toBeUndefined();
   });

@@ -16,7 +16,13 @@ export interface CronFields {
   anyDay: boolean;
 }
 
-const RANGES: Array<[number, number]> = [[0, 59], [0, 23], [1, 31], [1, 12], [0, 7]];
+const RANGES: Array<[number, number]> = [
+  [0, 59],
+  [0, 23],
+  [1, 31],
+  [1, 12],
+  [0, 7],
+];
 const FIELD_NAMES = ['minute', 'hour', 'day of month', 'month', 'day of week'];
 
 function parseField(text: string, index: number): Set<number> {
@@ -37,7 +43,13 @@ function parseField(text: string, index: number): Set<number> {
 export function parseCron(expression: string): CronFields {
   const parts = expression.trim().split(/\s+/);
   if (parts.length !== 5) throw new Error(`cron "${expression}" needs five fields (minute hour day-of-month month day-of-week)`);
-  const [minutes, hours, days, months, weekdays] = parts.map(parseField) as [Set<number>, Set<number>, Set<number>, Set<number>, Set<number>];
+  const [minutes, hours, days, months, weekdays] = parts.map(parseField) as [
+    Set<number>,
+    Set<number>,
+    Set<number>,
+    Set<number>,
+    Set<number>,
+  ];
   return { minutes, hours, days, months, weekdays, anyDay: parts[2] !== '*' && parts[4] !== '*' };
 }
 
@@ -47,7 +59,15 @@ const formatters = new Map<string, Intl.DateTimeFormat>();
 export function wallClock(instant: number, timeZone: string): { y: number; mo: number; d: number; h: number; mi: number } {
   let f = formatters.get(timeZone);
   if (!f) {
-    f = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric' });
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+    });
     formatters.set(timeZone, f);
   }
   const p = Object.fromEntries(f.formatToParts(new Date(instant)).map((x) => [x.type, Number(x.value)]));
@@ -64,7 +84,10 @@ export function zonedInstant(y: number, mo: number, d: number, h: number, mi: nu
   const wall = Date.UTC(y, mo - 1, d, h, mi);
   const before = offsetAt(wall - 43_200_000, timeZone);
   const after = offsetAt(wall + 43_200_000, timeZone);
-  const valid = [...new Set([before, after])].map((o) => wall - o).filter((t) => offsetAt(t, timeZone) === wall - t).sort((a, b) => a - b);
+  const valid = [...new Set([before, after])]
+    .map((o) => wall - o)
+    .filter((t) => offsetAt(t, timeZone) === wall - t)
+    .sort((a, b) => a - b);
   return valid[0] ?? wall - before; // in the gap: the offset before the jump lands after it
 }
 
@@ -94,7 +117,8 @@ export function* occurrences(cron: CronFields, timeZone: string, from: number, m
     // No transition near this day: every wall time is one subtraction away, already in order.
     const steady = offset === offsetAt(midnight + 86_400_000 + DAY_MARGIN_MS, timeZone);
     const starts = new Set<number>();
-    for (const h of hours) for (const mi of minutes) starts.add(steady ? midnight + (h * 60 + mi) * 60_000 - offset : zonedInstant(y, mo, d, h, mi, timeZone));
+    for (const h of hours)
+      for (const mi of minutes) starts.add(steady ? midnight + (h * 60 + mi) * 60_000 - offset : zonedInstant(y, mo, d, h, mi, timeZone));
     for (const t of steady ? starts : [...starts].sort((a, b) => a - b)) if (t >= from) yield t;
   }
 }

@@ -10,7 +10,11 @@ import { defaultSessionsPerReplica } from './capacity.ts';
  * CRD's CEL rule (which cannot) is read here and must name the same number.
  */
 const crd = parse(readFileSync(new URL('../crds/voice.service.io_voiceworkerpools.yaml', import.meta.url), 'utf8')) as {
-  spec: { versions: Array<{ schema: { openAPIV3Schema: { properties: { spec: { 'x-kubernetes-validations': Array<{ rule: string; message: string }> } } } } }> };
+  spec: {
+    versions: Array<{
+      schema: { openAPIV3Schema: { properties: { spec: { 'x-kubernetes-validations': Array<{ rule: string; message: string }> } } } };
+    }>;
+  };
 };
 
 describe('one session per Daily bot', () => {
@@ -26,9 +30,19 @@ describe('one session per Daily bot', () => {
   });
 
   it("is the worker's limit and the operator's default for Daily pools", () => {
-    const daily = { WORKER_TOKEN: 'a-long-enough-worker-token', BACKEND_URL: 'https://app.example.com', OPENAI_API_KEY: 'sk-test', ROOM_PROVIDER: 'daily', DAILY_API_KEY: 'k' };
-    expect(loadConfig({ ...daily, BOT_SESSIONS_PER_PROCESS: String(DAILY_SESSIONS_PER_BOT) }).botSessionsPerProcess).toBe(DAILY_SESSIONS_PER_BOT);
+    const daily = {
+      WORKER_TOKEN: 'a-long-enough-worker-token',
+      BACKEND_URL: 'https://app.example.com',
+      OPENAI_API_KEY: 'sk-test',
+      ROOM_PROVIDER: 'daily',
+      DAILY_API_KEY: 'k',
+    };
+    expect(loadConfig({ ...daily, BOT_SESSIONS_PER_PROCESS: String(DAILY_SESSIONS_PER_BOT) }).botSessionsPerProcess).toBe(
+      DAILY_SESSIONS_PER_BOT,
+    );
     expect(() => loadConfig({ ...daily, BOT_SESSIONS_PER_PROCESS: String(DAILY_SESSIONS_PER_BOT + 1) })).toThrow(ConfigError);
-    expect(defaultSessionsPerReplica({ roomProvider: 'daily', resources: { requests: { cpu: '8', memory: '64Gi' } } })).toBe(DAILY_SESSIONS_PER_BOT);
+    expect(defaultSessionsPerReplica({ roomProvider: 'daily', resources: { requests: { cpu: '8', memory: '64Gi' } } })).toBe(
+      DAILY_SESSIONS_PER_BOT,
+    );
   });
 });

@@ -3,7 +3,15 @@ import type { Logger } from '../lib/log.ts';
 import { resourcePath, type KubeClient } from './kube.ts';
 import type { VoiceWorkerPool } from './types.ts';
 
-export async function recordEvent(kube: KubeClient, log: Logger, pool: VoiceWorkerPool, type: 'Normal' | 'Warning', reason: string, message: string, now: Date): Promise<void> {
+export async function recordEvent(
+  kube: KubeClient,
+  log: Logger,
+  pool: VoiceWorkerPool,
+  type: 'Normal' | 'Warning',
+  reason: string,
+  message: string,
+  now: Date,
+): Promise<void> {
   const time = now.toISOString().replace(/\.\d{3}Z$/, 'Z');
   try {
     await kube.request('POST', resourcePath({ group: '', version: 'v1', plural: 'events', namespace: pool.metadata.namespace }), {
@@ -11,7 +19,13 @@ export async function recordEvent(kube: KubeClient, log: Logger, pool: VoiceWork
         apiVersion: 'v1',
         kind: 'Event',
         metadata: { generateName: `${pool.metadata.name}.`, namespace: pool.metadata.namespace },
-        involvedObject: { apiVersion: pool.apiVersion, kind: pool.kind, name: pool.metadata.name, namespace: pool.metadata.namespace, uid: pool.metadata.uid },
+        involvedObject: {
+          apiVersion: pool.apiVersion,
+          kind: pool.kind,
+          name: pool.metadata.name,
+          namespace: pool.metadata.namespace,
+          uid: pool.metadata.uid,
+        },
         type,
         reason,
         message,

@@ -16,7 +16,8 @@ export async function markFailed(deps: ReconcileDeps, key: string, failure: Fail
   const pool = deps.cache?.pool(namespace, name);
   if (!pool || pool.metadata.deletionTimestamp) return;
   const reason = failure.kind === 'timeout' ? Reason.ReconcileTimedOut : Reason.ReconcileFailed;
-  const message = `VoiceWorkerPool ${name}: ${failure.kind === 'timeout' ? 'the reconcile was cut off' : 'the reconcile failed'} (retrying with backoff): ${failure.error.message}`.slice(0, MAX_MESSAGE);
+  const what = failure.kind === 'timeout' ? 'the reconcile was cut off' : 'the reconcile failed';
+  const message = `VoiceWorkerPool ${name}: ${what} (retrying with backoff): ${failure.error.message}`.slice(0, MAX_MESSAGE);
   const kept: ConditionInput[] = (pool.status?.conditions ?? [])
     .filter((c) => c.type !== ConditionType.Degraded)
     .map(({ type, status, reason: r, message: m }) => ({ type, status, reason: r, message: m }));

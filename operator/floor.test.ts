@@ -17,12 +17,17 @@ describe('sizingFloor', () => {
 
   it('matches the formula computed in exact rational arithmetic for any inputs', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 100_000 }), fc.integer({ min: 0, max: 500 }), fc.integer({ min: 1, max: 1000 }), (p95, headroom, per) => {
-        const numerator = BigInt(p95) * BigInt(100 + headroom);
-        const denominator = BigInt(100 * per);
-        const expected = Number((numerator + denominator - 1n) / denominator);
-        expect(sizingFloor({ p95ConcurrentSessions: p95, headroomPercent: headroom, sessionsPerReplica: per })).toBe(expected);
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 100_000 }),
+        fc.integer({ min: 0, max: 500 }),
+        fc.integer({ min: 1, max: 1000 }),
+        (p95, headroom, per) => {
+          const numerator = BigInt(p95) * BigInt(100 + headroom);
+          const denominator = BigInt(100 * per);
+          const expected = Number((numerator + denominator - 1n) / denominator);
+          expect(sizingFloor({ p95ConcurrentSessions: p95, headroomPercent: headroom, sessionsPerReplica: per })).toBe(expected);
+        },
+      ),
     );
   });
 });
@@ -49,17 +54,42 @@ describe('pre-scaling windows', () => {
 
   it('raises the floor above sizing and the base, and requeues at the boundary', () => {
     const s = spec({
-      autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 50, targetCPUUtilizationPercentage: 70, scaleDown: { stabilizationWindowSeconds: 300, maxPercentPerMinute: 10 } },
+      autoscaling: {
+        enabled: true,
+        minReplicas: 2,
+        maxReplicas: 50,
+        targetCPUUtilizationPercentage: 70,
+        scaleDown: { stabilizationWindowSeconds: 300, maxPercentPerMinute: 10 },
+      },
       sizing: { p95ConcurrentSessions: 10, headroomPercent: 20, sessionsPerReplica: 1 },
       preScaling: { leadSeconds: 300, windows },
     });
-    expect(decideFloor(s, at('2030-01-01T08:00:00Z'))).toEqual({ floor: 12, fromSizing: 12, windows: [], requeueAt: at('2030-01-01T08:55:00Z') });
-    expect(decideFloor(s, at('2030-01-01T12:00:00Z'))).toEqual({ floor: 20, fromSizing: 12, windows: ['noon'], requeueAt: at('2030-01-01T13:00:00Z') });
+    expect(decideFloor(s, at('2030-01-01T08:00:00Z'))).toEqual({
+      floor: 12,
+      fromSizing: 12,
+      windows: [],
+      requeueAt: at('2030-01-01T08:55:00Z'),
+    });
+    expect(decideFloor(s, at('2030-01-01T12:00:00Z'))).toEqual({
+      floor: 20,
+      fromSizing: 12,
+      windows: ['noon'],
+      requeueAt: at('2030-01-01T13:00:00Z'),
+    });
   });
 
   it('uses spec.replicas as the base without autoscaling, and minReplicas with it', () => {
     expect(decideFloor(spec({ replicas: 4 }), at('2030-01-01T00:00:00Z')).floor).toBe(4);
-    const auto = spec({ replicas: 4, autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 9, targetCPUUtilizationPercentage: 70, scaleDown: { stabilizationWindowSeconds: 0, maxPercentPerMinute: 10 } } });
+    const auto = spec({
+      replicas: 4,
+      autoscaling: {
+        enabled: true,
+        minReplicas: 2,
+        maxReplicas: 9,
+        targetCPUUtilizationPercentage: 70,
+        scaleDown: { stabilizationWindowSeconds: 0, maxPercentPerMinute: 10 },
+      },
+    });
     expect(decideFloor(auto, at('2030-01-01T00:00:00Z')).floor).toBe(2);
   });
 });

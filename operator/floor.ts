@@ -48,7 +48,12 @@ export function scheduleWindows(schedules: PreScalingSchedule[], leadSeconds: nu
     try {
       const cron = parseCron(s.cron);
       const durationMs = s.durationMinutes * 60_000;
-      const window = (start: number): PreScalingWindow => ({ name: s.name ?? s.cron, start: iso(start), end: iso(start + durationMs), replicas: s.replicas });
+      const window = (start: number): PreScalingWindow => ({
+        name: s.name ?? s.cron,
+        start: iso(start),
+        end: iso(start + durationMs),
+        replicas: s.replicas,
+      });
       const current = occurrences(cron, s.timeZone, t - durationMs + 1).next();
       if (current.done) continue;
       out.push(window(current.value));

@@ -14,7 +14,16 @@ import type { PreScalingSchedule, PreScalingWindow } from './types.ts';
 // The CRD's limits (crds/): 20 schedules of at most 10,080 minutes, 50 windows, 32 extraEnv values of
 // 8 KiB, 16 tolerations, 32 node selector labels, a lead of at most a day.
 const ZONES = ['UTC', 'Europe/Berlin', 'America/New_York', 'Australia/Lord_Howe', 'Asia/Kathmandu', 'Pacific/Chatham'];
-const CRONS = ['* * * * *', '*/5 * * * *', '0 9 * * 1-5', '30 2 * * *', '0 0 29 2 *', '0 0 31 * 1', '59 23 31 12 *', '0,30 1-3 * 3,10,11 0'];
+const CRONS = [
+  '* * * * *',
+  '*/5 * * * *',
+  '0 9 * * 1-5',
+  '30 2 * * *',
+  '0 0 29 2 *',
+  '0 0 31 * 1',
+  '59 23 31 12 *',
+  '0,30 1-3 * 3,10,11 0',
+];
 const instant = fc.integer({ min: Date.parse('2030-01-01T00:00:00Z'), max: Date.parse('2031-12-31T00:00:00Z') });
 const schedule = (maxMinutes: number) =>
   fc.record({
@@ -31,7 +40,12 @@ function everyWindow(schedules: PreScalingSchedule[], leadSeconds: number, now: 
   for (const s of schedules) {
     const d = s.durationMinutes * 60_000;
     for (const start of occurrences(parseCron(s.cron), s.timeZone, now - d + 1)) {
-      out.push({ name: s.name ?? s.cron, start: new Date(start).toISOString(), end: new Date(start + d).toISOString(), replicas: s.replicas });
+      out.push({
+        name: s.name ?? s.cron,
+        start: new Date(start).toISOString(),
+        end: new Date(start + d).toISOString(),
+        replicas: s.replicas,
+      });
       if (start - leadSeconds * 1000 > now) break;
     }
   }
@@ -41,38 +55,50 @@ function everyWindow(schedules: PreScalingSchedule[], leadSeconds: number, now: 
 describe('schedule windows, computed lazily', () => {
   it('raise the same floor, name the same windows and the same next boundary as every occurrence would', () => {
     fc.assert(
-      fc.property(fc.array(schedule(720), { minLength: 1, maxLength: 3 }), fc.integer({ min: 0, max: 3600 }), instant, (schedules, lead, now) => {
-        const at = new Date(now);
-        const lazy = scheduleWindows(schedules, lead, at);
-        const all = everyWindow(schedules, lead, now);
-        const names = (ws: PreScalingWindow[]) => [...new Set(activeWindows(ws, lead, at).map((w) => w.name))].sort();
-        const top = (ws: PreScalingWindow[]) => activeWindows(ws, lead, at).reduce((m, w) => Math.max(m, w.replicas), 0);
-        expect(names(lazy)).toEqual(names(all));
-        expect(top(lazy)).toBe(top(all));
-        expect(nextBoundary(lazy, lead, at)).toEqual(nextBoundary(all, lead, at));
-      }),
+      fc.property(
+        fc.array(schedule(720), { minLength: 1, maxLength: 3 }),
+        fc.integer({ min: 0, max: 3600 }),
+        instant,
+        (schedules, lead, now) => {
+          const at = new Date(now);
+          const lazy = scheduleWindows(schedules, lead, at);
+          const all = everyWindow(schedules, lead, now);
+          const names = (ws: PreScalingWindow[]) => [...new Set(activeWindows(ws, lead, at).map((w) => w.name))].sort();
+          const top = (ws: PreScalingWindow[]) => activeWindows(ws, lead, at).reduce((m, w) => Math.max(m, w.replicas), 0);
+          expect(names(lazy)).toEqual(names(all));
+          expect(top(lazy)).toBe(top(all));
+          expect(nextBoundary(lazy, lead, at)).toEqual(nextBoundary(all, lead, at));
+        },
+      ),
       { numRuns: 150 },
     );
   });
 
   it('give the same instants on steady days as the exact wall-time conversion, transitions included', () => {
     fc.assert(
-      fc.property(fc.constantFrom(...ZONES), fc.constantFrom('*/7 * * * *', '30 2 * * *', '0,59 0-23 * * *'), instant, (zone, cron, from) => {
-        const fields = parseCron(cron);
-        const got: number[] = [];
-        for (const t of occurrences(fields, zone, from)) {
-          if (t >= from + 5 * 86_400_000) break;
-          got.push(t);
-        }
-        // The exact conversion of every wall time of the same days, in order and without repeats.
-        const expected = new Set<number>();
-        const day = new Date(from - 2 * 86_400_000);
-        for (let i = 0; i < 10; i++, day.setUTCDate(day.getUTCDate() + 1)) {
-          for (const h of fields.hours) for (const mi of fields.minutes) expected.add(zonedInstant(day.getUTCFullYear(), day.getUTCMonth() + 1, day.getUTCDate(), h, mi, zone));
-        }
-        const ordered = [...expected].filter((t) => t >= from && t < from + 5 * 86_400_000).sort((a, b) => a - b);
-        expect(got).toEqual(ordered);
-      }),
+      fc.property(
+        fc.constantFrom(...ZONES),
+        fc.constantFrom('*/7 * * * *', '30 2 * * *', '0,59 0-23 * * *'),
+        instant,
+        (zone, cron, from) => {
+          const fields = parseCron(cron);
+          const got: number[] = [];
+          for (const t of occurrences(fields, zone, from)) {
+            if (t >= from + 5 * 86_400_000) break;
+            got.push(t);
+          }
+          // The exact conversion of every wall time of the same days, in order and without repeats.
+          const expected = new Set<number>();
+          const day = new Date(from - 2 * 86_400_000);
+          for (let i = 0; i < 10; i++, day.setUTCDate(day.getUTCDate() + 1)) {
+            for (const h of fields.hours)
+              for (const mi of fields.minutes)
+                expected.add(zonedInstant(day.getUTCFullYear(), day.getUTCMonth() + 1, day.getUTCDate(), h, mi, zone));
+          }
+          const ordered = [...expected].filter((t) => t >= from && t < from + 5 * 86_400_000).sort((a, b) => a - b);
+          expect(got).toEqual(ordered);
+        },
+      ),
       { numRuns: 30 },
     );
   });
@@ -101,7 +127,9 @@ describe('a hostile but valid spec', () => {
         const pool = poolFixture({
           preScaling: { leadSeconds: lead, windows, schedules },
           extraEnv: Array.from({ length: env }, (_, i) => ({ name: `E${i}`, value: 'x'.repeat(8192) })),
-          placement: { tolerations: Array.from({ length: tolerations }, (_, i) => ({ key: `k${i}`, operator: 'Exists', effect: 'NoSchedule' })) },
+          placement: {
+            tolerations: Array.from({ length: tolerations }, (_, i) => ({ key: `k${i}`, operator: 'Exists', effect: 'NoSchedule' })),
+          },
         });
         const started = performance.now();
         const desired = desiredState(pool, new Date(now));
@@ -119,9 +147,18 @@ describe('a hostile but valid spec', () => {
   });
 
   it('takes a pool of 20 schedules of every minute for a week in one short pass (it used to overflow the stack)', () => {
-    const schedules = Array.from({ length: 20 }, (_, i) => ({ name: `s${i}`, cron: '* * * * *', timeZone: ZONES[i % ZONES.length]!, durationMinutes: 10_080, replicas: 1 + i }));
+    const schedules = Array.from({ length: 20 }, (_, i) => ({
+      name: `s${i}`,
+      cron: '* * * * *',
+      timeZone: ZONES[i % ZONES.length]!,
+      durationMinutes: 10_080,
+      replicas: 1 + i,
+    }));
     const heapBefore = process.memoryUsage().heapUsed;
-    const decision = decideFloor(poolFixture({ preScaling: { leadSeconds: 300, windows: [], schedules } }).spec, new Date('2030-06-01T12:00:30Z'));
+    const decision = decideFloor(
+      poolFixture({ preScaling: { leadSeconds: 300, windows: [], schedules } }).spec,
+      new Date('2030-06-01T12:00:30Z'),
+    );
     expect(decision.floor).toBe(20);
     expect(decision.windows).toHaveLength(20);
     expect(decision.requeueAt).toEqual(new Date('2030-06-01T12:01:00Z'));

@@ -116,13 +116,16 @@ export class KubeClient {
     // With no kubeconfig anywhere and no in-cluster account, client-node falls back to
     // http://localhost:8080 and later fails with a message about TLS; say what is missing instead.
     if (!file && !process.env.KUBERNETES_SERVICE_HOST && cluster.server.startsWith('http:')) {
-      throw new Error(`no Kubernetes configuration found (only the fallback ${cluster.server}): set KUBECONFIG to a kubeconfig file, or run the operator in a cluster`);
+      throw new Error(
+        `no Kubernetes configuration found (only the fallback ${cluster.server}): set KUBECONFIG to a kubeconfig file, or run the operator in a cluster`,
+      );
     }
     const opts: RequestOptions = {};
     await kc.applyToHTTPSOptions(opts);
     const client = new KubeClient(new URL(cluster.server), opts);
     client.userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
-    if (options.qps !== undefined) client.limiter = new TokenBucket({ qps: options.qps, burst: options.burst ?? Math.ceil(options.qps * 1.5) });
+    if (options.qps !== undefined)
+      client.limiter = new TokenBucket({ qps: options.qps, burst: options.burst ?? Math.ceil(options.qps * 1.5) });
     client.refresher = setInterval(() => {
       const fresh: RequestOptions = {};
       kc.applyToHTTPSOptions(fresh).then(
@@ -187,7 +190,13 @@ export class KubeClient {
               json = { message: text.slice(0, 200) };
             }
             if (status >= 200 && status < 300) return resolve(json as T);
-            reject(new KubeError(status, String(json.reason ?? 'Unknown'), `${method} ${path}: ${status} ${String(json.message ?? res.statusMessage ?? '')}`));
+            reject(
+              new KubeError(
+                status,
+                String(json.reason ?? 'Unknown'),
+                `${method} ${path}: ${status} ${String(json.message ?? res.statusMessage ?? '')}`,
+              ),
+            );
           });
         },
       );
@@ -211,20 +220,39 @@ export class KubeClient {
    * Server-side apply: always the apply-patch content type, one field manager, force, and strict
    * field validation (an unknown or duplicate field is an error, not silently dropped).
    */
-  apply<T = Record<string, unknown>>(path: string, object: unknown, fieldManager: string, options: { timeoutMs?: number } = {}): Promise<T> {
-    return this.request<T>('PATCH', path, { body: object, contentType: 'application/apply-patch+yaml', query: { fieldManager, force: true, fieldValidation: 'Strict' }, ...options });
+  apply<T = Record<string, unknown>>(
+    path: string,
+    object: unknown,
+    fieldManager: string,
+    options: { timeoutMs?: number } = {},
+  ): Promise<T> {
+    return this.request<T>('PATCH', path, {
+      body: object,
+      contentType: 'application/apply-patch+yaml',
+      query: { fieldManager, force: true, fieldValidation: 'Strict' },
+      ...options,
+    });
   }
 
   /** A JSON merge patch, recorded in managedFields under `fieldManager` (not a name guessed from the User-Agent). */
   mergePatch<T = Record<string, unknown>>(path: string, patch: unknown, fieldManager?: string): Promise<T> {
-    return this.request<T>('PATCH', path, { body: patch, contentType: 'application/merge-patch+json', ...(fieldManager ? { query: { fieldManager } } : {}) });
+    return this.request<T>('PATCH', path, {
+      body: patch,
+      contentType: 'application/merge-patch+json',
+      ...(fieldManager ? { query: { fieldManager } } : {}),
+    });
   }
 
   /**
    * One watch request, streamed line by line until the server ends it, `signal` aborts it, or no
    * byte arrives for `idleMs` (bookmarks keep a healthy quiet watch alive well below that).
    */
-  watch(path: string, query: RequestInit['query'], onLine: (line: WatchLine) => void, options: { signal: AbortSignal; idleMs: number }): Promise<void> {
+  watch(
+    path: string,
+    query: RequestInit['query'],
+    onLine: (line: WatchLine) => void,
+    options: { signal: AbortSignal; idleMs: number },
+  ): Promise<void> {
     if (this.scope) options = { ...options, signal: AbortSignal.any([options.signal, this.scope]) };
     return new Promise<void>((resolve, reject) => {
       if (options.signal.aborted) return resolve();
@@ -290,7 +318,12 @@ export class KubeClient {
   }
 
   private target(path: string): RequestOptions {
-    return { protocol: 'https:', hostname: this.server.hostname, port: this.server.port || 443, path: `${this.server.pathname.replace(/\/$/, '')}${path}` };
+    return {
+      protocol: 'https:',
+      hostname: this.server.hostname,
+      port: this.server.port || 443,
+      path: `${this.server.pathname.replace(/\/$/, '')}${path}`,
+    };
   }
 }
 

@@ -29,7 +29,13 @@ export interface LeaderOptions {
 
 interface Lease {
   metadata: { name: string; namespace: string; resourceVersion?: string };
-  spec: { holderIdentity?: string | null; leaseDurationSeconds?: number; acquireTime?: string; renewTime?: string; leaseTransitions?: number };
+  spec: {
+    holderIdentity?: string | null;
+    leaseDurationSeconds?: number;
+    acquireTime?: string;
+    renewTime?: string;
+    leaseTransitions?: number;
+  };
 }
 
 /** MicroTime wants six fractional digits. */
@@ -85,16 +91,25 @@ export class LeaderElector {
     if (!value) clearTimeout(this.deadline);
     if (value === this.leading) return;
     this.leading = value;
-    this.o.log.info(value ? 'became the leader' : 'stopped leading', { lease: `${this.o.namespace}/${this.o.name}`, identity: this.o.identity });
+    this.o.log.info(value ? 'became the leader' : 'stopped leading', {
+      lease: `${this.o.namespace}/${this.o.name}`,
+      identity: this.o.identity,
+    });
     if (value) this.o.onStartedLeading();
-    else this.stopping = this.stopping.then(() => this.o.onStoppedLeading()).catch((err: unknown) => this.o.log.warn('stopping the leader\'s work failed', { error: err }));
+    else
+      this.stopping = this.stopping
+        .then(() => this.o.onStoppedLeading())
+        .catch((err: unknown) => this.o.log.warn("stopping the leader's work failed", { error: err }));
   }
 
   /** After a renewal: step down when the next one has not succeeded within the renew deadline. */
   private armDeadline(): void {
     clearTimeout(this.deadline);
     this.deadline = setTimeout(() => {
-      this.o.log.warn('lease not renewed within the renew deadline; stepping down', { lease: `${this.o.namespace}/${this.o.name}`, renewDeadlineMs: this.o.renewDeadlineMs });
+      this.o.log.warn('lease not renewed within the renew deadline; stepping down', {
+        lease: `${this.o.namespace}/${this.o.name}`,
+        renewDeadlineMs: this.o.renewDeadlineMs,
+      });
       this.setLeading(false);
     }, this.o.renewDeadlineMs);
     this.deadline.unref();
@@ -120,7 +135,11 @@ export class LeaderElector {
 
   private async tryAcquireOrRenew(): Promise<void> {
     const now = new Date();
-    const desired = { holderIdentity: this.o.identity, leaseDurationSeconds: Math.ceil(this.o.leaseDurationMs / 1000), renewTime: microTime(now) };
+    const desired = {
+      holderIdentity: this.o.identity,
+      leaseDurationSeconds: Math.ceil(this.o.leaseDurationMs / 1000),
+      renewTime: microTime(now),
+    };
     let lease: Lease;
     try {
       lease = await this.o.kube.request<Lease>('GET', this.path, { timeoutMs: this.callBudgetMs() });
@@ -128,12 +147,16 @@ export class LeaderElector {
     } catch (err) {
       if (!isNotFound(err)) throw err;
       this.lastContact = performance.now();
-      await this.write('POST', resourcePath({ group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespace: this.o.namespace }), {
-        apiVersion: 'coordination.k8s.io/v1',
-        kind: 'Lease',
-        metadata: { name: this.o.name, namespace: this.o.namespace },
-        spec: { ...desired, acquireTime: microTime(now), leaseTransitions: 0 },
-      });
+      await this.write(
+        'POST',
+        resourcePath({ group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespace: this.o.namespace }),
+        {
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { name: this.o.name, namespace: this.o.namespace },
+          spec: { ...desired, acquireTime: microTime(now), leaseTransitions: 0 },
+        },
+      );
       return;
     }
     const record = `${lease.spec.holderIdentity ?? ''}@${lease.spec.renewTime ?? ''}`;

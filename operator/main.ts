@@ -36,8 +36,11 @@ async function main(): Promise<void> {
 main().catch((err: unknown) => {
   log.debug('operator failed to start', { err });
   const e = err as { syscall?: string; address?: string; port?: number };
-  const line = e.syscall === 'listen'
-    ? describeListenError(err, { host: e.address ?? '0.0.0.0', port: e.port ?? 0, variable: 'METRICS_PORT' })
-    : err instanceof Error ? err.message : String(err);
+  const line =
+    e.syscall === 'listen'
+      ? describeListenError(err, { host: e.address ?? '0.0.0.0', port: e.port ?? 0, variable: 'METRICS_PORT' })
+      : err instanceof Error
+        ? err.message
+        : String(err);
   exitAtStartup('voice-operator', `failed to start: ${line}`);
 });

@@ -17,7 +17,11 @@ export type MetricsDecision = { status: 200 } | { status: 401 | 403 | 429 | 503;
 export type MetricsAuthorizer = (authorization: string | undefined) => Promise<MetricsDecision>;
 
 interface TokenReview {
-  status?: { authenticated?: boolean; user?: { username?: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> }; error?: string };
+  status?: {
+    authenticated?: boolean;
+    user?: { username?: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> };
+    error?: string;
+  };
 }
 interface SubjectAccessReview {
   status?: { allowed?: boolean; reason?: string };
@@ -82,10 +86,17 @@ export function kubernetesMetricsAuthorizer(kube: KubeClient, options: MetricsAu
       body: {
         apiVersion: 'authorization.k8s.io/v1',
         kind: 'SubjectAccessReview',
-        spec: { user: user.username, uid: user.uid, groups: user.groups ?? [], extra: user.extra ?? {}, nonResourceAttributes: { path: '/metrics', verb: 'get' } },
+        spec: {
+          user: user.username,
+          uid: user.uid,
+          groups: user.groups ?? [],
+          extra: user.extra ?? {},
+          nonResourceAttributes: { path: '/metrics', verb: 'get' },
+        },
       },
     });
-    if (!access.status?.allowed) return { status: 403, message: `${user.username} may not get /metrics: bind it to the metrics-reader ClusterRole` };
+    if (!access.status?.allowed)
+      return { status: 403, message: `${user.username} may not get /metrics: bind it to the metrics-reader ClusterRole` };
     return { status: 200 };
   };
 

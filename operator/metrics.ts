@@ -17,7 +17,11 @@ export function createMetrics() {
     registry,
     ...createRuntimeMetrics(registry),
     leaderStatus: gauge('leader_election_master_status', '1 while this replica holds the lease of `name`, else 0', ['name']),
-    restRequests: counter('rest_client_requests_total', 'Number of HTTP requests, partitioned by status code, method, and host', ['code', 'method', 'host']),
+    restRequests: counter('rest_client_requests_total', 'Number of HTTP requests, partitioned by status code, method, and host', [
+      'code',
+      'method',
+      'host',
+    ]),
     watchEvents: counter('voice_operator_watch_lifecycle_total', 'Watch lifecycle events by resource', ['resource', 'event']),
   };
 }

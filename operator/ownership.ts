@@ -43,8 +43,10 @@ export async function nameConflict(deps: ReconcileDeps, pool: VoiceWorkerPool, c
   return {
     reason: Reason.NameConflict,
     message:
-      `VoiceWorkerPool ${pool.metadata.name} needs the ${kind} ${namespace}/${metadata.name}, but an object of that name exists that this pool does not control ` +
-      `(${holder ? `its controller is ${holder.kind} ${holder.name}` : 'it has no controller'}); the operator leaves it untouched and applies nothing: rename the pool or remove that ${kind}`,
+      `VoiceWorkerPool ${pool.metadata.name} needs the ${kind} ${namespace}/${metadata.name}, but an object of that name exists that this ` +
+      `pool does not control ` +
+      `(${holder ? `its controller is ${holder.kind} ${holder.name}` : 'it has no controller'}); the operator leaves it untouched and ` +
+      `applies nothing: rename the pool or remove that ${kind}`,
   };
 }
 

@@ -25,7 +25,9 @@ function containers(pod: PodStatusView) {
 /** One pod's problem, in the words a person can act on; undefined when it has none of these. */
 function problemOf(pool: VoiceWorkerPool, pod: PodStatusView): Problem | undefined {
   const speech = isSpeechPod(pod);
-  const who = speech ? `speech server pod ${pod.metadata.name} of VoiceWorkerPool ${pool.metadata.name}` : `worker pod ${pod.metadata.name} of VoiceWorkerPool ${pool.metadata.name}`;
+  const who = speech
+    ? `speech server pod ${pod.metadata.name} of VoiceWorkerPool ${pool.metadata.name}`
+    : `worker pod ${pod.metadata.name} of VoiceWorkerPool ${pool.metadata.name}`;
   const imageField = speech ? 'spec.speech.selfHosted.image (or spec.image)' : 'spec.image';
   for (const c of containers(pod)) {
     const waiting = c.state?.waiting;
@@ -34,7 +36,10 @@ function problemOf(pool: VoiceWorkerPool, pod: PodStatusView): Problem | undefin
       const detail = waiting.reason === 'InvalidImageName' && waiting.message ? ` (${waiting.message})` : '';
       return {
         reason: Reason.ImagePullError,
-        message: `${who} cannot pull the image "${c.image ?? '?'}" of container ${c.name}${detail}: check ${imageField} (repository, tag, digest) and spec.image.pullSecrets; kubectl describe pod ${pod.metadata.name} shows the registry's answer`,
+        message:
+          `${who} cannot pull the image "${c.image ?? '?'}" of container ${c.name}${detail}: check ${imageField} ` +
+          `(repository, tag, digest) and spec.image.pullSecrets; kubectl describe pod ${pod.metadata.name} shows the ` +
+          `registry's answer`,
       };
     }
     if (waiting?.reason === 'CrashLoopBackOff') {
@@ -59,7 +64,9 @@ function problemOf(pool: VoiceWorkerPool, pod: PodStatusView): Problem | undefin
 
 /** The first problem of the pool's pods (a missing Secret first), or undefined. */
 export function podProblem(pool: VoiceWorkerPool, pods: PodStatusView[]): PodProblem | undefined {
-  const live = pods.filter((p) => !p.metadata.deletionTimestamp).sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0));
+  const live = pods
+    .filter((p) => !p.metadata.deletionTimestamp)
+    .sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0));
   for (const speech of [false, true]) {
     const group = live.filter((p) => isSpeechPod(p) === speech);
     const secret = secretProblemFromPods(pool, group);
@@ -81,6 +88,11 @@ export function podFingerprint(pod: PodStatusView): string {
   return JSON.stringify([
     pod.metadata.deletionTimestamp ?? null,
     scheduled ? [scheduled.status, scheduled.reason ?? null, scheduled.message ?? null] : null,
-    containers(pod).map((c) => [c.name, c.ready ?? null, c.state?.waiting?.reason ?? null, c.state?.waiting?.reason === 'CreateContainerConfigError' ? c.state.waiting.message ?? null : null]),
+    containers(pod).map((c) => [
+      c.name,
+      c.ready ?? null,
+      c.state?.waiting?.reason ?? null,
+      c.state?.waiting?.reason === 'CreateContainerConfigError' ? (c.state.waiting.message ?? null) : null,
+    ]),
   ]);
 }

@@ -63,9 +63,13 @@ export function poolPodInformer(o: Options): PoolPods {
 /** One list of a pool's pods, where no informer holds them; undefined when pods may not be listed. */
 export async function listPoolPods(kube: KubeClient, pool: VoiceWorkerPool): Promise<PodStatusView[] | undefined> {
   try {
-    const list = await kube.request<{ items: PodStatusView[] }>('GET', resourcePath({ group: '', version: 'v1', plural: 'pods', namespace: pool.metadata.namespace }), {
-      query: { labelSelector: `${POOL_LABEL}=${pool.metadata.name}` },
-    });
+    const list = await kube.request<{ items: PodStatusView[] }>(
+      'GET',
+      resourcePath({ group: '', version: 'v1', plural: 'pods', namespace: pool.metadata.namespace }),
+      {
+        query: { labelSelector: `${POOL_LABEL}=${pool.metadata.name}` },
+      },
+    );
     return list.items;
   } catch {
     return undefined; // no pod access: nothing more to learn here

@@ -37,7 +37,12 @@ export function secretProblemFromPods(pool: VoiceWorkerPool, pods: PodStatusView
       if (!missingSecret && !missingKey) continue;
       const where = `pod ${pod.metadata.name} of VoiceWorkerPool ${pool.metadata.name} cannot start`;
       return missingSecret
-        ? { reason: Reason.SecretNotFound, message: `Secret ${pool.metadata.namespace}/${missingSecret[1]} does not exist: ${where} (the operator may not read Secrets in ${pool.metadata.namespace}, so it learns this from the pod)` }
+        ? {
+            reason: Reason.SecretNotFound,
+            message:
+              `Secret ${pool.metadata.namespace}/${missingSecret[1]} does not exist: ${where} (the operator may not ` +
+              `read Secrets in ${pool.metadata.namespace}, so it learns this from the pod)`,
+          }
         : { reason: Reason.SecretKeyNotFound, message: `Secret ${missingKey![2]} has no key "${missingKey![1]}": ${where}` };
     }
   }

@@ -14,7 +14,16 @@
  *   tokenreviews, subjectaccessreviews: create (metrics-auth.ts: who may read /metrics)
  */
 import { childPath, fieldOwners } from './children.ts';
-import { blockedConditions, ConditionType, findCondition, healthConditions, Reason, speechCondition, transcriptCondition, withPodProblem } from './conditions.ts';
+import {
+  blockedConditions,
+  ConditionType,
+  findCondition,
+  healthConditions,
+  Reason,
+  speechCondition,
+  transcriptCondition,
+  withPodProblem,
+} from './conditions.ts';
 import { decideFloor, type FloorDecision } from './floor.ts';
 import { NormalReason, sendLifecycleEvents } from './lifecycle-events.ts';
 import { isConflict, isNotFound, KubeError, resourcePath } from './kube.ts';
@@ -36,7 +45,14 @@ export type Outcome = Result;
 export type { ReconcileDeps } from './reconcile-deps.ts';
 
 export const poolPath = (namespace: string, name?: string, subresource?: string): string =>
-  resourcePath({ group: GROUP, version: VERSION, plural: PLURAL, namespace, ...(name ? { name } : {}), ...(subresource ? { subresource } : {}) });
+  resourcePath({
+    group: GROUP,
+    version: VERSION,
+    plural: PLURAL,
+    namespace,
+    ...(name ? { name } : {}),
+    ...(subresource ? { subresource } : {}),
+  });
 
 interface DeploymentState {
   metadata: { generation?: number; managedFields?: Array<{ manager?: string; fieldsV1?: Record<string, unknown> }> };
@@ -76,7 +92,15 @@ export async function reconcile(deps: ReconcileDeps, key: string): Promise<Outco
   const imaged = withWorkerImage(pool, deps.buildOptions ?? DEFAULT_BUILD_OPTIONS);
   if (!imaged) {
     const decision = decideFloor(pool.spec, now);
-    await block(deps, pool, { reason: Reason.InvalidSpec, message: `VoiceWorkerPool ${name}: spec.image is not set and the operator has no default worker image (chart: image.registry, docs/install.md)` }, decision);
+    await block(
+      deps,
+      pool,
+      {
+        reason: Reason.InvalidSpec,
+        message: `VoiceWorkerPool ${name}: spec.image is not set and the operator has no default worker image (chart: image.registry, docs/install.md)`,
+      },
+      decision,
+    );
     return { ...atNextBoundary(decision.requeueAt, now), blocked: Reason.InvalidSpec };
   }
   pool = imaged;
@@ -110,19 +134,32 @@ export async function reconcile(deps: ReconcileDeps, key: string): Promise<Outco
     const workers = desired.apply.find((child) => child.kind === 'Deployment' && child.metadata.name === name)!;
     deployment = await applyDeployment(deps, pool, workers, desired.autoscaled, desired.decision.floor);
     const others = desired.apply.filter((child) => child !== workers && child !== desired.speech?.deployment);
-    await Promise.all(others.map((child) => deps.kube.apply(childPath(child.kind as ChildKind, namespace, child.metadata.name), child, FIELD_MANAGER)));
-    if (desired.speech) speech = await applyDeployment(deps, pool, desired.speech.deployment, desired.speech.autoscaled, desired.speech.floor);
+    await Promise.all(
+      others.map((child) => deps.kube.apply(childPath(child.kind as ChildKind, namespace, child.metadata.name), child, FIELD_MANAGER)),
+    );
+    if (desired.speech)
+      speech = await applyDeployment(deps, pool, desired.speech.deployment, desired.speech.autoscaled, desired.speech.floor);
     await Promise.all(desired.absent.map((child) => deleteIfOwned(deps, child, pool)));
   } catch (err) {
     const error = err as Error;
     // The API server refusing a child (400, 422, a 500 that names a bad field) is a spec no retry
     // fixes. Anything else is retried with backoff; the pool says why meanwhile.
     if (rejectedChild(err)) {
-      await block(deps, pool, { reason: Reason.ApplyFailed, message: `VoiceWorkerPool ${name}: a child was rejected: ${error.message}` }, desired.decision);
+      await block(
+        deps,
+        pool,
+        { reason: Reason.ApplyFailed, message: `VoiceWorkerPool ${name}: a child was rejected: ${error.message}` },
+        desired.decision,
+      );
       return { ...atNextBoundary(desired.decision.requeueAt, now), blocked: Reason.ApplyFailed };
     }
     if (err instanceof KubeError && err.status >= 500) {
-      await block(deps, pool, { reason: Reason.ApplyFailed, message: `VoiceWorkerPool ${name}: applying a child failed (retrying): ${error.message}` }, desired.decision).catch(() => undefined);
+      await block(
+        deps,
+        pool,
+        { reason: Reason.ApplyFailed, message: `VoiceWorkerPool ${name}: applying a child failed (retrying): ${error.message}` },
+        desired.decision,
+      ).catch(() => undefined);
     }
     return { result: 'error', error };
   }
@@ -145,14 +182,19 @@ export async function reconcile(deps: ReconcileDeps, key: string): Promise<Outco
   // without it (no cache) the pods are listed, and looked at again soon for Secrets it may not read.
   const unchecked = [...secretKeys.values()].some((keys) => keys === null);
   const podsReadable = deps.readPodStatus !== false;
-  const settled = rollout.observedGeneration >= rollout.generation && rollout.ready >= rollout.replicas && rollout.updated >= rollout.replicas;
-  const speechReady = desired.speech ? speechCondition(desired.speech.deployment.metadata.name, speech?.status?.availableReplicas ?? 0) : undefined;
+  const settled =
+    rollout.observedGeneration >= rollout.generation && rollout.ready >= rollout.replicas && rollout.updated >= rollout.replicas;
+  const speechReady = desired.speech
+    ? speechCondition(desired.speech.deployment.metadata.name, speech?.status?.availableReplicas ?? 0)
+    : undefined;
   const lookAtPods = podsReadable && (!settled || speechReady?.status === 'False');
   const pods = lookAtPods ? (deps.cache?.pods ? deps.cache.pods(namespace, name) : await listPoolPods(deps.kube, pool)) : undefined;
   const fromPods = pods ? podProblem(pool, pods) : undefined;
   const health = withPodProblem(
     healthConditions(name, rollout, desired.decision.floor).map((c) =>
-      c.type === ConditionType.Ready && c.status === 'True' && speechReady?.status === 'False' ? { ...c, status: 'False' as const, reason: Reason.SpeechNotReady, message: speechReady.message } : c,
+      c.type === ConditionType.Ready && c.status === 'True' && speechReady?.status === 'False'
+        ? { ...c, status: 'False' as const, reason: Reason.SpeechNotReady, message: speechReady.message }
+        : c,
     ),
     fromPods,
   );
@@ -162,10 +204,15 @@ export async function reconcile(deps: ReconcileDeps, key: string): Promise<Outco
   await sendLifecycleEvents(deps, pool, health, desired.decision.floor, desired.decision.windows);
   // Causes that cleared may warn again if they come back (lifecycle events keep their own memory).
   const still = new Set([transcripts.status === 'False' ? transcripts.reason : '', fromPods?.reason ?? '', ...Object.values(NormalReason)]);
-  for (const key of [...(deps.sentEvents?.keys() ?? [])]) if (key.startsWith(`${pool.metadata.uid}/`) && !still.has(key.slice(pool.metadata.uid.length + 1))) deps.sentEvents?.delete(key);
+  for (const key of [...(deps.sentEvents?.keys() ?? [])])
+    if (key.startsWith(`${pool.metadata.uid}/`) && !still.has(key.slice(pool.metadata.uid.length + 1))) deps.sentEvents?.delete(key);
   if (transcripts.status === 'False' && before?.status !== 'False') await warn(deps, pool, transcripts.reason, transcripts.message);
   if (fromPods && degradedBefore?.message !== fromPods.message) await warn(deps, pool, fromPods.reason, fromPods.message);
-  return atNextBoundary(desired.decision.requeueAt, now, unchecked && podsReadable && !settled && !deps.cache?.pods ? deps.blockedRetryMs : undefined);
+  return atNextBoundary(
+    desired.decision.requeueAt,
+    now,
+    unchecked && podsReadable && !settled && !deps.cache?.pods ? deps.blockedRetryMs : undefined,
+  );
 }
 
 /**
@@ -186,17 +233,28 @@ function rejectedChild(err: unknown): boolean {
  * gets the floor once, under a separate manager that never applies again, so dropping the field
  * from the operator's apply does not reset it to 1.
  */
-async function applyDeployment(deps: ReconcileDeps, pool: VoiceWorkerPool, deployment: KubeObject, autoscaled: boolean, floor: number): Promise<DeploymentState> {
+async function applyDeployment(
+  deps: ReconcileDeps,
+  pool: VoiceWorkerPool,
+  deployment: KubeObject,
+  autoscaled: boolean,
+  floor: number,
+): Promise<DeploymentState> {
   const { kube } = deps;
   const { name } = deployment.metadata; // the workers' (the pool's name) or the speech server's
   const path = childPath('Deployment', pool.metadata.namespace, name);
   const handover = (replicas: number) =>
-    kube.apply<DeploymentState>(path, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: pool.metadata.namespace }, spec: { replicas } }, INITIAL_REPLICAS_MANAGER);
+    kube.apply<DeploymentState>(
+      path,
+      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: pool.metadata.namespace }, spec: { replicas } },
+      INITIAL_REPLICAS_MANAGER,
+    );
   if (autoscaled) {
     // The cache answers when it has the Deployment; a miss is confirmed with a GET, because handing
     // the floor over again to an existing Deployment would undo the HPA's count.
     const cached = deps.cache?.child('Deployment', pool.metadata.namespace, name) as DeploymentState | undefined;
-    const existing = cached ?? (await kube.get<DeploymentState>(path).catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err))));
+    const existing =
+      cached ?? (await kube.get<DeploymentState>(path).catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err))));
     if (existing && fieldOwners(existing.metadata.managedFields, ['spec', 'replicas']).every((m) => m === FIELD_MANAGER)) {
       await handover(Math.max(floor, existing.spec?.replicas ?? floor));
     }
@@ -210,10 +268,14 @@ async function deleteIfOwned(deps: ReconcileDeps, { kind, name }: ChildRef, pool
   const path = childPath(kind, pool.metadata.namespace, name);
   try {
     // With caches, a child the informer never saw is not there (or not the operator's: no label).
-    const child = deps.cache ? deps.cache.child(kind, pool.metadata.namespace, name) : await deps.kube.get<KubeObject>(path).catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+    const child = deps.cache
+      ? deps.cache.child(kind, pool.metadata.namespace, name)
+      : await deps.kube.get<KubeObject>(path).catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
     if (!child || !controlledBy(child, pool)) return; // someone else's object of the same name
     // The uid precondition: an object recreated under that name since the cache saw it is not ours.
-    await deps.kube.request('DELETE', path, { body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: child.metadata.uid } } });
+    await deps.kube.request('DELETE', path, {
+      body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: child.metadata.uid } },
+    });
   } catch (err) {
     if (!isNotFound(err) && !isConflict(err)) throw err;
   }
@@ -231,7 +293,9 @@ async function readSecretKeys(deps: ReconcileDeps, pool: VoiceWorkerPool): Promi
   const entries = await Promise.all(
     names.map(async (secret): Promise<[string, string[] | undefined | null]> => {
       try {
-        const s = await kube.get<{ data?: Record<string, string> }>(resourcePath({ group: '', version: 'v1', plural: 'secrets', namespace: pool.metadata.namespace, name: secret }));
+        const s = await kube.get<{ data?: Record<string, string> }>(
+          resourcePath({ group: '', version: 'v1', plural: 'secrets', namespace: pool.metadata.namespace, name: secret }),
+        );
         return [secret, Object.keys(s.data ?? {})];
       } catch (err) {
         if (isNotFound(err)) return [secret, undefined];
@@ -246,8 +310,15 @@ async function readSecretKeys(deps: ReconcileDeps, pool: VoiceWorkerPool): Promi
 async function block(deps: ReconcileDeps, pool: VoiceWorkerPool, problem: Problem, decision: FloorDecision): Promise<void> {
   const before = findCondition(pool.status?.conditions, ConditionType.Degraded);
   const changed = !(before?.status === 'True' && before.reason === problem.reason && before.message === problem.message);
-  deps.log.warn('pool cannot be satisfied', { pool: `${pool.metadata.namespace}/${pool.metadata.name}`, reason: problem.reason, message: problem.message });
-  const conditions = [...blockedConditions(problem.reason, problem.message), transcriptCondition(pool.metadata.name, pool.spec.transcriptStore)];
+  deps.log.warn('pool cannot be satisfied', {
+    pool: `${pool.metadata.namespace}/${pool.metadata.name}`,
+    reason: problem.reason,
+    message: problem.message,
+  });
+  const conditions = [
+    ...blockedConditions(problem.reason, problem.message),
+    transcriptCondition(pool.metadata.name, pool.spec.transcriptStore),
+  ];
   const service = await ownChild(deps, pool, 'Service', pool.metadata.name).catch(() => undefined);
   await writeStatus(deps, pool, conditions, statusFields(pool, decision, pool.status?.readyReplicas ?? 0, service !== undefined));
   if (changed) await warn(deps, pool, problem.reason, problem.message);

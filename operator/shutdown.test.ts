@@ -5,7 +5,14 @@ import { stopWithin } from './shutdown.ts';
 describe('stopWithin', () => {
   it('returns once the stop finishes', async () => {
     let done = false;
-    const result = await stopWithin(async () => { await Promise.resolve(); done = true; }, 60_000, silentLogger);
+    const result = await stopWithin(
+      async () => {
+        await Promise.resolve();
+        done = true;
+      },
+      60_000,
+      silentLogger,
+    );
     expect(result).toBe('stopped');
     expect(done).toBe(true);
   });

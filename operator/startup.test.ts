@@ -9,8 +9,11 @@ const ROOT = resolve(import.meta.dirname, '..');
 
 function runMain(env: NodeJS.ProcessEnv): Promise<{ code: number; output: string }> {
   return new Promise((r) =>
-    execFile(process.execPath, ['operator/main.ts'], { cwd: ROOT, env: { PATH: process.env.PATH, ...env }, timeout: 15_000 }, (err, stdout, stderr) =>
-      r({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, output: stdout + stderr }),
+    execFile(
+      process.execPath,
+      ['operator/main.ts'],
+      { cwd: ROOT, env: { PATH: process.env.PATH, ...env }, timeout: 15_000 },
+      (err, stdout, stderr) => r({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, output: stdout + stderr }),
     ),
   );
 }

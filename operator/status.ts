@@ -11,7 +11,12 @@ import { endpointOf } from './resources/common.ts';
 import { FIELD_MANAGER, GROUP, PLURAL, VERSION, type VoiceWorkerPool, type VoiceWorkerPoolStatus } from './types.ts';
 
 /** `serviceExists`: the pool's own Service is there; without it no address answers, and none is shown. */
-export function statusFields(pool: VoiceWorkerPool, decision: FloorDecision, readyReplicas: number, serviceExists: boolean): Omit<VoiceWorkerPoolStatus, 'conditions' | 'observedGeneration'> {
+export function statusFields(
+  pool: VoiceWorkerPool,
+  decision: FloorDecision,
+  readyReplicas: number,
+  serviceExists: boolean,
+): Omit<VoiceWorkerPoolStatus, 'conditions' | 'observedGeneration'> {
   return {
     readyReplicas,
     desiredFloor: decision.floor,
@@ -33,7 +38,12 @@ export async function warn(deps: ReconcileDeps, pool: VoiceWorkerPool, reason: s
 }
 
 /** Patches status only when something in it changed, so a status write never triggers a loop. */
-export async function writeStatus(deps: ReconcileDeps, pool: VoiceWorkerPool, conditions: ConditionInput[], fields: Omit<VoiceWorkerPoolStatus, 'conditions' | 'observedGeneration'>): Promise<void> {
+export async function writeStatus(
+  deps: ReconcileDeps,
+  pool: VoiceWorkerPool,
+  conditions: ConditionInput[],
+  fields: Omit<VoiceWorkerPoolStatus, 'conditions' | 'observedGeneration'>,
+): Promise<void> {
   const generation = pool.metadata.generation ?? 0;
   const status: VoiceWorkerPoolStatus = {
     observedGeneration: generation,
@@ -44,13 +54,29 @@ export async function writeStatus(deps: ReconcileDeps, pool: VoiceWorkerPool, co
   if (JSON.stringify(normalize(old)) === JSON.stringify(normalize(status))) return;
   // null removes a window that has ended, a boundary no longer ahead, or the endpoint of a Service
   // that is gone (merge patch semantics).
-  await deps.kube.mergePatch(resourcePath({ group: GROUP, version: VERSION, plural: PLURAL, namespace: pool.metadata.namespace, name: pool.metadata.name, subresource: 'status' }), { status: { activeWindow: null, nextBoundary: null, endpoint: null, ...status } }, FIELD_MANAGER);
+  await deps.kube.mergePatch(
+    resourcePath({
+      group: GROUP,
+      version: VERSION,
+      plural: PLURAL,
+      namespace: pool.metadata.namespace,
+      name: pool.metadata.name,
+      subresource: 'status',
+    }),
+    { status: { activeWindow: null, nextBoundary: null, endpoint: null, ...status } },
+    FIELD_MANAGER,
+  );
 }
 
 function normalize(s: VoiceWorkerPoolStatus): unknown {
   // A fixed key order: the API server does not keep ours.
   return [
-    s.observedGeneration, s.readyReplicas, s.desiredFloor, s.endpoint ?? null, s.activeWindow ?? null, s.nextBoundary ?? null,
+    s.observedGeneration,
+    s.readyReplicas,
+    s.desiredFloor,
+    s.endpoint ?? null,
+    s.activeWindow ?? null,
+    s.nextBoundary ?? null,
     (s.conditions ?? []).map((c) => [c.type, c.status, c.reason, c.message, c.observedGeneration]).sort(),
   ];
 }

@@ -58,7 +58,8 @@ function localRoomsProblem(pool: VoiceWorkerPool, decision: FloorDecision): Prob
   return {
     reason: Reason.InvalidSpec,
     message:
-      `VoiceWorkerPool ${pool.metadata.name}: roomProvider local keeps each room in one pod's memory, but this pool may run ${mayRun} replicas behind one address, ` +
+      `VoiceWorkerPool ${pool.metadata.name}: roomProvider local keeps each room in one pod's memory, but this pool may run ${mayRun} ` +
+      `replicas behind one address, ` +
       `so respondents would reach pods that do not hold their room; use roomProvider livekit or daily, run one replica (replicas: 1, autoscaling off), ` +
       `or set spec.publicUrl to an address per pod that names ${POD_NAME_REFERENCE} (e.g. https://${POD_NAME_REFERENCE}.rooms.example.com)`,
   };
@@ -71,25 +72,45 @@ export function specProblem(pool: VoiceWorkerPool, decision: FloorDecision): Pro
   // The CRD refuses such names; a pool stored under an older CRD is refused here, before any GET.
   const badName = secretRefs(pool).find(({ ref }) => ref.name.length > 253 || !SECRET_NAME.test(ref.name));
   if (badName) {
-    return { reason: Reason.InvalidSpec, message: `VoiceWorkerPool ${pool.metadata.name}: ${badName.field} names the Secret "${badName.ref.name}", which is not a valid Secret name (a DNS subdomain)` };
+    return {
+      reason: Reason.InvalidSpec,
+      message:
+        `VoiceWorkerPool ${pool.metadata.name}: ${badName.field} names the Secret "${badName.ref.name}", which is ` +
+        `not a valid Secret name (a DNS subdomain)`,
+    };
   }
   for (const [i, s] of (pool.spec.preScaling?.schedules ?? []).entries()) {
     try {
       parseCron(s.cron);
       wallClock(0, s.timeZone);
     } catch (err) {
-      return { reason: Reason.InvalidSpec, message: `VoiceWorkerPool ${pool.metadata.name}: spec.preScaling.schedules[${i}]: ${err instanceof RangeError ? `unknown time zone "${s.timeZone}"` : (err as Error).message}` };
+      return {
+        reason: Reason.InvalidSpec,
+        message:
+          `VoiceWorkerPool ${pool.metadata.name}: spec.preScaling.schedules[${i}]: ` +
+          `${err instanceof RangeError ? `unknown time zone "${s.timeZone}"` : (err as Error).message}`,
+      };
     }
   }
   const managed = new Set<string>(RESERVED_ENV);
   const clash = (pool.spec.extraEnv ?? []).find((e) => managed.has(e.name));
   if (clash) {
-    return { reason: Reason.InvalidSpec, message: `VoiceWorkerPool ${pool.metadata.name}: spec.extraEnv sets ${clash.name}, which the operator sets from the pool's fields; use those fields instead` };
+    return {
+      reason: Reason.InvalidSpec,
+      message:
+        `VoiceWorkerPool ${pool.metadata.name}: spec.extraEnv sets ${clash.name}, which the operator sets from the ` +
+        `pool's fields; use those fields instead`,
+    };
   }
   // The CRD refuses these too; a pool stored before that rule is refused here (nothing is applied).
   const loader = (pool.spec.extraEnv ?? []).find((e) => isLoaderEnv(e.name));
   if (loader) {
-    return { reason: Reason.InvalidSpec, message: `VoiceWorkerPool ${pool.metadata.name}: spec.extraEnv sets ${loader.name}, which changes how the worker's processes start (a loader or start-up hook) and is reserved; remove it` };
+    return {
+      reason: Reason.InvalidSpec,
+      message:
+        `VoiceWorkerPool ${pool.metadata.name}: spec.extraEnv sets ${loader.name}, which changes how the worker's ` +
+        `processes start (a loader or start-up hook) and is reserved; remove it`,
+    };
   }
   const autoscaling = pool.spec.autoscaling;
   const local = localRoomsProblem(pool, decision);
@@ -97,8 +118,10 @@ export function specProblem(pool: VoiceWorkerPool, decision: FloorDecision): Pro
   if (autoscaling?.enabled && decision.floor > autoscaling.maxReplicas) {
     return {
       reason: Reason.InvalidSpec,
-      message: `VoiceWorkerPool ${pool.metadata.name}: the replica floor ${decision.floor} (sizing ${decision.fromSizing}` +
-        `${decision.windows.length ? `, windows ${decision.windows.join(', ')}` : ''}) exceeds spec.autoscaling.maxReplicas ${autoscaling.maxReplicas}; raise maxReplicas or lower the sizing inputs`,
+      message:
+        `VoiceWorkerPool ${pool.metadata.name}: the replica floor ${decision.floor} (sizing ${decision.fromSizing}` +
+        `${decision.windows.length ? `, windows ${decision.windows.join(', ')}` : ''}) exceeds spec.autoscaling.maxReplicas ` +
+        `${autoscaling.maxReplicas}; raise maxReplicas or lower the sizing inputs`,
     };
   }
   return undefined;
@@ -113,10 +136,16 @@ export function secretProblem(pool: VoiceWorkerPool, secrets: Map<string, string
     const keys = secrets.get(ref.name);
     if (keys === null) continue;
     if (keys === undefined) {
-      return { reason: Reason.SecretNotFound, message: `Secret ${pool.metadata.namespace}/${ref.name} named by ${field} does not exist; create it or fix ${field}.name` };
+      return {
+        reason: Reason.SecretNotFound,
+        message: `Secret ${pool.metadata.namespace}/${ref.name} named by ${field} does not exist; create it or fix ${field}.name`,
+      };
     }
     if (!keys.includes(ref.key)) {
-      return { reason: Reason.SecretKeyNotFound, message: `Secret ${pool.metadata.namespace}/${ref.name} has no key "${ref.key}" named by ${field}.key` };
+      return {
+        reason: Reason.SecretKeyNotFound,
+        message: `Secret ${pool.metadata.namespace}/${ref.name} has no key "${ref.key}" named by ${field}.key`,
+      };
     }
   }
   return undefined;

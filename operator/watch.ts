@@ -121,10 +121,14 @@ export class Informer {
     // collection. The first list, and one after 410 Gone (no version), read the latest state.
     const since = this.rv === undefined ? {} : { resourceVersion: this.rv, resourceVersionMatch: 'NotOlderThan' };
     do {
-      const page = await this.opts.kube.request<{ metadata: { resourceVersion: string; continue?: string }; items: KubeItem[] }>('GET', this.opts.path, {
-        // A continued page carries its version in the token (the server refuses both).
-        query: { labelSelector: this.opts.labelSelector, limit: 500, continue: cont, ...(cont ? {} : since) },
-      });
+      const page = await this.opts.kube.request<{ metadata: { resourceVersion: string; continue?: string }; items: KubeItem[] }>(
+        'GET',
+        this.opts.path,
+        {
+          // A continued page carries its version in the token (the server refuses both).
+          query: { labelSelector: this.opts.labelSelector, limit: 500, continue: cont, ...(cont ? {} : since) },
+        },
+      );
       for (const raw of page.items) {
         const item = this.opts.transform ? this.opts.transform(raw) : raw;
         const key = keyOf(item);

@@ -26,7 +26,9 @@ const result = await build({
 // `ws` (under client-node) tries these native speed-ups inside a try/catch and runs without them.
 const OPTIONAL = new Set(['bufferutil', 'utf-8-validate']);
 const builtin = (path) => path.startsWith('node:') || builtinModules.includes(path);
-const external = Object.values(result.metafile.outputs).flatMap((o) => o.imports.filter((i) => i.external && !builtin(i.path) && !OPTIONAL.has(i.path)).map((i) => i.path));
+const external = Object.values(result.metafile.outputs).flatMap((o) =>
+  o.imports.filter((i) => i.external && !builtin(i.path) && !OPTIONAL.has(i.path)).map((i) => i.path),
+);
 if (external.length > 0) {
   console.error(`bundle-operator: left to load at run time: ${[...new Set(external)].join(', ')}`);
   process.exit(1);

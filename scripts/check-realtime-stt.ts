@@ -30,7 +30,13 @@ function audio(file: string | undefined): Buffer {
   return resamplePcm16(pcm, sampleRate, RATE);
 }
 
-const env = { WORKER_TOKEN: 'placeholder-token-for-a-check', BACKEND_URL: 'http://127.0.0.1:9', ROOM_PROVIDER: 'local', ...process.env, STT_MODE: 'realtime' };
+const env = {
+  WORKER_TOKEN: 'placeholder-token-for-a-check',
+  BACKEND_URL: 'http://127.0.0.1:9',
+  ROOM_PROVIDER: 'local',
+  ...process.env,
+  STT_MODE: 'realtime',
+};
 const config = loadConfig(env);
 const providers = createProviders(config, { logger: createLogger({ name: 'check-realtime-stt' }) });
 const pcm = audio(process.argv[2]);
@@ -47,18 +53,43 @@ try {
   const text = await stream.commit();
   const finalMs = Math.round(performance.now() - t0);
   stream.close();
-  console.log(JSON.stringify({ path: 'realtime', model: config.turns.engines.sttRealtimeModel, audioSeconds: seconds, commitToFinalMs: finalMs, text }));
+  console.log(
+    JSON.stringify({
+      path: 'realtime',
+      model: config.turns.engines.sttRealtimeModel,
+      audioSeconds: seconds,
+      commitToFinalMs: finalMs,
+      text,
+    }),
+  );
 } catch (err) {
   failed = true;
-  console.log(JSON.stringify({ path: 'realtime', model: config.turns.engines.sttRealtimeModel, error: (err as Error).message, reason: (err as { reason?: string }).reason }));
+  console.log(
+    JSON.stringify({
+      path: 'realtime',
+      model: config.turns.engines.sttRealtimeModel,
+      error: (err as Error).message,
+      reason: (err as { reason?: string }).reason,
+    }),
+  );
 }
 
 try {
   const t0 = performance.now();
   const text = await providers.stt.transcribe(pcm, { sampleRate: RATE });
-  console.log(JSON.stringify({ path: 'batch', model: config.stt.model, audioSeconds: seconds, uploadToTextMs: Math.round(performance.now() - t0), text }));
+  console.log(
+    JSON.stringify({
+      path: 'batch',
+      model: config.stt.model,
+      audioSeconds: seconds,
+      uploadToTextMs: Math.round(performance.now() - t0),
+      text,
+    }),
+  );
 } catch (err) {
   failed = true;
-  console.log(JSON.stringify({ path: 'batch', model: config.stt.model, error: (err as Error).message, reason: (err as { reason?: string }).reason }));
+  console.log(
+    JSON.stringify({ path: 'batch', model: config.stt.model, error: (err as Error).message, reason: (err as { reason?: string }).reason }),
+  );
 }
 process.exit(failed ? 1 : 0);

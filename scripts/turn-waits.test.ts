@@ -2,9 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { describeWait, turnWaits, type SpanTimes } from './turn-waits.ts';
 
 /** The demo's breakdown of a turn's wait, from spans on one clock. */
-const span = (name: string, startMs: number, endMs: number, attributes: Record<string, unknown> = {}): SpanTimes => ({ name, startMs, endMs, attributes });
+const span = (name: string, startMs: number, endMs: number, attributes: Record<string, unknown> = {}): SpanTimes => ({
+  name,
+  startMs,
+  endMs,
+  attributes,
+});
 
-describe('where a turn\'s wait went', () => {
+describe("where a turn's wait went", () => {
   it('splits the latency into the decision, the words, the model after the words, and the rest (the voice)', () => {
     const spans = [
       span('turn.end', 1000, 1220),

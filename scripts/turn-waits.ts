@@ -34,7 +34,9 @@ export function turnWaits(spans: SpanTimes[], latencies: number[]): Array<TurnWa
     const wordsMs = Math.max(0, final.endMs - final.startMs);
     // The call kept for this answer: the first one still running, or started, when the turn ended.
     const call = calls.find((c) => c.endMs >= end.endMs);
-    const firstToken = call ? call.startMs + Number(call.attributes['llm.time_to_first_token_ms'] ?? call.endMs - call.startMs) : final.endMs;
+    const firstToken = call
+      ? call.startMs + Number(call.attributes['llm.time_to_first_token_ms'] ?? call.endMs - call.startMs)
+      : final.endMs;
     const modelMs = Math.max(0, firstToken - final.endMs);
     return { totalMs, decisionMs, wordsMs, modelMs, voiceMs: Math.max(0, totalMs - decisionMs - wordsMs - modelMs) };
   });
@@ -42,5 +44,8 @@ export function turnWaits(spans: SpanTimes[], latencies: number[]): Array<TurnWa
 
 export function describeWait(w: TurnWait): string {
   const r = (ms: number) => ms.toFixed(0);
-  return `${r(w.totalMs)} ms = decision ${r(w.decisionMs)} + words ${r(w.wordsMs)} + model ${r(w.modelMs)} + voice ${r(w.voiceMs)} (the voice's part is what is left: first audio and transport)`;
+  return (
+    `${r(w.totalMs)} ms = decision ${r(w.decisionMs)} + words ${r(w.wordsMs)} + model ${r(w.modelMs)} + voice ` +
+    `${r(w.voiceMs)} (the voice's part is what is left: first audio and transport)`
+  );
 }

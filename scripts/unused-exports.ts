@@ -27,12 +27,12 @@ const ALLOWED: ReadonlyArray<{ file: string; names?: readonly string[]; reason: 
   {
     file: 'api-stub/respondent/client/daily-room.ts',
     names: ['joinDailyRoom'],
-    reason: "a page bundle loaded by URL (api-stub/respondent/assets.ts); main.ts calls it by name after import()",
+    reason: 'a page bundle loaded by URL (api-stub/respondent/assets.ts); main.ts calls it by name after import()',
   },
   {
     file: 'api-stub/respondent/client/livekit-room.ts',
     names: ['joinLiveKitRoom'],
-    reason: "a page bundle loaded by URL (api-stub/respondent/assets.ts); main.ts calls it by name after import()",
+    reason: 'a page bundle loaded by URL (api-stub/respondent/assets.ts); main.ts calls it by name after import()',
   },
 ];
 
@@ -47,7 +47,9 @@ function sourceFiles(dir: string): string[] {
   return found;
 }
 
-const rootFiles = readdirSync(root).filter((f) => f.endsWith('.ts')).map((f) => join(root, f));
+const rootFiles = readdirSync(root)
+  .filter((f) => f.endsWith('.ts'))
+  .map((f) => join(root, f));
 const files = [...rootFiles, ...SOURCE_DIRS.flatMap((d) => sourceFiles(join(root, d)))];
 const config = ts.parseJsonConfigFileContent(JSON.parse(readFileSync(join(root, 'tsconfig.json'), 'utf8')), ts.sys, root);
 const program = ts.createProgram(files, config.options);
@@ -83,7 +85,8 @@ function visit(sourceFile: ts.SourceFile, node: ts.Node): void {
     mark(targetFile(sourceFile, node.arguments[0]), '*');
   } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) {
     const target = targetFile(sourceFile, node.argument.literal);
-    if (node.qualifier) mark(target, (ts.isIdentifier(node.qualifier) ? node.qualifier : node.qualifier.left).getText(sourceFile).split('.')[0]!);
+    if (node.qualifier)
+      mark(target, (ts.isIdentifier(node.qualifier) ? node.qualifier : node.qualifier.left).getText(sourceFile).split('.')[0]!);
     else mark(target, '*');
   }
   ts.forEachChild(node, (child) => visit(sourceFile, child));
@@ -122,7 +125,10 @@ for (const file of files) {
     local ??= usedInFile(sourceFile);
     if (symbol.declarations?.some((d) => local!.has(d))) continue;
     const declaration = symbol.declarations?.[0];
-    const line = declaration && declaration.getSourceFile() === sourceFile ? sourceFile.getLineAndCharacterOfPosition(declaration.getStart()).line + 1 : 1;
+    const line =
+      declaration && declaration.getSourceFile() === sourceFile
+        ? sourceFile.getLineAndCharacterOfPosition(declaration.getStart()).line + 1
+        : 1;
     unused.push(`${path}:${line}: ${name}`);
   }
 }
@@ -138,7 +144,9 @@ for (const a of ALLOWED) {
 }
 
 if (unused.length > 0) {
-  console.error(`unused-exports: ${unused.length} export(s) that nothing imports (remove the export, or allow it with a reason in scripts/unused-exports.ts):`);
+  console.error(
+    `unused-exports: ${unused.length} export(s) that nothing imports (remove the export, or allow it with a reason in scripts/unused-exports.ts):`,
+  );
   for (const line of unused) console.error(`  ${line}`);
   process.exit(1);
 }

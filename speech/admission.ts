@@ -38,10 +38,17 @@ export function declaredLength(req: IncomingMessage): number | null {
  * body: the bytes it reserves in the budget (release them when the request is done), or the error
  * to answer.
  */
-export function admit(req: IncomingMessage, options: { service: SpeechService; metrics: SpeechMetrics; budget: BodyBudget; lane: Lane; client: string; maxBody: number }): number {
+export function admit(
+  req: IncomingMessage,
+  options: { service: SpeechService; metrics: SpeechMetrics; budget: BodyBudget; lane: Lane; client: string; maxBody: number },
+): number {
   const declared = declaredLength(req);
   if (declared !== null && declared > options.maxBody) {
-    throw new SpeechError(413, 'payload_too_large', `The request body is larger than this server takes (${Math.floor(options.maxBody / 1024)} KiB).`);
+    throw new SpeechError(
+      413,
+      'payload_too_large',
+      `The request body is larger than this server takes (${Math.floor(options.maxBody / 1024)} KiB).`,
+    );
   }
   const what = options.lane === 'stt' ? 'speech-to-text' : 'text-to-speech';
   const bytes = declared ?? options.maxBody;

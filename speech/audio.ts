@@ -39,12 +39,20 @@ function downmix(pcm: Buffer, channels: number): Buffer {
 }
 
 const PCM_FORMAT = 1;
-const FORMAT_NAMES: Record<number, string> = { 2: 'ADPCM', 3: 'IEEE float', 6: 'A-law', 7: 'mu-law', 0x50: 'MPEG', 0x55: 'MP3', 0xfffe: 'extensible' };
+const FORMAT_NAMES: Record<number, string> = {
+  2: 'ADPCM',
+  3: 'IEEE float',
+  6: 'A-law',
+  7: 'mu-law',
+  0x50: 'MPEG',
+  0x55: 'MP3',
+  0xfffe: 'extensible',
+};
 
 /** The format tag of the WAV file's fmt chunk (1 is integer PCM), or null when it has none before its data. */
 export function wavFormatTag(wav: Buffer): number | null {
   if (wav.length < 12 || wav.toString('ascii', 0, 4) !== 'RIFF' || wav.toString('ascii', 8, 12) !== 'WAVE') return null;
-  for (let offset = 12; offset + 8 <= wav.length; ) {
+  for (let offset = 12; offset + 8 <= wav.length;) {
     const id = wav.toString('ascii', offset, offset + 4);
     const size = wav.readUInt32LE(offset + 4);
     if (id === 'fmt ') return offset + 10 <= wav.length ? wav.readUInt16LE(offset + 8) : null;
@@ -60,21 +68,39 @@ export function decodeUpload(file: Buffer, maxSeconds: number): { samples: Float
   if (tag !== null && tag !== PCM_FORMAT) {
     // Its bytes are not 16-bit integer samples, whatever its bits-per-sample field says: refused, never guessed at.
     const name = FORMAT_NAMES[tag] ?? `format tag 0x${tag.toString(16)}`;
-    throw new SpeechError(400, 'invalid_audio', `The WAV file holds ${name} audio; send 16-bit integer PCM WAV (format tag 1).`, { param: 'file' });
+    throw new SpeechError(400, 'invalid_audio', `The WAV file holds ${name} audio; send 16-bit integer PCM WAV (format tag 1).`, {
+      param: 'file',
+    });
   }
   let wav;
   try {
     wav = parseWav(file);
   } catch (err) {
-    throw new SpeechError(400, 'invalid_audio', `The audio file could not be decoded (${(err as Error).message}); send 16-bit PCM WAV.`, { param: 'file' });
+    throw new SpeechError(400, 'invalid_audio', `The audio file could not be decoded (${(err as Error).message}); send 16-bit PCM WAV.`, {
+      param: 'file',
+    });
   }
-  if (wav.channels < 1 || wav.channels > 8) throw new SpeechError(400, 'invalid_audio', `The WAV file has ${wav.channels} channels; send mono (or up to 8 channels).`, { param: 'file' });
+  if (wav.channels < 1 || wav.channels > 8)
+    throw new SpeechError(400, 'invalid_audio', `The WAV file has ${wav.channels} channels; send mono (or up to 8 channels).`, {
+      param: 'file',
+    });
   if (wav.sampleRate < MIN_INPUT_RATE || wav.sampleRate > MAX_INPUT_RATE) {
-    throw new SpeechError(400, 'invalid_audio', `The WAV file's sample rate is ${wav.sampleRate} Hz; send ${MIN_INPUT_RATE}-${MAX_INPUT_RATE} Hz (16 kHz is best).`, { param: 'file' });
+    throw new SpeechError(
+      400,
+      'invalid_audio',
+      `The WAV file's sample rate is ${wav.sampleRate} Hz; send ${MIN_INPUT_RATE}-${MAX_INPUT_RATE} Hz (16 kHz is best).`,
+      { param: 'file' },
+    );
   }
   const mono = downmix(wav.pcm, wav.channels);
   const seconds = mono.length / 2 / wav.sampleRate;
   if (seconds === 0) throw new SpeechError(400, 'audio_empty', 'The audio file holds no samples.', { param: 'file' });
-  if (seconds > maxSeconds) throw new SpeechError(400, 'audio_too_long', `The audio is ${seconds.toFixed(1)} s long; this server takes at most ${maxSeconds} s per request. Split it.`, { param: 'file' });
+  if (seconds > maxSeconds)
+    throw new SpeechError(
+      400,
+      'audio_too_long',
+      `The audio is ${seconds.toFixed(1)} s long; this server takes at most ${maxSeconds} s per request. Split it.`,
+      { param: 'file' },
+    );
   return { samples: pcm16ToFloat(resamplePcm16(mono, wav.sampleRate, RECOGNISER_RATE)), seconds };
 }

@@ -57,11 +57,14 @@ const REALTIME_DECODES: readonly RealtimeDecode[] = ['incremental', 'whole'];
 
 export function loadSpeechConfig(env: Env): SpeechConfig {
   const realtimeDecode = (optionalString(env, 'SPEECH_REALTIME_DECODE') ?? 'incremental') as RealtimeDecode;
-  if (!REALTIME_DECODES.includes(realtimeDecode)) throw new ConfigError('SPEECH_REALTIME_DECODE', `must be one of ${REALTIME_DECODES.join(', ')}`);
+  if (!REALTIME_DECODES.includes(realtimeDecode))
+    throw new ConfigError('SPEECH_REALTIME_DECODE', `must be one of ${REALTIME_DECODES.join(', ')}`);
   const port = intVar(env, 'SPEECH_PORT', { default: 7870, min: 0, max: 65535 });
   const metricsPort = intVar(env, 'SPEECH_METRICS_PORT', { default: 9091, min: 0, max: 65535 });
   if (port !== 0 && port === metricsPort) throw new ConfigError('SPEECH_METRICS_PORT', `must differ from SPEECH_PORT (${port})`);
-  const token = requiredString(env, 'SPEECH_TOKEN', { hint: 'the bearer token clients send; give the worker the same value as its STT/TTS API key' });
+  const token = requiredString(env, 'SPEECH_TOKEN', {
+    hint: 'the bearer token clients send; give the worker the same value as its STT/TTS API key',
+  });
   if (token.length < 16) throw new ConfigError('SPEECH_TOKEN', 'must be at least 16 characters');
   const requestTimeoutSeconds = intVar(env, 'SPEECH_REQUEST_TIMEOUT_SECONDS', { default: 30, min: 1, max: 3600 });
   return Object.freeze({
@@ -85,7 +88,17 @@ export function loadSpeechConfig(env: Env): SpeechConfig {
     splitMaxPieceSeconds: numberVar(env, 'SPEECH_SPLIT_MAX_PIECE_SECONDS', { default: 8, above: 1, max: 600 }),
     earlyTailMs: intVar(env, 'SPEECH_EARLY_TAIL_MS', { default: 120, min: 0, max: 5000 }),
     // A bot keeps one connection and a realtime session one WebSocket: 1000 is far above a pod's load and far below its fds.
-    listenLimits: readListenLimits(env, 'SPEECH', { maxConnections: 1000, headersTimeoutSeconds: Math.min(requestTimeoutSeconds, 300), keepAliveTimeoutSeconds: 5, requestTimeoutSeconds }),
-    managementLimits: readListenLimits(env, 'SPEECH_METRICS', { maxConnections: 64, headersTimeoutSeconds: 10, keepAliveTimeoutSeconds: 5, requestTimeoutSeconds: 15 }),
+    listenLimits: readListenLimits(env, 'SPEECH', {
+      maxConnections: 1000,
+      headersTimeoutSeconds: Math.min(requestTimeoutSeconds, 300),
+      keepAliveTimeoutSeconds: 5,
+      requestTimeoutSeconds,
+    }),
+    managementLimits: readListenLimits(env, 'SPEECH_METRICS', {
+      maxConnections: 64,
+      headersTimeoutSeconds: 10,
+      keepAliveTimeoutSeconds: 5,
+      requestTimeoutSeconds: 15,
+    }),
   });
 }

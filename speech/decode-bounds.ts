@@ -46,7 +46,10 @@ export function withoutRepeats(tokens: readonly string[]): readonly string[] {
  * pieces in order (each carries its own leading space), `text` its joined result. Only a decode
  * that ran past that length is touched: its repeated tail is dropped, then it is cut to the length.
  */
-export function boundedText(result: { text: string; tokens: readonly string[] }, audioSeconds: number): { text: string; truncated: boolean } {
+export function boundedText(
+  result: { text: string; tokens: readonly string[] },
+  audioSeconds: number,
+): { text: string; truncated: boolean } {
   const limit = maxTokens(audioSeconds);
   if (result.tokens.length <= limit) return { text: result.text.trim(), truncated: false };
   return { text: withoutRepeats(result.tokens).slice(0, limit).join('').trim(), truncated: true };

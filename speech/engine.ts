@@ -54,7 +54,12 @@ export async function loadSpeechEngine(files: SpeechModelFiles, options: { threa
       decodingMethod: 'greedy_search',
     }),
     sherpa.OfflineTts.createAsync({
-      model: { vits: { model: files.piper.model, tokens: files.piper.tokens, dataDir: files.piper.dataDir }, numThreads: options.threads, provider: 'cpu', debug: 0 },
+      model: {
+        vits: { model: files.piper.model, tokens: files.piper.tokens, dataDir: files.piper.dataDir },
+        numThreads: options.threads,
+        provider: 'cpu',
+        debug: 0,
+      },
       maxNumSentences: 1,
     }),
   ]);

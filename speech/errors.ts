@@ -32,6 +32,9 @@ export class SpeechError extends Error {
 export const RETRY_AFTER_SECONDS = 1;
 
 export const overloaded = (what: string): SpeechError =>
-  new SpeechError(503, 'server_overloaded', `The speech server's ${what} queue is full; retry after ${RETRY_AFTER_SECONDS} s.`, { headers: { 'retry-after': String(RETRY_AFTER_SECONDS) } });
+  new SpeechError(503, 'server_overloaded', `The speech server's ${what} queue is full; retry after ${RETRY_AFTER_SECONDS} s.`, {
+    headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
+  });
 
-export const internalError = (): SpeechError => new SpeechError(500, 'internal_error', 'The speech server failed on this request. Retry with exponential backoff.');
+export const internalError = (): SpeechError =>
+  new SpeechError(500, 'internal_error', 'The speech server failed on this request. Retry with exponential backoff.');

@@ -88,7 +88,11 @@ describe('FairQueue', () => {
     const order: string[] = [];
     const q = new FairQueue({ concurrency: 1, capacity: 2 });
     const running = gate(order, 'r');
-    const all = [q.run('a', running.job), q.run('a', async () => 'p1', { background: true }), q.run('b', async () => 'p2', { background: true })];
+    const all = [
+      q.run('a', running.job),
+      q.run('a', async () => 'p1', { background: true }),
+      q.run('b', async () => 'p2', { background: true }),
+    ];
     await expect(q.run('c', async () => 'p3', { background: true })).rejects.toBeInstanceOf(QueueFullError);
     // Session a commits: its piece is promoted and its tail queued; the tail is counted like any job,
     // and makes room by pushing out b's background piece (b decodes it at its own commit).
@@ -121,7 +125,10 @@ describe('FairQueue', () => {
     const order: string[] = [];
     const q = new FairQueue({ concurrency: 1, capacity: 3 });
     const running = gate(order, 'r');
-    const busy = [q.run('c0', running.job, { client: 'busy' }), ...['c1', 'c2', 'c3'].map((c) => q.run(c, async () => c, { client: 'busy' }))];
+    const busy = [
+      q.run('c0', running.job, { client: 'busy' }),
+      ...['c1', 'c2', 'c3'].map((c) => q.run(c, async () => c, { client: 'busy' })),
+    ];
     expect(q.hasRoom('busy')).toBe(false);
     expect(q.hasRoom('other')).toBe(true);
     const other = q.run('d1', async () => 'other', { client: 'other' });

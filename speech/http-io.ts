@@ -30,7 +30,8 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
   return Buffer.concat(chunks, size);
 }
 
-const tooLarge = (limit: number) => new SpeechError(413, 'payload_too_large', `The request body is larger than this server takes (${Math.floor(limit / 1024)} KiB).`);
+const tooLarge = (limit: number) =>
+  new SpeechError(413, 'payload_too_large', `The request body is larger than this server takes (${Math.floor(limit / 1024)} KiB).`);
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
@@ -40,7 +41,8 @@ export function bearerMatches(header: string | undefined, token: string): boolea
   return match !== null && timingSafeEqual(digest(match[1]!), digest(token));
 }
 
-export const unauthorized = () => new SpeechError(401, 'invalid_api_key', 'Missing or incorrect bearer token (Authorization: Bearer <SPEECH_TOKEN>).');
+export const unauthorized = () =>
+  new SpeechError(401, 'invalid_api_key', 'Missing or incorrect bearer token (Authorization: Bearer <SPEECH_TOKEN>).');
 
 export function sendError(res: ServerResponse, err: SpeechError): void {
   if (res.headersSent) {

@@ -41,8 +41,18 @@ const tracing = startSpeechTracing(process.env);
 const metrics = createSpeechMetrics();
 const startedAt = performance.now();
 const engine = await loadSpeechEngine(files, { threads: config.threads });
-log.info('models loaded', { seconds: Number(((performance.now() - startedAt) / 1000).toFixed(2)), rssMiB: Math.round(process.memoryUsage().rss / 2 ** 20) });
-const service = createSpeechService({ engine, metrics, log, sttConcurrency: config.sttConcurrency, ttsConcurrency: config.ttsConcurrency, queueCapacity: config.queueCapacity });
+log.info('models loaded', {
+  seconds: Number(((performance.now() - startedAt) / 1000).toFixed(2)),
+  rssMiB: Math.round(process.memoryUsage().rss / 2 ** 20),
+});
+const service = createSpeechService({
+  engine,
+  metrics,
+  log,
+  sttConcurrency: config.sttConcurrency,
+  ttsConcurrency: config.ttsConcurrency,
+  queueCapacity: config.queueCapacity,
+});
 let ready = true;
 const { server, closeSessions } = createSpeechServer({ config, service, metrics, log });
 const management = createSpeechManagementServer({ metrics, ready: () => ready, log, limits: config.managementLimits });

@@ -8,7 +8,12 @@ import type { SpeechMetrics } from './metrics.ts';
  * public port. Ready once the models are loaded (they are before the port opens) and until
  * shutdown begins. Errors here use the project's `{error, message}` shape.
  */
-export function createSpeechManagementServer(options: { metrics: SpeechMetrics; ready: () => boolean; log: Logger; limits: ListenLimits }): Server {
+export function createSpeechManagementServer(options: {
+  metrics: SpeechMetrics;
+  ready: () => boolean;
+  log: Logger;
+  limits: ListenLimits;
+}): Server {
   const server = createServer(serverTimeoutOptions(options.limits), (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     const json = (status: number, value: unknown) => {
@@ -17,7 +22,10 @@ export function createSpeechManagementServer(options: { metrics: SpeechMetrics; 
     };
     if (req.method !== 'GET') return json(405, { error: 'method_not_allowed', message: 'Use GET.' });
     if (path === '/healthz') return json(200, { status: 'ok' });
-    if (path === '/readyz') return options.ready() ? json(200, { status: 'ready' }) : json(503, { error: 'unavailable', message: 'The speech server is shutting down.' });
+    if (path === '/readyz')
+      return options.ready()
+        ? json(200, { status: 'ready' })
+        : json(503, { error: 'unavailable', message: 'The speech server is shutting down.' });
     if (path === '/metrics') {
       options.metrics.registry.metrics().then(
         (text) => {

@@ -32,10 +32,14 @@ export function resolveSpeechModels(modelsDir: string, espeakDataDir: string): S
   };
   const missing = [...Object.values(files.moonshine), files.piper.model, files.piper.tokens].filter((f) => !existsSync(f));
   if (missing.length > 0) {
-    throw new MissingModelsError(`the speech models are missing (${missing.join(', ')}): run \`bash scripts/speech-models.sh\` and set SPEECH_MODELS_DIR to the directory it prints`);
+    throw new MissingModelsError(
+      `the speech models are missing (${missing.join(', ')}): run \`bash scripts/speech-models.sh\` and set SPEECH_MODELS_DIR to the directory it prints`,
+    );
   }
   if (!existsSync(join(espeakDataDir, 'phontab'))) {
-    throw new MissingModelsError(`espeak-ng data is missing at ${espeakDataDir} (the Piper voice needs it): install Debian's espeak-ng-data or set SPEECH_ESPEAK_DATA_DIR`);
+    throw new MissingModelsError(
+      `espeak-ng data is missing at ${espeakDataDir} (the Piper voice needs it): install Debian's espeak-ng-data or set SPEECH_ESPEAK_DATA_DIR`,
+    );
   }
   return files;
 }

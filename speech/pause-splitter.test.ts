@@ -34,7 +34,12 @@ function split(pcm: Buffer, options = OPTIONS) {
 describe('PauseSplitter', () => {
   it('offers the open piece early at the first quiet after its speech, once, and says when speech comes back', () => {
     const splitter = new PauseSplitter({ ...OPTIONS, earlyMs: 120 });
-    const pcm = signal([['sound', 600], ['quiet', 160], ['sound', 660], ['quiet', 400]]);
+    const pcm = signal([
+      ['sound', 600],
+      ['quiet', 160],
+      ['sound', 660],
+      ['quiet', 400],
+    ]);
     const events = [];
     for (let i = 0; i < pcm.length; i += 960) events.push(...splitter.pushEvents(pcm.subarray(i, i + 960)));
     expect(events.map((e) => e.type)).toEqual(['early', 'resumed', 'early', 'piece']);
@@ -49,13 +54,34 @@ describe('PauseSplitter', () => {
     const splitter = new PauseSplitter({ ...OPTIONS, earlyMs: 120 });
     const quietFirst = splitter.pushEvents(signal([['quiet', 100]]));
     expect(quietFirst).toEqual([]);
-    const events = splitter.pushEvents(signal([['sound', 500], ['quiet', 300]]));
+    const events = splitter.pushEvents(
+      signal([
+        ['sound', 500],
+        ['quiet', 300],
+      ]),
+    );
     expect(events.map((e) => e.type)).toEqual(['early']);
-    expect(new PauseSplitter(OPTIONS).pushEvents(signal([['sound', 500], ['quiet', 300]]))).toEqual([]);
+    expect(
+      new PauseSplitter(OPTIONS).pushEvents(
+        signal([
+          ['sound', 500],
+          ['quiet', 300],
+        ]),
+      ),
+    ).toEqual([]);
   });
 
   it('cuts at pauses of 200 ms or more, keeps a little of each pause, and drops a long silence before the next speech', () => {
-    const { pieces, tail, speech } = split(signal([['sound', 1500], ['quiet', 600], ['sound', 1200], ['quiet', 2000], ['sound', 1400], ['quiet', 100]]));
+    const { pieces, tail, speech } = split(
+      signal([
+        ['sound', 1500],
+        ['quiet', 600],
+        ['sound', 1200],
+        ['quiet', 2000],
+        ['sound', 1400],
+        ['quiet', 100],
+      ]),
+    );
     // Each pause: 100 ms ends a piece, 100 ms leads into the next one, the rest is never decoded.
     expect(pieces.map(ms)).toEqual([1500 + 100, 100 + 1200 + 100]);
     expect(ms(tail)).toBe(100 + 1400 + 100);
@@ -63,27 +89,62 @@ describe('PauseSplitter', () => {
   });
 
   it('does not cut at gaps shorter than the pause (the closures inside words), nor pieces under the minimum', () => {
-    const gaps = split(signal([['sound', 900], ['quiet', 120], ['sound', 900], ['quiet', 160], ['sound', 900]]));
+    const gaps = split(
+      signal([
+        ['sound', 900],
+        ['quiet', 120],
+        ['sound', 900],
+        ['quiet', 160],
+        ['sound', 900],
+      ]),
+    );
     expect(gaps.pieces).toHaveLength(0);
     expect(ms(gaps.tail)).toBe(2980);
-    const short = split(signal([['sound', 500], ['quiet', 400], ['sound', 1000]]));
+    const short = split(
+      signal([
+        ['sound', 500],
+        ['quiet', 400],
+        ['sound', 1000],
+      ]),
+    );
     expect(short.pieces).toHaveLength(0);
   });
 
   it('finds the same pauses under noise at about 15 dB below the speech', () => {
-    const { pieces } = split(signal([['sound', 1500], ['quiet', 600], ['sound', 1200], ['quiet', 600], ['sound', 1000]], -28));
+    const { pieces } = split(
+      signal(
+        [
+          ['sound', 1500],
+          ['quiet', 600],
+          ['sound', 1200],
+          ['quiet', 600],
+          ['sound', 1000],
+        ],
+        -28,
+      ),
+    );
     expect(pieces.map(ms)).toEqual([1500 + 100, 100 + 1200 + 100]);
   });
 
   it('cuts a piece with no pause at its quietest moment once it is past the maximum', () => {
-    const { pieces } = split(signal([['sound', 5000], ['quiet', 60], ['sound', 5000]]), { ...OPTIONS, maxPieceMs: 6000 });
+    const { pieces } = split(
+      signal([
+        ['sound', 5000],
+        ['quiet', 60],
+        ['sound', 5000],
+      ]),
+      { ...OPTIONS, maxPieceMs: 6000 },
+    );
     expect(pieces).toHaveLength(1);
     expect(ms(pieces[0]!)).toBeGreaterThan(5000);
     expect(ms(pieces[0]!)).toBeLessThanOrEqual(5060);
   });
 
   it('a tail of silence after a cut holds no speech; partial frames are carried to the next append', () => {
-    const pcm = signal([['sound', 1500], ['quiet', 900]]);
+    const pcm = signal([
+      ['sound', 1500],
+      ['quiet', 900],
+    ]);
     const splitter = new PauseSplitter(OPTIONS);
     const pieces: Buffer[] = [];
     // Odd sizes: frames straddle appends.

@@ -99,7 +99,9 @@ export class RealtimeBuffer {
     if (!this.splitter) return this.decodeNow(this.toSamples(Buffer.concat(utterance.chunks)), committed);
     this.options.service.promote(this.options.session);
     const { tail, speech } = this.splitter.finish();
-    const texts = utterance.pieces.map(({ samples, decoded }) => decoded.then((result) => (result.ok ? result.text : this.retryAtCommit(samples, result.err, committed))));
+    const texts = utterance.pieces.map(({ samples, decoded }) =>
+      decoded.then((result) => (result.ok ? result.text : this.retryAtCommit(samples, result.err, committed))),
+    );
     if (utterance.early) {
       // No speech since the early tail: it is the tail (up to the quiet after it).
       this.options.metrics.earlyTails.inc({ outcome: 'used' });
@@ -109,7 +111,10 @@ export class RealtimeBuffer {
       texts.push(this.decodeNow(this.toSamples(tail), committed));
     }
     try {
-      return (await Promise.all(texts)).map((t) => t.trim()).filter(Boolean).join(' ');
+      return (await Promise.all(texts))
+        .map((t) => t.trim())
+        .filter(Boolean)
+        .join(' ');
     } catch (err) {
       utterance.cancel.abort(); // the commit failed (a full queue refused a part): its other parts are not wanted
       throw err;
@@ -130,14 +135,16 @@ export class RealtimeBuffer {
     const { service, session, client, closing, metrics } = this.options;
     const samples = this.toSamples(pcm);
     const signals = [closing, utterance.cancel.signal, ...(cancel ? [cancel] : [])];
-    const decoded = service.transcribe(session, samples, { client, endpoint: 'realtime', signal: AbortSignal.any(signals), background: true }).then(
-      ({ text }): Decoded => {
-        // An early tail dropped while it ran is no piece of the transcript.
-        if (!cancel?.aborted) metrics.pieces.inc({ stage: utterance.committed ? 'after_commit' : 'before_commit' });
-        return { ok: true, text };
-      },
-      (err: unknown): Decoded => ({ ok: false, err }),
-    );
+    const decoded = service
+      .transcribe(session, samples, { client, endpoint: 'realtime', signal: AbortSignal.any(signals), background: true })
+      .then(
+        ({ text }): Decoded => {
+          // An early tail dropped while it ran is no piece of the transcript.
+          if (!cancel?.aborted) metrics.pieces.inc({ stage: utterance.committed ? 'after_commit' : 'before_commit' });
+          return { ok: true, text };
+        },
+        (err: unknown): Decoded => ({ ok: false, err }),
+      );
     return { samples, decoded };
   }
 

@@ -47,24 +47,46 @@ export interface EventMistake {
   eventId: string | null;
 }
 
-const mistake = (eventId: string | null, code: string, message: string, param: string | null = null): EventMistake => ({ mistake: true, code, message, param, eventId });
+const mistake = (eventId: string | null, code: string, message: string, param: string | null = null): EventMistake => ({
+  mistake: true,
+  code,
+  message,
+  param,
+  eventId,
+});
 
 /** A client's value in a message, safely: a string quoted and cut, anything else named by its kind. */
 function describe(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.slice(0, 60));
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
-  return typeof value === 'object' ? 'an object' : typeof value === 'number' || typeof value === 'boolean' ? JSON.stringify(value) : typeof value;
+  return typeof value === 'object'
+    ? 'an object'
+    : typeof value === 'number' || typeof value === 'boolean'
+      ? JSON.stringify(value)
+      : typeof value;
 }
 
 /** What each param of session.update is answered with, in the order the server checks them. */
 const UPDATE_MISTAKES: ReadonlyArray<{ path: string; code: string; message: string }> = [
-  { path: 'session.type', code: 'invalid_request_error', message: 'session.update needs session.type "transcription" (this server serves transcription sessions only).' },
+  {
+    path: 'session.type',
+    code: 'invalid_request_error',
+    message: 'session.update needs session.type "transcription" (this server serves transcription sessions only).',
+  },
   { path: 'session.audio.input', code: 'invalid_value', message: 'session.audio.input must be an object.' },
   { path: 'session.audio.input.format.rate', code: 'invalid_value', message: `Only ${SESSION_RATE} is supported.` },
   { path: 'session.audio.input.format', code: 'invalid_value', message: "Only 'audio/pcm' (16-bit, 24 kHz, mono) is supported." },
-  { path: 'session.audio.input.turn_detection', code: 'invalid_value', message: 'Server turn detection is not supported here: send turn_detection null and commit the buffer yourself.' },
-  { path: 'session.audio.input.transcription.language', code: 'unsupported_language', message: 'This server recognises English only (language en).' },
+  {
+    path: 'session.audio.input.turn_detection',
+    code: 'invalid_value',
+    message: 'Server turn detection is not supported here: send turn_detection null and commit the buffer yourself.',
+  },
+  {
+    path: 'session.audio.input.transcription.language',
+    code: 'unsupported_language',
+    message: 'This server recognises English only (language en).',
+  },
   { path: 'session.audio.input.transcription', code: 'invalid_value', message: 'session.audio.input.transcription needs a model.' },
 ];
 
@@ -74,24 +96,37 @@ function updateMistake(error: z.ZodError, eventId: string | null): EventMistake 
   // holds it, and the first such rule in the order above is answered.
   const normalise = (p: string) => (p === 'session' ? 'session.type' : p === 'session.audio' ? 'session.audio.input' : p);
   const ruleOf = (p: string) => {
-    const matching = UPDATE_MISTAKES.map((rule, index) => ({ rule, index })).filter(({ rule }) => p === rule.path || p.startsWith(`${rule.path}.`));
+    const matching = UPDATE_MISTAKES.map((rule, index) => ({ rule, index })).filter(
+      ({ rule }) => p === rule.path || p.startsWith(`${rule.path}.`),
+    );
     return matching.sort((a, b) => b.rule.path.length - a.rule.path.length)[0]?.index ?? Infinity;
   };
   const first = Math.min(...error.issues.map((issue) => ruleOf(normalise(issue.path.map(String).join('.')))));
   const rule = UPDATE_MISTAKES[first];
   if (!rule) return mistake(eventId, 'invalid_value', 'session.update is not valid.', 'session');
-  const param = rule.path === 'session.audio.input.format' ? 'session.audio.input.format.type' : rule.path === 'session.audio.input.transcription' ? 'session.audio.input.transcription.model' : rule.path;
+  const param =
+    rule.path === 'session.audio.input.format'
+      ? 'session.audio.input.format.type'
+      : rule.path === 'session.audio.input.transcription'
+        ? 'session.audio.input.transcription.model'
+        : rule.path;
   return mistake(eventId, rule.code, rule.message, param);
 }
 
 /** One parsed JSON value -> the event it is, or the mistake to answer. */
 export function parseClientEvent(json: unknown): ClientEvent | EventMistake {
   const envelope = Envelope.safeParse(json);
-  if (!envelope.success || Array.isArray(json)) return mistake(null, 'invalid_json', 'The server could not parse the event: expected a JSON object in a text frame.');
+  if (!envelope.success || Array.isArray(json))
+    return mistake(null, 'invalid_json', 'The server could not parse the event: expected a JSON object in a text frame.');
   const eventId = typeof envelope.data.event_id === 'string' ? envelope.data.event_id.slice(0, 128) : null;
   const type = EventType.safeParse(envelope.data.type);
   if (!type.success) {
-    return mistake(eventId, 'invalid_value', `Invalid value: ${describe(envelope.data.type)}. This server accepts session.update and input_audio_buffer.append, commit and clear.`, 'type');
+    return mistake(
+      eventId,
+      'invalid_value',
+      `Invalid value: ${describe(envelope.data.type)}. This server accepts session.update and input_audio_buffer.append, commit and clear.`,
+      'type',
+    );
   }
   switch (type.data) {
     case 'session.update': {
@@ -100,7 +135,9 @@ export function parseClientEvent(json: unknown): ClientEvent | EventMistake {
     }
     case 'input_audio_buffer.append': {
       const append = Append.safeParse(json);
-      return append.success ? { type: type.data, eventId, audio: append.data.audio } : mistake(eventId, 'invalid_value', "Invalid 'audio'. Expected base64-encoded audio bytes.", 'audio');
+      return append.success
+        ? { type: type.data, eventId, audio: append.data.audio }
+        : mistake(eventId, 'invalid_value', "Invalid 'audio'. Expected base64-encoded audio bytes.", 'audio');
     }
     default:
       return { type: type.data, eventId };

@@ -61,9 +61,17 @@ export function createSpeechServer(deps: SpeechServerDeps): { server: Server; cl
     const session = sessionOf(req.socket);
     const client = clientOf(req);
     const lane = route === 'transcriptions' ? 'stt' : 'tts';
-    const reserved = admit(req, { service, metrics, budget, lane, client, maxBody: route === 'transcriptions' ? maxBodyBytes : SPEECH_BODY_LIMIT });
+    const reserved = admit(req, {
+      service,
+      metrics,
+      budget,
+      lane,
+      client,
+      maxBody: route === 'transcriptions' ? maxBodyBytes : SPEECH_BODY_LIMIT,
+    });
     try {
-      if (route === 'transcriptions') await handleTranscription(req, res, session, signal, { service, client, maxAudioSeconds: config.maxAudioSeconds, maxBodyBytes });
+      if (route === 'transcriptions')
+        await handleTranscription(req, res, session, signal, { service, client, maxAudioSeconds: config.maxAudioSeconds, maxBodyBytes });
       else await handleSpeech(req, res, session, signal, { service, client, maxTextChars: config.maxTextChars });
     } finally {
       budget.release(reserved);
@@ -105,7 +113,8 @@ export function createSpeechServer(deps: SpeechServerDeps): { server: Server; cl
   });
   server.on('clientError', (err: Error & { code?: string }, socket: Duplex) => {
     if (!socket.writable) return void socket.destroy();
-    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return refuse(socket, 408, 'request_timeout', `The request was not received within ${config.requestTimeoutSeconds} s.`);
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT')
+      return refuse(socket, 408, 'request_timeout', `The request was not received within ${config.requestTimeoutSeconds} s.`);
     if (err.code === 'HPE_HEADER_OVERFLOW') return refuse(socket, 431, 'headers_too_large', 'The request headers are too large.');
     refuse(socket, 400, 'invalid_request', 'The request is not valid HTTP/1.1.');
   });
@@ -116,12 +125,25 @@ export function createSpeechServer(deps: SpeechServerDeps): { server: Server; cl
     const url = new URL(req.url ?? '/', 'http://speech');
     if (url.pathname !== '/v1/realtime') return refuse(socket, 404, 'unknown_url', `Unknown route GET ${url.pathname.slice(0, 100)}.`);
     if (!bearerMatches(req.headers.authorization, config.token)) return refuse(socket, 401, 'invalid_api_key', unauthorized().message);
-    if (url.searchParams.get('intent') !== 'transcription') return refuse(socket, 400, 'invalid_request', 'This server serves transcription sessions only (?intent=transcription).');
-    if (wss.clients.size >= config.maxSessions) return refuse(socket, 503, 'server_overloaded', `The speech server has ${config.maxSessions} realtime sessions open; retry later.`, { 'retry-after': '5' });
+    if (url.searchParams.get('intent') !== 'transcription')
+      return refuse(socket, 400, 'invalid_request', 'This server serves transcription sessions only (?intent=transcription).');
+    if (wss.clients.size >= config.maxSessions)
+      return refuse(socket, 503, 'server_overloaded', `The speech server has ${config.maxSessions} realtime sessions open; retry later.`, {
+        'retry-after': '5',
+      });
     const client = clientOf(req);
     wss.handleUpgrade(req, socket, head, (ws) =>
-      serveRealtimeSession(ws, { service, metrics, log, client, maxAudioSeconds: config.maxAudioSeconds, idleTimeoutMs: config.idleTimeoutSeconds * 1000,
-        decode: config.realtimeDecode, splitPauseMs: config.splitPauseMs, splitMaxPieceSeconds: config.splitMaxPieceSeconds, earlyTailMs: config.earlyTailMs,
+      serveRealtimeSession(ws, {
+        service,
+        metrics,
+        log,
+        client,
+        maxAudioSeconds: config.maxAudioSeconds,
+        idleTimeoutMs: config.idleTimeoutSeconds * 1000,
+        decode: config.realtimeDecode,
+        splitPauseMs: config.splitPauseMs,
+        splitMaxPieceSeconds: config.splitMaxPieceSeconds,
+        earlyTailMs: config.earlyTailMs,
       }),
     );
   });
@@ -136,8 +158,11 @@ export function createSpeechServer(deps: SpeechServerDeps): { server: Server; cl
 /** An HTTP answer on a socket that asked to upgrade (or could not be parsed), in the OpenAI shape. */
 function refuse(socket: Duplex, status: number, code: string, message: string, headers: Record<string, string> = {}): void {
   const body = JSON.stringify(new SpeechError(status, code, message).toBody());
-  const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${extra}connection: close\r\n\r\n${body}`);
+  const extra = Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\ncontent-type: application/json\r\ncontent-length: ` +
+      `${Buffer.byteLength(body)}\r\n${extra}connection: close\r\n\r\n${body}`,
+  );
 }
-
-

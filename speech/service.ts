@@ -17,7 +17,11 @@ export interface SpeechService {
    * realtime sessions or connections; `background`: decoded ahead of a commit, after every ordinary
    * job waiting (fair-queue.ts).
    */
-  transcribe(session: string, samples: Float32Array, options: { client: string; endpoint: string; signal?: AbortSignal; background?: boolean }): Promise<Transcription>;
+  transcribe(
+    session: string,
+    samples: Float32Array,
+    options: { client: string; endpoint: string; signal?: AbortSignal; background?: boolean },
+  ): Promise<Transcription>;
   /** The session now waits for its background decodes: they go ahead of other sessions' background work. */
   promote(session: string): void;
   synthesize(session: string, text: string, options: { client: string; speed: number; signal?: AbortSignal }): Promise<Float32Array>;
@@ -40,13 +44,28 @@ const RECOGNISER_RATE = 16_000;
 export function createSpeechService(options: ServiceOptions): SpeechService {
   const { engine, metrics, log } = options;
   const queues: Record<Lane, FairQueue> = {
-    stt: new FairQueue({ concurrency: options.sttConcurrency, capacity: options.queueCapacity, onDepth: (n) => metrics.queueDepth.set({ lane: 'stt' }, n) }),
-    tts: new FairQueue({ concurrency: options.ttsConcurrency, capacity: options.queueCapacity, onDepth: (n) => metrics.queueDepth.set({ lane: 'tts' }, n) }),
+    stt: new FairQueue({
+      concurrency: options.sttConcurrency,
+      capacity: options.queueCapacity,
+      onDepth: (n) => metrics.queueDepth.set({ lane: 'stt' }, n),
+    }),
+    tts: new FairQueue({
+      concurrency: options.ttsConcurrency,
+      capacity: options.queueCapacity,
+      onDepth: (n) => metrics.queueDepth.set({ lane: 'tts' }, n),
+    }),
   };
   metrics.queueDepth.set({ lane: 'stt' }, 0);
   metrics.queueDepth.set({ lane: 'tts' }, 0);
 
-  async function queued<T>(lane: Lane, session: string, spanName: string, attributes: Record<string, string | number>, run: RunOptions, work: () => Promise<{ value: T; audioSeconds: () => number }>): Promise<T> {
+  async function queued<T>(
+    lane: Lane,
+    session: string,
+    spanName: string,
+    attributes: Record<string, string | number>,
+    run: RunOptions,
+    work: () => Promise<{ value: T; audioSeconds: () => number }>,
+  ): Promise<T> {
     const span = speechTracer().startSpan(spanName, { attributes: { [ATTR.lane]: lane, ...attributes } });
     const queuedAt = performance.now();
     try {
@@ -62,7 +81,12 @@ export function createSpeechService(options: ServiceOptions): SpeechService {
             const seconds = audioSeconds();
             metrics.decodeSeconds.observe({ lane }, decode);
             if (seconds > 0) metrics.realTimeFactor.observe({ lane }, decode / seconds);
-            span.setAttributes({ [ATTR.queueWaitMs]: Math.round(startedAt - queuedAt), [ATTR.decodeMs]: Math.round(decode * 1000), [ATTR.audioSeconds]: seconds, ...(seconds > 0 ? { [ATTR.realTimeFactor]: decode / seconds } : {}) });
+            span.setAttributes({
+              [ATTR.queueWaitMs]: Math.round(startedAt - queuedAt),
+              [ATTR.decodeMs]: Math.round(decode * 1000),
+              [ATTR.audioSeconds]: seconds,
+              ...(seconds > 0 ? { [ATTR.realTimeFactor]: decode / seconds } : {}),
+            });
             return value;
           } finally {
             metrics.running.dec({ lane });

@@ -58,24 +58,44 @@ function parseRequest(body: Buffer, maxTextChars: number): { input: string; form
   } catch {
     throw new SpeechError(400, 'invalid_json', 'The body must be a JSON object with model, input and voice.');
   }
-  if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new SpeechError(400, 'invalid_json', 'The body must be a JSON object with model, input and voice.');
-  if (typeof json.model !== 'string' || json.model.trim() === '') throw new SpeechError(400, 'invalid_request', 'The field model is required.', { param: 'model' });
-  if (typeof json.voice !== 'string' || json.voice.trim() === '') throw new SpeechError(400, 'invalid_request', 'The field voice is required.', { param: 'voice' });
-  if (typeof json.input !== 'string' || json.input.trim() === '') throw new SpeechError(400, 'invalid_request', 'The field input is required (the text to speak).', { param: 'input' });
-  if (json.input.length > maxTextChars) throw new SpeechError(400, 'string_above_max_length', `input is ${json.input.length} characters; at most ${maxTextChars}.`, { param: 'input' });
+  if (json === null || typeof json !== 'object' || Array.isArray(json))
+    throw new SpeechError(400, 'invalid_json', 'The body must be a JSON object with model, input and voice.');
+  if (typeof json.model !== 'string' || json.model.trim() === '')
+    throw new SpeechError(400, 'invalid_request', 'The field model is required.', { param: 'model' });
+  if (typeof json.voice !== 'string' || json.voice.trim() === '')
+    throw new SpeechError(400, 'invalid_request', 'The field voice is required.', { param: 'voice' });
+  if (typeof json.input !== 'string' || json.input.trim() === '')
+    throw new SpeechError(400, 'invalid_request', 'The field input is required (the text to speak).', { param: 'input' });
+  if (json.input.length > maxTextChars)
+    throw new SpeechError(400, 'string_above_max_length', `input is ${json.input.length} characters; at most ${maxTextChars}.`, {
+      param: 'input',
+    });
   const format = json.response_format ?? 'mp3';
   if (typeof format !== 'string' || !FORMATS.has(format)) {
-    throw new SpeechError(400, 'unsupported_format', `response_format ${JSON.stringify(format).slice(0, 40)} is not served here; ask for pcm or wav.`, { param: 'response_format' });
+    throw new SpeechError(
+      400,
+      'unsupported_format',
+      `response_format ${JSON.stringify(format).slice(0, 40)} is not served here; ask for pcm or wav.`,
+      { param: 'response_format' },
+    );
   }
   const speed = json.speed ?? 1;
-  if (typeof speed !== 'number' || !Number.isFinite(speed) || speed < 0.25 || speed > 4) throw new SpeechError(400, 'invalid_value', 'speed must be a number from 0.25 to 4.', { param: 'speed' });
+  if (typeof speed !== 'number' || !Number.isFinite(speed) || speed < 0.25 || speed > 4)
+    throw new SpeechError(400, 'invalid_value', 'speed must be a number from 0.25 to 4.', { param: 'speed' });
   return { input: json.input, format, speed };
 }
 
-export async function handleSpeech(req: IncomingMessage, res: ServerResponse, session: string, signal: AbortSignal, options: SpeechRouteOptions): Promise<void> {
+export async function handleSpeech(
+  req: IncomingMessage,
+  res: ServerResponse,
+  session: string,
+  signal: AbortSignal,
+  options: SpeechRouteOptions,
+): Promise<void> {
   const { input, format, speed } = parseRequest(await readBody(req, SPEECH_BODY_LIMIT), options.maxTextChars);
   const parts = textPieces(input, pieceCharsAt(speed));
-  if (parts.length === 0) throw new SpeechError(400, 'invalid_request', 'input holds nothing to say (no letters or digits).', { param: 'input' });
+  if (parts.length === 0)
+    throw new SpeechError(400, 'invalid_request', 'input holds nothing to say (no letters or digits).', { param: 'input' });
   const resampler = new Pcm16StreamResampler(options.service.voiceRate, OUTPUT_RATE);
   for (const [i, piece] of parts.entries()) {
     // A client that left stops the synthesis here: its next piece is never queued.

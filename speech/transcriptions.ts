@@ -21,7 +21,13 @@ export interface TranscriptionRouteOptions {
   maxBodyBytes: number;
 }
 
-export async function handleTranscription(req: IncomingMessage, res: ServerResponse, session: string, signal: AbortSignal, options: TranscriptionRouteOptions): Promise<void> {
+export async function handleTranscription(
+  req: IncomingMessage,
+  res: ServerResponse,
+  session: string,
+  signal: AbortSignal,
+  options: TranscriptionRouteOptions,
+): Promise<void> {
   // Read and decoded in a function of its own: the body and the form are garbage once it returns,
   // not held while the samples wait in the queue.
   const { samples, format } = await readUpload(req, options);
@@ -36,7 +42,8 @@ export async function handleTranscription(req: IncomingMessage, res: ServerRespo
 
 async function readUpload(req: IncomingMessage, options: TranscriptionRouteOptions): Promise<{ samples: Float32Array; format: string }> {
   const type = req.headers['content-type'] ?? '';
-  if (!/^multipart\/form-data\s*;/i.test(type)) throw new SpeechError(400, 'invalid_request', 'Send the audio as multipart/form-data with the fields file and model.');
+  if (!/^multipart\/form-data\s*;/i.test(type))
+    throw new SpeechError(400, 'invalid_request', 'Send the audio as multipart/form-data with the fields file and model.');
   const body = await readBody(req, options.maxBodyBytes);
   let form: FormData;
   try {
@@ -46,10 +53,17 @@ async function readUpload(req: IncomingMessage, options: TranscriptionRouteOptio
   }
   const model = form.get('model');
   const file = form.get('file');
-  if (typeof model !== 'string' || model.trim() === '') throw new SpeechError(400, 'invalid_request', 'The field model is required.', { param: 'model' });
+  if (typeof model !== 'string' || model.trim() === '')
+    throw new SpeechError(400, 'invalid_request', 'The field model is required.', { param: 'model' });
   if (!(file instanceof Blob)) throw new SpeechError(400, 'invalid_request', 'The field file is required (a WAV file).', { param: 'file' });
   const format = form.get('response_format') ?? 'json';
-  if (typeof format !== 'string' || !FORMATS.has(format)) throw new SpeechError(400, 'invalid_value', `response_format must be json or text, got ${JSON.stringify(String(format)).slice(0, 40)}.`, { param: 'response_format' });
+  if (typeof format !== 'string' || !FORMATS.has(format))
+    throw new SpeechError(
+      400,
+      'invalid_value',
+      `response_format must be json or text, got ${JSON.stringify(String(format)).slice(0, 40)}.`,
+      { param: 'response_format' },
+    );
   const language = form.get('language');
   if (language !== null && (typeof language !== 'string' || !/^en(-[A-Za-z]{2})?$/i.test(language))) {
     throw new SpeechError(400, 'unsupported_language', 'This server recognises English only (language en).', { param: 'language' });

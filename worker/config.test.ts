@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, ROOM_PROVIDERS } from './config.ts';
 
-const minimal = { WORKER_TOKEN: 'a-long-enough-worker-token', BACKEND_URL: 'https://app.example.com', OPENAI_API_KEY: 'sk-test', ROOM_PROVIDER: 'local' };
+const minimal = {
+  WORKER_TOKEN: 'a-long-enough-worker-token',
+  BACKEND_URL: 'https://app.example.com',
+  OPENAI_API_KEY: 'sk-test',
+  ROOM_PROVIDER: 'local',
+};
 
 function problem(env: Record<string, string>): ConfigError {
   try {
@@ -39,7 +44,9 @@ describe('loadConfig', () => {
     expect(problem({ ...minimal, BOT_SESSIONS_PER_PROCESS: '65' }).variable).toBe('BOT_SESSIONS_PER_PROCESS');
     const daily = { ...minimal, ROOM_PROVIDER: 'daily', DAILY_API_KEY: 'daily-key' };
     expect(loadConfig({ ...daily, BOT_SESSIONS_PER_PROCESS: '1' }).botSessionsPerProcess).toBe(1);
-    expect(problem({ ...daily, BOT_SESSIONS_PER_PROCESS: '2' }).message).toMatch(/BOT_SESSIONS_PER_PROCESS.*must be 1 with ROOM_PROVIDER=daily/);
+    expect(problem({ ...daily, BOT_SESSIONS_PER_PROCESS: '2' }).message).toMatch(
+      /BOT_SESSIONS_PER_PROCESS.*must be 1 with ROOM_PROVIDER=daily/,
+    );
   });
 
   it('runs the turn models in threads only when told to', () => {
@@ -50,24 +57,54 @@ describe('loadConfig', () => {
   });
 
   it('bounds the public port: connection cap and timeouts, from env, checked', () => {
-    expect(loadConfig(minimal).publicLimits).toEqual({ maxConnections: 1000, headersTimeoutMs: 10_000, requestTimeoutMs: 40_000, keepAliveTimeoutMs: 65_000 });
-    const c = loadConfig({ ...minimal, PUBLIC_MAX_CONNECTIONS: '50', PUBLIC_HEADERS_TIMEOUT_SECONDS: '2', PUBLIC_KEEPALIVE_TIMEOUT_SECONDS: '30' });
+    expect(loadConfig(minimal).publicLimits).toEqual({
+      maxConnections: 1000,
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 40_000,
+      keepAliveTimeoutMs: 65_000,
+    });
+    const c = loadConfig({
+      ...minimal,
+      PUBLIC_MAX_CONNECTIONS: '50',
+      PUBLIC_HEADERS_TIMEOUT_SECONDS: '2',
+      PUBLIC_KEEPALIVE_TIMEOUT_SECONDS: '30',
+    });
     expect(c.publicLimits).toEqual({ maxConnections: 50, headersTimeoutMs: 2000, requestTimeoutMs: 32_000, keepAliveTimeoutMs: 30_000 });
     expect(problem({ ...minimal, PUBLIC_MAX_CONNECTIONS: '0' }).variable).toBe('PUBLIC_MAX_CONNECTIONS');
     expect(problem({ ...minimal, PUBLIC_HEADERS_TIMEOUT_SECONDS: 'soon' }).variable).toBe('PUBLIC_HEADERS_TIMEOUT_SECONDS');
   });
 
   it('bounds the management port the same way, with a small cap (METRICS_*)', () => {
-    expect(loadConfig(minimal).managementLimits).toEqual({ maxConnections: 64, headersTimeoutMs: 10_000, requestTimeoutMs: 15_000, keepAliveTimeoutMs: 5000 });
-    expect(loadConfig({ ...minimal, METRICS_MAX_CONNECTIONS: '20', METRICS_HEADERS_TIMEOUT_SECONDS: '3' }).managementLimits).toMatchObject({ maxConnections: 20, headersTimeoutMs: 3000 });
+    expect(loadConfig(minimal).managementLimits).toEqual({
+      maxConnections: 64,
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 15_000,
+      keepAliveTimeoutMs: 5000,
+    });
+    expect(loadConfig({ ...minimal, METRICS_MAX_CONNECTIONS: '20', METRICS_HEADERS_TIMEOUT_SECONDS: '3' }).managementLimits).toMatchObject({
+      maxConnections: 20,
+      headersTimeoutMs: 3000,
+    });
     expect(problem({ ...minimal, METRICS_MAX_CONNECTIONS: 'many' }).variable).toBe('METRICS_MAX_CONNECTIONS');
     expect(problem({ ...minimal, METRICS_KEEPALIVE_TIMEOUT_SECONDS: '0' }).variable).toBe('METRICS_KEEPALIVE_TIMEOUT_SECONDS');
   });
 
-  it('reads the decision\'s WAIT, preemptive calls and pause learning (issue 21), each with today\'s behaviour selectable', () => {
-    expect(loadConfig(minimal).turns).toMatchObject({ reply: { llmWaitMaxMs: 4000, llmWaitStepMs: 1500, llmPreemptive: true }, endpointing: { pauseLearningMaxMs: 600, wordsWaitMs: 1500 } });
-    const off = loadConfig({ ...minimal, LLM_WAIT_MAX_MS: '0', LLM_PREEMPTIVE: 'false', TURN_PAUSE_LEARNING_MAX_MS: '0', TURN_WORDS_WAIT_MS: '300' }).turns;
-    expect(off).toMatchObject({ reply: { llmWaitMaxMs: 0, llmPreemptive: false }, endpointing: { pauseLearningMaxMs: 0, wordsWaitMs: 300 } });
+  it("reads the decision's WAIT, preemptive calls and pause learning (issue 21), each with today's behaviour selectable", () => {
+    expect(loadConfig(minimal).turns).toMatchObject({
+      reply: { llmWaitMaxMs: 4000, llmWaitStepMs: 1500, llmPreemptive: true },
+      endpointing: { pauseLearningMaxMs: 600, wordsWaitMs: 1500 },
+    });
+    const off = loadConfig({
+      ...minimal,
+      LLM_WAIT_MAX_MS: '0',
+      LLM_PREEMPTIVE: 'false',
+      TURN_PAUSE_LEARNING_MAX_MS: '0',
+      TURN_WORDS_WAIT_MS: '300',
+    }).turns;
+    expect(off).toMatchObject({
+      reply: { llmWaitMaxMs: 0, llmPreemptive: false },
+      endpointing: { pauseLearningMaxMs: 0, wordsWaitMs: 300 },
+    });
     expect(problem({ ...minimal, TURN_WORDS_WAIT_MS: 'long' }).variable).toBe('TURN_WORDS_WAIT_MS');
     expect(problem({ ...minimal, LLM_WAIT_MAX_MS: '-1' }).variable).toBe('LLM_WAIT_MAX_MS');
     expect(problem({ ...minimal, LLM_WAIT_STEP_MS: '0' }).variable).toBe('LLM_WAIT_STEP_MS');
@@ -115,8 +152,10 @@ describe('loadConfig', () => {
     expect(problem({ ...minimal, TURN_HOLD_MAX_VOICED_MS: 'long' }).variable).toBe('TURN_HOLD_MAX_VOICED_MS');
   });
 
-  it('keeps the turn policy\'s older cross-checks', () => {
-    expect(problem({ ...minimal, TURN_MAX_SILENCE_MS: '300', TURN_MODEL_SILENCE_MS: '400', VAD_SILENCE_MS: '700' }).variable).toBe('TURN_MAX_SILENCE_MS');
+  it("keeps the turn policy's older cross-checks", () => {
+    expect(problem({ ...minimal, TURN_MAX_SILENCE_MS: '300', TURN_MODEL_SILENCE_MS: '400', VAD_SILENCE_MS: '700' }).variable).toBe(
+      'TURN_MAX_SILENCE_MS',
+    );
     expect(problem({ ...minimal, BARGE_IN_CONFIRM_MS: '100' }).variable).toBe('BARGE_IN_CONFIRM_MS');
     expect(problem({ ...minimal, TURN_MODEL_EARLY_MS: '300' }).variable).toBe('TURN_MODEL_EARLY_MS');
   });
@@ -149,7 +188,11 @@ describe('loadConfig', () => {
     ['LIVEKIT_URL', { ROOM_PROVIDER: 'livekit', LIVEKIT_URL: 'https://lk.example.com' }, /ws or wss/],
     ['LIVEKIT_API_KEY', { ROOM_PROVIDER: 'livekit', LIVEKIT_URL: 'wss://lk.example.com' }, /required/],
     ['LIVEKIT_API_SECRET', { ROOM_PROVIDER: 'livekit', LIVEKIT_URL: 'wss://lk.example.com', LIVEKIT_API_KEY: 'APIkey' }, /required/],
-    ['LIVEKIT_API_SECRET', { ROOM_PROVIDER: 'livekit', LIVEKIT_URL: 'wss://lk.example.com', LIVEKIT_API_KEY: 'APIkey', LIVEKIT_API_SECRET: 'short' }, /at least 32/],
+    [
+      'LIVEKIT_API_SECRET',
+      { ROOM_PROVIDER: 'livekit', LIVEKIT_URL: 'wss://lk.example.com', LIVEKIT_API_KEY: 'APIkey', LIVEKIT_API_SECRET: 'short' },
+      /at least 32/,
+    ],
     ['REDIS_URL', { REDIS_URL: 'http://x' }, /redis or rediss/],
     ['TRANSCRIPT_STORE', { TRANSCRIPT_STORE: 'gs://bucket' }, /file:\/\/<folder> or s3:\/\//],
     ['TLS_KEY_FILE', { TLS_CERT_FILE: '/x.crt' }, /together/],
@@ -164,7 +207,13 @@ describe('loadConfig', () => {
 
   it('reads the LiveKit settings only for ROOM_PROVIDER=livekit', () => {
     const secret = 'a-livekit-secret-of-32-characters-or-more';
-    const c = loadConfig({ ...minimal, ROOM_PROVIDER: 'livekit', LIVEKIT_URL: 'wss://lk.example.com/', LIVEKIT_API_KEY: 'APIkey', LIVEKIT_API_SECRET: secret });
+    const c = loadConfig({
+      ...minimal,
+      ROOM_PROVIDER: 'livekit',
+      LIVEKIT_URL: 'wss://lk.example.com/',
+      LIVEKIT_API_KEY: 'APIkey',
+      LIVEKIT_API_SECRET: secret,
+    });
     expect(c.roomProvider).toBe('livekit');
     expect(c.rooms).toEqual({ url: 'wss://lk.example.com', apiKey: 'APIkey', apiSecret: secret });
     // Only the chosen transport's settings are read and kept.
@@ -178,7 +227,14 @@ describe('loadConfig', () => {
   });
 
   it('accepts s3 stores and TLS files', () => {
-    const c = loadConfig({ ...minimal, TRANSCRIPT_STORE: 's3://my-bucket/interviews/', S3_ENDPOINT: 'http://127.0.0.1:9000', S3_FORCE_PATH_STYLE: 'true', TLS_CERT_FILE: '/c', TLS_KEY_FILE: '/k' });
+    const c = loadConfig({
+      ...minimal,
+      TRANSCRIPT_STORE: 's3://my-bucket/interviews/',
+      S3_ENDPOINT: 'http://127.0.0.1:9000',
+      S3_FORCE_PATH_STYLE: 'true',
+      TLS_CERT_FILE: '/c',
+      TLS_KEY_FILE: '/k',
+    });
     expect(c.transcriptStore).toBe('s3://my-bucket/interviews');
     expect(c.s3).toEqual({ endpoint: 'http://127.0.0.1:9000', region: 'us-east-1', forcePathStyle: true });
     expect(c.tls).toEqual({ certFile: '/c', keyFile: '/k' });

@@ -105,7 +105,10 @@ function transcriptStore(env: Env): string {
 function botSessionsPerProcess(env: Env, roomProvider: RoomChoice['roomProvider']): number {
   const perProcess = intVar(env, 'BOT_SESSIONS_PER_PROCESS', { default: 1, min: 1, max: 64 });
   if (perProcess > DAILY_SESSIONS_PER_BOT && roomProvider === 'daily') {
-    throw new ConfigError('BOT_SESSIONS_PER_PROCESS', `must be ${DAILY_SESSIONS_PER_BOT} with ROOM_PROVIDER=daily (each Daily bot holds one prewarmed bridge)`);
+    throw new ConfigError(
+      'BOT_SESSIONS_PER_PROCESS',
+      `must be ${DAILY_SESSIONS_PER_BOT} with ROOM_PROVIDER=daily (each Daily bot holds one prewarmed bridge)`,
+    );
   }
   return perProcess;
 }
@@ -115,7 +118,10 @@ export function loadConfig(env: Env): Readonly<WorkerConfig> {
   const certFile = optionalString(env, 'TLS_CERT_FILE');
   const keyFile = optionalString(env, 'TLS_KEY_FILE');
   if ((certFile === undefined) !== (keyFile === undefined)) {
-    throw new ConfigError(certFile === undefined ? 'TLS_CERT_FILE' : 'TLS_KEY_FILE', 'must be set together with the other of TLS_CERT_FILE/TLS_KEY_FILE');
+    throw new ConfigError(
+      certFile === undefined ? 'TLS_CERT_FILE' : 'TLS_KEY_FILE',
+      'must be set together with the other of TLS_CERT_FILE/TLS_KEY_FILE',
+    );
   }
   const tls = certFile && keyFile ? { certFile, keyFile } : null;
   const workerToken = requiredString(env, 'WORKER_TOKEN', { hint: 'the shared bearer token that the service sends on spawn calls' });
@@ -126,7 +132,8 @@ export function loadConfig(env: Env): Readonly<WorkerConfig> {
 
   const heartbeatIntervalMs = intVar(env, 'HEARTBEAT_INTERVAL_MS', { default: 2000, min: 100, max: 60_000 });
   const heartbeatTtlMs = intVar(env, 'HEARTBEAT_TTL_MS', { default: heartbeatIntervalMs * 3, min: 200, max: 300_000 });
-  if (heartbeatTtlMs < heartbeatIntervalMs * 2) throw new ConfigError('HEARTBEAT_TTL_MS', `must be at least twice HEARTBEAT_INTERVAL_MS (${heartbeatIntervalMs})`);
+  if (heartbeatTtlMs < heartbeatIntervalMs * 2)
+    throw new ConfigError('HEARTBEAT_TTL_MS', `must be at least twice HEARTBEAT_INTERVAL_MS (${heartbeatIntervalMs})`);
   const maxSessionSeconds = intVar(env, 'MAX_SESSION_SECONDS', { default: 1800, min: 5, max: 4 * 3600 });
 
   const config: WorkerConfig = {
@@ -150,7 +157,12 @@ export function loadConfig(env: Env): Readonly<WorkerConfig> {
     // Keep-alive longer than the usual load balancer's 60 s idle timeout, so that it never reuses a connection we just closed.
     publicLimits: readListenLimits(env, 'PUBLIC', { maxConnections: 1000, headersTimeoutSeconds: 10, keepAliveTimeoutSeconds: 65 }),
     // The kubelet and a scraper: a few connections, quick requests.
-    managementLimits: readListenLimits(env, 'METRICS', { maxConnections: 64, headersTimeoutSeconds: 10, keepAliveTimeoutSeconds: 5, requestTimeoutSeconds: 15 }),
+    managementLimits: readListenLimits(env, 'METRICS', {
+      maxConnections: 64,
+      headersTimeoutSeconds: 10,
+      keepAliveTimeoutSeconds: 5,
+      requestTimeoutSeconds: 15,
+    }),
     sessionRecordTtlSeconds: intVar(env, 'SESSION_RECORD_TTL_SECONDS', { default: 86_400, min: maxSessionSeconds, max: 30 * 86_400 }),
     drainGraceSeconds: intVar(env, 'DRAIN_GRACE_SECONDS', { default: 30, min: 0, max: 3600 }),
     ...rooms,
@@ -160,8 +172,16 @@ export function loadConfig(env: Env): Readonly<WorkerConfig> {
     outcomeReportDeadlineSeconds: intVar(env, 'OUTCOME_REPORT_DEADLINE_SECONDS', { default: 21_600, min: 10, max: 7 * 86_400 }),
     outcomeRetryMaxSeconds: intVar(env, 'OUTCOME_RETRY_MAX_SECONDS', { default: 60, min: 1, max: 3600 }),
     outcomeOutboxPollMs: intVar(env, 'OUTCOME_OUTBOX_POLL_MS', { default: 2000, min: 100, max: 60_000 }),
-    llm: { baseURL: requiredUrl(env, 'LLM_BASE_URL', { schemes: ['https', 'http'], default: 'https://api.openai.com/v1' }), apiKey: providerKey(env, 'LLM_API_KEY'), model: optionalString(env, 'LLM_MODEL') ?? 'gpt-4o-mini' },
-    stt: { baseURL: requiredUrl(env, 'STT_BASE_URL', { schemes: ['https', 'http'], default: 'https://api.openai.com/v1' }), apiKey: providerKey(env, 'STT_API_KEY'), model: optionalString(env, 'STT_MODEL') ?? 'whisper-1' },
+    llm: {
+      baseURL: requiredUrl(env, 'LLM_BASE_URL', { schemes: ['https', 'http'], default: 'https://api.openai.com/v1' }),
+      apiKey: providerKey(env, 'LLM_API_KEY'),
+      model: optionalString(env, 'LLM_MODEL') ?? 'gpt-4o-mini',
+    },
+    stt: {
+      baseURL: requiredUrl(env, 'STT_BASE_URL', { schemes: ['https', 'http'], default: 'https://api.openai.com/v1' }),
+      apiKey: providerKey(env, 'STT_API_KEY'),
+      model: optionalString(env, 'STT_MODEL') ?? 'whisper-1',
+    },
     tts: {
       baseURL: requiredUrl(env, 'TTS_BASE_URL', { schemes: ['https', 'http'], default: 'https://api.openai.com/v1' }),
       apiKey: providerKey(env, 'TTS_API_KEY'),
@@ -173,7 +193,11 @@ export function loadConfig(env: Env): Readonly<WorkerConfig> {
     providerKeepAliveMs: intVar(env, 'PROVIDER_KEEPALIVE_MS', { default: 60_000, min: 0, max: 600_000 }),
     providerWarm: boolVar(env, 'PROVIDER_WARM', { default: true }),
     transcriptStore: transcriptStore(env),
-    s3: { endpoint: optionalString(env, 'S3_ENDPOINT') ?? null, region: optionalString(env, 'S3_REGION') ?? optionalString(env, 'AWS_REGION') ?? 'us-east-1', forcePathStyle: boolVar(env, 'S3_FORCE_PATH_STYLE', { default: false }) },
+    s3: {
+      endpoint: optionalString(env, 'S3_ENDPOINT') ?? null,
+      region: optionalString(env, 'S3_REGION') ?? optionalString(env, 'AWS_REGION') ?? 'us-east-1',
+      forcePathStyle: boolVar(env, 'S3_FORCE_PATH_STYLE', { default: false }),
+    },
     maxSessionSeconds,
     idleTimeoutSeconds: intVar(env, 'IDLE_TIMEOUT_SECONDS', { default: 30, min: 1, max: 3600 }),
     // Contract C6: an unjoined claimed slot is freed quickly, so nobody holds warm slots by connecting alone.

@@ -21,7 +21,11 @@ export interface HeartbeatOptions {
   log: Logger;
 }
 
-const LOST: Outcome = { status: 'failed', reason: FailureReason.worker_lost, message: 'The worker running this interview stopped responding.' };
+const LOST: Outcome = {
+  status: 'failed',
+  reason: FailureReason.worker_lost,
+  message: 'The worker running this interview stopped responding.',
+};
 
 export class Heartbeat {
   private timer: NodeJS.Timeout | null = null;

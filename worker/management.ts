@@ -28,7 +28,9 @@ export function createManagementServer(options: ManagementOptions): Server {
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
   app.get('/readyz', (_req, res) => {
     if (options.ready()) return void res.json({ status: 'ready' });
-    res.status(503).json({ error: 'unavailable', message: 'The worker is not taking spawns (draining, or its session store is unreachable).' });
+    res
+      .status(503)
+      .json({ error: 'unavailable', message: 'The worker is not taking spawns (draining, or its session store is unreachable).' });
   });
   app.get('/metrics', async (_req, res, next) => {
     try {

@@ -27,7 +27,15 @@ afterAll(async () => {
 function replica(prefix: string, deadlineSeconds = 3600) {
   const pool = new RedisPool({ redis: inject('redisUrl'), keyPrefix: prefix, commandTimeoutMs: 2000 });
   const metrics = createMetrics({ defaultMetrics: false });
-  const outbox = new OutcomeOutbox({ pool, report: { backendUrl: backend.url, token: 'worker-token-0123456789', timeoutMs: 1000, attempts: 1 }, deadlineSeconds, maxBackoffMs: 200, intervalMs: 50, metrics, log: silentLogger });
+  const outbox = new OutcomeOutbox({
+    pool,
+    report: { backendUrl: backend.url, token: 'worker-token-0123456789', timeoutMs: 1000, attempts: 1 },
+    deadlineSeconds,
+    maxBackoffMs: 200,
+    intervalMs: 50,
+    metrics,
+    log: silentLogger,
+  });
   pools.push(pool);
   outboxes.push(outbox);
   return { pool, outbox, metrics };
@@ -42,7 +50,9 @@ describe('outcome outbox', () => {
     const b = replica(prefix);
     await backend.pause();
     const ids = Array.from({ length: 20 }, (_, i) => `inv_outbox${prefix.slice(-6)}${i}`);
-    await Promise.all(ids.map((sessionId, i) => a.outbox.submit({ sessionId, outcome: failed(i), reportToken: `token-${i}-0123456789abcdef` })));
+    await Promise.all(
+      ids.map((sessionId, i) => a.outbox.submit({ sessionId, outcome: failed(i), reportToken: `token-${i}-0123456789abcdef` })),
+    );
     expect(await a.pool.redis.zcard(a.pool.key('outbox'))).toBe(20);
     await backend.resume();
     a.outbox.start();
@@ -70,7 +80,10 @@ describe('outcome outbox', () => {
     await pool.redis.zadd(pool.key('outbox'), Date.now(), older);
     await backend.resume();
     outbox.start();
-    await waitFor(() => [ours, older].every((id) => backend.reports.some((r) => r.sessionId === id)), { timeoutMs: 10_000, what: 'both reports' });
+    await waitFor(() => [ours, older].every((id) => backend.reports.some((r) => r.sessionId === id)), {
+      timeoutMs: 10_000,
+      what: 'both reports',
+    });
     // The contract's field is `attempt` (docs/contracts.md).
     expect(backend.reports.find((r) => r.sessionId === ours)!.body).toMatchObject({ status: 'failed', attempt: 2 });
     expect(backend.reports.find((r) => r.sessionId === older)!.body).toMatchObject({ status: 'failed', attempt: 1 });
@@ -82,10 +95,16 @@ describe('outcome outbox', () => {
     await backend.pause();
     const sessionId = `inv_late${Date.now()}`;
     await outbox.submit({ sessionId, outcome: failed(0), reportToken: null });
-    await waitFor(async () => (await pool.redis.exists(pool.key('outbox', 'item', sessionId))) === 0, { timeoutMs: 5000, what: 'the item to expire' });
+    await waitFor(async () => (await pool.redis.exists(pool.key('outbox', 'item', sessionId))) === 0, {
+      timeoutMs: 5000,
+      what: 'the item to expire',
+    });
     await backend.resume();
     outbox.start();
-    await waitFor(async () => /worker_outcome_reports_total\{result="expired"\} 1/.test(await metrics.registry.metrics()), { timeoutMs: 5000, what: 'the expired count' });
+    await waitFor(async () => /worker_outcome_reports_total\{result="expired"\} 1/.test(await metrics.registry.metrics()), {
+      timeoutMs: 5000,
+      what: 'the expired count',
+    });
     expect(backend.reports.some((r) => r.sessionId === sessionId)).toBe(false);
     expect(await pool.redis.zcard(pool.key('outbox'))).toBe(0);
   });

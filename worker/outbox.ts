@@ -176,7 +176,11 @@ export class OutcomeOutbox {
     await this.redis.outboxSettle(this.key, this.itemKey(sessionId), sessionId, raw, '', 0);
     this.o.metrics.reports.inc({ result: result === 'ok' ? 'ok' : result === 'refused' ? 'refused' : 'expired' });
     if (result === 'ok') await this.o.pool.markReported(sessionId).catch(() => undefined);
-    else this.o.log.error('outcome report dropped', { sessionId, why: result === 'refused' ? 'the service refused it' : 'its deadline passed' });
+    else
+      this.o.log.error('outcome report dropped', {
+        sessionId,
+        why: result === 'refused' ? 'the service refused it' : 'its deadline passed',
+      });
   }
 }
 

@@ -40,22 +40,24 @@ export interface SessionRecord {
  * A session hash as read from Redis: checked, so a damaged or foreign record reads as absent, and
  * its spawn parsed once for everyone who reads the record.
  */
-const SessionHash = z.object({
-  sessionId: z.string().min(1),
-  interviewId: z.string(),
-  slot: z.string(),
-  pod: z.string(),
-  roomName: z.string(),
-  roomUrl: z.string(),
-  roomExp: z.coerce.number().finite(),
-  claimedAt: z.coerce.number().finite(),
-  attempt: z.coerce.number().int().default(1),
-  state: z.enum(['assigned', 'running', 'completed', 'failed']),
-  spawn: z.string().transform(parseStoredSpawn),
-  traceId: z.string().default(''),
-  spanId: z.string().default(''),
-  outcome: z.string().optional(),
-}).transform(({ attempt, ...fields }): SessionRecord => ({ ...fields, claimNumber: attempt }));
+const SessionHash = z
+  .object({
+    sessionId: z.string().min(1),
+    interviewId: z.string(),
+    slot: z.string(),
+    pod: z.string(),
+    roomName: z.string(),
+    roomUrl: z.string(),
+    roomExp: z.coerce.number().finite(),
+    claimedAt: z.coerce.number().finite(),
+    attempt: z.coerce.number().int().default(1),
+    state: z.enum(['assigned', 'running', 'completed', 'failed']),
+    spawn: z.string().transform(parseStoredSpawn),
+    traceId: z.string().default(''),
+    spanId: z.string().default(''),
+    outcome: z.string().optional(),
+  })
+  .transform(({ attempt, ...fields }): SessionRecord => ({ ...fields, claimNumber: attempt }));
 
 export interface ClaimInput {
   sessionId: string;
@@ -110,10 +112,12 @@ export class RedisPool {
     this.prefix = `{${options.keyPrefix}}`;
     // Named connections make `CLIENT LIST` readable: which pod, which role.
     const name = (role: string) => (options.pod ? { connectionName: `voice-worker:${role}:${options.pod}` } : {});
-    const settings: RedisSettings = typeof options.redis === 'string'
-      ? { url: options.redis, username: undefined, password: undefined, tlsCaFile: undefined, sentinel: null }
-      : options.redis;
-    const connect = (extra: RedisOptions) => new Redis(redisClientOptions(settings, { ...redisOptions(options.commandTimeoutMs), ...extra }));
+    const settings: RedisSettings =
+      typeof options.redis === 'string'
+        ? { url: options.redis, username: undefined, password: undefined, tlsCaFile: undefined, sentinel: null }
+        : options.redis;
+    const connect = (extra: RedisOptions) =>
+      new Redis(redisClientOptions(settings, { ...redisOptions(options.commandTimeoutMs), ...extra }));
     this.redis = connect(name('main')) as ScriptRedis;
     // No client-side timeout on the blocking read: a client timer that fires just before a late
     // reply would drop a popped assignment. Redis itself ends each BLPOP after its timeout.
@@ -139,9 +143,17 @@ export class RedisPool {
 
   async claim(input: ClaimInput): Promise<ClaimResult> {
     const reply = await this.redis.claimSlot(
-      this.key('session', input.sessionId), this.key('idle'),
-      this.prefix, input.sessionId, input.nowSeconds, input.spawnJson, input.recordTtlSeconds,
-      input.traceId, input.spanId, input.interviewId, input.minRoomSeconds,
+      this.key('session', input.sessionId),
+      this.key('idle'),
+      this.prefix,
+      input.sessionId,
+      input.nowSeconds,
+      input.spawnJson,
+      input.recordTtlSeconds,
+      input.traceId,
+      input.spanId,
+      input.interviewId,
+      input.minRoomSeconds,
     );
     if (reply[0] === 'none') return { kind: 'none' };
     const [kind, roomName, roomUrl, roomExp, claimedAt, slot, pod] = reply as [string, string, string, string, string, string, string];
@@ -150,8 +162,15 @@ export class RedisPool {
 
   async registerIdle(pod: string, slot: IdleSlot, force: boolean): Promise<boolean> {
     const done = await this.redis.registerIdle(
-      this.key('slot', slot.slotId), this.key('idle'), this.key('pod', pod, 'slots'),
-      slot.slotId, pod, slot.roomName, slot.roomUrl, slot.roomExp, force ? '1' : '0',
+      this.key('slot', slot.slotId),
+      this.key('idle'),
+      this.key('pod', pod, 'slots'),
+      slot.slotId,
+      pod,
+      slot.roomName,
+      slot.roomUrl,
+      slot.roomExp,
+      force ? '1' : '0',
     );
     return done === 1;
   }
@@ -162,13 +181,20 @@ export class RedisPool {
   }
 
   async heartbeat(pod: string, ttlMs: number): Promise<void> {
-    await this.redis.multi().set(this.key('pod', pod, 'alive'), '1', 'PX', ttlMs).sadd(this.key('pods'), pod).exec();
+    await this.redis
+      .multi()
+      .set(this.key('pod', pod, 'alive'), '1', 'PX', ttlMs)
+      .sadd(this.key('pods'), pod)
+      .exec();
   }
 
   /** A clean exit: the pod and its slot records go, so nothing of it is left for a reaper. */
   async leave(pod: string): Promise<void> {
     const slots = await this.redis.smembers(this.key('pod', pod, 'slots'));
-    const tx = this.redis.multi().del(this.key('pod', pod, 'alive')).srem(this.key('pods'), pod);
+    const tx = this.redis
+      .multi()
+      .del(this.key('pod', pod, 'alive'))
+      .srem(this.key('pods'), pod);
     for (const slot of slots) tx.lrem(this.key('idle'), 0, slot).del(this.key('slot', slot));
     await tx.del(this.key('pod', pod, 'slots'), this.key('pod', pod, 'inbox')).exec();
   }
@@ -211,7 +237,15 @@ export class RedisPool {
   }
 
   async finish(sessionId: string, state: 'completed' | 'failed', outcomeJson: string, reported: boolean): Promise<void> {
-    await this.redis.updateExisting(this.key('session', sessionId), 'state', state, 'outcome', outcomeJson, 'reported', reported ? '1' : '0');
+    await this.redis.updateExisting(
+      this.key('session', sessionId),
+      'state',
+      state,
+      'outcome',
+      outcomeJson,
+      'reported',
+      reported ? '1' : '0',
+    );
   }
 
   async markReported(sessionId: string): Promise<void> {

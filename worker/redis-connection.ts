@@ -32,7 +32,8 @@ function hostPort(entry: string, variable: string): { host: string; port: number
   // host:port, or [v6]:port; the port defaults to Sentinel's 26379.
   const match = /^(?:\[([^\]]+)\]|([^:[\]]+))(?::(\d{1,5}))?$/.exec(entry.trim());
   const port = Number(match?.[3] ?? 26379);
-  if (!match || port < 1 || port > 65535) throw new ConfigError(variable, `'${entry}' is not host:port (for example redis-sentinel-0.redis:26379)`);
+  if (!match || port < 1 || port > 65535)
+    throw new ConfigError(variable, `'${entry}' is not host:port (for example redis-sentinel-0.redis:26379)`);
   return { host: (match[1] ?? match[2])!, port };
 }
 
@@ -42,7 +43,10 @@ export function redisSettings(env: Env, url: string): RedisSettings {
   if (sentinelTls !== 'true' && sentinelTls !== 'false') throw new ConfigError('REDIS_SENTINEL_TLS', 'must be true or false');
   const sentinel = sentinelList
     ? {
-        hosts: sentinelList.split(',').filter((s) => s.trim() !== '').map((s) => hostPort(s, 'REDIS_SENTINELS')),
+        hosts: sentinelList
+          .split(',')
+          .filter((s) => s.trim() !== '')
+          .map((s) => hostPort(s, 'REDIS_SENTINELS')),
         masterName: optionalString(env, 'REDIS_SENTINEL_MASTER') ?? 'mymaster',
         username: optionalString(env, 'REDIS_SENTINEL_USERNAME'),
         password: optionalString(env, 'REDIS_SENTINEL_PASSWORD'),
@@ -78,7 +82,11 @@ function fromUrl(url: string): { host: string; port: number; username?: string; 
  * retry policy. A replica promoted by Sentinel is found through the Sentinels on every reconnect;
  * a connection left on a demoted master (READONLY) reconnects at once instead of failing writes.
  */
-export function redisClientOptions(settings: RedisSettings, base: RedisOptions, readFile: (path: string) => Buffer = readFileSync): RedisOptions {
+export function redisClientOptions(
+  settings: RedisSettings,
+  base: RedisOptions,
+  readFile: (path: string) => Buffer = readFileSync,
+): RedisOptions {
   const url = fromUrl(settings.url);
   const ca = settings.tlsCaFile ? readFile(settings.tlsCaFile) : undefined;
   const tls = url.tls ? { ...(ca ? { ca } : {}), ...(settings.sentinel ? {} : { servername: url.host }) } : undefined;

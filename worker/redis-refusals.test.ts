@@ -22,7 +22,22 @@ beforeAll(async () => {
   const ca = createCertificateAuthority('redis-refusal-ca');
   const serving = ca.issueServer('redis', ['127.0.0.1']);
   tlsPort = await freePort();
-  redis = await startRedis({ args: ['--requirepass', RIGHT, '--tls-port', String(tlsPort), '--tls-cert-file', serving.certFile, '--tls-key-file', serving.keyFile, '--tls-ca-cert-file', ca.certFile, '--tls-auth-clients', 'no'] });
+  redis = await startRedis({
+    args: [
+      '--requirepass',
+      RIGHT,
+      '--tls-port',
+      String(tlsPort),
+      '--tls-cert-file',
+      serving.certFile,
+      '--tls-key-file',
+      serving.keyFile,
+      '--tls-ca-cert-file',
+      ca.certFile,
+      '--tls-auth-clients',
+      'no',
+    ],
+  });
 });
 afterAll(() => redis?.stop());
 
@@ -38,7 +53,10 @@ describe('the worker says why Redis refused it', () => {
   it('logs a wrong password at error level, naming the variables, never the password', async () => {
     const { pool, lines } = poolWith(redis.url, WRONG);
     try {
-      await waitFor(() => lines.some((l) => l.level === 'error' && l.line.includes('WRONGPASS')), { timeoutMs: 10_000, what: `an error line with WRONGPASS (got ${JSON.stringify(lines)})` });
+      await waitFor(() => lines.some((l) => l.level === 'error' && l.line.includes('WRONGPASS')), {
+        timeoutMs: 10_000,
+        what: `an error line with WRONGPASS (got ${JSON.stringify(lines)})`,
+      });
       const refusal = lines.find((l) => l.line.includes('WRONGPASS'))!;
       expect(refusal.line).toContain('REDIS_PASSWORD');
       expect(pool.ready).toBe(false);
@@ -54,7 +72,10 @@ describe('the worker says why Redis refused it', () => {
   it('logs an untrusted TLS certificate at error level', async () => {
     const { pool, lines } = poolWith(`rediss://127.0.0.1:${tlsPort}`, RIGHT);
     try {
-      await waitFor(() => lines.some((l) => l.level === 'error' && /certificate/i.test(l.line)), { timeoutMs: 10_000, what: `an error line about the certificate (got ${JSON.stringify(lines)})` });
+      await waitFor(() => lines.some((l) => l.level === 'error' && /certificate/i.test(l.line)), {
+        timeoutMs: 10_000,
+        what: `an error line about the certificate (got ${JSON.stringify(lines)})`,
+      });
       expect(lines.find((l) => /certificate/i.test(l.line))!.line).toMatch(/UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN/);
       expect(lines.map((l) => l.line).join('\n')).not.toContain(RIGHT);
     } finally {
@@ -75,7 +96,9 @@ describe('the worker says why Redis refused it', () => {
   it('tells an expired certificate and an outage apart from what is only a consequence', () => {
     const expired = Object.assign(new Error('certificate has expired'), { code: 'CERT_HAS_EXPIRED' });
     expect(describeRedisRefusal(expired)).toMatchObject({ level: 'error', cause: 'certificate has expired (CERT_HAS_EXPIRED)' });
-    expect(describeRedisRefusal(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }))?.level).toBe('warn');
+    expect(describeRedisRefusal(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }))?.level).toBe(
+      'warn',
+    );
     expect(describeRedisRefusal(new Error("Stream isn't writeable and enableOfflineQueue options is false"))).toBeNull();
     expect(describeRedisRefusal('not an error')).toBeNull();
   });

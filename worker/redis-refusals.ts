@@ -26,17 +26,29 @@ export function describeRedisRefusal(err: unknown): RefusalNotice | null {
   const message = err.message.slice(0, 200);
   if (LOGIN_REPLIES.test(message)) {
     // Redis's reply names no credential ("WRONGPASS invalid username-password pair or user is disabled.").
-    return { level: 'error', cause: message, hint: 'check REDIS_USERNAME/REDIS_PASSWORD (or the user and password in REDIS_URL) against the server\'s ACL or requirepass' };
+    return {
+      level: 'error',
+      cause: message,
+      hint: "check REDIS_USERNAME/REDIS_PASSWORD (or the user and password in REDIS_URL) against the server's ACL or requirepass",
+    };
   }
   if (TLS_CODES.test(code)) {
-    return { level: 'error', cause: `${message} (${code})`, hint: 'check the server\'s certificate (expiry, names) and REDIS_TLS_CA_FILE; rediss:// needs a TLS port' };
+    return {
+      level: 'error',
+      cause: `${message} (${code})`,
+      hint: "check the server's certificate (expiry, names) and REDIS_TLS_CA_FILE; rediss:// needs a TLS port",
+    };
   }
   if (NETWORK_CODES.test(code)) return { level: 'warn', cause: `${message} (${code})`, hint: 'the session store is unreachable; retrying' };
   return null;
 }
 
 /** Logs each distinct refusal of one connection when it first happens, and again at most once a minute while it lasts. */
-export function logRedisRefusals(client: { on(event: 'error', listener: (err: unknown) => void): unknown; on(event: 'ready', listener: () => void): unknown }, log: Logger, role: string): void {
+export function logRedisRefusals(
+  client: { on(event: 'error', listener: (err: unknown) => void): unknown; on(event: 'ready', listener: () => void): unknown },
+  log: Logger,
+  role: string,
+): void {
   let last = '';
   let loggedAt = 0;
   client.on('error', (err) => {

@@ -32,7 +32,10 @@ export interface OutcomeReport {
 /** One delivery try: `ok`, `retry` (the service may take it later) or `refused` (it never will). */
 export type DeliveryResult = 'ok' | 'retry' | 'refused';
 
-export async function deliverOnce(report: OutcomeReport, options: Pick<ReportOptions, 'backendUrl' | 'token' | 'timeoutMs' | 'log'>): Promise<DeliveryResult> {
+export async function deliverOnce(
+  report: OutcomeReport,
+  options: Pick<ReportOptions, 'backendUrl' | 'token' | 'timeoutMs' | 'log'>,
+): Promise<DeliveryResult> {
   const url = `${options.backendUrl}/api/v2/worker/sessions/${encodeURIComponent(report.sessionId)}/outcome`;
   // `attempt` is the contract's name for the service's connect attempt (docs/contracts.md).
   const body = JSON.stringify(report.serviceAttempt === undefined ? report.outcome : { ...report.outcome, attempt: report.serviceAttempt });

@@ -45,9 +45,22 @@ export function createEdge(options: EdgeOptions): Server {
   const timeouts = serverTimeoutOptions(options.limits);
   const server = options.tls
     ? // A TLS handshake never begun is bounded the same way (Node's default would hold it for 120 s).
-      createHttpsServer({ cert: readFileSync(options.tls.certFile), key: readFileSync(options.tls.keyFile), handshakeTimeout: options.limits.headersTimeoutMs, ...timeouts }, app)
+      createHttpsServer(
+        {
+          cert: readFileSync(options.tls.certFile),
+          key: readFileSync(options.tls.keyFile),
+          handshakeTimeout: options.limits.headersTimeoutMs,
+          ...timeouts,
+        },
+        app,
+      )
     : createHttpServer(timeouts, app);
-  capConnections(server, options.limits, { log: options.log, portName: 'the public port', variable: 'PUBLIC_MAX_CONNECTIONS', upgrades: true });
+  capConnections(server, options.limits, {
+    log: options.log,
+    portName: 'the public port',
+    variable: 'PUBLIC_MAX_CONNECTIONS',
+    upgrades: true,
+  });
   installClientErrorHandler(server);
   // Bytes from anyone, before any token check: nothing in here may throw past this handler.
   server.on('upgrade', (req, socket, head) => {
@@ -65,5 +78,8 @@ export function createEdge(options: EdgeOptions): Server {
 
 function rawJsonResponse(status: number, reason: string, body: { error: string; message: string }): string {
   const text = JSON.stringify(body);
-  return `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`;
+  return (
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: ` +
+    `close\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`
+  );
 }

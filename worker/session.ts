@@ -13,11 +13,15 @@ import { FailureReason } from '../lib/failure-reasons.ts';
  * Redis wipe the claim script counts from 1 again. The room does not: each claim takes the slot's
  * current room, and a slot gets a fresh room (a new random name) after every session.
  */
-const claimKey = (record: Pick<SessionRecord, 'sessionId' | 'claimNumber' | 'roomName'>): string => `${record.sessionId}#${record.claimNumber}#${record.roomName}`;
+const claimKey = (record: Pick<SessionRecord, 'sessionId' | 'claimNumber' | 'roomName'>): string =>
+  `${record.sessionId}#${record.claimNumber}#${record.roomName}`;
 /** What the report needs from the spawn: the service's connect attempt and this session's report token (C1). */
 function reportFields(record: SessionRecord | null | undefined): { serviceAttempt?: number; reportToken: string | null } {
   const spawn = record?.spawn;
-  return { ...(spawn?.serviceAttempt === undefined ? {} : { serviceAttempt: spawn.serviceAttempt }), reportToken: spawn?.reportToken ?? null };
+  return {
+    ...(spawn?.serviceAttempt === undefined ? {} : { serviceAttempt: spawn.serviceAttempt }),
+    reportToken: spawn?.reportToken ?? null,
+  };
 }
 
 /**
@@ -56,7 +60,9 @@ export class SessionCoordinator {
     this.o = o;
     o.slots.on('finished', (sessionId, outcome) => void this.finish(sessionId, outcome));
     // Telemetry is translated in one place; this only says which session (and trace) it belongs to.
-    o.slots.on('telemetry', (sessionId, event) => recordBotEvent(event, { metrics: o.metrics, pod: o.pod, session: this.live.get(sessionId)?.record }));
+    o.slots.on('telemetry', (sessionId, event) =>
+      recordBotEvent(event, { metrics: o.metrics, pod: o.pod, session: this.live.get(sessionId)?.record }),
+    );
   }
 
   get activeCount(): number {
@@ -109,7 +115,10 @@ export class SessionCoordinator {
   private decline(record: SessionRecord): void {
     if (record.state !== 'assigned' || !this.o.slots.idleSlotIds().includes(record.slot)) return;
     if ([...this.live.values()].some((l) => l.record.slot === record.slot)) return;
-    this.o.log.warn('a claim of a session that already ended here; its slot goes back to the pool', { sessionId: record.sessionId, slot: record.slot });
+    this.o.log.warn('a claim of a session that already ended here; its slot goes back to the pool', {
+      sessionId: record.sessionId,
+      slot: record.slot,
+    });
     this.o.slots.releaseIfIdle(record.slot);
   }
 
@@ -117,7 +126,11 @@ export class SessionCoordinator {
     this.live.set(sessionId, { record });
     const spawn = record.spawn;
     if (!spawn) {
-      void this.finish(sessionId, { status: 'failed', reason: FailureReason.invalid_record, message: 'The session record in Redis could not be read.' });
+      void this.finish(sessionId, {
+        status: 'failed',
+        reason: FailureReason.invalid_record,
+        message: 'The session record in Redis could not be read.',
+      });
       return;
     }
     const job: BotJob = {
@@ -133,7 +146,11 @@ export class SessionCoordinator {
       }),
     };
     if (!this.o.slots.assign(record.slot, job)) {
-      void this.finish(sessionId, { status: 'failed', reason: FailureReason.slot_unavailable, message: 'The claimed bot slot was not available on its worker.' });
+      void this.finish(sessionId, {
+        status: 'failed',
+        reason: FailureReason.slot_unavailable,
+        message: 'The claimed bot slot was not available on its worker.',
+      });
     }
   }
 
@@ -207,11 +224,13 @@ export class SessionCoordinator {
    * again). A local room went with its pod; deleting it here is a no-op.
    */
   async reportLost(sessionIds: string[], outcome: Outcome): Promise<void> {
-    await Promise.all(sessionIds.map(async (sessionId) => {
-      this.o.metrics.sessionOutcomes.inc({ status: 'failed', reason: FailureReason.worker_lost });
-      const record = await this.o.pool.session(sessionId).catch(() => null);
-      if (record?.roomName) void this.o.rooms.deleteRoom(record.roomName).catch(() => undefined);
-      await this.o.outbox.submit({ sessionId, outcome, ...reportFields(record) });
-    }));
+    await Promise.all(
+      sessionIds.map(async (sessionId) => {
+        this.o.metrics.sessionOutcomes.inc({ status: 'failed', reason: FailureReason.worker_lost });
+        const record = await this.o.pool.session(sessionId).catch(() => null);
+        if (record?.roomName) void this.o.rooms.deleteRoom(record.roomName).catch(() => undefined);
+        await this.o.outbox.submit({ sessionId, outcome, ...reportFields(record) });
+      }),
+    );
   }
 }

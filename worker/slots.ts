@@ -116,7 +116,11 @@ export class SlotManager extends EventEmitter<SlotManagerEvents> {
       }
       // Only a slot whose session ended here may overrule a `busy` in Redis; otherwise `busy` means
       // a claim is on its way through the inbox.
-      const registered = await this.options.pool.registerIdle(this.options.pod, { slotId: slot.id, roomName: room.name, roomUrl: room.url, roomExp: room.exp }, slot.reclaimed);
+      const registered = await this.options.pool.registerIdle(
+        this.options.pod,
+        { slotId: slot.id, roomName: room.name, roomUrl: room.url, roomExp: room.exp },
+        slot.reclaimed,
+      );
       if (registered) slot.reclaimed = false;
       if (fresh) {
         // The old room goes only once the slot holds the new one: a claim that took the old room

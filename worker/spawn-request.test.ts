@@ -12,11 +12,21 @@ describe('the stored spawn', () => {
     const body = SpawnRequest.parse({ sessionId: 'inv_1', interviewId: 'dpl_1', attempt: 3, interview, reportToken: 'r'.repeat(43) });
     const json = storedSpawnJson(body);
     expect(JSON.parse(json)).toMatchObject({ interviewId: 'dpl_1', attempt: 3, reportToken: 'r'.repeat(43) });
-    expect(parseStoredSpawn(json)).toEqual({ interviewId: 'dpl_1', serviceAttempt: 3, metadata: {}, interview, expiresAt: null, reportToken: 'r'.repeat(43) });
+    expect(parseStoredSpawn(json)).toEqual({
+      interviewId: 'dpl_1',
+      serviceAttempt: 3,
+      metadata: {},
+      interview,
+      expiresAt: null,
+      reportToken: 'r'.repeat(43),
+    });
   });
 
   it('reads a record written by an older release (no attempt) and refuses a damaged one', () => {
-    expect(parseStoredSpawn(JSON.stringify({ interviewId: 'dpl_1', interview }))).toMatchObject({ interviewId: 'dpl_1', serviceAttempt: undefined });
+    expect(parseStoredSpawn(JSON.stringify({ interviewId: 'dpl_1', interview }))).toMatchObject({
+      interviewId: 'dpl_1',
+      serviceAttempt: undefined,
+    });
     expect(parseStoredSpawn('{"interviewId": 1}')).toBeNull();
     expect(parseStoredSpawn('not json')).toBeNull();
   });

@@ -19,7 +19,10 @@ export const SpawnRequest = z.object({
   interview: InterviewSchema,
   expiresAt: z.iso.datetime({ offset: true }).optional(),
   // Contract C1: the credential of this session's outcome report (absent from older services).
-  reportToken: z.string().regex(/^[A-Za-z0-9_.~+/=-]{16,512}$/, 'must be a token of 16 to 512 URL-safe characters').optional(),
+  reportToken: z
+    .string()
+    .regex(/^[A-Za-z0-9_.~+/=-]{16,512}$/, 'must be a token of 16 to 512 URL-safe characters')
+    .optional(),
 });
 
 export type SpawnRequest = z.infer<typeof SpawnRequest>;
@@ -53,7 +56,14 @@ export type StoredSpawn = z.output<typeof StoredSpawn>;
 
 /** The JSON stored with the claim: what the session and its report need, under the stored names. */
 export function storedSpawnJson(body: SpawnRequest): string {
-  return JSON.stringify({ interviewId: body.interviewId, attempt: body.attempt, metadata: body.metadata, interview: body.interview, expiresAt: body.expiresAt ?? null, reportToken: body.reportToken });
+  return JSON.stringify({
+    interviewId: body.interviewId,
+    attempt: body.attempt,
+    metadata: body.metadata,
+    interview: body.interview,
+    expiresAt: body.expiresAt ?? null,
+    reportToken: body.reportToken,
+  });
 }
 
 export function parseStoredSpawn(json: string): StoredSpawn | null {

@@ -7,7 +7,15 @@ import type { RedisPool } from './pool.ts';
 import type { RoomProvider } from './rooms/provider.ts';
 import { describeProblem, SpawnRequest, storedSpawnJson } from './spawn-request.ts';
 import type { WorkerMetrics } from './telemetry/metrics.ts';
-import { ATTR_INTERVIEW_ID, ATTR_POD, ATTR_ROOM_PROVIDER, ATTR_SESSION_ID, ATTR_SLOT_ID, ATTR_SPAWN_OUTCOME, SPAN_SESSION_START } from './telemetry/names.ts';
+import {
+  ATTR_INTERVIEW_ID,
+  ATTR_POD,
+  ATTR_ROOM_PROVIDER,
+  ATTR_SESSION_ID,
+  ATTR_SLOT_ID,
+  ATTR_SPAWN_OUTCOME,
+  SPAN_SESSION_START,
+} from './telemetry/names.ts';
 import { failSpan, tracer } from './telemetry/tracing.ts';
 
 /**
@@ -39,7 +47,10 @@ export function bearerAuth(expected: string, onReject?: () => void): RequestHand
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     const ok = match !== null && timingSafeEqual(digest(match[1]!), want);
     if (!ok) onReject?.();
-    if (!ok) return next(new HttpError('invalid_token', header ? 'The bearer token is not the worker token.' : 'Send Authorization: Bearer <worker token>.'));
+    if (!ok)
+      return next(
+        new HttpError('invalid_token', header ? 'The bearer token is not the worker token.' : 'Send Authorization: Bearer <worker token>.'),
+      );
     next();
   };
 }
@@ -60,7 +71,11 @@ export function spawnHandler(deps: SpawnDeps): RequestHandler {
       if (!parsed.success) throw Object.assign(new HttpError('invalid_request', describeProblem(parsed.error)), { outcome: 'bad_request' });
       const body = parsed.data;
       span.setAttributes({ [ATTR_SESSION_ID]: body.sessionId, [ATTR_INTERVIEW_ID]: body.interviewId });
-      if (!deps.accepting()) throw Object.assign(new HttpError('unavailable', 'This worker is not taking new sessions (draining or not ready). Retry on another replica.', retry), { outcome: 'unavailable' });
+      if (!deps.accepting())
+        throw Object.assign(
+          new HttpError('unavailable', 'This worker is not taking new sessions (draining or not ready). Retry on another replica.', retry),
+          { outcome: 'unavailable' },
+        );
 
       let claim;
       try {
@@ -77,17 +92,28 @@ export function spawnHandler(deps: SpawnDeps): RequestHandler {
         });
       } catch (err) {
         deps.log.warn('spawn could not reach Redis', { sessionId: body.sessionId, err });
-        throw Object.assign(new HttpError('unavailable', 'The worker cannot reach its session store right now. Retry shortly.', retry), { outcome: 'unavailable' });
+        throw Object.assign(new HttpError('unavailable', 'The worker cannot reach its session store right now. Retry shortly.', retry), {
+          outcome: 'unavailable',
+        });
       }
       if (claim.kind === 'none') {
-        throw Object.assign(new HttpError('no_capacity', 'No warm voice bot is free on any replica. Retry after the Retry-After delay.', retry), { outcome: 'no_capacity' });
+        throw Object.assign(
+          new HttpError('no_capacity', 'No warm voice bot is free on any replica. Retry after the Retry-After delay.', retry),
+          { outcome: 'no_capacity' },
+        );
       }
       span.setAttribute(ATTR_SLOT_ID, claim.slot);
       const room = { name: claim.roomName, url: claim.roomUrl, exp: claim.roomExp };
       const expiresAt = claim.claimedAt + deps.joinTimeoutSeconds + deps.maxSessionSeconds;
       // Deterministic: the claim time comes from the record, so a repeated spawn gets the same token.
       const token = deps.rooms.mintToken({ room, role: 'respondent', sessionId: body.sessionId, issuedAt: claim.claimedAt, expiresAt });
-      res.status(200).json({ room_url: room.url, token, transport: deps.rooms.name, sessionId: body.sessionId, expiresAt: isoSeconds(expiresAt * 1000) });
+      res.status(200).json({
+        room_url: room.url,
+        token,
+        transport: deps.rooms.name,
+        sessionId: body.sessionId,
+        expiresAt: isoSeconds(expiresAt * 1000),
+      });
       done(claim.kind === 'claimed' ? 'ok' : 'existing');
     } catch (err) {
       const outcome = (err as { outcome?: string }).outcome ?? 'error';

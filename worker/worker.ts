@@ -37,10 +37,21 @@ export async function startWorker(config: Readonly<WorkerConfig>, deps: { log: L
   // A container restarted under the same POD_NAME is a new incarnation: the dead one's slots and
   // sessions must look dead to the reaper (and be reported failed), not look like ours.
   const instance = `${config.podName}~${randomBytes(4).toString('hex')}`;
-  const pool = new RedisPool({ redis: config.redis, keyPrefix: config.redisKeyPrefix, commandTimeoutMs: config.spawnBudgetMs, pod: instance, log });
+  const pool = new RedisPool({
+    redis: config.redis,
+    keyPrefix: config.redisKeyPrefix,
+    commandTimeoutMs: config.spawnBudgetMs,
+    pod: instance,
+    log,
+  });
   const outbox = new OutcomeOutbox({
     pool,
-    report: { backendUrl: config.backendUrl, token: config.workerToken, timeoutMs: config.reportTimeoutMs, attempts: config.reportAttempts },
+    report: {
+      backendUrl: config.backendUrl,
+      token: config.workerToken,
+      timeoutMs: config.reportTimeoutMs,
+      attempts: config.reportAttempts,
+    },
     deadlineSeconds: config.outcomeReportDeadlineSeconds,
     maxBackoffMs: config.outcomeRetryMaxSeconds * 1000,
     intervalMs: config.outcomeOutboxPollMs,
@@ -61,7 +72,18 @@ export async function startWorker(config: Readonly<WorkerConfig>, deps: { log: L
 
   let draining = false;
   let roomsReady = false;
-  const slots = new SlotManager({ pod: instance, size: config.warmPoolSize, sessionsPerProcess: config.botSessionsPerProcess, env: deps.env, pool, rooms, roomTtlSeconds, minRoomSeconds, metrics, log });
+  const slots = new SlotManager({
+    pod: instance,
+    size: config.warmPoolSize,
+    sessionsPerProcess: config.botSessionsPerProcess,
+    env: deps.env,
+    pool,
+    rooms,
+    roomTtlSeconds,
+    minRoomSeconds,
+    metrics,
+    log,
+  });
   const sessions = new SessionCoordinator({
     pod: instance,
     pool,
@@ -73,7 +95,15 @@ export async function startWorker(config: Readonly<WorkerConfig>, deps: { log: L
     metrics,
     log,
   });
-  const heartbeat = new Heartbeat({ pod: instance, intervalMs: config.heartbeatIntervalMs, ttlMs: config.heartbeatTtlMs, pool, slots, sessions, log });
+  const heartbeat = new Heartbeat({
+    pod: instance,
+    intervalMs: config.heartbeatIntervalMs,
+    ttlMs: config.heartbeatTtlMs,
+    pool,
+    slots,
+    sessions,
+    log,
+  });
   const ready = () => !draining && roomsReady && heartbeat.healthy;
 
   const server = createEdge({
@@ -124,7 +154,15 @@ export async function startWorker(config: Readonly<WorkerConfig>, deps: { log: L
   heartbeat.start();
   sessions.startInbox();
   outbox.start();
-  log.info('worker listening', { port: edgeRef.port, metricsPort, pod: config.podName, instance, tls: Boolean(config.tls), roomProvider: rooms.name, warmPoolSize: config.warmPoolSize });
+  log.info('worker listening', {
+    port: edgeRef.port,
+    metricsPort,
+    pod: config.podName,
+    instance,
+    tls: Boolean(config.tls),
+    roomProvider: rooms.name,
+    warmPoolSize: config.warmPoolSize,
+  });
 
   let drained: Promise<void> | null = null;
   return {

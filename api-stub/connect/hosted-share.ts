@@ -73,14 +73,22 @@ export interface HostedShareContext {
 export function enforceHostedShare(ctx: HostedShareContext, workspaceId: string, sessionId: string): void {
   const capacity = ctx.capacity.current(ctx.now);
   // Without a known capacity only this workspace's own count matters (the cheaper query).
-  const held = capacity === null ? new Map([[workspaceId, countHeldHostedSessions(ctx.db, workspaceId, ctx.since, sessionId)]]) : heldHostedByWorkspace(ctx.db, ctx.since, sessionId);
+  const held =
+    capacity === null
+      ? new Map([[workspaceId, countHeldHostedSessions(ctx.db, workspaceId, ctx.since, sessionId)]])
+      : heldHostedByWorkspace(ctx.db, ctx.since, sessionId);
   const mine = held.get(workspaceId) ?? 0;
   const share = hostedShare({ capacity, configuredCap: ctx.configuredCap, activeWorkspaces: held.size + (held.has(workspaceId) ? 0 : 1) });
   if (mine < share) return;
-  const why = capacity !== null && share < ctx.configuredCap
-    ? `its fair share of the pool's ${capacity} slots while ${held.size} workspace${held.size === 1 ? '' : 's'} use it`
-    : 'its limit at once';
-  throw new HttpError('rate_limit_exceeded', `This workspace already holds ${mine} voice sessions on the hosted pipeline, ${why}. Retry when one ends, or self-host a worker.`, { 'Retry-After': '30' });
+  const why =
+    capacity !== null && share < ctx.configuredCap
+      ? `its fair share of the pool's ${capacity} slots while ${held.size} workspace${held.size === 1 ? '' : 's'} use it`
+      : 'its limit at once';
+  throw new HttpError(
+    'rate_limit_exceeded',
+    `This workspace already holds ${mine} voice sessions on the hosted pipeline, ${why}. Retry when one ends, or self-host a worker.`,
+    { 'Retry-After': '30' },
+  );
 }
 
 /** Total hosted sessions held now, all workspaces (for learning the capacity). */

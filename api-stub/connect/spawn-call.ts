@@ -50,11 +50,21 @@ export function spawnFailure(err: OutboundError, route: Route): HttpError {
     case 'tls':
     case 'network':
     case 'dns':
-      return new HttpError('worker_unreachable', route === 'self_hosted' ? `${UNREACHABLE_MESSAGE} (${err.kind})` : HOSTED_UNREACHABLE_MESSAGE);
+      return new HttpError(
+        'worker_unreachable',
+        route === 'self_hosted' ? `${UNREACHABLE_MESSAGE} (${err.kind})` : HOSTED_UNREACHABLE_MESSAGE,
+      );
     case 'egress_refused':
-      return new HttpError('worker_error', 'The voice worker endpoint cannot be called: its host resolves to an address the service does not call (the reason is in the service\'s log). Check it in Settings → Server → Self-host.');
+      return new HttpError(
+        'worker_error',
+        'The voice worker endpoint cannot be called: its host resolves to an address the service does not call ' +
+          "(the reason is in the service's log). Check it in Settings → Server → Self-host.",
+      );
     default:
-      return new HttpError('worker_error', `The voice worker endpoint cannot be called: ${err.message} Check it in Settings → Server → Self-host.`);
+      return new HttpError(
+        'worker_error',
+        `The voice worker endpoint cannot be called: ${err.message} Check it in Settings → Server → Self-host.`,
+      );
   }
 }
 
@@ -85,12 +95,22 @@ export interface SpawnTarget {
   bearer: string;
 }
 
-export async function callSpawn(target: SpawnTarget, body: SpawnBody, options: { signal: AbortSignal; policy: EgressPolicy; ca?: string[]; log?: Logger }): Promise<SpawnAnswer> {
+export async function callSpawn(
+  target: SpawnTarget,
+  body: SpawnBody,
+  options: { signal: AbortSignal; policy: EgressPolicy; ca?: string[]; log?: Logger },
+): Promise<SpawnAnswer> {
   let res;
   try {
     res = await postJson({
-      url: target.url, body: stringifyJson(body), headers: { authorization: `Bearer ${target.bearer}` },
-      signal: options.signal, httpsOnly: true, policy: options.policy, maxResponseBytes: 64 * 1024, ...(options.ca ? { ca: options.ca } : {}),
+      url: target.url,
+      body: stringifyJson(body),
+      headers: { authorization: `Bearer ${target.bearer}` },
+      signal: options.signal,
+      httpsOnly: true,
+      policy: options.policy,
+      maxResponseBytes: 64 * 1024,
+      ...(options.ca ? { ca: options.ca } : {}),
     });
   } catch (err) {
     if (err instanceof OutboundError) {
@@ -108,7 +128,10 @@ export async function callSpawn(target: SpawnTarget, body: SpawnBody, options: {
     throw errorCodeOf(res.body) === 'no_capacity' ? new PoolFullError(message, headers) : new HttpError('no_capacity', message, headers);
   }
   if (res.status === 401 || res.status === 403) {
-    throw new HttpError('worker_error', `${who} refused the service's credentials (${res.status}). Check that the token in Settings → Server → Self-host matches the worker's.`);
+    throw new HttpError(
+      'worker_error',
+      `${who} refused the service's credentials (${res.status}). Check that the token in Settings → Server → Self-host matches the worker's.`,
+    );
   }
   if (res.status < 200 || res.status >= 300) throw new HttpError('worker_error', `${who} answered ${res.status} to the spawn call.`);
   let answer: unknown;
@@ -122,7 +145,10 @@ export async function callSpawn(target: SpawnTarget, body: SpawnBody, options: {
     throw new HttpError('worker_error', `${who} answered without a valid {room_url, token} object.`);
   }
   if (a.transport !== undefined && !isRoomTransportName(a.transport)) {
-    throw new HttpError('worker_error', `${who} answered a transport the respondent's page cannot open (expected one of ${ROOM_TRANSPORTS.join(', ')}).`);
+    throw new HttpError(
+      'worker_error',
+      `${who} answered a transport the respondent's page cannot open (expected one of ${ROOM_TRANSPORTS.join(', ')}).`,
+    );
   }
   return { room_url: a.room_url, token: a.token, ...(a.transport ? { transport: a.transport } : {}) };
 }

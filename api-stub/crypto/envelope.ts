@@ -36,7 +36,12 @@ function context(workspaceId: string, purpose: SecretPurpose): Buffer {
   return Buffer.from(`${purpose}:${workspaceId}`, 'utf8');
 }
 
-export async function sealSecret(plaintext: string, workspaceId: string, provider: KeyProvider, purpose: SecretPurpose = 'pipelineToken'): Promise<string> {
+export async function sealSecret(
+  plaintext: string,
+  workspaceId: string,
+  provider: KeyProvider,
+  purpose: SecretPurpose = 'pipelineToken',
+): Promise<string> {
   const dataKey = randomBytes(32);
   const iv = randomBytes(12);
   const aad = context(workspaceId, purpose);
@@ -68,14 +73,22 @@ function parse(serialized: string): SealedV1 {
     throw new SecretDecryptError('corrupt envelope');
   }
   const v = value as Partial<SealedV1>;
-  if (v.v !== 1 || [v.kind, v.kid, v.wk, v.iv, v.ct, v.tag].some((f) => typeof f !== 'string')) throw new SecretDecryptError('corrupt envelope');
+  if (v.v !== 1 || [v.kind, v.kid, v.wk, v.iv, v.ct, v.tag].some((f) => typeof f !== 'string'))
+    throw new SecretDecryptError('corrupt envelope');
   return v as SealedV1;
 }
 
-export async function openSecret(serialized: string, workspaceId: string, provider: KeyProvider, purpose: SecretPurpose = 'pipelineToken'): Promise<string> {
+export async function openSecret(
+  serialized: string,
+  workspaceId: string,
+  provider: KeyProvider,
+  purpose: SecretPurpose = 'pipelineToken',
+): Promise<string> {
   const sealed = parse(serialized);
   if (sealed.kind !== provider.kind || sealed.kid !== provider.keyId) {
-    throw new SecretDecryptError(`it was sealed with key ${sealed.kind}/${sealed.kid}, the configured key is ${provider.kind}/${provider.keyId}`);
+    throw new SecretDecryptError(
+      `it was sealed with key ${sealed.kind}/${sealed.kid}, the configured key is ${provider.kind}/${provider.keyId}`,
+    );
   }
   const aad = context(workspaceId, purpose);
   let dataKey: Buffer;

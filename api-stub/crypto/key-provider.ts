@@ -61,13 +61,16 @@ export interface LoadedKeyProvider {
 export function loadKeyProvider(env: Readonly<Record<string, string | undefined>>, log?: Logger): LoadedKeyProvider {
   const raw = env.PIPELINE_KEK?.trim();
   if (raw) {
-    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(raw)) throw new Error('PIPELINE_KEK: expected base64 of 32 random bytes (e.g. `openssl rand -base64 32`)');
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(raw))
+      throw new Error('PIPELINE_KEK: expected base64 of 32 random bytes (e.g. `openssl rand -base64 32`)');
     const key = Buffer.from(raw, 'base64');
     if (key.length !== 32) throw new Error(`PIPELINE_KEK: expected base64 of 32 bytes, got ${key.length} bytes`);
     return { provider: localKeyProvider(key), source: 'env' };
   }
   if (env.PIPELINE_KEK_DEV === '1') {
-    log?.warn('PIPELINE_KEK is not set; PIPELINE_KEK_DEV=1 generated a throwaway key: pipeline tokens stored now cannot be decrypted after a restart');
+    log?.warn(
+      'PIPELINE_KEK is not set; PIPELINE_KEK_DEV=1 generated a throwaway key: pipeline tokens stored now cannot be decrypted after a restart',
+    );
     return { provider: localKeyProvider(randomBytes(32)), source: 'dev-generated' };
   }
   return { provider: null, source: 'missing' };
@@ -76,7 +79,10 @@ export function loadKeyProvider(env: Readonly<Record<string, string | undefined>
 /** Startup check: stored self-host settings without a key would fail every spawn, so refuse to run. */
 export function assertKeyForSelfHost(loaded: LoadedKeyProvider, selfHostWorkspaces: number): void {
   if (loaded.provider === null && selfHostWorkspaces > 0) {
-    throw new Error(`PIPELINE_KEK: not set, but ${selfHostWorkspaces} workspace(s) have self-host settings whose tokens need it; set PIPELINE_KEK (base64 of 32 bytes) or PIPELINE_KEK_DEV=1 for a throwaway dev key`);
+    throw new Error(
+      `PIPELINE_KEK: not set, but ${selfHostWorkspaces} workspace(s) have self-host settings whose tokens need it; ` +
+        `set PIPELINE_KEK (base64 of 32 bytes) or PIPELINE_KEK_DEV=1 for a throwaway dev key`,
+    );
   }
 }
 
@@ -87,6 +93,10 @@ export function assertKeyForSelfHost(loaded: LoadedKeyProvider, selfHostWorkspac
  */
 export function assertKeyForMode(loaded: LoadedKeyProvider, mode: 'production' | 'development'): void {
   if (loaded.provider === null && mode === 'production') {
-    throw new Error('PIPELINE_KEK: not set; in production the api-stub seals webhook signing secrets and pipeline tokens with it and will not store them in clear. Set PIPELINE_KEK (base64 of 32 bytes, e.g. `openssl rand -base64 32`), or API_STUB_MODE=development to run without a key on a development machine');
+    throw new Error(
+      'PIPELINE_KEK: not set; in production the api-stub seals webhook signing secrets and pipeline tokens with it ' +
+        'and will not store them in clear. Set PIPELINE_KEK (base64 of 32 bytes, e.g. `openssl rand -base64 32`), or ' +
+        'API_STUB_MODE=development to run without a key on a development machine',
+    );
   }
 }

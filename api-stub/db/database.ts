@@ -22,7 +22,9 @@ export interface Migration {
 
 /** The migration files in apply order; a file with a bad name is an error, not silently skipped. */
 export function readMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
-  const files = readdirSync(dir).filter((f) => f.endsWith('.sql')).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.sql'))
+    .sort();
   const seen = new Set<string>();
   return files.map((name) => {
     const match = MIGRATION_FILE.exec(name);
@@ -41,7 +43,12 @@ export function migrate(db: Database, migrations: readonly Migration[] = readMig
     name TEXT NOT NULL,
     applied_at INTEGER NOT NULL
   ) STRICT`);
-  const done = new Set(db.prepare('SELECT version FROM schema_migrations').all().map((r) => String(r.version)));
+  const done = new Set(
+    db
+      .prepare('SELECT version FROM schema_migrations')
+      .all()
+      .map((r) => String(r.version)),
+  );
   const applied: string[] = [];
   for (const m of migrations) {
     if (done.has(m.version)) continue;

@@ -96,7 +96,9 @@ export function forbiddenReason(address: string): string | null {
     const plain = address.replace(/%.*$/, '');
     const block = v6.find((b) => b.list.check(plain, 'ipv6'));
     if (block) return block.why;
-    const why = embeddedIPv4s(plain).map((inner) => forbiddenReason(inner)).find((r) => r !== null);
+    const why = embeddedIPv4s(plain)
+      .map((inner) => forbiddenReason(inner))
+      .find((r) => r !== null);
     return why ? `${why} (IPv4 inside IPv6)` : null;
   }
   return 'not an IP address';

@@ -29,7 +29,15 @@ export interface EgressPolicy {
 
 /** Parses EGRESS_ALLOW_HOSTS ("127.0.0.1,localhost,[::1]") into the set the policy uses. */
 export function parseAllowHosts(raw: string | undefined): ReadonlySet<string> {
-  const hosts = (raw ?? '').split(',').map((h) => h.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1')).filter(Boolean);
+  const hosts = (raw ?? '')
+    .split(',')
+    .map((h) =>
+      h
+        .trim()
+        .toLowerCase()
+        .replace(/^\[(.*)\]$/, '$1'),
+    )
+    .filter(Boolean);
   return new Set(hosts);
 }
 
@@ -68,7 +76,11 @@ export async function resolveTarget(url: URL, policy: EgressPolicy, signal?: Abo
   if (!allowed) {
     for (const candidate of candidates) {
       const why = forbiddenReason(candidate.address);
-      if (why) throw new OutboundError('egress_refused', `The host ${host} resolves to ${candidate.address}, a ${why} address; the service only calls public addresses.`);
+      if (why)
+        throw new OutboundError(
+          'egress_refused',
+          `The host ${host} resolves to ${candidate.address}, a ${why} address; the service only calls public addresses.`,
+        );
     }
   }
   return candidates;

@@ -2,15 +2,7 @@
  * Why an outbound call did not get an HTTP answer. Messages name the host, never a header or body,
  * so a token can never travel into a log line or an API error through them.
  */
-export type OutboundFailure =
-  | 'invalid_url'
-  | 'https_required'
-  | 'egress_refused'
-  | 'dns'
-  | 'timeout'
-  | 'refused'
-  | 'tls'
-  | 'network';
+export type OutboundFailure = 'invalid_url' | 'https_required' | 'egress_refused' | 'dns' | 'timeout' | 'refused' | 'tls' | 'network';
 
 export class OutboundError extends Error {
   readonly kind: OutboundFailure;

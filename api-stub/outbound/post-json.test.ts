@@ -18,7 +18,11 @@ const allowLocal: EgressPolicy = { allowHosts: parseAllowHosts('127.0.0.1,localh
 beforeAll(async () => {
   ca = createCertificateAuthority();
   otherCa = createCertificateAuthority('other-ca');
-  server = await startSpawnServer({ key: 'k-123456', tls: ca.issueServer('srv', ['127.0.0.1', 'localhost', 'worker.test']), roomBase: 'https://r' });
+  server = await startSpawnServer({
+    key: 'k-123456',
+    tls: ca.issueServer('srv', ['127.0.0.1', 'localhost', 'worker.test']),
+    roomBase: 'https://r',
+  });
   untrusted = await startSpawnServer({ key: 'k-123456', tls: otherCa.issueServer('srv'), roomBase: 'https://r' });
   const bundle = join(ca.dir, 'bundle.pem');
   writeFileSync(bundle, ca.certPem);
@@ -29,12 +33,22 @@ afterAll(async () => {
   await untrusted.close();
 });
 
-const call = (url: string, extra: Partial<Parameters<typeof postJson>[0]> = {}) => postJson({
-  url, body: JSON.stringify({ sessionId: 'inv_x' }), headers: { authorization: 'Bearer k-123456' },
-  signal: AbortSignal.timeout(2_000), httpsOnly: true, policy: allowLocal, ca: trusted, ...extra,
-});
+const call = (url: string, extra: Partial<Parameters<typeof postJson>[0]> = {}) =>
+  postJson({
+    url,
+    body: JSON.stringify({ sessionId: 'inv_x' }),
+    headers: { authorization: 'Bearer k-123456' },
+    signal: AbortSignal.timeout(2_000),
+    httpsOnly: true,
+    policy: allowLocal,
+    ca: trusted,
+    ...extra,
+  });
 const failure = async (p: Promise<unknown>) => {
-  const err = await p.then(() => null, (e: unknown) => e);
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(OutboundError);
   return err as OutboundError;
 };
@@ -76,17 +90,35 @@ describe('postJson over real HTTPS', () => {
 
   it('resolves once and pins the connection to the vetted address (no second lookup can rebind it)', async () => {
     let lookups = 0;
-    const policy: EgressPolicy = { allowHosts: new Set(['worker.test']), resolver: async () => { lookups += 1; return [{ address: '127.0.0.1', family: 4 }]; } };
+    const policy: EgressPolicy = {
+      allowHosts: new Set(['worker.test']),
+      resolver: async () => {
+        lookups += 1;
+        return [{ address: '127.0.0.1', family: 4 }];
+      },
+    };
     const res = await call(`https://worker.test:${server.port}/`, { policy });
     expect(res.status).toBe(200);
     expect(lookups).toBe(1);
     // Any private answer among several is refused for a host that is not allow-listed.
-    const mixed: EgressPolicy = { allowHosts: new Set(), resolver: async () => [{ address: '93.184.216.34', family: 4 }, { address: '10.0.0.5', family: 4 }] };
+    const mixed: EgressPolicy = {
+      allowHosts: new Set(),
+      resolver: async () => [
+        { address: '93.184.216.34', family: 4 },
+        { address: '10.0.0.5', family: 4 },
+      ],
+    };
     expect((await failure(call(`https://evil.test:${server.port}/`, { policy: mixed }))).message).toMatch(/10\.0\.0\.5, a private/);
   });
 
   it('tries every vetted address of a host (IPv6 first, then IPv4) and nothing else', async () => {
-    const policy: EgressPolicy = { allowHosts: new Set(['worker.test']), resolver: async () => [{ address: '::1', family: 6 }, { address: '127.0.0.1', family: 4 }] };
+    const policy: EgressPolicy = {
+      allowHosts: new Set(['worker.test']),
+      resolver: async () => [
+        { address: '::1', family: 6 },
+        { address: '127.0.0.1', family: 4 },
+      ],
+    };
     const res = await call(`https://worker.test:${server.port}/`, { policy });
     expect(res.status).toBe(200);
   });

@@ -40,7 +40,8 @@ export function parseTargetUrl(raw: string, httpsOnly: boolean): URL {
   } catch {
     throw new OutboundError('invalid_url', 'The URL is not a valid absolute URL.');
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new OutboundError('invalid_url', `The URL scheme ${url.protocol} is not supported.`);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new OutboundError('invalid_url', `The URL scheme ${url.protocol} is not supported.`);
   if (httpsOnly && url.protocol !== 'https:') throw new OutboundError('https_required', `The URL for ${hostOf(url)} must use https://.`);
   if (url.username || url.password) throw new OutboundError('invalid_url', 'The URL must not carry credentials.');
   return url;
@@ -49,7 +50,11 @@ export function parseTargetUrl(raw: string, httpsOnly: boolean): URL {
 /** Answers the socket's own lookup with the vetted addresses only, so DNS is not asked a second time. */
 function pinnedLookup(targets: readonly ResolvedAddress[]): LookupFunction {
   return ((_host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
-    if (options?.all) callback(null, targets.map((t) => ({ address: t.address, family: t.family })));
+    if (options?.all)
+      callback(
+        null,
+        targets.map((t) => ({ address: t.address, family: t.family })),
+      );
     else callback(null, targets[0]!.address, targets[0]!.family);
   }) as unknown as LookupFunction;
 }
@@ -105,7 +110,13 @@ export async function postJson(options: PostJsonOptions): Promise<PostJsonResult
         if (settled) return;
         settled = true;
         options.signal.removeEventListener('abort', onAbort);
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), truncated, durationMs: Math.round(performance.now() - started) });
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+          truncated,
+          durationMs: Math.round(performance.now() - started),
+        });
       });
     });
     if (options.signal.aborted) return onAbort();

@@ -13,7 +13,9 @@ export function loadTrustedCas(extraCaFile: string | null): string[] | undefined
   try {
     pem = readFileSync(extraCaFile, 'utf8');
   } catch (err) {
-    throw new Error(`PIPELINE_EXTRA_CA_FILE: cannot read ${extraCaFile} (${(err as { code?: string }).code ?? String(err)})`, { cause: err });
+    throw new Error(`PIPELINE_EXTRA_CA_FILE: cannot read ${extraCaFile} (${(err as { code?: string }).code ?? String(err)})`, {
+      cause: err,
+    });
   }
   const certs = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g);
   if (!certs) throw new Error(`PIPELINE_EXTRA_CA_FILE: ${extraCaFile} holds no PEM certificate`);

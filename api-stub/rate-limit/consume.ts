@@ -26,7 +26,12 @@ export function countCall(db: Database, workspaceId: string, caps: RateCaps, now
   if (!decision.allowed) return decision;
   uses.forEach(({ used }, i) => {
     // The first call of a new window drops the workspace's older windows of that kind.
-    if (used === 0) stmt(db, 'DELETE FROM rate_counters WHERE workspace_id = ? AND window_kind = ? AND window_start < ?').run(workspaceId, kinds[i]!, starts[i]!);
+    if (used === 0)
+      stmt(db, 'DELETE FROM rate_counters WHERE workspace_id = ? AND window_kind = ? AND window_start < ?').run(
+        workspaceId,
+        kinds[i]!,
+        starts[i]!,
+      );
     stmt(
       db,
       `INSERT INTO rate_counters (workspace_id, window_kind, window_start, count) VALUES (?, ?, ?, 1)
@@ -75,5 +80,9 @@ export function consumeRate(db: Database, workspaceId: string, caps: RateCaps, n
 export function rateLimitError(decision: Extract<RateDecision, { allowed: false }>, budget: Budget = 'secret'): HttpError {
   const which = decision.policy === 'hourly' ? 'hourly cap' : 'service cap (requests per second)';
   const keys = budget === 'secret' ? 'secret-key' : 'publishable-key';
-  return new HttpError('rate_limit_exceeded', `The workspace's ${which} for ${keys} calls is reached. Retry after ${decision.retryAfterSeconds} s.`, decision.headers);
+  return new HttpError(
+    'rate_limit_exceeded',
+    `The workspace's ${which} for ${keys} calls is reached. Retry after ${decision.retryAfterSeconds} s.`,
+    decision.headers,
+  );
 }

@@ -68,5 +68,10 @@ export function decide(caps: RateCaps, uses: readonly WindowUse[], now: number):
   // Wait for the latest reset among exhausted windows: retrying earlier is refused again.
   const worst = exhausted.reduce((a, b) => (secondsToReset(now, a.spec.seconds) >= secondsToReset(now, b.spec.seconds) ? a : b));
   const retryAfterSeconds = secondsToReset(now, worst.spec.seconds);
-  return { allowed: false, policy: worst.spec.policy, retryAfterSeconds, headers: { ...headers, 'Retry-After': String(retryAfterSeconds) } };
+  return {
+    allowed: false,
+    policy: worst.spec.policy,
+    retryAfterSeconds,
+    headers: { ...headers, 'Retry-After': String(retryAfterSeconds) },
+  };
 }

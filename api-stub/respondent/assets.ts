@@ -50,7 +50,13 @@ async function bundle(entry: string): Promise<Asset> {
 /** The named asset, or null when there is no such asset. */
 export function getAsset(name: string): Promise<Asset> | null {
   if (name === 'page.css') {
-    return (cache.get(name) ?? cache.set(name, readFile(join(here, 'page.css')).then((body) => ({ body, contentType: 'text/css; charset=utf-8' }))).get(name))!;
+    return (cache.get(name) ??
+      cache
+        .set(
+          name,
+          readFile(join(here, 'page.css')).then((body) => ({ body, contentType: 'text/css; charset=utf-8' })),
+        )
+        .get(name))!;
   }
   const entry = ENTRIES.get(name);
   if (!entry) return null;

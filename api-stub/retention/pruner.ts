@@ -2,7 +2,12 @@ import type { Logger } from '../../lib/log.ts';
 import type { Clock } from '../../lib/time.ts';
 import { transaction, type Database } from '../db/database.ts';
 import {
-  daysMs, pruneDeliveryLogBatch, pruneFinishedSessionBatch, pruneIdempotencyKeyBatch, pruneRateCounterBatch, pruneWebhookEventBatch,
+  daysMs,
+  pruneDeliveryLogBatch,
+  pruneFinishedSessionBatch,
+  pruneIdempotencyKeyBatch,
+  pruneRateCounterBatch,
+  pruneWebhookEventBatch,
 } from './prune-store.ts';
 import type { RetentionConfig } from './retention-config.ts';
 
@@ -90,7 +95,15 @@ export function createPruner(options: PrunerOptions): Pruner {
     const now = options.clock();
     const limit = retention.batchRows;
     const webhookCutoff = now - daysMs(retention.webhookDays);
-    const summary: PruneSummary = { idempotencyKeys: 0, sessions: 0, webhookEvents: 0, outboxRows: 0, deliveries: 0, rateCounters: 0, freedPages: 0 };
+    const summary: PruneSummary = {
+      idempotencyKeys: 0,
+      sessions: 0,
+      webhookEvents: 0,
+      outboxRows: 0,
+      deliveries: 0,
+      rateCounters: 0,
+      freedPages: 0,
+    };
     summary.idempotencyKeys = await drain(() => pruneIdempotencyKeyBatch(db, now - options.idempotencyTtlMs, limit));
     summary.sessions = await drain(() => pruneFinishedSessionBatch(db, now - daysMs(retention.sessionDays), limit));
     summary.webhookEvents = await drain(() => {

@@ -29,14 +29,19 @@ export function connectBodySchema(metadataLimitBytes: number) {
     .strictObject({
       publishableKey: creation.publishableKey,
       interviewId: creation.interviewId,
-      sessionId: z.string({ error: 'expected an inv_<id> session id' }).refine((v) => hasIdForm(v, 'inv'), { message: 'expected an inv_<id> session id' }).optional(),
+      sessionId: z
+        .string({ error: 'expected an inv_<id> session id' })
+        .refine((v) => hasIdForm(v, 'inv'), { message: 'expected an inv_<id> session id' })
+        .optional(),
       // The capability from sessionUrl's fragment (`#k=`): connects that session without a publishable key.
       sessionToken: z.string({ error: 'expected a string' }).min(1).max(256).optional(),
       metadata: creation.metadata,
     })
     .superRefine((body, ctx) => {
-      if (body.sessionId !== undefined && !hasIdForm(body.interviewId, 'dpl')) ctx.addIssue({ code: 'custom', path: ['interviewId'], message: 'expected a dpl_<id> deployment id' });
-      if (body.sessionToken !== undefined && body.sessionId === undefined) ctx.addIssue({ code: 'custom', path: ['sessionId'], message: 'required with sessionToken' });
+      if (body.sessionId !== undefined && !hasIdForm(body.interviewId, 'dpl'))
+        ctx.addIssue({ code: 'custom', path: ['interviewId'], message: 'expected a dpl_<id> deployment id' });
+      if (body.sessionToken !== undefined && body.sessionId === undefined)
+        ctx.addIssue({ code: 'custom', path: ['sessionId'], message: 'required with sessionToken' });
     });
 }
 
@@ -54,7 +59,8 @@ export function connectRouter(config: Readonly<ApiStubConfig>, deps: AppDeps, ro
       // The link's own capability stands in for the publishable key, for this one session only. An
       // unknown session and a wrong token get the same answer.
       const owner = sessionForLinkToken(deps.db, sessionId, body.sessionToken);
-      if (!owner) throw new HttpError('invalid_token', 'The interview link is not valid for this session. Open the link you were given again.');
+      if (!owner)
+        throw new HttpError('invalid_token', 'The interview link is not valid for this session. Open the link you were given again.');
       workspaceId = owner.workspaceId;
       const rate = consumeRate(deps.db, workspaceId, config.publishableRateCaps, deps.clock(), 'publishable');
       if (!rate.allowed) throw rateLimitError(rate, 'publishable');
@@ -63,7 +69,11 @@ export function connectRouter(config: Readonly<ApiStubConfig>, deps: AppDeps, ro
       // POST /api/v2/sdk/sessions, metadata stored), then connect it; one call, counted once. The
       // session is provisional until a spawn succeeds; an Idempotency-Key binds retries to it.
       const created = await createSession(deps.db, body, {
-        config, now: deps.clock(), publicUrl: publicUrlOf(config, req), idempotencyKey: idempotencyKeyOf(req), provisional: true,
+        config,
+        now: deps.clock(),
+        publicUrl: publicUrlOf(config, req),
+        idempotencyKey: idempotencyKeyOf(req),
+        provisional: true,
       });
       sessionId = created.session.id;
       workspaceId = created.session.workspaceId;
@@ -88,7 +98,13 @@ export function connectRouter(config: Readonly<ApiStubConfig>, deps: AppDeps, ro
       throw createdHere && err instanceof HttpError ? new SessionNamedError(err, connectedSessionId) : err;
     });
     res.setHeader('Cache-Control', 'no-store');
-    res.status(200).json({ room_url: result.room_url, token: result.token, ...(result.transport ? { transport: result.transport } : {}), sessionId: result.sessionId, route: result.route });
+    res.status(200).json({
+      room_url: result.room_url,
+      token: result.token,
+      ...(result.transport ? { transport: result.transport } : {}),
+      sessionId: result.sessionId,
+      route: result.route,
+    });
   });
   return router;
 }

@@ -33,7 +33,8 @@ export function deliveriesRouter(config: Readonly<ApiStubConfig>, deps: AppDeps)
     }
     const cursor = one('cursor');
     const beforeSeq = cursor === null ? null : decodeCursor(cursor);
-    if (cursor !== null && beforeSeq === null) throw new HttpError('invalid_request', 'cursor: not a cursor from this endpoint; pass nextCursor unchanged.');
+    if (cursor !== null && beforeSeq === null)
+      throw new HttpError('invalid_request', 'cursor: not a cursor from this endpoint; pass nextCursor unchanged.');
     const eventId = one('eventId');
     if (eventId !== null && !hasIdForm(eventId, 'evt')) throw new HttpError('invalid_request', 'eventId: expected an evt_<id> event id.');
     res.setHeader('Cache-Control', 'no-store');

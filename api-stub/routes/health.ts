@@ -17,7 +17,12 @@ export function healthRouter(deps: AppDeps, options: { probeBytes: number }): Ro
       deps.db.prepare('SELECT 1').get();
       if (writeFailure(deps.db) && !probeWrite(deps.db, options.probeBytes)) {
         const failure = writeFailure(deps.db);
-        res.status(503).json({ error: 'unavailable', message: `The database cannot write: ${failure?.reason ?? 'storage error'}. Free space on its disk (or fix the file); readiness returns once a write succeeds.` });
+        res.status(503).json({
+          error: 'unavailable',
+          message:
+            `The database cannot write: ${failure?.reason ?? 'storage error'}. Free space on its disk (or fix the ` +
+            `file); readiness returns once a write succeeds.`,
+        });
         return;
       }
       res.json({ status: 'ready' });

@@ -23,7 +23,7 @@ const PAGE_CSP = [
   "media-src 'self' blob: mediastream:",
   "img-src 'self' data:",
   "worker-src 'self' blob:",
-  "frame-src https://*.daily.co",
+  'frame-src https://*.daily.co',
   "base-uri 'none'",
   "form-action 'none'",
   'frame-ancestors *',
@@ -35,7 +35,14 @@ function sendMissing(res: Response, wantsHtml: boolean, status: number, title: s
     res.json({ error: code, message });
     return;
   }
-  res.type('html').send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title><link rel="stylesheet" href="${ASSET_BASE}/page.css"></head><body><main class="card" data-state="closed"><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p></main></body></html>`);
+  res
+    .type('html')
+    .send(
+      `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" ` +
+        `content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title><link rel="stylesheet" ` +
+        `href="${ASSET_BASE}/page.css"></head><body><main class="card" ` +
+        `data-state="closed"><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p></main></body></html>`,
+    );
 }
 
 export function respondentRouter(deps: AppDeps): Router {
@@ -45,12 +52,26 @@ export function respondentRouter(deps: AppDeps): Router {
     const wantsHtml = req.accepts(['html', 'json']) === 'html';
     const sessionId = String(req.params.sessionId);
     if (!hasIdForm(sessionId, 'inv')) {
-      return sendMissing(res, wantsHtml, 404, 'Interview not found', 'This interview link is not valid. Check the address you were given.', 'session_not_found');
+      return sendMissing(
+        res,
+        wantsHtml,
+        404,
+        'Interview not found',
+        'This interview link is not valid. Check the address you were given.',
+        'session_not_found',
+      );
     }
     const now = deps.clock();
     const opened = markClicked(deps.db, sessionId, now);
     if (opened.kind === 'not_found') {
-      return sendMissing(res, wantsHtml, 404, 'Interview not found', 'This interview link is not valid. Check the address you were given.', 'session_not_found');
+      return sendMissing(
+        res,
+        wantsHtml,
+        404,
+        'Interview not found',
+        'This interview link is not valid. Check the address you were given.',
+        'session_not_found',
+      );
     }
     const session = opened.session;
     const deployment = getDeployment(deps.db, session.deploymentId);

@@ -72,7 +72,8 @@ export function sessionsRouter(config: Readonly<ApiStubConfig>, deps: AppDeps): 
     const sessionId = String(req.params.sessionId);
     const session = hasIdForm(sessionId, 'inv') ? getSession(deps.db, sessionId) : null;
     if (!session) throw new HttpError('session_not_found', `No session ${JSON.stringify(sessionId.slice(0, 64))} exists.`);
-    if (session.workspaceId !== workspaceId) throw new HttpError('cross_workspace', 'The session belongs to another workspace than the secret key.');
+    if (session.workspaceId !== workspaceId)
+      throw new HttpError('cross_workspace', 'The session belongs to another workspace than the secret key.');
     for (const [k, v] of Object.entries(rate.headers)) res.setHeader(k, v);
     res.setHeader('Cache-Control', 'no-store');
     res.status(200).json(retrievedView(session));

@@ -19,15 +19,20 @@ export async function selfHostSeedHooks(seed: Seed, keys: KeyProvider | null): P
       sealed.set(ws.id, null);
       continue;
     }
-    if (!settings.pipelineToken) throw new Error(`API_STUB_SEED: workspaces ${ws.id}: selfHost.pipelineToken is required when pipelineEndpoint is set`);
-    if (!keys) throw new Error(`PIPELINE_KEK: not set, but the seed gives workspace ${ws.id} a self-host token to store; set PIPELINE_KEK (base64 of 32 bytes) or PIPELINE_KEK_DEV=1`);
+    if (!settings.pipelineToken)
+      throw new Error(`API_STUB_SEED: workspaces ${ws.id}: selfHost.pipelineToken is required when pipelineEndpoint is set`);
+    if (!keys)
+      throw new Error(
+        `PIPELINE_KEK: not set, but the seed gives workspace ${ws.id} a self-host token to store; set PIPELINE_KEK (base64 of 32 bytes) or PIPELINE_KEK_DEV=1`,
+      );
     sealed.set(ws.id, { endpoint: settings.pipelineEndpoint, envelope: await sealSecret(settings.pipelineToken, ws.id, keys) });
   }
   // Webhook signing secrets are sealed the same way when a key is configured (docs/webhooks.md).
   const webhookSecrets = new Map<string, string>();
   if (keys) {
     for (const ws of seed.workspaces) {
-      for (const endpoint of ws.webhookEndpoints) webhookSecrets.set(`${ws.id} ${endpoint.url}`, await sealEndpointSecrets(endpoint.secrets, ws.id, keys));
+      for (const endpoint of ws.webhookEndpoints)
+        webhookSecrets.set(`${ws.id} ${endpoint.url}`, await sealEndpointSecrets(endpoint.secrets, ws.id, keys));
     }
   }
   return {

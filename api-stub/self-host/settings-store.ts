@@ -20,17 +20,32 @@ export function getSelfHost(db: Database, workspaceId: string): SelfHostSettings
 
 /** Stores an already sealed token (the seed seals before its synchronous transaction). */
 export function putSealedSelfHost(db: Database, workspaceId: string, pipelineEndpoint: string, sealedToken: string, now: number): void {
-  stmt(db, 'UPDATE workspaces SET pipeline_endpoint = ?, pipeline_token_sealed = ?, updated_at = ? WHERE id = ?').run(pipelineEndpoint, sealedToken, now, workspaceId);
+  stmt(db, 'UPDATE workspaces SET pipeline_endpoint = ?, pipeline_token_sealed = ?, updated_at = ? WHERE id = ?').run(
+    pipelineEndpoint,
+    sealedToken,
+    now,
+    workspaceId,
+  );
 }
 
-export async function putSelfHost(db: Database, keys: KeyProvider, workspaceId: string, pipelineEndpoint: string, pipelineToken: string, now: number): Promise<void> {
+export async function putSelfHost(
+  db: Database,
+  keys: KeyProvider,
+  workspaceId: string,
+  pipelineEndpoint: string,
+  pipelineToken: string,
+  now: number,
+): Promise<void> {
   const sealed = await sealSecret(pipelineToken, workspaceId, keys);
   putSealedSelfHost(db, workspaceId, pipelineEndpoint, sealed, now);
 }
 
 /** Clearing sends the next session to the hosted pipeline. */
 export function clearSelfHost(db: Database, workspaceId: string, now: number): void {
-  stmt(db, 'UPDATE workspaces SET pipeline_endpoint = NULL, pipeline_token_sealed = NULL, updated_at = ? WHERE id = ?').run(now, workspaceId);
+  stmt(db, 'UPDATE workspaces SET pipeline_endpoint = NULL, pipeline_token_sealed = NULL, updated_at = ? WHERE id = ?').run(
+    now,
+    workspaceId,
+  );
 }
 
 export function countSelfHostWorkspaces(db: Database): number {

@@ -62,12 +62,16 @@ export async function createSession(db: Database, body: CreateSessionBody, ctx: 
     const rate = countCall(db, workspaceId, ctx.config.publishableRateCaps, ctx.now, 'publishable');
     if (!rate.allowed) return rateLimitError(rate, 'publishable');
     const deployment = hasIdForm(body.interviewId, 'dpl') ? getDeploymentGate(db, body.interviewId) : null;
-    if (!deployment) return new HttpError('interview_not_found', `interviewId: no deployment ${JSON.stringify(body.interviewId.slice(0, 64))} exists.`);
+    if (!deployment)
+      return new HttpError('interview_not_found', `interviewId: no deployment ${JSON.stringify(body.interviewId.slice(0, 64))} exists.`);
     if (deployment.workspaceId !== workspaceId) {
       return new HttpError('cross_workspace', 'interviewId: the deployment belongs to another workspace than the publishable key.');
     }
     if (deployment.status !== 'ACTIVE') {
-      return new HttpError('interview_not_active', `The deployment is ${deployment.status}; activate it in the dashboard to take sessions.`);
+      return new HttpError(
+        'interview_not_active',
+        `The deployment is ${deployment.status}; activate it in the dashboard to take sessions.`,
+      );
     }
     if (deployment.expiresAt !== null && deployment.expiresAt <= ctx.now) {
       return new HttpError('interview_expired', `The deployment expired at ${isoSeconds(deployment.expiresAt)}.`);
@@ -84,7 +88,16 @@ export async function createSession(db: Database, body: CreateSessionBody, ctx: 
     if (ctx.idempotencyKey !== null) {
       rememberIdempotencyKey(db, workspaceId, ctx.idempotencyKey, { requestHash: fingerprint!, sessionId: id, createdAt: ctx.now });
     }
-    const record: SessionRecord = { ...session, status: 'PENDING', sentAt: null, clickedAt: null, startedAt: null, completedAt: null, expiredAt: null, response: null };
+    const record: SessionRecord = {
+      ...session,
+      status: 'PENDING',
+      sentAt: null,
+      clickedAt: null,
+      startedAt: null,
+      completedAt: null,
+      expiredAt: null,
+      response: null,
+    };
     return { session: record, replayed: false, rateHeaders: rate.headers };
   });
   const outcome = await result;

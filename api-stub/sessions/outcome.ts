@@ -35,7 +35,8 @@ export function applyOutcome(db: Database, sessionId: string, report: OutcomeRep
     // A late report of an attempt the respondent has already retried past changes nothing.
     if (report.attempt !== undefined && report.attempt < attemptStateOf(db, sessionId).attempt) return { session: before, applied: false };
     if (report.status === 'completed') {
-      if (attemptStateOf(db, sessionId).failedAt !== null) throw conflict('This attempt was already reported as failed; a completed report can only follow a new connect.');
+      if (attemptStateOf(db, sessionId).failedAt !== null)
+        throw conflict('This attempt was already reported as failed; a completed report can only follow a new connect.');
       const result = markCompleted(db, sessionId, report.response, now);
       if (result.kind === 'refused') throw conflict(result.reason);
       if (result.kind === 'not_found') throw new HttpError('session_not_found', `No session ${JSON.stringify(sessionId)} exists.`);
@@ -48,7 +49,14 @@ export function applyOutcome(db: Database, sessionId: string, report: OutcomeRep
     if (result.kind === 'refused') throw conflict(result.reason);
     if (result.kind === 'not_found') throw new HttpError('session_not_found', `No session ${JSON.stringify(sessionId)} exists.`);
     if (!recordAttemptFailure(db, sessionId, report.reason, now)) return { session: result.session, applied: false };
-    enqueueEvent(db, before.workspaceId, failedEvent(facts(before), { reason: report.reason, message: report.message ?? null }, now, now), now, sessionId, attemptStateOf(db, sessionId).attempt);
+    enqueueEvent(
+      db,
+      before.workspaceId,
+      failedEvent(facts(before), { reason: report.reason, message: report.message ?? null }, now, now),
+      now,
+      sessionId,
+      attemptStateOf(db, sessionId).attempt,
+    );
     return { session: result.session, applied: true };
   });
 }

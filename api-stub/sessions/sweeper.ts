@@ -8,7 +8,8 @@ import { enqueueEvent } from '../webhooks/outbox-store.ts';
 
 /**
  * The expiry sweeper: every interval, sessions whose expiry is due (sessions/expiry-rule.ts: not
- * started and past expiresAt, or STARTED and past expiresAt + STARTED_SESSION_GRACE_SECONDS) become EXPIRED, each in its own write transaction together with its session.expired event;
+ * started and past expiresAt, or STARTED and past expiresAt + STARTED_SESSION_GRACE_SECONDS) become EXPIRED, each in
+ * its own write transaction together with its session.expired event;
  * a provisional one (connect created it and no bot took it) is deleted instead, with no event. The
  * state machine re-checks the status inside that transaction (BEGIN IMMEDIATE serializes writers),
  * and the outbox accepts one event of a type per session, so two sweepers fire the webhook once.
@@ -52,8 +53,17 @@ export function createSweeper(options: SweeperOptions): Sweeper {
           const result = markExpired(db, id, now);
           if (result.kind !== 'moved') return false;
           const s = result.session;
-          enqueueEvent(db, s.workspaceId, expiredEvent({ sessionId: s.id, interviewId: s.deploymentId, metadata: s.metadata },
-            { expiresAtMs: s.expiresAt, expiredAtMs: s.expiredAt ?? now, lastStatus: result.from }, now), now, s.id);
+          enqueueEvent(
+            db,
+            s.workspaceId,
+            expiredEvent(
+              { sessionId: s.id, interviewId: s.deploymentId, metadata: s.metadata },
+              { expiresAtMs: s.expiresAt, expiredAtMs: s.expiredAt ?? now, lastStatus: result.from },
+              now,
+            ),
+            now,
+            s.id,
+          );
           return true;
         });
         if (moved === 'discarded') discarded += 1;

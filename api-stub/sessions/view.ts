@@ -20,6 +20,8 @@ export function retrievedView(s: SessionRecord): Session {
     metadata: s.metadata,
     url: s.url,
     expiresAt: isoSeconds(s.expiresAt),
-    response: s.response ? { id: s.response.id, status: s.response.status, transcriptKey: s.response.transcriptKey, summary: s.response.summary } : null,
+    response: s.response
+      ? { id: s.response.id, status: s.response.status, transcriptKey: s.response.transcriptKey, summary: s.response.summary }
+      : null,
   };
 }

@@ -43,5 +43,10 @@ export function getDeployment(db: Database, id: string): Deployment | null {
 export function getDeploymentGate(db: Database, id: string): Pick<Deployment, 'id' | 'workspaceId' | 'status' | 'expiresAt'> | null {
   const row = stmt(db, 'SELECT id, workspace_id, status, expires_at FROM deployments WHERE id = ?').get(id);
   if (!row) return null;
-  return { id: String(row.id), workspaceId: String(row.workspace_id), status: row.status as DeploymentStatus, expiresAt: row.expires_at === null ? null : Number(row.expires_at) };
+  return {
+    id: String(row.id),
+    workspaceId: String(row.workspace_id),
+    status: row.status as DeploymentStatus,
+    expiresAt: row.expires_at === null ? null : Number(row.expires_at),
+  };
 }

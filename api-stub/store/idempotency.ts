@@ -29,11 +29,10 @@ export interface IdempotencyRecord {
 
 /** The remembered creation for this key, if it is younger than `ttlMs`. */
 export function findIdempotencyKey(db: Database, workspaceId: string, key: string, now: number, ttlMs: number): IdempotencyRecord | null {
-  const row = stmt(db, 'SELECT request_hash, session_id, created_at FROM idempotency_keys WHERE workspace_id = ? AND idempotency_key = ? AND created_at > ?').get(
-    workspaceId,
-    key,
-    now - ttlMs,
-  );
+  const row = stmt(
+    db,
+    'SELECT request_hash, session_id, created_at FROM idempotency_keys WHERE workspace_id = ? AND idempotency_key = ? AND created_at > ?',
+  ).get(workspaceId, key, now - ttlMs);
   return row ? { requestHash: String(row.request_hash), sessionId: String(row.session_id), createdAt: Number(row.created_at) } : null;
 }
 

@@ -74,7 +74,9 @@ export function findKey(db: Database, key: string): KeyRecord | null {
   const hit = cache.get(key);
   if (hit && hit.until > now) return hit.record;
   const row = stmt(db, 'SELECT workspace_id, kind, mode FROM api_keys WHERE key_hash = ?').get(hashKey(key));
-  const record: KeyRecord | null = row ? { workspaceId: String(row.workspace_id), kind: row.kind as KeyKind, mode: row.mode as KeyMode } : null;
+  const record: KeyRecord | null = row
+    ? { workspaceId: String(row.workspace_id), kind: row.kind as KeyKind, mode: row.mode as KeyMode }
+    : null;
   if (cache.size >= CACHE_MAX) cache.clear();
   cache.set(key, { record, until: now + CACHE_TTL_MS });
   return record;

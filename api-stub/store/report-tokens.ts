@@ -14,8 +14,19 @@ export function mintReportToken(): string {
 
 const digest = (token: string): string => createHash('sha256').update(token, 'utf8').digest('hex');
 
-export function storeReportToken(db: Database, spawn: { sessionId: string; attempt: number; route: string }, token: string, now: number): void {
-  stmt(db, 'INSERT INTO report_tokens (session_id, attempt, token_sha256, created_at, route) VALUES (?, ?, ?, ?, ?)').run(spawn.sessionId, spawn.attempt, digest(token), now, spawn.route);
+export function storeReportToken(
+  db: Database,
+  spawn: { sessionId: string; attempt: number; route: string },
+  token: string,
+  now: number,
+): void {
+  stmt(db, 'INSERT INTO report_tokens (session_id, attempt, token_sha256, created_at, route) VALUES (?, ?, ?, ?, ?)').run(
+    spawn.sessionId,
+    spawn.attempt,
+    digest(token),
+    now,
+    spawn.route,
+  );
 }
 
 /** A spawn that failed (the pipeline did not take the session): its token will never report. */
@@ -33,14 +44,22 @@ const HELD_HOSTED = `t.route = 'hosted' AND t.created_at > ? AND t.session_id <>
  * Spawns still in flight count: the token is stored before the call.
  */
 export function countHeldHostedSessions(db: Database, workspaceId: string, since: number, exceptSessionId: string): number {
-  return Number(stmt(db, `SELECT count(DISTINCT t.session_id) AS n FROM report_tokens t JOIN sessions s ON s.id = t.session_id
-    WHERE s.workspace_id = ? AND ${HELD_HOSTED}`).get(workspaceId, since, exceptSessionId)!.n);
+  return Number(
+    stmt(
+      db,
+      `SELECT count(DISTINCT t.session_id) AS n FROM report_tokens t JOIN sessions s ON s.id = t.session_id
+    WHERE s.workspace_id = ? AND ${HELD_HOSTED}`,
+    ).get(workspaceId, since, exceptSessionId)!.n,
+  );
 }
 
 /** The same count for every workspace that holds a hosted slot now: the shared pool's occupancy. */
 export function heldHostedByWorkspace(db: Database, since: number, exceptSessionId: string): Map<string, number> {
-  const rows = stmt(db, `SELECT s.workspace_id AS ws, count(DISTINCT t.session_id) AS n FROM report_tokens t JOIN sessions s ON s.id = t.session_id
-    WHERE ${HELD_HOSTED} GROUP BY s.workspace_id`).all(since, exceptSessionId);
+  const rows = stmt(
+    db,
+    `SELECT s.workspace_id AS ws, count(DISTINCT t.session_id) AS n FROM report_tokens t JOIN sessions s ON s.id = t.session_id
+    WHERE ${HELD_HOSTED} GROUP BY s.workspace_id`,
+  ).all(since, exceptSessionId);
   return new Map(rows.map((r) => [String(r.ws), Number(r.n)]));
 }
 
@@ -49,5 +68,7 @@ export function heldHostedByWorkspace(db: Database, since: number, exceptSession
  * says nothing about the token, and an unknown session looks exactly like a wrong token.
  */
 export function isReportTokenFor(db: Database, sessionId: string, token: string): boolean {
-  return stmt(db, 'SELECT 1 AS ok FROM report_tokens WHERE session_id = ? AND token_sha256 = ?').get(sessionId, digest(token)) !== undefined;
+  return (
+    stmt(db, 'SELECT 1 AS ok FROM report_tokens WHERE session_id = ? AND token_sha256 = ?').get(sessionId, digest(token)) !== undefined
+  );
 }

@@ -4,7 +4,19 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../db/database.ts';
 import { applySeed, parseSeed } from '../seed.ts';
-import { applySessionEvent, applyStatusEvent, attemptStateOf, discardProvisionalSession, getSession, insertSession, isProvisional, markClicked, markConnected, nextConnectAttempt, recordAttemptFailure } from './sessions.ts';
+import {
+  applySessionEvent,
+  applyStatusEvent,
+  attemptStateOf,
+  discardProvisionalSession,
+  getSession,
+  insertSession,
+  isProvisional,
+  markClicked,
+  markConnected,
+  nextConnectAttempt,
+  recordAttemptFailure,
+} from './sessions.ts';
 import { SESSION_EVENTS, SESSION_STATUSES, transition } from '../sessions/state-machine.ts';
 
 /** The SQL paths (the guarded UPDATE and the transactional one) agree with the pure state machine. */
@@ -14,7 +26,14 @@ describe('session store moves', () => {
     db,
     parseSeed({
       workspaces: [
-        { id: 'ws_s', name: 'S', keys: {}, deployments: [{ id: 'dpl_s', status: 'ACTIVE', interview: { title: 't', intro: 'i', questions: [{ id: 'q', text: 'q?' }], closing: 'c' } }] },
+        {
+          id: 'ws_s',
+          name: 'S',
+          keys: {},
+          deployments: [
+            { id: 'dpl_s', status: 'ACTIVE', interview: { title: 't', intro: 'i', questions: [{ id: 'q', text: 'q?' }], closing: 'c' } },
+          ],
+        },
       ],
     }),
     0,
@@ -62,7 +81,14 @@ describe('session attempts', () => {
     db,
     parseSeed({
       workspaces: [
-        { id: 'ws_a', name: 'A', keys: {}, deployments: [{ id: 'dpl_a', status: 'ACTIVE', interview: { title: 't', intro: 'i', questions: [{ id: 'q', text: 'q?' }], closing: 'c' } }] },
+        {
+          id: 'ws_a',
+          name: 'A',
+          keys: {},
+          deployments: [
+            { id: 'dpl_a', status: 'ACTIVE', interview: { title: 't', intro: 'i', questions: [{ id: 'q', text: 'q?' }], closing: 'c' } },
+          ],
+        },
       ],
     }),
     0,
@@ -133,7 +159,14 @@ describe('provisional sessions', () => {
     db,
     parseSeed({
       workspaces: [
-        { id: 'ws_p', name: 'P', keys: {}, deployments: [{ id: 'dpl_p', status: 'ACTIVE', interview: { title: 't', intro: 'i', questions: [{ id: 'q', text: 'q?' }], closing: 'c' } }] },
+        {
+          id: 'ws_p',
+          name: 'P',
+          keys: {},
+          deployments: [
+            { id: 'dpl_p', status: 'ACTIVE', interview: { title: 't', intro: 'i', questions: [{ id: 'q', text: 'q?' }], closing: 'c' } },
+          ],
+        },
       ],
     }),
     0,
@@ -141,7 +174,16 @@ describe('provisional sessions', () => {
   let n = 0;
   const newSession = (provisional: boolean): string => {
     const id = `inv_p${n++}`;
-    insertSession(db, { id, workspaceId: 'ws_p', deploymentId: 'dpl_p', metadata: {}, url: 'u', createdAt: 0, expiresAt: 10_000, provisional });
+    insertSession(db, {
+      id,
+      workspaceId: 'ws_p',
+      deploymentId: 'dpl_p',
+      metadata: {},
+      url: 'u',
+      createdAt: 0,
+      expiresAt: 10_000,
+      provisional,
+    });
     return id;
   };
 
@@ -193,8 +235,11 @@ describe('ownership of the session columns', () => {
       for (const [, , sql] of readFileSync(file, 'utf8').matchAll(/(['`])\s*((?:SELECT|UPDATE|INSERT|DELETE)\b[\s\S]*?)\1/g)) {
         if (/\b(UPDATE|INSERT INTO|DELETE FROM) sessions\b/.test(sql!)) offenders.push(`${name}: writes sessions: ${sql!.slice(0, 60)}`);
         const readsSessions = /\b(FROM|JOIN) sessions\b/.test(sql!);
-        const columns = /\b(failed_at|failure_reason)\b/.test(sql!) || (readsSessions && /\b(s\.)?(attempt|route)\b/.test(sql!.replace(/\bt\.(attempt|route)\b/g, '')));
-        if (columns && !allowedReads.has(name)) offenders.push(`${name}: attempt/failed_at/failure_reason/route in SQL: ${sql!.slice(0, 60)}`);
+        const columns =
+          /\b(failed_at|failure_reason)\b/.test(sql!) ||
+          (readsSessions && /\b(s\.)?(attempt|route)\b/.test(sql!.replace(/\bt\.(attempt|route)\b/g, '')));
+        if (columns && !allowedReads.has(name))
+          offenders.push(`${name}: attempt/failed_at/failure_reason/route in SQL: ${sql!.slice(0, 60)}`);
       }
     }
     expect(offenders).toEqual([]);

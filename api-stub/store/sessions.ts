@@ -49,7 +49,18 @@ export function insertSession(db: Database, s: NewSession, linkTokenSha256: stri
     db,
     `INSERT INTO sessions (id, workspace_id, deployment_id, status, metadata_json, url, created_at, expires_at, updated_at, link_token_sha256, provisional)
      VALUES (?, ?, ?, 'PENDING', ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(s.id, s.workspaceId, s.deploymentId, stringifyJson(s.metadata), s.url, s.createdAt, s.expiresAt, s.createdAt, linkTokenSha256, s.provisional ? 1 : 0);
+  ).run(
+    s.id,
+    s.workspaceId,
+    s.deploymentId,
+    stringifyJson(s.metadata),
+    s.url,
+    s.createdAt,
+    s.expiresAt,
+    s.createdAt,
+    linkTokenSha256,
+    s.provisional ? 1 : 0,
+  );
 }
 
 const nullableNumber = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
@@ -152,13 +163,20 @@ function guardedUpdateSql(event: Exclude<SessionEvent, 'completed'>): string | n
   return `UPDATE sessions SET status = CASE status ${cases} END, ${column ? `${column} = :now, ` : ''}updated_at = :now
     WHERE id = :id AND status IN (${inList})`;
 }
-const GUARDED_SQL = new Map(SESSION_EVENTS.filter((e) => e !== 'completed').map((e) => [e, guardedUpdateSql(e as Exclude<SessionEvent, 'completed'>)]));
+const GUARDED_SQL = new Map(
+  SESSION_EVENTS.filter((e) => e !== 'completed').map((e) => [e, guardedUpdateSql(e as Exclude<SessionEvent, 'completed'>)]),
+);
 
 /**
  * The same move as applySessionEvent for an event that needs no extra data, on the hot path: one
  * guarded UPDATE, and a read only when nothing moved (to say why). It returns no record.
  */
-export function applyStatusEvent(db: Database, sessionId: string, event: Exclude<SessionEvent, 'completed'>, now: number): 'moved' | 'stayed' | 'refused' | 'not_found' {
+export function applyStatusEvent(
+  db: Database,
+  sessionId: string,
+  event: Exclude<SessionEvent, 'completed'>,
+  now: number,
+): 'moved' | 'stayed' | 'refused' | 'not_found' {
   const sql = GUARDED_SQL.get(event);
   if (sql && Number(stmt(db, sql).run({ id: sessionId, now }).changes) === 1) return 'moved';
   const row = stmt(db, 'SELECT status FROM sessions WHERE id = ?').get(sessionId);
@@ -179,17 +197,23 @@ export const markSent = (db: Database, sessionId: string, now: number): 'moved' 
 export function markClicked(db: Database, sessionId: string, now: number): EventResult {
   return transaction(db, () => {
     const result = applySessionEvent(db, sessionId, 'clicked', now);
-    if (result.kind === 'moved' || result.kind === 'stayed') stmt(db, 'UPDATE sessions SET provisional = 0 WHERE id = ? AND provisional = 1').run(sessionId);
+    if (result.kind === 'moved' || result.kind === 'stayed')
+      stmt(db, 'UPDATE sessions SET provisional = 0 WHERE id = ? AND provisional = 1').run(sessionId);
     return result;
   });
 }
 /** A connect call spawned the pipeline. Idempotent. */
-export const markStarted = (db: Database, sessionId: string, now: number): EventResult => applySessionEvent(db, sessionId, 'connected', now);
+export const markStarted = (db: Database, sessionId: string, now: number): EventResult =>
+  applySessionEvent(db, sessionId, 'connected', now);
 /** The pipeline reported failure: the session stays STARTED (checked, not moved). */
 export const markFailed = (db: Database, sessionId: string, now: number): EventResult => applySessionEvent(db, sessionId, 'failed', now);
 /** The pipeline reported completion with the response. Idempotent: a repeat keeps the first response. */
-export const markCompleted = (db: Database, sessionId: string, response: { transcriptKey: string; summary: string }, now: number): EventResult =>
-  applySessionEvent(db, sessionId, 'completed', now, { response });
+export const markCompleted = (
+  db: Database,
+  sessionId: string,
+  response: { transcriptKey: string; summary: string },
+  now: number,
+): EventResult => applySessionEvent(db, sessionId, 'completed', now, { response });
 /** expiresAt passed. Idempotent. */
 export const markExpired = (db: Database, sessionId: string, now: number): EventResult => applySessionEvent(db, sessionId, 'expired', now);
 
@@ -229,7 +253,11 @@ export function markConnected(db: Database, sessionId: string, spawn: { route: S
     if (result.kind === 'refused' || result.kind === 'not_found') return result;
     // A bot took it: a provisional session (created by connect) is now an interview like any other.
     stmt(db, 'UPDATE sessions SET route = ?, provisional = 0 WHERE id = ?').run(spawn.route, sessionId);
-    stmt(db, 'UPDATE sessions SET attempt = ?, failed_at = NULL, failure_reason = NULL WHERE id = ? AND attempt < ?').run(spawn.attempt, sessionId, spawn.attempt);
+    stmt(db, 'UPDATE sessions SET attempt = ?, failed_at = NULL, failure_reason = NULL WHERE id = ? AND attempt < ?').run(
+      spawn.attempt,
+      sessionId,
+      spawn.attempt,
+    );
     return result;
   });
 }
@@ -239,7 +267,12 @@ export function markConnected(db: Database, sessionId: string, spawn: { route: S
  * Returns false when this attempt's failure was already recorded (a repeated report).
  */
 export function recordAttemptFailure(db: Database, sessionId: string, reason: string, now: number): boolean {
-  const marked = stmt(db, 'UPDATE sessions SET failed_at = ?, failure_reason = ?, updated_at = ? WHERE id = ? AND failed_at IS NULL').run(now, reason, now, sessionId);
+  const marked = stmt(db, 'UPDATE sessions SET failed_at = ?, failure_reason = ?, updated_at = ? WHERE id = ? AND failed_at IS NULL').run(
+    now,
+    reason,
+    now,
+    sessionId,
+  );
   return Number(marked.changes) === 1;
 }
 
@@ -269,9 +302,12 @@ export function discardProvisionalSession(db: Database, sessionId: string): bool
  * not started and past expiresAt, or STARTED and past expiresAt + the grace.
  */
 export function listExpirableSessionIds(db: Database, now: number, limit = 100, startedGraceMs = 0): string[] {
-  return stmt(db, `SELECT id FROM sessions
+  return stmt(
+    db,
+    `SELECT id FROM sessions
     WHERE (status IN ('PENDING', 'SENT', 'CLICKED') AND expires_at <= :now) OR (status = 'STARTED' AND expires_at <= :startedBefore)
-    ORDER BY expires_at LIMIT :limit`)
+    ORDER BY expires_at LIMIT :limit`,
+  )
     .all({ now, startedBefore: now - startedGraceMs, limit })
     .map((r) => String(r.id));
 }
@@ -283,8 +319,13 @@ export function listExpirableSessionIds(db: Database, now: number, limit = 100, 
  * carry their own copy and follow the webhook retention.
  */
 export function deleteFinishedSessions(db: Database, cutoff: number, limit: number): number {
-  const ids = stmt(db, `SELECT id FROM sessions WHERE status IN ('COMPLETED', 'EXPIRED')
-    AND COALESCE(completed_at, expired_at) <= ? LIMIT ?`).all(cutoff, limit).map((r) => String(r.id));
+  const ids = stmt(
+    db,
+    `SELECT id FROM sessions WHERE status IN ('COMPLETED', 'EXPIRED')
+    AND COALESCE(completed_at, expired_at) <= ? LIMIT ?`,
+  )
+    .all(cutoff, limit)
+    .map((r) => String(r.id));
   if (ids.length === 0) return 0;
   const list = JSON.stringify(ids);
   stmt(db, 'DELETE FROM idempotency_keys WHERE session_id IN (SELECT value FROM json_each(?))').run(list);

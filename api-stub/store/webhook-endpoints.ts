@@ -19,14 +19,25 @@ export interface WebhookEndpoint {
  * Upserts by (workspace, url): re-seeding replaces the secrets and keeps the id. `sealedSecrets`
  * (an envelope of the list) is what is stored when given; the plain list only without a key.
  */
-export function upsertWebhookEndpoint(db: Database, workspaceId: string, endpoint: { url: string; secrets: string[]; sealedSecrets?: string | undefined }, now: number): WebhookEndpoint {
+export function upsertWebhookEndpoint(
+  db: Database,
+  workspaceId: string,
+  endpoint: { url: string; secrets: string[]; sealedSecrets?: string | undefined },
+  now: number,
+): WebhookEndpoint {
   const row = stmt(
     db,
     `INSERT INTO webhook_endpoints (id, workspace_id, url, secrets_json, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
      ON CONFLICT (workspace_id, url) DO UPDATE SET secrets_json = excluded.secrets_json, updated_at = excluded.updated_at
      RETURNING id`,
   ).get(newId('whe'), workspaceId, endpoint.url, endpoint.sealedSecrets ?? JSON.stringify(endpoint.secrets), now, now);
-  return { id: String(row!.id), workspaceId, url: endpoint.url, sealed: endpoint.sealedSecrets !== undefined, secrets: endpoint.sealedSecrets === undefined ? [...endpoint.secrets] : null };
+  return {
+    id: String(row!.id),
+    workspaceId,
+    url: endpoint.url,
+    sealed: endpoint.sealedSecrets !== undefined,
+    secrets: endpoint.sealedSecrets === undefined ? [...endpoint.secrets] : null,
+  };
 }
 
 export function listWebhookEndpoints(db: Database, workspaceId: string): WebhookEndpoint[] {

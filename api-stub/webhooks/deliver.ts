@@ -49,12 +49,21 @@ export async function attemptDelivery(input: AttemptInput): Promise<AttemptResul
   };
   try {
     const res = await postJson({
-      url: input.url, body: input.rawBody, headers, signal, httpsOnly: httpsRequired(input.url, input.policy),
-      policy: input.policy, maxResponseBytes: RESPONSE_BODY_LOG_LIMIT, ...(input.ca ? { ca: input.ca } : {}),
+      url: input.url,
+      body: input.rawBody,
+      headers,
+      signal,
+      httpsOnly: httpsRequired(input.url, input.policy),
+      policy: input.policy,
+      maxResponseBytes: RESPONSE_BODY_LOG_LIMIT,
+      ...(input.ca ? { ca: input.ca } : {}),
     });
     const ok = res.status >= 200 && res.status < 300;
     return {
-      ok, statusCode: res.status, durationMs: res.durationMs, failure: null,
+      ok,
+      statusCode: res.status,
+      durationMs: res.durationMs,
+      failure: null,
       error: ok ? null : `receiver answered ${res.status}`,
       responseBody: res.body + (res.truncated ? '…[truncated]' : ''),
     };
@@ -64,6 +73,13 @@ export async function attemptDelivery(input: AttemptInput): Promise<AttemptResul
       const message = err.kind === 'timeout' ? `timed out after ${input.timeoutMs} ms` : err.message;
       return { ok: false, statusCode: null, durationMs, failure: err.kind, error: `${err.kind}: ${message}`, responseBody: null };
     }
-    return { ok: false, statusCode: null, durationMs, failure: 'network', error: 'network: the attempt failed unexpectedly', responseBody: null };
+    return {
+      ok: false,
+      statusCode: null,
+      durationMs,
+      failure: 'network',
+      error: 'network: the attempt failed unexpectedly',
+      responseBody: null,
+    };
   }
 }

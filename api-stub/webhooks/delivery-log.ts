@@ -35,10 +35,25 @@ export type DeliveryView = Omit<DeliveryRecord, 'workspaceId' | 'endpointId' | '
 
 export function recordDelivery(db: Database, record: DeliveryRecord): string {
   const id = newId('del');
-  stmt(db, `INSERT INTO webhook_deliveries (id, workspace_id, event_id, event_type, endpoint_id, endpoint_url, attempt,
-    status_code, duration_ms, error, response_body, outcome, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
-    id, record.workspaceId, record.eventId, record.eventType, record.endpointId, record.endpointUrl, record.attempt,
-    record.statusCode, record.durationMs, record.error, record.responseBody, record.outcome, record.createdAt);
+  stmt(
+    db,
+    `INSERT INTO webhook_deliveries (id, workspace_id, event_id, event_type, endpoint_id, endpoint_url, attempt,
+    status_code, duration_ms, error, response_body, outcome, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(
+    id,
+    record.workspaceId,
+    record.eventId,
+    record.eventType,
+    record.endpointId,
+    record.endpointUrl,
+    record.attempt,
+    record.statusCode,
+    record.durationMs,
+    record.error,
+    record.responseBody,
+    record.outcome,
+    record.createdAt,
+  );
   return id;
 }
 
@@ -47,16 +62,31 @@ export function recordDelivery(db: Database, record: DeliveryRecord): string {
  * the same endpoint still in flight: the dispatcher now holding the lease is the only sender, so such
  * a row was left by one that died. Returns the new row's id for `settleDelivery`.
  */
-export function recordAttemptStart(db: Database, record: Omit<DeliveryRecord, 'statusCode' | 'durationMs' | 'error' | 'responseBody' | 'outcome'>): string {
-  stmt(db, `UPDATE webhook_deliveries SET outcome = 'interrupted', error = ? WHERE event_id = ? AND endpoint_id = ? AND outcome = 'in_flight'`).run(
-    INTERRUPTED_ERROR, record.eventId, record.endpointId);
+export function recordAttemptStart(
+  db: Database,
+  record: Omit<DeliveryRecord, 'statusCode' | 'durationMs' | 'error' | 'responseBody' | 'outcome'>,
+): string {
+  stmt(
+    db,
+    `UPDATE webhook_deliveries SET outcome = 'interrupted', error = ? WHERE event_id = ? AND endpoint_id = ? AND outcome = 'in_flight'`,
+  ).run(INTERRUPTED_ERROR, record.eventId, record.endpointId);
   return recordDelivery(db, { ...record, statusCode: null, durationMs: 0, error: null, responseBody: null, outcome: 'in_flight' });
 }
 
 /** Writes what came of an attempt logged by `recordAttemptStart`. */
-export function settleDelivery(db: Database, id: string, result: Pick<DeliveryRecord, 'statusCode' | 'durationMs' | 'error' | 'responseBody'> & { outcome: DeliveryOutcome }): void {
+export function settleDelivery(
+  db: Database,
+  id: string,
+  result: Pick<DeliveryRecord, 'statusCode' | 'durationMs' | 'error' | 'responseBody'> & { outcome: DeliveryOutcome },
+): void {
   stmt(db, `UPDATE webhook_deliveries SET status_code = ?, duration_ms = ?, error = ?, response_body = ?, outcome = ? WHERE id = ?`).run(
-    result.statusCode, result.durationMs, result.error, result.responseBody, result.outcome, id);
+    result.statusCode,
+    result.durationMs,
+    result.error,
+    result.responseBody,
+    result.outcome,
+    id,
+  );
 }
 
 export interface DeliveryPage {
@@ -75,15 +105,25 @@ export function decodeCursor(cursor: string): number | null {
   return match ? Number(match[1]) : null;
 }
 
-export function listDeliveries(db: Database, workspaceId: string, options: { limit: number; beforeSeq?: number | null; eventId?: string | null }): DeliveryPage {
+export function listDeliveries(
+  db: Database,
+  workspaceId: string,
+  options: { limit: number; beforeSeq?: number | null; eventId?: string | null },
+): DeliveryPage {
   const beforeSeq = options.beforeSeq ?? Number.MAX_SAFE_INTEGER;
   // Two statements, so that each uses its index (an `? IS NULL OR` filter would use neither well):
   // webhook_deliveries_event (migration 012) for one event, webhook_deliveries_workspace otherwise.
   const rows = options.eventId
-    ? stmt(db, `SELECT * FROM webhook_deliveries WHERE workspace_id = ? AND event_id = ? AND seq < ?
-        ORDER BY seq DESC LIMIT ?`).all(workspaceId, options.eventId, beforeSeq, options.limit + 1)
-    : stmt(db, `SELECT * FROM webhook_deliveries WHERE workspace_id = ? AND seq < ?
-        ORDER BY seq DESC LIMIT ?`).all(workspaceId, beforeSeq, options.limit + 1);
+    ? stmt(
+        db,
+        `SELECT * FROM webhook_deliveries WHERE workspace_id = ? AND event_id = ? AND seq < ?
+        ORDER BY seq DESC LIMIT ?`,
+      ).all(workspaceId, options.eventId, beforeSeq, options.limit + 1)
+    : stmt(
+        db,
+        `SELECT * FROM webhook_deliveries WHERE workspace_id = ? AND seq < ?
+        ORDER BY seq DESC LIMIT ?`,
+      ).all(workspaceId, beforeSeq, options.limit + 1);
   const page = rows.slice(0, options.limit);
   const last = page.at(-1);
   return {

@@ -47,7 +47,12 @@ export interface Dispatcher {
   inFlight(): number;
 }
 
-function decide(claim: ClaimedDelivery, result: AttemptResult, now: number, options: DispatcherOptions): { settlement: Settlement; outcome: DeliveryOutcome } {
+function decide(
+  claim: ClaimedDelivery,
+  result: AttemptResult,
+  now: number,
+  options: DispatcherOptions,
+): { settlement: Settlement; outcome: DeliveryOutcome } {
   if (result.ok) return { settlement: { state: 'delivered' }, outcome: 'delivered' };
   if (claim.endpoint?.retriesEnabled && isRetryable({ statusCode: result.statusCode, failure: result.failure })) {
     const delay = retryDelay(claim.attempt + 1, options.retrySchedule, options.random);
@@ -72,8 +77,13 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const deliveryId = transaction(db, () => {
       countAttemptStart(db, claim.outboxId, owner);
       return recordAttemptStart(db, {
-        workspaceId: claim.workspaceId, eventId: claim.eventId, eventType: claim.eventType, endpointId: claim.endpointId,
-        endpointUrl: claim.endpoint?.url ?? '', attempt: claim.attempt, createdAt: clock(),
+        workspaceId: claim.workspaceId,
+        eventId: claim.eventId,
+        eventType: claim.eventType,
+        endpointId: claim.endpointId,
+        endpointUrl: claim.endpoint?.url ?? '',
+        attempt: claim.attempt,
+        createdAt: clock(),
       });
     });
     let result: AttemptResult;
@@ -83,24 +93,55 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       try {
         secrets = await openEndpointSecrets(claim.endpoint.storedSecrets, claim.workspaceId, options.keys ?? null);
       } catch (err) {
-        secretsError = 'the endpoint\'s signing secrets cannot be decrypted';
-        log.error('webhook signing secrets cannot be decrypted', { endpointId: claim.endpointId, reason: err instanceof Error ? err.message : 'unknown' });
+        secretsError = "the endpoint's signing secrets cannot be decrypted";
+        log.error('webhook signing secrets cannot be decrypted', {
+          endpointId: claim.endpointId,
+          reason: err instanceof Error ? err.message : 'unknown',
+        });
       }
     }
     if (!claim.endpoint || secrets.length === 0) {
-      result = { ok: false, statusCode: null, durationMs: 0, failure: 'invalid_url', responseBody: null,
-        error: !claim.endpoint ? 'the endpoint was removed' : secretsError ?? 'the endpoint has no signing secret' };
+      result = {
+        ok: false,
+        statusCode: null,
+        durationMs: 0,
+        failure: 'invalid_url',
+        responseBody: null,
+        error: !claim.endpoint ? 'the endpoint was removed' : (secretsError ?? 'the endpoint has no signing secret'),
+      };
     } else {
-      result = await attemptDelivery({ url: claim.endpoint.url, rawBody: claim.payload, secrets, nowMs: clock(),
-        timeoutMs: options.timeoutMs, policy: options.policy, ...(options.ca ? { ca: options.ca } : {}) });
+      result = await attemptDelivery({
+        url: claim.endpoint.url,
+        rawBody: claim.payload,
+        secrets,
+        nowMs: clock(),
+        timeoutMs: options.timeoutMs,
+        policy: options.policy,
+        ...(options.ca ? { ca: options.ca } : {}),
+      });
     }
     const now = clock();
     const { settlement, outcome } = decide(claim, result, now, options);
     transaction(db, () => {
-      settleDelivery(db, deliveryId, { statusCode: result.statusCode, durationMs: result.durationMs, error: result.error, responseBody: result.responseBody, outcome });
-      if (!settle(db, claim.outboxId, owner, settlement, now)) log.warn('webhook lease lost before settling', { eventId: claim.eventId, outboxId: claim.outboxId });
+      settleDelivery(db, deliveryId, {
+        statusCode: result.statusCode,
+        durationMs: result.durationMs,
+        error: result.error,
+        responseBody: result.responseBody,
+        outcome,
+      });
+      if (!settle(db, claim.outboxId, owner, settlement, now))
+        log.warn('webhook lease lost before settling', { eventId: claim.eventId, outboxId: claim.outboxId });
     });
-    const fields = { eventId: claim.eventId, type: claim.eventType, endpointId: claim.endpointId, attempt: claim.attempt, status: result.statusCode, durationMs: result.durationMs, outcome };
+    const fields = {
+      eventId: claim.eventId,
+      type: claim.eventType,
+      endpointId: claim.endpointId,
+      attempt: claim.attempt,
+      status: result.statusCode,
+      durationMs: result.durationMs,
+      outcome,
+    };
     if (result.ok) log.info('webhook delivered', fields);
     else log.warn('webhook attempt failed', { ...fields, error: result.error });
   };

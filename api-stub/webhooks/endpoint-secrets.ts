@@ -31,7 +31,11 @@ export async function sealStoredEndpointSecrets(db: Database, keys: KeyProvider)
   for (const row of rows) {
     const envelope = await sealEndpointSecrets(JSON.parse(String(row.secrets_json)) as string[], String(row.workspace_id), keys);
     // Only if nobody changed the row meanwhile (a seed applied by another process, say).
-    const changed = stmt(db, 'UPDATE webhook_endpoints SET secrets_json = ? WHERE id = ? AND secrets_json = ?').run(envelope, String(row.id), String(row.secrets_json));
+    const changed = stmt(db, 'UPDATE webhook_endpoints SET secrets_json = ? WHERE id = ? AND secrets_json = ?').run(
+      envelope,
+      String(row.id),
+      String(row.secrets_json),
+    );
     sealed += Number(changed.changes);
   }
   if (sealed > 0) db.exec('PRAGMA wal_checkpoint(TRUNCATE)');

@@ -51,17 +51,34 @@ export function completedEvent(facts: SessionFacts, completedAtMs: number, nowMs
   return buildEvent('interview.completed', { ...pick(facts), completedAt: isoSeconds(completedAtMs) }, nowMs);
 }
 
-export function failedEvent(facts: SessionFacts, failure: { reason: string; message: string | null }, failedAtMs: number, nowMs: number): WebhookEvent<InterviewFailedData> {
-  return buildEvent('interview.failed', { ...pick(facts), failedAt: isoSeconds(failedAtMs), reason: failure.reason, message: failure.message }, nowMs);
+export function failedEvent(
+  facts: SessionFacts,
+  failure: { reason: string; message: string | null },
+  failedAtMs: number,
+  nowMs: number,
+): WebhookEvent<InterviewFailedData> {
+  return buildEvent(
+    'interview.failed',
+    { ...pick(facts), failedAt: isoSeconds(failedAtMs), reason: failure.reason, message: failure.message },
+    nowMs,
+  );
 }
 
-export function expiredEvent(facts: SessionFacts, expiry: { expiresAtMs: number; expiredAtMs: number; lastStatus: string }, nowMs: number): WebhookEvent<SessionExpiredData> {
-  return buildEvent('session.expired', {
-    ...pick(facts),
-    expiredAt: isoSeconds(expiry.expiredAtMs),
-    expiresAt: isoSeconds(expiry.expiresAtMs),
-    lastStatus: expiry.lastStatus,
-  }, nowMs);
+export function expiredEvent(
+  facts: SessionFacts,
+  expiry: { expiresAtMs: number; expiredAtMs: number; lastStatus: string },
+  nowMs: number,
+): WebhookEvent<SessionExpiredData> {
+  return buildEvent(
+    'session.expired',
+    {
+      ...pick(facts),
+      expiredAt: isoSeconds(expiry.expiredAtMs),
+      expiresAt: isoSeconds(expiry.expiresAtMs),
+      lastStatus: expiry.lastStatus,
+    },
+    nowMs,
+  );
 }
 
 function pick(facts: SessionFacts): SessionFacts {

@@ -14,12 +14,25 @@ export interface EnqueueResult {
 }
 
 /** `attempt` is the session's connect attempt for interview.failed (one per attempt), else 0. */
-export function enqueueEvent(db: Database, workspaceId: string, event: WebhookEvent<object>, nowMs: number, sessionId: string | null = null, attempt = 0): EnqueueResult {
-  const inserted = stmt(db, `INSERT INTO webhook_events (id, workspace_id, type, session_id, attempt, payload, created_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`).run(event.id, workspaceId, event.type, sessionId, attempt, serializeEvent(event), nowMs);
+export function enqueueEvent(
+  db: Database,
+  workspaceId: string,
+  event: WebhookEvent<object>,
+  nowMs: number,
+  sessionId: string | null = null,
+  attempt = 0,
+): EnqueueResult {
+  const inserted = stmt(
+    db,
+    `INSERT INTO webhook_events (id, workspace_id, type, session_id, attempt, payload, created_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+  ).run(event.id, workspaceId, event.type, sessionId, attempt, serializeEvent(event), nowMs);
   if (Number(inserted.changes) === 0) return { inserted: false, endpoints: 0 };
-  const fanout = stmt(db, `INSERT INTO webhook_outbox (event_id, endpoint_id, state, next_attempt_at, updated_at)
-    SELECT ?, id, 'pending', ?, ? FROM webhook_endpoints WHERE workspace_id = ?`).run(event.id, nowMs, nowMs, workspaceId);
+  const fanout = stmt(
+    db,
+    `INSERT INTO webhook_outbox (event_id, endpoint_id, state, next_attempt_at, updated_at)
+    SELECT ?, id, 'pending', ?, ? FROM webhook_endpoints WHERE workspace_id = ?`,
+  ).run(event.id, nowMs, nowMs, workspaceId);
   return { inserted: true, endpoints: Number(fanout.changes) };
 }
 
@@ -39,26 +52,33 @@ export interface ClaimedDelivery {
 
 /** Claims up to `limit` due rows for `owner` until `nowMs + leaseMs`; one UPDATE, so claims never overlap. */
 export function claimDue(db: Database, owner: string, nowMs: number, leaseMs: number, limit: number): ClaimedDelivery[] {
-  const rows = stmt(db, `UPDATE webhook_outbox SET lease_owner = ?, lease_until = ?, updated_at = ?
+  const rows = stmt(
+    db,
+    `UPDATE webhook_outbox SET lease_owner = ?, lease_until = ?, updated_at = ?
     WHERE id IN (
       SELECT id FROM webhook_outbox
       WHERE state = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
       ORDER BY next_attempt_at, id LIMIT ?)
-    RETURNING id, event_id, endpoint_id, attempts`).all(owner, nowMs + leaseMs, nowMs, nowMs, nowMs, limit);
-  return rows.map((row) => {
-    const event = stmt(db, 'SELECT workspace_id, type, payload FROM webhook_events WHERE id = ?').get(row.event_id as string)!;
-    const ep = stmt(db, 'SELECT url, secrets_json, retries_enabled FROM webhook_endpoints WHERE id = ?').get(row.endpoint_id as string);
-    return {
-      outboxId: Number(row.id),
-      eventId: String(row.event_id),
-      eventType: String(event.type),
-      workspaceId: String(event.workspace_id),
-      payload: String(event.payload),
-      endpointId: String(row.endpoint_id),
-      endpoint: ep ? { url: String(ep.url), storedSecrets: String(ep.secrets_json), retriesEnabled: Number(ep.retries_enabled) === 1 } : null,
-      attempt: Number(row.attempts) + 1,
-    };
-  }).sort((a, b) => a.outboxId - b.outboxId);
+    RETURNING id, event_id, endpoint_id, attempts`,
+  ).all(owner, nowMs + leaseMs, nowMs, nowMs, nowMs, limit);
+  return rows
+    .map((row) => {
+      const event = stmt(db, 'SELECT workspace_id, type, payload FROM webhook_events WHERE id = ?').get(row.event_id as string)!;
+      const ep = stmt(db, 'SELECT url, secrets_json, retries_enabled FROM webhook_endpoints WHERE id = ?').get(row.endpoint_id as string);
+      return {
+        outboxId: Number(row.id),
+        eventId: String(row.event_id),
+        eventType: String(event.type),
+        workspaceId: String(event.workspace_id),
+        payload: String(event.payload),
+        endpointId: String(row.endpoint_id),
+        endpoint: ep
+          ? { url: String(ep.url), storedSecrets: String(ep.secrets_json), retriesEnabled: Number(ep.retries_enabled) === 1 }
+          : null,
+        attempt: Number(row.attempts) + 1,
+      };
+    })
+    .sort((a, b) => a.outboxId - b.outboxId);
 }
 
 export type Settlement = { state: 'delivered' } | { state: 'dropped' } | { state: 'pending'; nextAttemptAt: number };
@@ -74,15 +94,22 @@ export function countAttemptStart(db: Database, outboxId: number, owner: string)
 /** Records the attempt's result; only the lease holder may settle (false when the lease was lost). */
 export function settle(db: Database, outboxId: number, owner: string, settlement: Settlement, nowMs: number): boolean {
   const next = settlement.state === 'pending' ? settlement.nextAttemptAt : nowMs;
-  const result = stmt(db, `UPDATE webhook_outbox SET state = ?, next_attempt_at = ?,
-    lease_owner = NULL, lease_until = NULL, updated_at = ? WHERE id = ? AND lease_owner = ?`).run(settlement.state, next, nowMs, outboxId, owner);
+  const result = stmt(
+    db,
+    `UPDATE webhook_outbox SET state = ?, next_attempt_at = ?,
+    lease_owner = NULL, lease_until = NULL, updated_at = ? WHERE id = ? AND lease_owner = ?`,
+  ).run(settlement.state, next, nowMs, outboxId, owner);
   return Number(result.changes) === 1;
 }
 
 /** Gives back leases of rows this owner claimed but did not attempt (on shutdown). */
 export function releaseLeases(db: Database, owner: string, outboxIds: readonly number[], nowMs: number): void {
   for (const id of outboxIds) {
-    stmt(db, 'UPDATE webhook_outbox SET lease_owner = NULL, lease_until = NULL, updated_at = ? WHERE id = ? AND lease_owner = ?').run(nowMs, id, owner);
+    stmt(db, 'UPDATE webhook_outbox SET lease_owner = NULL, lease_until = NULL, updated_at = ? WHERE id = ? AND lease_owner = ?').run(
+      nowMs,
+      id,
+      owner,
+    );
   }
 }
 

@@ -10,7 +10,8 @@ describe('retry policy', () => {
   });
 
   it('the default schedule grows at least doubling each step', () => {
-    for (let i = 1; i < DEFAULT_RETRY_SCHEDULE_MS.length; i += 1) expect(DEFAULT_RETRY_SCHEDULE_MS[i]!).toBeGreaterThanOrEqual(2 * DEFAULT_RETRY_SCHEDULE_MS[i - 1]!);
+    for (let i = 1; i < DEFAULT_RETRY_SCHEDULE_MS.length; i += 1)
+      expect(DEFAULT_RETRY_SCHEDULE_MS[i]!).toBeGreaterThanOrEqual(2 * DEFAULT_RETRY_SCHEDULE_MS[i - 1]!);
   });
 
   it('jitters each delay within ±20 % and stops when the schedule is spent', () => {
@@ -26,7 +27,8 @@ describe('retry policy', () => {
   });
 
   it('retries no answer, 408, 429 and 5xx; not other 4xx or configuration errors', () => {
-    for (const failure of ['timeout', 'refused', 'network', 'tls', 'dns', 'egress_refused']) expect(isRetryable({ statusCode: null, failure })).toBe(true);
+    for (const failure of ['timeout', 'refused', 'network', 'tls', 'dns', 'egress_refused'])
+      expect(isRetryable({ statusCode: null, failure })).toBe(true);
     for (const failure of ['invalid_url', 'https_required']) expect(isRetryable({ statusCode: null, failure })).toBe(false);
     for (const s of [408, 429, 500, 502, 503, 504]) expect(isRetryable({ statusCode: s, failure: null })).toBe(true);
     for (const s of [400, 401, 403, 404, 410, 422]) expect(isRetryable({ statusCode: s, failure: null })).toBe(false);

@@ -13,13 +13,15 @@ export const DEFAULT_JITTER = 0.2;
 export function parseRetrySchedule(raw: string | undefined, variable = 'WEBHOOK_RETRY_SCHEDULE'): readonly number[] {
   if (raw === undefined || raw.trim() === '') return DEFAULT_RETRY_SCHEDULE_MS;
   const units: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
-  return Object.freeze(raw.split(',').map((part) => {
-    const match = /^\s*(\d+)\s*(ms|s|m|h)?\s*$/.exec(part);
-    if (!match) throw new Error(`${variable}: expected a comma list of delays such as "5s,30s,2m", got ${JSON.stringify(raw)}`);
-    const ms = Number(match[1]) * units[match[2] ?? 'ms']!;
-    if (ms < 1 || ms > 7 * 86_400_000) throw new Error(`${variable}: each delay must be from 1 ms to 7 days`);
-    return ms;
-  }));
+  return Object.freeze(
+    raw.split(',').map((part) => {
+      const match = /^\s*(\d+)\s*(ms|s|m|h)?\s*$/.exec(part);
+      if (!match) throw new Error(`${variable}: expected a comma list of delays such as "5s,30s,2m", got ${JSON.stringify(raw)}`);
+      const ms = Number(match[1]) * units[match[2] ?? 'ms']!;
+      if (ms < 1 || ms > 7 * 86_400_000) throw new Error(`${variable}: each delay must be from 1 ms to 7 days`);
+      return ms;
+    }),
+  );
 }
 
 /** What one attempt ended with, as the policy sees it. */
@@ -41,7 +43,12 @@ export function isRetryable(outcome: AttemptOutcome): boolean {
 }
 
 /** Delay before attempt number `nextAttempt` (2 = the first retry), or null when the schedule is spent. */
-export function retryDelay(nextAttempt: number, schedule: readonly number[], random: () => number = Math.random, jitter = DEFAULT_JITTER): number | null {
+export function retryDelay(
+  nextAttempt: number,
+  schedule: readonly number[],
+  random: () => number = Math.random,
+  jitter = DEFAULT_JITTER,
+): number | null {
   const base = schedule[nextAttempt - 2];
   if (base === undefined) return null;
   return Math.max(1, Math.round(base * (1 - jitter + 2 * jitter * random())));

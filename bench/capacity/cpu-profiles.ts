@@ -26,7 +26,10 @@ export interface FunctionTime {
 }
 
 const label = (frame: ProfileNode['callFrame']): string => {
-  const script = frame.url.replace(/^file:\/\//, '').replace(/^.*\/node_modules\//, '').replace(/^.*?\/(worker|lib)\//, '$1/');
+  const script = frame.url
+    .replace(/^file:\/\//, '')
+    .replace(/^.*\/node_modules\//, '')
+    .replace(/^.*?\/(worker|lib)\//, '$1/');
   return `${frame.functionName || '(anonymous)'} (${script || 'native'}${frame.url ? `:${frame.lineNumber + 1}` : ''})`;
 };
 
@@ -45,5 +48,8 @@ export function summariseProfiles(dir: string, top: number): FunctionTime[] {
       all += node.hitCount * msPerHit;
     }
   }
-  return [...totals].sort((a, b) => b[1] - a[1]).slice(0, top).map(([name, ms]) => ({ name, ms, share: ms / all }));
+  return [...totals]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)
+    .map(([name, ms]) => ({ name, ms, share: ms / all }));
 }

@@ -42,5 +42,16 @@ export async function scoreAnswers(items: readonly AnswerItem[], modelsDir: stri
 /** One line for the bench's output: which answers were kept, with their scores. */
 export function describeScores(scored: readonly ScoredAnswer[]): string {
   const fmt = (s: ScoredAnswer) => `${s.item.id} ${s.scores.map((p) => p.toFixed(2)).join('/')}`;
-  return `answers spoken: the plain answers the end-of-turn model calls finished with p >= ${DECISIVE_PROBABILITY} after ${TAILS_MS.join(' and ')} ms of silence (${scored.filter((s) => s.decisive).map(fmt).join(', ')}); left out: ${scored.filter((s) => !s.decisive).map(fmt).join(', ') || 'none'}`;
+  return (
+    `answers spoken: the plain answers the end-of-turn model calls finished with p >= ${DECISIVE_PROBABILITY} after ` +
+    `${TAILS_MS.join(' and ')} ms of silence (${scored
+      .filter((s) => s.decisive)
+      .map(fmt)
+      .join(', ')}); left out: ${
+      scored
+        .filter((s) => !s.decisive)
+        .map(fmt)
+        .join(', ') || 'none'
+    }`
+  );
 }

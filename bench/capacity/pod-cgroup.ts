@@ -51,7 +51,10 @@ function unified(name: string, limits: PodLimits): PodCgroup {
     limits,
     version: 2,
     add: (pid) => writeFileSync(join(dir, 'cgroup.procs'), String(pid)),
-    holds: (pid) => read(`/proc/${pid}/cgroup`).split('\n').some((l) => l === `0::/${name}`),
+    holds: (pid) =>
+      read(`/proc/${pid}/cgroup`)
+        .split('\n')
+        .some((l) => l === `0::/${name}`),
     cpuSeconds: () => stat('cpu.stat', 'usage_usec') / 1e6,
     throttling: () => ({ periods: stat('cpu.stat', 'nr_periods'), throttled: stat('cpu.stat', 'nr_throttled') }),
     memoryBytes: () => Number(read(join(dir, 'memory.current'))),
@@ -81,7 +84,9 @@ function legacy(name: string, limits: PodLimits): PodCgroup {
     },
     holds: (pid) => {
       const lines = read(`/proc/${pid}/cgroup`).split('\n');
-      return ['cpu', 'cpuacct', 'memory'].every((c) => lines.some((l) => l.split(':')[1]!.split(',').includes(c) && l.endsWith(`/${name}`)));
+      return ['cpu', 'cpuacct', 'memory'].every((c) =>
+        lines.some((l) => l.split(':')[1]!.split(',').includes(c) && l.endsWith(`/${name}`)),
+      );
     },
     cpuSeconds: () => Number(read(join(dirs.cpuacct, 'cpuacct.usage'))) / 1e9,
     throttling: () => {
@@ -101,7 +106,11 @@ function legacy(name: string, limits: PodLimits): PodCgroup {
 export function createPodCgroup(name: string, limits: PodLimits): PodCgroup {
   const v2 = existsSync(join(ROOT, 'cgroup.controllers'));
   const v1 = ['cpu', 'cpuacct', 'memory'].every((c) => existsSync(join(ROOT, c, 'cgroup.procs')));
-  if (!v2 && !v1) throw new Error(`no writable cgroup hierarchy under ${ROOT} (neither cgroup v2 nor v1 cpu, cpuacct and memory): the capacity bench confines the worker like a pod and needs one`);
+  if (!v2 && !v1)
+    throw new Error(
+      `no writable cgroup hierarchy under ${ROOT} (neither cgroup v2 nor v1 cpu, cpuacct and memory): the capacity ` +
+        `bench confines the worker like a pod and needs one`,
+    );
   try {
     return v2 ? unified(name, limits) : legacy(name, limits);
   } catch (err) {

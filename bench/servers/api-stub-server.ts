@@ -14,7 +14,12 @@ import { systemClock } from '../../lib/time.ts';
  * examples/seed.json, with caps high enough not to refuse. Prints `{"port": N}` once listening.
  */
 const dir = mkdtempSync(join(tmpdir(), 'api-stub-bench-'));
-const config = loadConfig({ PORT: '0', API_STUB_DB: join(dir, 'bench.sqlite'), RATE_CAP_HOURLY: '1000000000', RATE_CAP_PER_SECOND: '1000000000' });
+const config = loadConfig({
+  PORT: '0',
+  API_STUB_DB: join(dir, 'bench.sqlite'),
+  RATE_CAP_HOURLY: '1000000000',
+  RATE_CAP_PER_SECOND: '1000000000',
+});
 const db = openDatabase(config.dbPath);
 applySeed(db, loadSeedFile(new URL('../../examples/seed.json', import.meta.url).pathname), Date.now());
 const app = createApp(config, { db, clock: systemClock, log: silentLogger });

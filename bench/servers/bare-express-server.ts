@@ -10,7 +10,9 @@ const app = express();
 app.use(express.json({ limit: '64kb' }));
 app.post('/api/v2/sdk/sessions', (req, res) => {
   const id = `inv_${randomUUID().replaceAll('-', '').slice(0, 20)}`;
-  res.status(201).json({ sessionId: id, sessionUrl: `http://127.0.0.1/s/${id}?from=sdk`, expiresAt: new Date().toISOString(), echo: typeof req.body });
+  res
+    .status(201)
+    .json({ sessionId: id, sessionUrl: `http://127.0.0.1/s/${id}?from=sdk`, expiresAt: new Date().toISOString(), echo: typeof req.body });
 });
 // The bench reads this process's CPU time per round (not part of the baseline's work).
 app.get('/__cpu', (_req, res) => {

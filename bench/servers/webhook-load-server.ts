@@ -21,8 +21,12 @@ import { systemClock } from '../../lib/time.ts';
 const dir = mkdtempSync(join(tmpdir(), 'webhook-bench-'));
 const receiverUrl = process.env.RECEIVER_URL ?? '';
 const config = loadConfig({
-  PORT: '0', API_STUB_DB: join(dir, 'bench.sqlite'), RATE_CAP_HOURLY: '1000000000', RATE_CAP_PER_SECOND: '1000000000',
-  EGRESS_ALLOW_HOSTS: '127.0.0.1', WEBHOOK_POLL_INTERVAL_MS: '200',
+  PORT: '0',
+  API_STUB_DB: join(dir, 'bench.sqlite'),
+  RATE_CAP_HOURLY: '1000000000',
+  RATE_CAP_PER_SECOND: '1000000000',
+  EGRESS_ALLOW_HOSTS: '127.0.0.1',
+  WEBHOOK_POLL_INTERVAL_MS: '200',
 });
 const db = openDatabase(config.dbPath);
 applySeed(db, loadSeedFile(new URL('../../examples/seed.json', import.meta.url).pathname), Date.now());
@@ -37,7 +41,13 @@ if (receiverUrl) {
     transaction(db, () => {
       for (let i = 0; i < perTick; i += 1) {
         n += 1;
-        enqueueEvent(db, 'ws_demo', completedEvent({ sessionId: `inv_bench${n}`, interviewId: 'dpl_onboarding', metadata: { n } }, now, now), now, `inv_bench${n}`);
+        enqueueEvent(
+          db,
+          'ws_demo',
+          completedEvent({ sessionId: `inv_bench${n}`, interviewId: 'dpl_onboarding', metadata: { n } }, now, now),
+          now,
+          `inv_bench${n}`,
+        );
       }
     });
     runtime.dispatcher.wake();

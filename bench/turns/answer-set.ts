@@ -132,8 +132,12 @@ const cacheFile = (text: string, voice: Voice, cacheDir: string): string => {
 export function spokenPcms(texts: Array<{ text: string; voice: Voice }>, cacheDir: string): Map<string, Buffer> {
   // Written beside, then renamed: a run killed mid-write leaves no half file under the key.
   const partial = (file: string) => file.replace(/\.wav$/, `.${process.pid}.partial.wav`);
-  const missing = texts.filter((t, i) => !existsSync(cacheFile(t.text, t.voice, cacheDir)) && texts.findIndex((u) => u.text === t.text && u.voice === t.voice) === i);
-  const piper = missing.filter((t) => t.voice === 'piper').map((t) => ({ text: t.text, file: partial(cacheFile(t.text, 'piper', cacheDir)) }));
+  const missing = texts.filter(
+    (t, i) => !existsSync(cacheFile(t.text, t.voice, cacheDir)) && texts.findIndex((u) => u.text === t.text && u.voice === t.voice) === i,
+  );
+  const piper = missing
+    .filter((t) => t.voice === 'piper')
+    .map((t) => ({ text: t.text, file: partial(cacheFile(t.text, 'piper', cacheDir)) }));
   speakWithPiper(piper);
   for (const t of missing.filter((m) => m.voice === 'espeak')) speak(t.text, partial(cacheFile(t.text, 'espeak', cacheDir)));
   for (const t of missing) renameSync(partial(cacheFile(t.text, t.voice, cacheDir)), cacheFile(t.text, t.voice, cacheDir));
@@ -179,20 +183,34 @@ export const DEFAULT_CACHE_DIR = join(tmpdir(), 'voice-bench-turns-speech');
  */
 export function buildAnswerSet(cacheDir = DEFAULT_CACHE_DIR): Record<ItemKind, AnswerItem[]> {
   mkdirSync(cacheDir, { recursive: true });
-  const texts = [...PLAIN, ...[...PAUSED, ...HELD_OUT_PAUSED].flatMap(([a, , b]) => [a, b]), ...SHORT, ...INTERRUPTIONS, ...BACKCHANNELS.flatMap((b) => ('text' in b ? [b.text] : []))];
+  const texts = [
+    ...PLAIN,
+    ...[...PAUSED, ...HELD_OUT_PAUSED].flatMap(([a, , b]) => [a, b]),
+    ...SHORT,
+    ...INTERRUPTIONS,
+    ...BACKCHANNELS.flatMap((b) => ('text' in b ? [b.text] : [])),
+  ];
   const voiceOf = (text: string): Voice => (ESPEAK_TEXTS.has(text) ? 'espeak' : 'piper');
-  const spoken = spokenPcms(texts.map((text) => ({ text, voice: voiceOf(text) })), cacheDir);
+  const spoken = spokenPcms(
+    texts.map((text) => ({ text, voice: voiceOf(text) })),
+    cacheDir,
+  );
   const say = (text: string): Buffer => spoken.get(`${voiceOf(text)}|${text}`)!;
   return {
     plain: PLAIN.map((t, i) => item(`plain-${i + 1}`, 'plain', t, [say(t)])),
     pause: [
       ...PAUSED.map(([a, pause, b], i) => item(`pause-${i + 1}-${pause}ms`, 'pause', `${a} ... ${b}`, [say(a), pause, say(b)])),
-      ...HELD_OUT_PAUSED.map(([a, pause, b], i) => ({ ...item(`held-${i + 1}-${pause}ms`, 'pause', `${a} ... ${b}`, [say(a), pause, say(b)]), heldOut: true })),
+      ...HELD_OUT_PAUSED.map(([a, pause, b], i) => ({
+        ...item(`held-${i + 1}-${pause}ms`, 'pause', `${a} ... ${b}`, [say(a), pause, say(b)]),
+        heldOut: true,
+      })),
     ],
     short: SHORT.map((t, i) => item(`short-${i + 1}`, 'short', t, [say(t)])),
     interruption: INTERRUPTIONS.map((t, i) => item(`interruption-${i + 1}`, 'interruption', t, [say(t)])),
     backchannel: BACKCHANNELS.map((b, i) =>
-      'text' in b ? item(`backchannel-${i + 1}`, 'backchannel', b.text, [say(b.text)]) : item(`noise-${i + 1}-${b.noiseMs}ms`, 'backchannel', '', [noisePcm(b.noiseMs, b.seed)]),
+      'text' in b
+        ? item(`backchannel-${i + 1}`, 'backchannel', b.text, [say(b.text)])
+        : item(`noise-${i + 1}-${b.noiseMs}ms`, 'backchannel', '', [noisePcm(b.noiseMs, b.seed)]),
     ),
   };
 }

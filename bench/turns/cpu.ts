@@ -44,8 +44,15 @@ async function feed(items: readonly AnswerItem[], detector: TurnDetector, pendin
   }
 }
 
-export async function detectorCpu(items: readonly AnswerItem[], pipelineEnv: Record<string, string>, modelsDir: string | null): Promise<DetectorCpu> {
-  const config = loadConfig({ ...baseEnv({ redisUrl: 'redis://127.0.0.1:6379', backendUrl: 'http://127.0.0.1:1', llmUrl: 'http://127.0.0.1:1/v1' }), ...pipelineEnv });
+export async function detectorCpu(
+  items: readonly AnswerItem[],
+  pipelineEnv: Record<string, string>,
+  modelsDir: string | null,
+): Promise<DetectorCpu> {
+  const config = loadConfig({
+    ...baseEnv({ redisUrl: 'redis://127.0.0.1:6379', backendUrl: 'http://127.0.0.1:1', llmUrl: 'http://127.0.0.1:1/v1' }),
+    ...pipelineEnv,
+  });
   const engines = { ...config.turns.engines, modelsDir: config.turns.engines.modelsDir ?? modelsDir };
   const models = await loadTurnModels(engines);
   const audioSeconds = items.reduce((s, i) => s + i.pcm.length / 32_000 + GAP_MS / 1000, 0);

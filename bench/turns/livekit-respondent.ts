@@ -1,4 +1,15 @@
-import { AudioFrame, AudioSource, AudioStream, LocalAudioTrack, Room, RoomEvent, TrackKind, TrackPublishOptions, TrackSource, type RemoteTrack } from '@livekit/rtc-node';
+import {
+  AudioFrame,
+  AudioSource,
+  AudioStream,
+  LocalAudioTrack,
+  Room,
+  RoomEvent,
+  TrackKind,
+  TrackPublishOptions,
+  TrackSource,
+  type RemoteTrack,
+} from '@livekit/rtc-node';
 import { CONTROL_TOPIC, decodeControl, encodeControl } from '../../lib/room-control.ts';
 import { levelDbfs } from '../../worker/bot/audio.ts';
 import { BenchRespondent, FRAME_BYTES, type BenchRespondentOptions, type SessionTimeline } from './respondent.ts';
@@ -97,6 +108,9 @@ export async function runLiveKitBenchRespondent(options: BenchRespondentOptions)
   await room.disconnect().catch(() => undefined);
   await source.close().catch(() => undefined);
   const timeline = respondent.timeline();
-  if (outcome === 'timeout') throw new Error(`the LiveKit bench session did not finish within ${timeoutMs} ms: ${timeline.unplayed} items left, ${timeline.plays.length} played`);
+  if (outcome === 'timeout')
+    throw new Error(
+      `the LiveKit bench session did not finish within ${timeoutMs} ms: ${timeline.unplayed} items left, ${timeline.plays.length} played`,
+    );
   return timeline;
 }

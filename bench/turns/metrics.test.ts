@@ -2,13 +2,27 @@ import { describe, expect, it } from 'vitest';
 import { summarize, type BotEvent, type ItemPlay } from './metrics.ts';
 import { Playback } from './playback.ts';
 
-const play = (id: string, kind: ItemPlay['kind'], speechStartAt: number, speechEndAt: number, longestPauseMs = 0): ItemPlay => ({ id, kind, speechStartAt, speechEndAt, longestPauseMs });
+const play = (id: string, kind: ItemPlay['kind'], speechStartAt: number, speechEndAt: number, longestPauseMs = 0): ItemPlay => ({
+  id,
+  kind,
+  speechStartAt,
+  speechEndAt,
+  longestPauseMs,
+});
 const at = (t: number, type: BotEvent['type']): BotEvent => ({ at: t, type });
 
 describe('turn-taking measures', () => {
   it('times end of speech to the first bot audio after it, per answer, and leaves out answers the bot cut in on', () => {
     const plays = [play('a', 'plain', 1000, 3000), play('b', 'short', 10_000, 10_400), play('c', 'plain', 20_000, 23_000)];
-    const events = [at(3700, 'thinking'), at(4200, 'speaking'), at(4210, 'audio'), at(4230, 'audio'), at(10_900, 'audio'), at(21_000, 'thinking'), at(23_500, 'audio')];
+    const events = [
+      at(3700, 'thinking'),
+      at(4200, 'speaking'),
+      at(4210, 'audio'),
+      at(4230, 'audio'),
+      at(10_900, 'audio'),
+      at(21_000, 'thinking'),
+      at(23_500, 'audio'),
+    ];
     const s = summarize(plays, events);
     expect(s.latencies).toEqual([1210, 500]);
     expect(s.cutIns.plainAndShort).toEqual({ count: 1, of: 3 });
@@ -36,7 +50,11 @@ describe('turn-taking measures', () => {
   });
 
   it('calls an interrupt after a backchannel a false stop, and thinking after it taking it as the answer', () => {
-    const plays = [play('b1', 'backchannel', 5000, 5400), play('b2', 'backchannel', 20_000, 20_150), play('b3', 'backchannel', 30_000, 30_400)];
+    const plays = [
+      play('b1', 'backchannel', 5000, 5400),
+      play('b2', 'backchannel', 20_000, 20_150),
+      play('b3', 'backchannel', 30_000, 30_400),
+    ];
     const events = [at(5300, 'interrupt'), at(21_000, 'thinking'), at(34_000, 'interrupt')];
     const s = summarize(plays, events);
     expect(s.falseStops).toEqual({ count: 1, of: 3 });
@@ -48,7 +66,15 @@ describe('turn-taking measures', () => {
     const plays = [play('b1', 'backchannel', 5000, 5400), play('b2', 'backchannel', 20_000, 20_400)];
     // b1: paused at 5250, the voice back at 5900 (after the backchannel ended), then listening.
     // b2: stopped at 20_250, audio only before the backchannel ended, then thinking: stopped for good.
-    const events = [at(5250, 'interrupt'), at(5900, 'audio'), at(8000, 'listening'), at(20_250, 'interrupt'), at(20_300, 'audio'), at(21_000, 'thinking'), at(22_000, 'audio')];
+    const events = [
+      at(5250, 'interrupt'),
+      at(5900, 'audio'),
+      at(8000, 'listening'),
+      at(20_250, 'interrupt'),
+      at(20_300, 'audio'),
+      at(21_000, 'thinking'),
+      at(22_000, 'audio'),
+    ];
     const s = summarize(plays, events);
     expect(s.falseStops).toEqual({ count: 2, of: 2 });
     expect(s.stoppedForGood).toEqual({ count: 1, of: 2 });

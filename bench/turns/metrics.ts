@@ -84,7 +84,12 @@ export interface RunSummary {
 
 const ACTIVITY: ReadonlySet<BotEventType> = new Set(['audio', 'speaking', 'thinking', 'interrupt']);
 
-const first = (events: readonly BotEvent[], type: BotEventType | ReadonlySet<BotEventType>, after: number, before: number): BotEvent | undefined =>
+const first = (
+  events: readonly BotEvent[],
+  type: BotEventType | ReadonlySet<BotEventType>,
+  after: number,
+  before: number,
+): BotEvent | undefined =>
   events.find((e) => e.at > after && e.at < before && (typeof type === 'string' ? e.type === type : type.has(e.type)));
 
 const ratio = (flags: boolean[]): Ratio => ({ count: flags.filter(Boolean).length, of: flags.length });
@@ -98,7 +103,8 @@ export interface SummarizeOptions {
 export function summarize(plays: readonly ItemPlay[], events: readonly BotEvent[], options: SummarizeOptions = {}): RunSummary {
   const sorted = [...events].sort((a, b) => a.at - b.at);
   const captions = [...(options.captions ?? [])].sort((a, b) => a.at - b.at);
-  const isFollowUp = (c: BotCaption | undefined): boolean => c !== undefined && options.followUpText !== undefined && c.text.trim().startsWith(options.followUpText);
+  const isFollowUp = (c: BotCaption | undefined): boolean =>
+    c !== undefined && options.followUpText !== undefined && c.text.trim().startsWith(options.followUpText);
   const answers = plays.filter((p) => p.kind === 'plain' || p.kind === 'pause' || p.kind === 'short');
   const cutIn = new Map(answers.map((p) => [p, first(sorted, ACTIVITY, p.speechStartAt, p.speechEndAt) !== undefined]));
   const latencies: number[] = [];
@@ -149,7 +155,9 @@ export function summarize(plays: readonly ItemPlay[], events: readonly BotEvent[
     missedBargeIns: ratio(stops.map((e) => e === undefined)),
     falseStops: ratio(falseStop),
     stoppedForGood: ratio(forGood),
-    backchannelsTakenAsTurn: ratio(backchannels.map((p) => first(sorted, 'thinking', p.speechStartAt - 1, p.speechEndAt + TAKEN_AS_TURN_WINDOW_MS) !== undefined)),
+    backchannelsTakenAsTurn: ratio(
+      backchannels.map((p) => first(sorted, 'thinking', p.speechStartAt - 1, p.speechEndAt + TAKEN_AS_TURN_WINDOW_MS) !== undefined),
+    ),
     ids: {
       cutIn: answers.filter((p) => cutIn.get(p)).map((p) => p.id),
       missed: interruptions.filter((_, i) => stops[i] === undefined).map((p) => p.id),

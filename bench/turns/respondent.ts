@@ -91,14 +91,21 @@ export class BenchRespondent {
   }
 
   timeline(): SessionTimeline {
-    return { plays: this.plays, events: this.events, captions: this.captions, unplayed: this.queue.length + (this.current ? 1 : 0) + (this.scheduled ? 1 : 0), endReason: this.endReason };
+    return {
+      plays: this.plays,
+      events: this.events,
+      captions: this.captions,
+      unplayed: this.queue.length + (this.current ? 1 : 0) + (this.scheduled ? 1 : 0),
+      endReason: this.endReason,
+    };
   }
 
   /** The bot's audio arrived at `t`; `heardAt`: when a new utterance starts to be heard (else null). */
   botAudio(t: number, heardAt: number | null): void {
     this.events.push({ at: t, type: 'audio' });
     const next = this.queue[0];
-    if (heardAt !== null && !this.current && !this.scheduled && next && isDuring(next)) this.scheduled = { item: this.queue.shift()!, at: heardAt + this.duringAfterMs };
+    if (heardAt !== null && !this.current && !this.scheduled && next && isDuring(next))
+      this.scheduled = { item: this.queue.shift()!, at: heardAt + this.duringAfterMs };
   }
 
   botState(state: 'speaking' | 'listening' | 'thinking', t: number): void {
@@ -142,7 +149,14 @@ export class BenchRespondent {
     if (last >= fromMs && last < toMs) s.speechEndAt = t;
     s.offset += FRAME_BYTES;
     if (s.offset >= s.item.pcm.length) {
-      this.plays.push({ id: s.item.id, kind: s.item.kind, speechStartAt: s.speechStartAt, speechEndAt: s.speechEndAt, longestPauseMs: longestPause(s.item.pauses), ...(s.item.heldOut ? { heldOut: true } : {}) });
+      this.plays.push({
+        id: s.item.id,
+        kind: s.item.kind,
+        speechStartAt: s.speechStartAt,
+        speechEndAt: s.speechEndAt,
+        longestPauseMs: longestPause(s.item.pauses),
+        ...(s.item.heldOut ? { heldOut: true } : {}),
+      });
       this.lastSpeechEnd = s.speechEndAt;
       this.current = null;
     }
@@ -218,7 +232,11 @@ export function runBenchRespondent(options: BenchRespondentOptions): Promise<Ses
       clearTimeout(timer);
       ws.terminate();
       const t = respondent.timeline();
-      reject(new Error(`the bench session did not finish within ${options.timeoutMs ?? 600_000} ms: ${t.unplayed} items left, ${t.plays.length} played`));
+      reject(
+        new Error(
+          `the bench session did not finish within ${options.timeoutMs ?? 600_000} ms: ${t.unplayed} items left, ${t.plays.length} played`,
+        ),
+      );
     }, options.timeoutMs ?? 600_000);
     ws.on('error', (err) => {
       clearTimeout(deadline);
@@ -237,7 +255,14 @@ export function runBenchRespondent(options: BenchRespondentOptions): Promise<Ses
         respondent.botAudio(t, playback.push((data as Buffer).length, t));
         return;
       }
-      const msg = JSON.parse(data.toString()) as { type?: string; state?: string; reason?: string; speaker?: string; text?: string; final?: boolean };
+      const msg = JSON.parse(data.toString()) as {
+        type?: string;
+        state?: string;
+        reason?: string;
+        speaker?: string;
+        text?: string;
+        final?: boolean;
+      };
       if (msg.type === 'ready' && streamStart === 0) {
         streamStart = t;
         tick();

@@ -27,7 +27,17 @@ export interface Pipeline {
 // changes later cannot leak into this column.
 export const TODAY: Pipeline = {
   name: 'today',
-  env: { VAD_ENGINE: 'energy', TURN_DETECTION: 'silence', STT_MODE: 'batch', BARGE_IN: 'false', VAD_SILENCE_MS: '700', LLM_WAIT_MAX_MS: '0', LLM_PREEMPTIVE: 'false', TURN_PAUSE_LEARNING_MAX_MS: '0', TURN_HOLD_MS: '0' },
+  env: {
+    VAD_ENGINE: 'energy',
+    TURN_DETECTION: 'silence',
+    STT_MODE: 'batch',
+    BARGE_IN: 'false',
+    VAD_SILENCE_MS: '700',
+    LLM_WAIT_MAX_MS: '0',
+    LLM_PREEMPTIVE: 'false',
+    TURN_PAUSE_LEARNING_MAX_MS: '0',
+    TURN_HOLD_MS: '0',
+  },
   endOfTurnWaitMs: 700,
 };
 // The defaults (VAD_SILENCE_MS is set to its default only because the test harness lowers it).
@@ -56,13 +66,20 @@ async function settledSpans(otlp: OtlpReceiver, service: string): Promise<Receiv
   return mine();
 }
 
-/** Questions long enough (the tone voice speaks 3 s) for an interruption 1 s in; spares for a bot that moves on early (at most the 50 an interview may have). */
+/**
+ * Questions long enough (the tone voice speaks 3 s) for an interruption 1 s in; spares for a bot that moves on early
+ * (at most the 50 an interview may have).
+ */
 function interview(questions: number): Record<string, unknown> {
   return {
     title: 'Turn-taking bench',
     language: 'en',
     intro: 'Hi, thanks for joining.',
-    questions: Array.from({ length: Math.min(50, questions) }, (_, i) => ({ id: `q${i + 1}`, text: `Question ${i + 1}: tell me a little about how your team has used the product over the last few months.`, maxFollowUps: 2 })),
+    questions: Array.from({ length: Math.min(50, questions) }, (_, i) => ({
+      id: `q${i + 1}`,
+      text: `Question ${i + 1}: tell me a little about how your team has used the product over the last few months.`,
+      maxFollowUps: 2,
+    })),
     closing: 'Thanks, bye.',
   };
 }
@@ -89,18 +106,47 @@ export interface SessionSetup {
 export const STT_ROUTES = ['speech-server', 'stand-in'] as const;
 export type SttRoute = (typeof STT_ROUTES)[number];
 
-export async function runSession(pipeline: Pipeline, profile: LatencyProfile, items: AnswerItem[], deps: { redisUrl: string; backendUrl: string; otlp: OtlpReceiver; recogniser: UpstreamRecogniserOptions; sttRoute: SttRoute }, setup: SessionSetup = { room: 'local' }): Promise<SessionResult> {
+export async function runSession(
+  pipeline: Pipeline,
+  profile: LatencyProfile,
+  items: AnswerItem[],
+  deps: { redisUrl: string; backendUrl: string; otlp: OtlpReceiver; recogniser: UpstreamRecogniserOptions; sttRoute: SttRoute },
+  setup: SessionSetup = { room: 'local' },
+): Promise<SessionResult> {
   // Tones, not espeak, for the bot's voice: synthesis in the fake would count as provider time.
-  const options: FakeOpenAIOptions = { voice: 'tone', profile: fakeProfile(profile), recogniser: deps.recogniser, llmRules: setup.llmRules ?? [] };
+  const options: FakeOpenAIOptions = {
+    voice: 'tone',
+    profile: fakeProfile(profile),
+    recogniser: deps.recogniser,
+    llmRules: setup.llmRules ?? [],
+  };
   const fake = await startServerProcess('bench/servers/fake-openai-server.ts', { FAKE_OPENAI_OPTIONS: JSON.stringify(options) });
   const llmUrl = `http://127.0.0.1:${fake.port}/v1`;
   const tag = `${pipeline.name}-${profile.name}-${setup.room}${setup.llm ? '-real-llm' : ''}`;
   const service = `bench-turns-${tag}-${Date.now()}`;
   if (setup.room === 'livekit' && !setup.livekitEnv) throw new Error('a LiveKit session needs the livekit-server environment (livekitEnv)');
   const directStt = deps.sttRoute === 'speech-server' ? { STT_BASE_URL: deps.recogniser.url, STT_API_KEY: deps.recogniser.token } : {};
-  const realLlm = setup.llm ? { LLM_BASE_URL: setup.llm.baseURL, LLM_API_KEY: setup.llm.apiKey, ...(setup.llm.model ? { LLM_MODEL: setup.llm.model } : {}) } : {};
+  const realLlm = setup.llm
+    ? { LLM_BASE_URL: setup.llm.baseURL, LLM_API_KEY: setup.llm.apiKey, ...(setup.llm.model ? { LLM_MODEL: setup.llm.model } : {}) }
+    : {};
   const worker = await startWorkerProcess(
-    baseEnv({ redisUrl: deps.redisUrl, backendUrl: deps.backendUrl, llmUrl, REDIS_KEY_PREFIX: `bench-turns-${tag}-${Date.now()}`, WARM_POOL_SIZE: '1', IDLE_TIMEOUT_SECONDS: '30', JOIN_TIMEOUT_SECONDS: '30', PROVIDER_TIMEOUT_MS: '60000', OTEL_EXPORTER_OTLP_ENDPOINT: deps.otlp.url, OTEL_SERVICE_NAME: service, OTEL_BSP_SCHEDULE_DELAY: '100', ...(setup.room === 'livekit' ? setup.livekitEnv : {}), ...directStt, ...realLlm, ...pipeline.env }),
+    baseEnv({
+      redisUrl: deps.redisUrl,
+      backendUrl: deps.backendUrl,
+      llmUrl,
+      REDIS_KEY_PREFIX: `bench-turns-${tag}-${Date.now()}`,
+      WARM_POOL_SIZE: '1',
+      IDLE_TIMEOUT_SECONDS: '30',
+      JOIN_TIMEOUT_SECONDS: '30',
+      PROVIDER_TIMEOUT_MS: '60000',
+      OTEL_EXPORTER_OTLP_ENDPOINT: deps.otlp.url,
+      OTEL_SERVICE_NAME: service,
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+      ...(setup.room === 'livekit' ? setup.livekitEnv : {}),
+      ...directStt,
+      ...realLlm,
+      ...pipeline.env,
+    }),
   );
   try {
     await worker.waitReady(60_000);
@@ -133,10 +179,21 @@ export async function runSession(pipeline: Pipeline, profile: LatencyProfile, it
         // The bot process is gone (recycled): its CPU is unknown, the rest of the session stands.
       }
     }
-    if (timeline.unplayed > 0) console.error(`${pipeline.name}/${profile.name}: the session ended (${timeline.endReason}) with ${timeline.unplayed} items unsaid`);
-    return { timeline, botCpuShare: (cpu1 - cpu0) / ((t1 - t0) / 1000), seconds: (t1 - t0) / 1000, spans: await settledSpans(deps.otlp, service) };
+    if (timeline.unplayed > 0)
+      console.error(`${pipeline.name}/${profile.name}: the session ended (${timeline.endReason}) with ${timeline.unplayed} items unsaid`);
+    return {
+      timeline,
+      botCpuShare: (cpu1 - cpu0) / ((t1 - t0) / 1000),
+      seconds: (t1 - t0) / 1000,
+      spans: await settledSpans(deps.otlp, service),
+    };
   } catch (err) {
-    throw new Error(`${pipeline.name} pipeline, ${profile.name} profile, ${setup.room} room${setup.llm ? ', real language model' : ''}: ${(err as Error).message}\nworker logs: ${worker.logs.join('').slice(-2000)}`, { cause: err });
+    throw new Error(
+      `${pipeline.name} pipeline, ${profile.name} profile, ${setup.room} ` +
+        `room${setup.llm ? ', real language model' : ''}: ${(err as Error).message}\nworker logs: ` +
+        `${worker.logs.join('').slice(-2000)}`,
+      { cause: err },
+    );
   } finally {
     await worker.stop();
     await fake.stop();

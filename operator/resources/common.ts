@@ -11,7 +11,14 @@ export function childLabels(pool: VoiceWorkerPool): Record<string, string> {
 }
 
 export function ownerReference(pool: VoiceWorkerPool): OwnerReference {
-  return { apiVersion: API_VERSION, kind: KIND, name: pool.metadata.name, uid: pool.metadata.uid, controller: true, blockOwnerDeletion: true };
+  return {
+    apiVersion: API_VERSION,
+    kind: KIND,
+    name: pool.metadata.name,
+    uid: pool.metadata.uid,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
 }
 
 /** Every child has the pool's name, namespace, labels and one controller owner reference. */

@@ -18,9 +18,15 @@ export const WORKER_DATA_DIR = '/var/lib/voice-worker';
 export const SCRATCH = { tmp: '1Gi', data: '4Gi', request: '1Gi', limit: '6Gi' } as const;
 
 function resources(spec: VoiceWorkerPool['spec']) {
-  const gpu = spec.resources.gpu && spec.resources.gpu.count > 0 ? { [spec.resources.gpu.resourceName]: String(spec.resources.gpu.count) } : {};
+  const gpu =
+    spec.resources.gpu && spec.resources.gpu.count > 0 ? { [spec.resources.gpu.resourceName]: String(spec.resources.gpu.count) } : {};
   return {
-    requests: { cpu: String(spec.resources.requests.cpu), memory: spec.resources.requests.memory, 'ephemeral-storage': SCRATCH.request, ...gpu },
+    requests: {
+      cpu: String(spec.resources.requests.cpu),
+      memory: spec.resources.requests.memory,
+      'ephemeral-storage': SCRATCH.request,
+      ...gpu,
+    },
     limits: { cpu: String(spec.resources.limits.cpu), memory: spec.resources.limits.memory, 'ephemeral-storage': SCRATCH.limit, ...gpu },
   };
 }
@@ -31,19 +37,22 @@ export function imageOf(image: VoiceWorkerPool['spec']['image']): string {
 }
 
 export function podSecurityContext(options: BuildOptions): Record<string, unknown> {
-  const ids = options.runAsUser === undefined ? {} : { runAsUser: options.runAsUser, runAsGroup: options.runAsUser, fsGroup: options.runAsUser };
+  const ids =
+    options.runAsUser === undefined ? {} : { runAsUser: options.runAsUser, runAsGroup: options.runAsUser, fsGroup: options.runAsUser };
   return { runAsNonRoot: true, ...ids, seccompProfile: { type: 'RuntimeDefault' } };
 }
 
 /** nodeSelector, tolerations, affinity, topology spread and priority class, passed through as given. */
 export function placement(p: Placement = {}): Record<string, unknown> {
-  return Object.fromEntries(Object.entries({
-    nodeSelector: p.nodeSelector,
-    tolerations: p.tolerations,
-    affinity: p.affinity,
-    topologySpreadConstraints: p.topologySpreadConstraints,
-    priorityClassName: p.priorityClassName,
-  }).filter(([, v]) => v !== undefined));
+  return Object.fromEntries(
+    Object.entries({
+      nodeSelector: p.nodeSelector,
+      tolerations: p.tolerations,
+      affinity: p.affinity,
+      topologySpreadConstraints: p.topologySpreadConstraints,
+      priorityClassName: p.priorityClassName,
+    }).filter(([, v]) => v !== undefined),
+  );
 }
 
 /**
@@ -64,7 +73,11 @@ export function defaultSpread(pool: VoiceWorkerPool): Array<Record<string, unkno
  * `replicas` is set only when no HPA owns the count (autoscaling off); leaving it out of the apply
  * means the operator never fights the HPA over it.
  */
-export function buildDeployment(pool: VoiceWorkerPool, replicas: number | undefined, options: BuildOptions = DEFAULT_BUILD_OPTIONS): KubeObject {
+export function buildDeployment(
+  pool: VoiceWorkerPool,
+  replicas: number | undefined,
+  options: BuildOptions = DEFAULT_BUILD_OPTIONS,
+): KubeObject {
   const { spec } = pool;
   // Probes use the plain-HTTP management port (C2), also when the pod serves TLS on 7860 (C4).
   const probe = (path: string, extra: Record<string, number>) => ({ httpGet: { path, port: 'metrics' }, ...extra });
@@ -82,7 +95,10 @@ export function buildDeployment(pool: VoiceWorkerPool, replicas: number | undefi
       strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: '25%' } },
       template: {
         // The common scrape annotations point at the management port (C2); the chart's PodMonitor does the same.
-        metadata: { labels: childMetadata(pool).labels, annotations: { 'prometheus.io/scrape': 'true', 'prometheus.io/port': String(METRICS_PORT), 'prometheus.io/path': '/metrics' } },
+        metadata: {
+          labels: childMetadata(pool).labels,
+          annotations: { 'prometheus.io/scrape': 'true', 'prometheus.io/port': String(METRICS_PORT), 'prometheus.io/path': '/metrics' },
+        },
         spec: {
           terminationGracePeriodSeconds: spec.terminationGracePeriodSeconds,
           enableServiceLinks: false,
@@ -126,7 +142,14 @@ export function buildDeployment(pool: VoiceWorkerPool, replicas: number | undefi
             { name: 'tmp', emptyDir: { sizeLimit: SCRATCH.tmp } },
             { name: 'data', emptyDir: { sizeLimit: SCRATCH.data } },
             ...(tls ? [{ name: 'tls', secret: { secretName: tls.secretName, defaultMode: 0o440 } }] : []),
-            ...(redisCa ? [{ name: 'redis-ca', secret: { secretName: redisCa.name, defaultMode: 0o440, items: [{ key: redisCa.key, path: REDIS_CA_KEY }] } }] : []),
+            ...(redisCa
+              ? [
+                  {
+                    name: 'redis-ca',
+                    secret: { secretName: redisCa.name, defaultMode: 0o440, items: [{ key: redisCa.key, path: REDIS_CA_KEY }] },
+                  },
+                ]
+              : []),
           ],
         },
       },

@@ -29,13 +29,46 @@ export const REDIS_CA_KEY = 'ca.crt';
  * CEL rule carries the same list (a unit test compares the two).
  */
 export const RESERVED_ENV = [
-  'PORT', 'METRICS_PORT', 'POD_NAME', 'PUBLIC_URL', 'WORKER_TOKEN', 'REDIS_URL', 'REDIS_KEY_PREFIX', 'BACKEND_URL',
-  'WARM_POOL_SIZE', 'DRAIN_GRACE_SECONDS', 'ROOM_PROVIDER', 'DAILY_API_KEY', 'LIVEKIT_URL', 'LIVEKIT_API_KEY',
-  'LIVEKIT_API_SECRET', 'LLM_API_KEY', 'STT_API_KEY', 'TTS_API_KEY', 'OPENAI_API_KEY', 'LLM_BASE_URL', 'LLM_MODEL',
-  'STT_BASE_URL', 'STT_MODEL', 'TTS_BASE_URL', 'TTS_MODEL', 'TTS_VOICE', 'OTEL_EXPORTER_OTLP_ENDPOINT',
-  'OTEL_SERVICE_NAME', 'MAX_SESSION_SECONDS', 'TRANSCRIPT_STORE', 'TLS_CERT_FILE', 'TLS_KEY_FILE',
-  'REDIS_SENTINELS', 'REDIS_SENTINEL_MASTER', 'REDIS_SENTINEL_USERNAME', 'REDIS_SENTINEL_PASSWORD', 'REDIS_SENTINEL_TLS',
-  'REDIS_USERNAME', 'REDIS_PASSWORD', 'REDIS_TLS_CA_FILE',
+  'PORT',
+  'METRICS_PORT',
+  'POD_NAME',
+  'PUBLIC_URL',
+  'WORKER_TOKEN',
+  'REDIS_URL',
+  'REDIS_KEY_PREFIX',
+  'BACKEND_URL',
+  'WARM_POOL_SIZE',
+  'DRAIN_GRACE_SECONDS',
+  'ROOM_PROVIDER',
+  'DAILY_API_KEY',
+  'LIVEKIT_URL',
+  'LIVEKIT_API_KEY',
+  'LIVEKIT_API_SECRET',
+  'LLM_API_KEY',
+  'STT_API_KEY',
+  'TTS_API_KEY',
+  'OPENAI_API_KEY',
+  'LLM_BASE_URL',
+  'LLM_MODEL',
+  'STT_BASE_URL',
+  'STT_MODEL',
+  'TTS_BASE_URL',
+  'TTS_MODEL',
+  'TTS_VOICE',
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'OTEL_SERVICE_NAME',
+  'MAX_SESSION_SECONDS',
+  'TRANSCRIPT_STORE',
+  'TLS_CERT_FILE',
+  'TLS_KEY_FILE',
+  'REDIS_SENTINELS',
+  'REDIS_SENTINEL_MASTER',
+  'REDIS_SENTINEL_USERNAME',
+  'REDIS_SENTINEL_PASSWORD',
+  'REDIS_SENTINEL_TLS',
+  'REDIS_USERNAME',
+  'REDIS_PASSWORD',
+  'REDIS_TLS_CA_FILE',
 ] as const;
 
 /**
@@ -46,10 +79,21 @@ export const RESERVED_ENV = [
  * CRD refuses them like RESERVED_ENV (a unit test compares its rule with these two lists).
  */
 export const LOADER_ENV_PREFIXES = ['LD_', 'NODE_', 'PYTHON', 'BASH_', 'OPENSSL_', 'PERL'] as const;
-export const LOADER_ENV = ['GCONV_PATH', 'GLIBC_TUNABLES', 'LOCPATH', 'PATH', 'ENV', 'SHELLOPTS', 'PS4', 'PROMPT_COMMAND', 'DAILY_BRIDGE_PYTHON'] as const;
+export const LOADER_ENV = [
+  'GCONV_PATH',
+  'GLIBC_TUNABLES',
+  'LOCPATH',
+  'PATH',
+  'ENV',
+  'SHELLOPTS',
+  'PS4',
+  'PROMPT_COMMAND',
+  'DAILY_BRIDGE_PYTHON',
+] as const;
 
 /** Whether extraEnv may not set this name because it reaches a loader or a start-up hook. */
-export const isLoaderEnv = (name: string): boolean => (LOADER_ENV as readonly string[]).includes(name) || LOADER_ENV_PREFIXES.some((p) => name.startsWith(p));
+export const isLoaderEnv = (name: string): boolean =>
+  (LOADER_ENV as readonly string[]).includes(name) || LOADER_ENV_PREFIXES.some((p) => name.startsWith(p));
 
 function fromSecret(name: string, ref: SecretKeyRef | undefined): EnvVar[] {
   return ref ? [{ name, valueFrom: { secretKeyRef: { name: ref.name, key: ref.key } } }] : [];
@@ -70,13 +114,14 @@ export function drainGraceSeconds(terminationGracePeriodSeconds: number): number
   return Math.max(0, Math.min(WORKER_MAX_DRAIN_SECONDS, terminationGracePeriodSeconds - PRE_STOP_SECONDS - DRAIN_MARGIN_SECONDS));
 }
 
-
 export function workerEnv(pool: VoiceWorkerPool): EnvVar[] {
   return [...managedEnv(pool), ...(pool.spec.extraEnv ?? []).map(extra)];
 }
 
 function extra(e: NonNullable<VoiceWorkerPool['spec']['extraEnv']>[number]): EnvVar {
-  return e.valueFrom ? { name: e.name, valueFrom: { secretKeyRef: { name: e.valueFrom.secretKeyRef.name, key: e.valueFrom.secretKeyRef.key } } } : { name: e.name, value: e.value ?? '' };
+  return e.valueFrom
+    ? { name: e.name, valueFrom: { secretKeyRef: { name: e.valueFrom.secretKeyRef.name, key: e.valueFrom.secretKeyRef.key } } }
+    : { name: e.name, value: e.value ?? '' };
 }
 
 /**
@@ -110,7 +155,11 @@ function roomEnv(pool: VoiceWorkerPool): EnvVar[] {
   if (spec.roomProvider === 'daily') return fromSecret('DAILY_API_KEY', spec.secrets.roomApiKey);
   if (spec.roomProvider === 'livekit' && spec.livekit) {
     const { url, secretName, apiKeyKey, apiSecretKey } = spec.livekit;
-    return [...plain('LIVEKIT_URL', url), ...fromSecret('LIVEKIT_API_KEY', { name: secretName, key: apiKeyKey }), ...fromSecret('LIVEKIT_API_SECRET', { name: secretName, key: apiSecretKey })];
+    return [
+      ...plain('LIVEKIT_URL', url),
+      ...fromSecret('LIVEKIT_API_KEY', { name: secretName, key: apiKeyKey }),
+      ...fromSecret('LIVEKIT_API_SECRET', { name: secretName, key: apiSecretKey }),
+    ];
   }
   return [];
 }

@@ -36,10 +36,21 @@ export function buildHpa(pool: VoiceWorkerPool, floor: number): KubeObject | und
   const autoscaling = effectiveAutoscaling(pool.spec);
   if (!autoscaling) return undefined;
   const minReplicas = Math.max(1, floor);
-  const metrics: unknown[] = [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: autoscaling.targetCPUUtilizationPercentage } } }];
+  const metrics: unknown[] = [
+    {
+      type: 'Resource',
+      resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: autoscaling.targetCPUUtilizationPercentage } },
+    },
+  ];
   if (autoscaling.targetBusySessionsPerPod !== undefined) {
     // Scale on what fills up: the HPA takes the larger of the two proposals.
-    metrics.push({ type: 'Pods', pods: { metric: { name: BUSY_SESSIONS_METRIC }, target: { type: 'AverageValue', averageValue: String(autoscaling.targetBusySessionsPerPod) } } });
+    metrics.push({
+      type: 'Pods',
+      pods: {
+        metric: { name: BUSY_SESSIONS_METRIC },
+        target: { type: 'AverageValue', averageValue: String(autoscaling.targetBusySessionsPerPod) },
+      },
+    });
   }
   return {
     apiVersion: 'autoscaling/v2',

@@ -57,16 +57,27 @@ export function desiredState(pool: VoiceWorkerPool, now: Date, options: BuildOpt
 }
 
 /** The speech server's children when speech is self-hosted; all of them absent otherwise. */
-function desiredSpeech(pool: VoiceWorkerPool, options: BuildOptions): { apply: KubeObject[]; absent: ChildRef[]; deployment?: DesiredState['speech'] } {
+function desiredSpeech(
+  pool: VoiceWorkerPool,
+  options: BuildOptions,
+): { apply: KubeObject[]; absent: ChildRef[]; deployment?: DesiredState['speech'] } {
   const name = speechName(pool);
   const s = selfHostedSpeech(pool);
   const hpa = s && buildSpeechHpa(pool, s);
   const networkPolicy = s && buildSpeechNetworkPolicy(pool, options);
-  const apply = s ? [buildSpeechDeployment(pool, s, hpa ? undefined : s.replicas, options), buildSpeechService(pool), buildSpeechPdb(pool)] : [];
+  const apply = s
+    ? [buildSpeechDeployment(pool, s, hpa ? undefined : s.replicas, options), buildSpeechService(pool), buildSpeechPdb(pool)]
+    : [];
   if (hpa) apply.push(hpa);
   if (networkPolicy) apply.push(networkPolicy);
   const present = new Set(apply.map((c) => c.kind));
   const kinds: ChildKind[] = ['Deployment', 'Service', 'PodDisruptionBudget', 'HorizontalPodAutoscaler', 'NetworkPolicy'];
   const absent = kinds.filter((k) => !present.has(k)).map((kind) => ({ kind, name }));
-  return s ? { apply, absent, deployment: { deployment: apply[0]!, autoscaled: hpa !== undefined, floor: speechAutoscaling(s)?.minReplicas ?? s.replicas } } : { apply, absent };
+  return s
+    ? {
+        apply,
+        absent,
+        deployment: { deployment: apply[0]!, autoscaled: hpa !== undefined, floor: speechAutoscaling(s)?.minReplicas ?? s.replicas },
+      }
+    : { apply, absent };
 }

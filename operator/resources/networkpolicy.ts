@@ -15,7 +15,11 @@ export function buildNetworkPolicy(pool: VoiceWorkerPool, options: BuildOptions)
   const ingress: unknown[] = [{ ports: [{ port: WORKER_PORT, protocol: 'TCP' }] }];
   if (metricsNamespaces.length > 0) {
     ingress.push({
-      from: [{ namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [...metricsNamespaces] }] } }],
+      from: [
+        {
+          namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [...metricsNamespaces] }] },
+        },
+      ],
       ports: [{ port: METRICS_PORT, protocol: 'TCP' }],
     });
   }

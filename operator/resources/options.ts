@@ -28,7 +28,9 @@ export interface BuildOptions {
 export function withWorkerImage(pool: VoiceWorkerPool, options: BuildOptions): VoiceWorkerPool | undefined {
   // Typed as always present (every builder reads it); absent in a stored pool that takes the default.
   if ((pool.spec.image as VoiceWorkerPool['spec']['image'] | undefined) !== undefined) return pool;
-  return options.workerImage ? { ...pool, spec: { ...pool.spec, image: { ...options.workerImage, pullPolicy: 'IfNotPresent' } } } : undefined;
+  return options.workerImage
+    ? { ...pool, spec: { ...pool.spec, image: { ...options.workerImage, pullPolicy: 'IfNotPresent' } } }
+    : undefined;
 }
 
 /** Without configuration: fixed ids (the image's user), no NetworkPolicy. */

@@ -18,12 +18,19 @@ const podOf = (p: VoiceWorkerPool): any => (buildDeployment(p, 1).spec as { temp
 describe('worker pod', () => {
   it('exposes the management port `metrics` and probes it there (C2)', () => {
     const c = podOf(pool()).containers[0];
-    expect(c.ports).toEqual([{ name: 'http', containerPort: 7860, protocol: 'TCP' }, { name: 'metrics', containerPort: 9090, protocol: 'TCP' }]);
+    expect(c.ports).toEqual([
+      { name: 'http', containerPort: 7860, protocol: 'TCP' },
+      { name: 'metrics', containerPort: 9090, protocol: 'TCP' },
+    ]);
     for (const probe of [c.startupProbe, c.livenessProbe, c.readinessProbe]) expect(probe.httpGet.port).toBe('metrics');
     expect(c.env).toContainEqual({ name: 'METRICS_PORT', value: '9090' });
     expect(JSON.stringify(buildService(pool()))).not.toContain('9090');
     const template = (buildDeployment(pool(), 1).spec as { template: { metadata: { annotations: Record<string, string> } } }).template;
-    expect(template.metadata.annotations).toEqual({ 'prometheus.io/scrape': 'true', 'prometheus.io/port': '9090', 'prometheus.io/path': '/metrics' });
+    expect(template.metadata.annotations).toEqual({
+      'prometheus.io/scrape': 'true',
+      'prometheus.io/port': '9090',
+      'prometheus.io/path': '/metrics',
+    });
   });
 
   it('mounts podTLS read-only and names the Service port https (C4)', () => {
@@ -31,7 +38,12 @@ describe('worker pod', () => {
     const spec = podOf(p);
     expect(spec.volumes).toContainEqual({ name: 'tls', secret: { secretName: 'pod-tls', defaultMode: 0o440 } });
     expect(spec.containers[0].volumeMounts).toContainEqual({ name: 'tls', mountPath: '/etc/voice-worker/tls', readOnly: true });
-    expect(spec.containers[0].env).toEqual(expect.arrayContaining([{ name: 'TLS_CERT_FILE', value: '/etc/voice-worker/tls/tls.crt' }, { name: 'TLS_KEY_FILE', value: '/etc/voice-worker/tls/tls.key' }]));
+    expect(spec.containers[0].env).toEqual(
+      expect.arrayContaining([
+        { name: 'TLS_CERT_FILE', value: '/etc/voice-worker/tls/tls.crt' },
+        { name: 'TLS_KEY_FILE', value: '/etc/voice-worker/tls/tls.key' },
+      ]),
+    );
     expect(buildService(p).spec).toMatchObject({ ports: [{ name: 'https', appProtocol: 'https', port: 443, targetPort: 'http' }] });
     expect(spec.containers[0].readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'metrics' });
   });
@@ -44,20 +56,47 @@ describe('worker pod', () => {
     const placement = {
       nodeSelector: { pool: 'voice' },
       tolerations: [{ key: 'gpu', operator: 'Exists', effect: 'NoSchedule' }],
-      affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] }] } } },
-      topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { 'voice.service.io/pool': 'p' } } }],
+      affinity: {
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] }],
+          },
+        },
+      },
+      topologySpreadConstraints: [
+        {
+          maxSkew: 1,
+          topologyKey: 'topology.kubernetes.io/zone',
+          whenUnsatisfiable: 'ScheduleAnyway',
+          labelSelector: { matchLabels: { 'voice.service.io/pool': 'p' } },
+        },
+      ],
       priorityClassName: 'voice-critical',
     };
-    const spec = podOf(pool({ placement, resources: { requests: { cpu: '2', memory: '4Gi' }, limits: { cpu: 4, memory: '8Gi' }, gpu: { count: 1, resourceName: 'nvidia.com/gpu' } } }));
+    const spec = podOf(
+      pool({
+        placement,
+        resources: {
+          requests: { cpu: '2', memory: '4Gi' },
+          limits: { cpu: 4, memory: '8Gi' },
+          gpu: { count: 1, resourceName: 'nvidia.com/gpu' },
+        },
+      }),
+    );
     expect(spec).toMatchObject(placement);
-    expect(spec.containers[0].resources).toEqual({ requests: { cpu: '2', memory: '4Gi', 'ephemeral-storage': '1Gi', 'nvidia.com/gpu': '1' }, limits: { cpu: '4', memory: '8Gi', 'ephemeral-storage': '6Gi', 'nvidia.com/gpu': '1' } });
+    expect(spec.containers[0].resources).toEqual({
+      requests: { cpu: '2', memory: '4Gi', 'ephemeral-storage': '1Gi', 'nvidia.com/gpu': '1' },
+      limits: { cpu: '4', memory: '8Gi', 'ephemeral-storage': '6Gi', 'nvidia.com/gpu': '1' },
+    });
     expect(podOf(pool()).nodeSelector).toBeUndefined();
     expect(spec.topologySpreadConstraints).toEqual(placement.topologySpreadConstraints); // the pool's own, not the default
   });
 
   it('spreads the workers over nodes and zones by default, as a preference a single node still satisfies', () => {
     const spread = podOf(pool()).topologySpreadConstraints;
-    const selector = { matchLabels: { 'app.kubernetes.io/name': 'voice-worker', 'app.kubernetes.io/instance': 'p', 'voice.service.io/pool': 'p' } };
+    const selector = {
+      matchLabels: { 'app.kubernetes.io/name': 'voice-worker', 'app.kubernetes.io/instance': 'p', 'voice.service.io/pool': 'p' },
+    };
     expect(spread).toEqual([
       { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: selector },
       { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: selector },
@@ -76,7 +115,11 @@ describe('default autoscaling', () => {
     const state = desiredState(pool({ replicas: 3, roomProvider: 'daily' }), new Date());
     expect(state.autoscaled).toBe(true);
     const hpa = state.apply.find((o) => o.kind === 'HorizontalPodAutoscaler')!;
-    expect(hpa.spec).toMatchObject({ minReplicas: 3, maxReplicas: 10, metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } }] });
+    expect(hpa.spec).toMatchObject({
+      minReplicas: 3,
+      maxReplicas: 10,
+      metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } }],
+    });
     expect((state.apply[0]!.spec as { replicas?: number }).replicas).toBeUndefined();
   });
 
@@ -94,8 +137,18 @@ describe('default autoscaling', () => {
   });
 
   it('adds busy sessions per pod (the worker gauge) when asked', () => {
-    const autoscaling = { enabled: true, minReplicas: 2, maxReplicas: 10, targetCPUUtilizationPercentage: 70, targetBusySessionsPerPod: 4, scaleDown: { stabilizationWindowSeconds: 300, maxPercentPerMinute: 10 } };
+    const autoscaling = {
+      enabled: true,
+      minReplicas: 2,
+      maxReplicas: 10,
+      targetCPUUtilizationPercentage: 70,
+      targetBusySessionsPerPod: 4,
+      scaleDown: { stabilizationWindowSeconds: 300, maxPercentPerMinute: 10 },
+    };
     const hpa = buildHpa(pool({ autoscaling }), 2)!;
-    expect((hpa.spec as { metrics: unknown[] }).metrics[1]).toEqual({ type: 'Pods', pods: { metric: { name: 'worker_active_sessions' }, target: { type: 'AverageValue', averageValue: '4' } } });
+    expect((hpa.spec as { metrics: unknown[] }).metrics[1]).toEqual({
+      type: 'Pods',
+      pods: { metric: { name: 'worker_active_sessions' }, target: { type: 'AverageValue', averageValue: '4' } },
+    });
   });
 });

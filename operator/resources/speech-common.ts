@@ -30,4 +30,5 @@ export function speechMetadata(pool: VoiceWorkerPool) {
 }
 
 /** The OpenAI-compatible base URL the workers' STT and TTS clients use (the Service's cluster DNS name). */
-export const speechBaseUrl = (pool: VoiceWorkerPool): string => `http://${speechName(pool)}.${pool.metadata.namespace}.svc:${SPEECH_PORT}/v1`;
+export const speechBaseUrl = (pool: VoiceWorkerPool): string =>
+  `http://${speechName(pool)}.${pool.metadata.namespace}.svc:${SPEECH_PORT}/v1`;

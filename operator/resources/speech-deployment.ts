@@ -32,11 +32,21 @@ export function speechEnv(s: SelfHostedSpeech, telemetry?: VoiceWorkerPool['spec
     ...plain('SPEECH_TTS_CONCURRENCY', s.ttsConcurrency),
     ...plain('SPEECH_QUEUE_CAPACITY', s.queueCapacity),
     ...plain('SPEECH_MAX_SESSIONS', s.maxSessions),
-    ...(telemetry?.otlpEndpoint ? [{ name: 'OTEL_EXPORTER_OTLP_ENDPOINT', value: telemetry.otlpEndpoint }, { name: 'OTEL_SERVICE_NAME', value: 'voice-speech' }] : []),
+    ...(telemetry?.otlpEndpoint
+      ? [
+          { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', value: telemetry.otlpEndpoint },
+          { name: 'OTEL_SERVICE_NAME', value: 'voice-speech' },
+        ]
+      : []),
   ];
 }
 
-export function buildSpeechDeployment(pool: VoiceWorkerPool, s: SelfHostedSpeech, replicas: number | undefined, options: BuildOptions = DEFAULT_BUILD_OPTIONS): KubeObject {
+export function buildSpeechDeployment(
+  pool: VoiceWorkerPool,
+  s: SelfHostedSpeech,
+  replicas: number | undefined,
+  options: BuildOptions = DEFAULT_BUILD_OPTIONS,
+): KubeObject {
   const image = s.image ?? pool.spec.image;
   const probe = (path: string, extra: Record<string, number>) => ({ httpGet: { path, port: 'metrics' }, ...extra });
   const metadata = speechMetadata(pool);
@@ -50,7 +60,14 @@ export function buildSpeechDeployment(pool: VoiceWorkerPool, s: SelfHostedSpeech
       revisionHistoryLimit: 5,
       strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
       template: {
-        metadata: { labels: metadata.labels, annotations: { 'prometheus.io/scrape': 'true', 'prometheus.io/port': String(SPEECH_METRICS_PORT), 'prometheus.io/path': '/metrics' } },
+        metadata: {
+          labels: metadata.labels,
+          annotations: {
+            'prometheus.io/scrape': 'true',
+            'prometheus.io/port': String(SPEECH_METRICS_PORT),
+            'prometheus.io/path': '/metrics',
+          },
+        },
         spec: {
           terminationGracePeriodSeconds: 60,
           enableServiceLinks: false,
@@ -74,7 +91,12 @@ export function buildSpeechDeployment(pool: VoiceWorkerPool, s: SelfHostedSpeech
               startupProbe: probe('/healthz', { periodSeconds: 2, failureThreshold: 60 }),
               livenessProbe: probe('/healthz', { periodSeconds: 10, failureThreshold: 3, timeoutSeconds: 2 }),
               readinessProbe: probe('/readyz', { periodSeconds: 5, failureThreshold: 2, timeoutSeconds: 2 }),
-              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] } },
+              securityContext: {
+                allowPrivilegeEscalation: false,
+                readOnlyRootFilesystem: true,
+                runAsNonRoot: true,
+                capabilities: { drop: ['ALL'] },
+              },
               volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
             },
           ],

@@ -34,7 +34,12 @@ export function buildSpeechHpa(pool: VoiceWorkerPool, s: SelfHostedSpeech): Kube
       scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: speechName(pool) },
       minReplicas: a.minReplicas,
       maxReplicas: Math.max(a.minReplicas, a.maxReplicas),
-      metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: a.targetCPUUtilizationPercentage } } }],
+      metrics: [
+        {
+          type: 'Resource',
+          resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: a.targetCPUUtilizationPercentage } },
+        },
+      ],
     },
   };
 }
@@ -52,10 +57,16 @@ export function buildSpeechPdb(pool: VoiceWorkerPool): KubeObject {
 export function buildSpeechNetworkPolicy(pool: VoiceWorkerPool, options: BuildOptions): KubeObject | undefined {
   if (!options.networkPolicy) return undefined;
   const { metricsNamespaces } = options.networkPolicy;
-  const ingress: unknown[] = [{ from: [{ podSelector: { matchLabels: selectorLabels(pool) } }], ports: [{ port: SPEECH_PORT, protocol: 'TCP' }] }];
+  const ingress: unknown[] = [
+    { from: [{ podSelector: { matchLabels: selectorLabels(pool) } }], ports: [{ port: SPEECH_PORT, protocol: 'TCP' }] },
+  ];
   if (metricsNamespaces.length > 0) {
     ingress.push({
-      from: [{ namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [...metricsNamespaces] }] } }],
+      from: [
+        {
+          namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [...metricsNamespaces] }] },
+        },
+      ],
       ports: [{ port: SPEECH_METRICS_PORT, protocol: 'TCP' }],
     });
   }

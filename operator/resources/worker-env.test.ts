@@ -18,7 +18,8 @@ import { BUSY_SESSIONS_METRIC } from './hpa.ts';
  * until then the worker's type accepts daily and local only, and the test follows the worker.
  */
 const C3_PROVIDERS = ['daily', 'livekit', 'local'] as const;
-const workerProviders: readonly string[] = (workerConfig as { ROOM_PROVIDERS?: readonly string[] }).ROOM_PROVIDERS ?? (['daily', 'local'] satisfies workerConfig.RoomProviderName[]);
+const workerProviders: readonly string[] =
+  (workerConfig as { ROOM_PROVIDERS?: readonly string[] }).ROOM_PROVIDERS ?? (['daily', 'local'] satisfies workerConfig.RoomProviderName[]);
 
 /** The smallest pool the CRD admits for a provider (its CEL rules name what each needs). */
 function minimalPool(provider: string, name = 'interviews', namespace = 'voice'): VoiceWorkerPool {
@@ -30,11 +31,17 @@ function minimalPool(provider: string, name = 'interviews', namespace = 'voice')
       image: { repository: 'reg/worker', tag: 'v1.3.0' },
       replicas: 3,
       resources: { requests: { cpu: '2', memory: '4Gi' }, limits: { cpu: '4', memory: '8Gi' } },
-      secrets: { workerToken: { name: 'worker', key: 'token' }, openaiApiKey: { name: 'models', key: 'openai' }, ...(provider === 'daily' ? { roomApiKey: { name: 'rooms', key: 'daily' } } : {}) },
+      secrets: {
+        workerToken: { name: 'worker', key: 'token' },
+        openaiApiKey: { name: 'models', key: 'openai' },
+        ...(provider === 'daily' ? { roomApiKey: { name: 'rooms', key: 'daily' } } : {}),
+      },
       redis: { url: 'redis://redis:6379' },
       backendUrl: 'https://app.service.example',
       roomProvider: provider as VoiceWorkerPool['spec']['roomProvider'],
-      ...(provider === 'livekit' ? { livekit: { url: 'wss://rooms.example.com', secretName: 'livekit', apiKeyKey: 'apiKey', apiSecretKey: 'apiSecret' } } : {}),
+      ...(provider === 'livekit'
+        ? { livekit: { url: 'wss://rooms.example.com', secretName: 'livekit', apiKeyKey: 'apiKey', apiSecretKey: 'apiSecret' } }
+        : {}),
       ingress: { host: 'voice.example.com', tlsSecretName: 'voice-tls' },
       sizing: { p95ConcurrentSessions: 10, headroomPercent: 20, sessionsPerReplica: 4 },
       terminationGracePeriodSeconds: 1800,
@@ -47,7 +54,8 @@ function resolve(env: EnvVar[]): Record<string, string> {
   return Object.fromEntries(
     env.map((e) => {
       if ('value' in e) return [e.name, e.value];
-      if ('secretKeyRef' in e.valueFrom) return [e.name, `secret-${e.valueFrom.secretKeyRef.name}-${e.valueFrom.secretKeyRef.key}-0123456789`];
+      if ('secretKeyRef' in e.valueFrom)
+        return [e.name, `secret-${e.valueFrom.secretKeyRef.name}-${e.valueFrom.secretKeyRef.key}-0123456789`];
       return [e.name, 'interviews-7f9c-abcde'];
     }),
   );
@@ -77,12 +85,14 @@ describe('worker environment from the pool', () => {
 
   it('gives LiveKit its URL from the spec and key and secret from a Secret (C3)', () => {
     const env = workerEnv(minimalPool('livekit'));
-    expect(env).toEqual(expect.arrayContaining([
-      { name: 'ROOM_PROVIDER', value: 'livekit' },
-      { name: 'LIVEKIT_URL', value: 'wss://rooms.example.com' },
-      { name: 'LIVEKIT_API_KEY', valueFrom: { secretKeyRef: { name: 'livekit', key: 'apiKey' } } },
-      { name: 'LIVEKIT_API_SECRET', valueFrom: { secretKeyRef: { name: 'livekit', key: 'apiSecret' } } },
-    ]));
+    expect(env).toEqual(
+      expect.arrayContaining([
+        { name: 'ROOM_PROVIDER', value: 'livekit' },
+        { name: 'LIVEKIT_URL', value: 'wss://rooms.example.com' },
+        { name: 'LIVEKIT_API_KEY', valueFrom: { secretKeyRef: { name: 'livekit', key: 'apiKey' } } },
+        { name: 'LIVEKIT_API_SECRET', valueFrom: { secretKeyRef: { name: 'livekit', key: 'apiSecret' } } },
+      ]),
+    );
     expect(env.find((e) => e.name === 'DAILY_API_KEY')).toBeUndefined();
   });
 
@@ -104,16 +114,35 @@ describe('worker environment from the pool', () => {
     everything.spec.podTLS = { secretName: 'tls' };
     everything.spec.maxSessionSeconds = 900;
     everything.spec.transcriptStore = 's3://bucket';
-    everything.spec.redis = { username: 'voice', passwordSecret: { name: 'r', key: 'p' }, tls: { enabled: true, caSecret: { name: 'r', key: 'ca' } }, sentinel: { hosts: ['s0:26379'], username: 'sen', passwordSecret: { name: 'r', key: 's' }, tls: true } };
+    everything.spec.redis = {
+      username: 'voice',
+      passwordSecret: { name: 'r', key: 'p' },
+      tls: { enabled: true, caSecret: { name: 'r', key: 'ca' } },
+      sentinel: { hosts: ['s0:26379'], username: 'sen', passwordSecret: { name: 'r', key: 's' }, tls: true },
+    };
     everything.spec.telemetry = { otlpEndpoint: 'http://otel:4318', serviceName: 'v' };
-    everything.spec.models = { llm: { baseUrl: 'http://l', model: 'm' }, stt: { baseUrl: 'http://s', model: 'm' }, tts: { baseUrl: 'http://t', model: 'm', voice: 'v' } };
-    everything.spec.secrets = { ...everything.spec.secrets, llmApiKey: { name: 'm', key: 'l' }, sttApiKey: { name: 'm', key: 's' }, ttsApiKey: { name: 'm', key: 't' } };
+    everything.spec.models = {
+      llm: { baseUrl: 'http://l', model: 'm' },
+      stt: { baseUrl: 'http://s', model: 'm' },
+      tts: { baseUrl: 'http://t', model: 'm', voice: 'v' },
+    };
+    everything.spec.secrets = {
+      ...everything.spec.secrets,
+      llmApiKey: { name: 'm', key: 'l' },
+      sttApiKey: { name: 'm', key: 's' },
+      ttsApiKey: { name: 'm', key: 't' },
+    };
     const daily = minimalPool('daily');
     const names = new Set([...workerEnv(everything), ...workerEnv(daily)].map((e) => e.name));
     expect([...names].sort()).toEqual([...RESERVED_ENV].sort());
     const crd = readFileSync(new URL('../../crds/voice.service.io_voiceworkerpools.yaml', import.meta.url), 'utf8');
     const rule = /rule: "!\(self\.name in \[([^\]]+)\]\)"/.exec(crd)?.[1];
-    expect(rule?.split(', ').map((n) => n.replace(/'/g, '')).sort()).toEqual([...RESERVED_ENV].sort());
+    expect(
+      rule
+        ?.split(', ')
+        .map((n) => n.replace(/'/g, ''))
+        .sort(),
+    ).toEqual([...RESERVED_ENV].sort());
   });
 
   it('reserves the loaders and start-up hooks, and the CRD refuses the same prefixes and names', () => {
@@ -121,8 +150,21 @@ describe('worker environment from the pool', () => {
     const rule = /rule: "!self\.name\.matches\('\^\(([^)]+)\)'\) && !\(self\.name in \[([^\]]+)\]\)"/.exec(crd);
     expect(rule?.[1]?.split('|')).toEqual([...LOADER_ENV_PREFIXES]);
     expect(rule?.[2]?.split(', ').map((n) => n.replace(/'/g, ''))).toEqual([...LOADER_ENV]);
-    for (const name of ['NODE_OPTIONS', 'LD_PRELOAD', 'LD_LIBRARY_PATH', 'LD_AUDIT', 'PYTHONPATH', 'PYTHONSTARTUP', 'BASH_ENV', 'OPENSSL_CONF', 'PERL5OPT', 'DAILY_BRIDGE_PYTHON']) expect(isLoaderEnv(name), name).toBe(true);
-    for (const name of ['AWS_ACCESS_KEY_ID', 'BOT_SESSIONS_PER_PROCESS', 'LOG_LEVEL', 'UV_THREADPOOL_SIZE', 'HTTPS_PROXY', 'MY_NODE']) expect(isLoaderEnv(name), name).toBe(false);
+    for (const name of [
+      'NODE_OPTIONS',
+      'LD_PRELOAD',
+      'LD_LIBRARY_PATH',
+      'LD_AUDIT',
+      'PYTHONPATH',
+      'PYTHONSTARTUP',
+      'BASH_ENV',
+      'OPENSSL_CONF',
+      'PERL5OPT',
+      'DAILY_BRIDGE_PYTHON',
+    ])
+      expect(isLoaderEnv(name), name).toBe(true);
+    for (const name of ['AWS_ACCESS_KEY_ID', 'BOT_SESSIONS_PER_PROCESS', 'LOG_LEVEL', 'UV_THREADPOOL_SIZE', 'HTTPS_PROXY', 'MY_NODE'])
+      expect(isLoaderEnv(name), name).toBe(false);
     // No name the builder sets falls under them: the two lists say different things.
     expect(RESERVED_ENV.filter(isLoaderEnv)).toEqual([]);
   });
@@ -130,29 +172,56 @@ describe('worker environment from the pool', () => {
   it('points the workers at Sentinel, with the ACL user, the passwords from Secrets and the mounted CA', () => {
     const p = minimalPool('livekit');
     p.spec.redis = {
-      url: 'rediss://redis:6379/1', username: 'voice', passwordSecret: { name: 'redis-auth', key: 'password' },
+      url: 'rediss://redis:6379/1',
+      username: 'voice',
+      passwordSecret: { name: 'redis-auth', key: 'password' },
       tls: { enabled: true, caSecret: { name: 'redis-ca', key: 'ca.pem' } },
-      sentinel: { hosts: ['sentinel-0.redis:26379', 'sentinel-1.redis'], masterName: 'voice', passwordSecret: { name: 'redis-auth', key: 'sentinel' }, tls: true },
+      sentinel: {
+        hosts: ['sentinel-0.redis:26379', 'sentinel-1.redis'],
+        masterName: 'voice',
+        passwordSecret: { name: 'redis-auth', key: 'sentinel' },
+        tls: true,
+      },
     };
     const env = workerEnv(p);
     expect(resolve(env)).toMatchObject({
-      REDIS_URL: 'rediss://redis:6379/1', REDIS_USERNAME: 'voice', REDIS_TLS_CA_FILE: '/etc/voice-worker/redis-ca/ca.crt',
-      REDIS_SENTINELS: 'sentinel-0.redis:26379,sentinel-1.redis', REDIS_SENTINEL_MASTER: 'voice', REDIS_SENTINEL_TLS: 'true',
+      REDIS_URL: 'rediss://redis:6379/1',
+      REDIS_USERNAME: 'voice',
+      REDIS_TLS_CA_FILE: '/etc/voice-worker/redis-ca/ca.crt',
+      REDIS_SENTINELS: 'sentinel-0.redis:26379,sentinel-1.redis',
+      REDIS_SENTINEL_MASTER: 'voice',
+      REDIS_SENTINEL_TLS: 'true',
     });
     expect(env).toContainEqual({ name: 'REDIS_PASSWORD', valueFrom: { secretKeyRef: { name: 'redis-auth', key: 'password' } } });
     expect(env).toContainEqual({ name: 'REDIS_SENTINEL_PASSWORD', valueFrom: { secretKeyRef: { name: 'redis-auth', key: 'sentinel' } } });
     // The worker reads exactly these: its own config accepts the result.
     const config = workerConfig.loadConfig(resolve(env));
-    expect(config.redis.sentinel?.hosts).toEqual([{ host: 'sentinel-0.redis', port: 26379 }, { host: 'sentinel-1.redis', port: 26379 }]);
-    const deployment = buildDeployment(p, 1) as unknown as { spec: { template: { spec: { volumes: unknown[]; containers: Array<{ volumeMounts: unknown[] }> } } } };
-    expect(deployment.spec.template.spec.volumes).toContainEqual({ name: 'redis-ca', secret: { secretName: 'redis-ca', defaultMode: 0o440, items: [{ key: 'ca.pem', path: 'ca.crt' }] } });
-    expect(deployment.spec.template.spec.containers[0]!.volumeMounts).toContainEqual({ name: 'redis-ca', mountPath: '/etc/voice-worker/redis-ca', readOnly: true });
+    expect(config.redis.sentinel?.hosts).toEqual([
+      { host: 'sentinel-0.redis', port: 26379 },
+      { host: 'sentinel-1.redis', port: 26379 },
+    ]);
+    const deployment = buildDeployment(p, 1) as unknown as {
+      spec: { template: { spec: { volumes: unknown[]; containers: Array<{ volumeMounts: unknown[] }> } } };
+    };
+    expect(deployment.spec.template.spec.volumes).toContainEqual({
+      name: 'redis-ca',
+      secret: { secretName: 'redis-ca', defaultMode: 0o440, items: [{ key: 'ca.pem', path: 'ca.crt' }] },
+    });
+    expect(deployment.spec.template.spec.containers[0]!.volumeMounts).toContainEqual({
+      name: 'redis-ca',
+      mountPath: '/etc/voice-worker/redis-ca',
+      readOnly: true,
+    });
   });
 
   it('gives a Sentinel pool without a URL only the scheme', () => {
     const p = minimalPool('livekit');
     p.spec.redis = { sentinel: { hosts: ['s0'] } };
-    expect(resolve(workerEnv(p))).toMatchObject({ REDIS_URL: 'redis://sentinel-master', REDIS_SENTINELS: 's0', REDIS_SENTINEL_MASTER: 'mymaster' });
+    expect(resolve(workerEnv(p))).toMatchObject({
+      REDIS_URL: 'redis://sentinel-master',
+      REDIS_SENTINELS: 's0',
+      REDIS_SENTINEL_MASTER: 'mymaster',
+    });
     p.spec.redis.tls = { enabled: true };
     expect(resolve(workerEnv(p)).REDIS_URL).toBe('rediss://sentinel-master');
   });

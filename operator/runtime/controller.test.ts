@@ -108,10 +108,12 @@ describe('runWorkers (the reconcileHandler)', () => {
       (key, signal) => {
         passes++;
         if (key === 'ns/quick' || passes > 2) return Promise.resolve({ result: 'done' });
-        return new Promise<Result>((resolve) => signal.addEventListener('abort', () => {
-          aborted = signal.reason;
-          resolve({ result: 'error', error: new Error('aborted') });
-        }));
+        return new Promise<Result>((resolve) =>
+          signal.addEventListener('abort', () => {
+            aborted = signal.reason;
+            resolve({ result: 'error', error: new Error('aborted') });
+          }),
+        );
       },
       { workers: 1, timeoutMs: 50 },
     );
@@ -128,10 +130,13 @@ describe('runWorkers (the reconcileHandler)', () => {
     let release!: () => void;
     const synced = new Promise<void>((r) => (release = r));
     const seen: string[] = [];
-    const h = harness(async (key) => {
-      seen.push(key);
-      return { result: 'done' };
-    }, { synced });
+    const h = harness(
+      async (key) => {
+        seen.push(key);
+        return { result: 'done' };
+      },
+      { synced },
+    );
     h.queue.add('ns/a');
     await new Promise((r) => setTimeout(r, 50));
     expect(seen).toEqual([]);

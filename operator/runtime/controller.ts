@@ -9,7 +9,8 @@ import type { RuntimeMetrics } from './metrics.ts';
 import type { WorkQueue } from './queue.ts';
 
 /** `blocked` names why an object cannot be satisfied: a terminal error, counted as one, not retried. */
-export type Result = { result: 'done'; blocked?: string } | { result: 'requeue'; afterMs: number; blocked?: string } | { result: 'error'; error: Error };
+export type Result =
+  { result: 'done'; blocked?: string } | { result: 'requeue'; afterMs: number; blocked?: string } | { result: 'error'; error: Error };
 
 /** What went wrong beyond an ordinary error result: a throw (a panic) or the deadline passing. */
 export interface Failure {
@@ -114,8 +115,13 @@ export async function runWorkers(o: WorkerOptions): Promise<void> {
         if (failure?.kind === 'panic') metrics.reconcilePanics.inc(controller);
         if (failure?.kind === 'timeout') metrics.reconcileTimeouts.inc(controller);
         const delay = queue.addRateLimited(key);
-        o.log.warn(failure ? `reconcile ${failure.kind === 'panic' ? 'threw' : 'timed out'}; retrying` : 'reconcile failed; retrying', { key, retryInMs: delay, error: outcome.error });
-        if (failure && o.onFailure) await o.onFailure(key, failure).catch((err: unknown) => o.log.warn('could not report a failed reconcile', { key, error: err }));
+        o.log.warn(failure ? `reconcile ${failure.kind === 'panic' ? 'threw' : 'timed out'}; retrying` : 'reconcile failed; retrying', {
+          key,
+          retryInMs: delay,
+          error: outcome.error,
+        });
+        if (failure && o.onFailure)
+          await o.onFailure(key, failure).catch((err: unknown) => o.log.warn('could not report a failed reconcile', { key, error: err }));
       } else {
         queue.forget(key);
         if (outcome.blocked) {
@@ -131,7 +137,10 @@ export async function runWorkers(o: WorkerOptions): Promise<void> {
   };
   const unfinished = setInterval(() => {
     const running = queue.inFlightSeconds();
-    metrics.unfinishedWork.set(name, running.reduce((a, b) => a + b, 0));
+    metrics.unfinishedWork.set(
+      name,
+      running.reduce((a, b) => a + b, 0),
+    );
     metrics.longestRunning.set(name, Math.max(0, ...running));
   }, 1000);
   unfinished.unref();

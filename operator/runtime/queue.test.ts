@@ -26,7 +26,9 @@ describe('WorkQueue', () => {
 
   it('backs off exponentially per key and starts over after forget', () => {
     const q = new WorkQueue({ baseDelayMs: 100, maxDelayMs: 1000 });
-    expect([q.addRateLimited('a'), q.addRateLimited('a'), q.addRateLimited('a'), q.addRateLimited('a'), q.addRateLimited('a')]).toEqual([100, 200, 400, 800, 1000]);
+    expect([q.addRateLimited('a'), q.addRateLimited('a'), q.addRateLimited('a'), q.addRateLimited('a'), q.addRateLimited('a')]).toEqual([
+      100, 200, 400, 800, 1000,
+    ]);
     expect(q.addRateLimited('b')).toBe(100);
     q.forget('a');
     expect(q.addRateLimited('a')).toBe(100);
@@ -79,7 +81,15 @@ describe('fairness across namespaces', () => {
     q.add('tenant-c/two');
     const order = [];
     for (let i = 0; i < 7; i++) order.push(await q.get());
-    expect(order).toEqual(['tenant-a/pool-0', 'tenant-b/only', 'tenant-c/one', 'tenant-a/pool-1', 'tenant-c/two', 'tenant-a/pool-2', 'tenant-a/pool-3']);
+    expect(order).toEqual([
+      'tenant-a/pool-0',
+      'tenant-b/only',
+      'tenant-c/one',
+      'tenant-a/pool-1',
+      'tenant-c/two',
+      'tenant-a/pool-2',
+      'tenant-a/pool-3',
+    ]);
     expect(q.depth).toBe(96);
   });
 

@@ -81,7 +81,10 @@ export function createServiceClient(options: ClientOptions): ServiceClient {
   const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
 
   /** POSTs with the publishable key; a non-2xx answer becomes a ServiceError. */
-  const postJson = async (path: string, fields: Record<string, unknown>): Promise<{ res: Response; body: Record<string, unknown> | null }> => {
+  const postJson = async (
+    path: string,
+    fields: Record<string, unknown>,
+  ): Promise<{ res: Response; body: Record<string, unknown> | null }> => {
     const res = await doFetch(`${baseUrl}${path}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -102,10 +105,17 @@ export function createServiceClient(options: ClientOptions): ServiceClient {
   const unfinished = new Map<string, string>();
   const connectOnce = async (input: ConnectInput, sessionId: string | undefined): Promise<ConnectedRoom> => {
     const { res, body } = await postJson('/api/v2/sdk/connect', {
-      interviewId: input.interviewId, ...(sessionId ? { sessionId } : {}), ...(input.metadata ? { metadata: input.metadata } : {}),
+      interviewId: input.interviewId,
+      ...(sessionId ? { sessionId } : {}),
+      ...(input.metadata ? { metadata: input.metadata } : {}),
     });
     if (!body || typeof body.sessionId !== 'string' || typeof body.room_url !== 'string' || typeof body.token !== 'string') {
-      throw new ServiceError({ status: res.status, code: 'internal_error', message: 'The service answered without a sessionId, room_url and token.', raw: body });
+      throw new ServiceError({
+        status: res.status,
+        code: 'internal_error',
+        message: 'The service answered without a sessionId, room_url and token.',
+        raw: body,
+      });
     }
     const transport = isRoomTransportName(body.transport) ? { transport: body.transport } : {};
     return { sessionId: body.sessionId, room_url: body.room_url, token: body.token, ...transport };
@@ -124,8 +134,7 @@ export function createServiceClient(options: ClientOptions): ServiceClient {
         // Bounded: a page that fails with many different inputs keeps only the latest few.
         if (unfinished.size >= 32) unfinished.delete(unfinished.keys().next().value!);
         unfinished.set(key, err.sessionId);
-      }
-      else if (earlier && (err.code === 'session_not_found' || err.code === 'session_not_connectable')) {
+      } else if (earlier && (err.code === 'session_not_found' || err.code === 'session_not_connectable')) {
         // The session of the earlier failure is gone (its link expired): start afresh.
         unfinished.delete(key);
         return connect(input);
@@ -135,9 +144,17 @@ export function createServiceClient(options: ClientOptions): ServiceClient {
   };
 
   const createSession = async (input: CreateSessionInput): Promise<CreatedSession> => {
-    const { res, body } = await postJson('/api/v2/sdk/sessions', { interviewId: input.interviewId, ...(input.metadata ? { metadata: input.metadata } : {}) });
+    const { res, body } = await postJson('/api/v2/sdk/sessions', {
+      interviewId: input.interviewId,
+      ...(input.metadata ? { metadata: input.metadata } : {}),
+    });
     if (!body || typeof body.sessionId !== 'string' || typeof body.sessionUrl !== 'string') {
-      throw new ServiceError({ status: res.status, code: 'internal_error', message: 'The service answered without a sessionId and sessionUrl.', raw: body });
+      throw new ServiceError({
+        status: res.status,
+        code: 'internal_error',
+        message: 'The service answered without a sessionId and sessionUrl.',
+        raw: body,
+      });
     }
     return { sessionId: body.sessionId, sessionUrl: body.sessionUrl, expiresAt: String(body.expiresAt) };
   };

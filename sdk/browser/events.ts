@@ -45,7 +45,12 @@ export interface HostCommand {
 export function isServiceEvent(data: unknown): data is ServiceEvent {
   if (typeof data !== 'object' || data === null) return false;
   const d = data as Record<string, unknown>;
-  return d.source === MESSAGE_SOURCE && typeof d.type === 'string' && (SERVICE_EVENTS as readonly string[]).includes(d.type) && typeof d.sessionId === 'string';
+  return (
+    d.source === MESSAGE_SOURCE &&
+    typeof d.type === 'string' &&
+    (SERVICE_EVENTS as readonly string[]).includes(d.type) &&
+    typeof d.sessionId === 'string'
+  );
 }
 
 export function isHostCommand(data: unknown): data is HostCommand {

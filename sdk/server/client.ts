@@ -27,8 +27,17 @@ export interface ServiceClientOptions {
 }
 
 const ALLOWED_OPTIONS = new Set([
-  'baseUrl', 'secretKey', 'publishableKey', 'maxRetries', 'timeoutMs', 'initialRetryDelayMs',
-  'maxRetryDelayMs', 'maxRetryAfterSeconds', 'fetch', 'random', 'sleep',
+  'baseUrl',
+  'secretKey',
+  'publishableKey',
+  'maxRetries',
+  'timeoutMs',
+  'initialRetryDelayMs',
+  'maxRetryDelayMs',
+  'maxRetryAfterSeconds',
+  'fetch',
+  'random',
+  'sleep',
 ]);
 
 function validateInteger(name: string, value: unknown, min: number, max: number): number {
@@ -75,7 +84,8 @@ export class ServiceClient {
     }
     if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new TypeError('baseUrl must use https (or http for local testing)');
     if (options.secretKey !== undefined && !options.secretKey.startsWith('sk_')) throw new TypeError('secretKey must start with sk_');
-    if (options.publishableKey !== undefined && !options.publishableKey.startsWith('pk_')) throw new TypeError('publishableKey must start with pk_');
+    if (options.publishableKey !== undefined && !options.publishableKey.startsWith('pk_'))
+      throw new TypeError('publishableKey must start with pk_');
     this.options = options;
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.timeoutMs = validateInteger('timeoutMs', options.timeoutMs ?? 30_000, 1, 600_000);
@@ -101,7 +111,10 @@ export class ServiceClient {
     if (params.metadata !== undefined) body.metadata = params.metadata;
     // One key for every attempt of this call: a retry returns the first session, never a second.
     const idempotencyKey = requestOptions.idempotencyKey ?? randomUUID();
-    return this.request<CreatedSession>('POST', '/api/v2/sdk/sessions', { body: JSON.stringify(body), headers: { 'Idempotency-Key': idempotencyKey } });
+    return this.request<CreatedSession>('POST', '/api/v2/sdk/sessions', {
+      body: JSON.stringify(body),
+      headers: { 'Idempotency-Key': idempotencyKey },
+    });
   }
 
   private async retrieveSession(sessionId: string): Promise<Session> {
@@ -123,7 +136,11 @@ export class ServiceClient {
   }
 
   /** One HTTP exchange; never throws. */
-  private async attempt<T>(method: string, path: string, init: { body?: string; headers: Record<string, string> }): Promise<{ ok: true; value: T } | { ok: false; error: ServiceError }> {
+  private async attempt<T>(
+    method: string,
+    path: string,
+    init: { body?: string; headers: Record<string, string> },
+  ): Promise<{ ok: true; value: T } | { ok: false; error: ServiceError }> {
     const doFetch = this.options.fetch ?? fetch;
     let res: Response;
     let text: string;
@@ -131,19 +148,35 @@ export class ServiceClient {
       res = await doFetch(`${this.baseUrl}${path}`, {
         method,
         body: init.body,
-        headers: { Accept: 'application/json', 'User-Agent': USER_AGENT, ...(init.body ? { 'Content-Type': 'application/json' } : {}), ...init.headers },
+        headers: {
+          Accept: 'application/json',
+          'User-Agent': USER_AGENT,
+          ...(init.body ? { 'Content-Type': 'application/json' } : {}),
+          ...init.headers,
+        },
         signal: AbortSignal.timeout(this.timeoutMs),
       });
       text = await res.text();
     } catch (err) {
       const reason = err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
-      return { ok: false, error: new ConnectionError({ status: 0, code: 'connection_error', message: `No answer from ${this.baseUrl}: ${reason}`, raw: err }) };
+      return {
+        ok: false,
+        error: new ConnectionError({ status: 0, code: 'connection_error', message: `No answer from ${this.baseUrl}: ${reason}`, raw: err }),
+      };
     }
     if (!res.ok) return { ok: false, error: errorFromResponse(res.status, text, res.headers) };
     try {
       return { ok: true, value: JSON.parse(text) as T };
     } catch {
-      return { ok: false, error: new ServiceError({ status: res.status, code: 'invalid_response', message: 'The service answered 2xx with a body that is not JSON.', raw: text }) };
+      return {
+        ok: false,
+        error: new ServiceError({
+          status: res.status,
+          code: 'invalid_response',
+          message: 'The service answered 2xx with a body that is not JSON.',
+          raw: text,
+        }),
+      };
     }
   }
 }

@@ -91,5 +91,13 @@ export function errorFromResponse(status: number, bodyText: string, headers: Hea
     // Not JSON (e.g. a proxy's HTML page): keep the defaults and the raw text.
   }
   const ErrorType = classFor(status, code);
-  return new ErrorType({ status, code, message, raw, sessionId, requestId: headers.get('request-id'), retryAfterSeconds: parseRetryAfter(headers.get('retry-after')) });
+  return new ErrorType({
+    status,
+    code,
+    message,
+    raw,
+    sessionId,
+    requestId: headers.get('request-id'),
+    retryAfterSeconds: parseRetryAfter(headers.get('retry-after')),
+  });
 }

@@ -1,10 +1,27 @@
 import { describe, expect, it } from 'vitest';
-import { ConnectionError, errorFromResponse, parseRetryAfter, ServiceError, RateLimitError, NotFoundError, InvalidRequestError, AuthenticationError, PermissionError, ConflictError, GoneError, InternalServerError } from './errors.ts';
+import {
+  ConnectionError,
+  errorFromResponse,
+  parseRetryAfter,
+  ServiceError,
+  RateLimitError,
+  NotFoundError,
+  InvalidRequestError,
+  AuthenticationError,
+  PermissionError,
+  ConflictError,
+  GoneError,
+  InternalServerError,
+} from './errors.ts';
 import { retryDelayMs, shouldRetry } from './retry.ts';
 
 const policy = { maxRetries: 3, initialDelayMs: 100, maxDelayMs: 1000, maxRetryAfterSeconds: 60 };
 const err = (status: number, code: string, retryAfter?: string) =>
-  errorFromResponse(status, JSON.stringify({ error: code, message: `m ${code}` }), new Headers(retryAfter ? { 'Retry-After': retryAfter } : {}));
+  errorFromResponse(
+    status,
+    JSON.stringify({ error: code, message: `m ${code}` }),
+    new Headers(retryAfter ? { 'Retry-After': retryAfter } : {}),
+  );
 
 describe('errorFromResponse', () => {
   it.each([
@@ -48,7 +65,14 @@ describe('shouldRetry', () => {
     expect(shouldRetry(new ConnectionError({ status: 0, code: 'connection_error', message: 'x' }), 0, policy)).toBe(true);
     for (const s of [500, 502, 503, 504]) expect(shouldRetry(err(s, 'internal_error'), 0, policy)).toBe(true);
     expect(shouldRetry(err(429, 'rate_limit_exceeded', '1'), 0, policy)).toBe(true);
-    for (const [s, c] of [[400, 'invalid_request'], [401, 'invalid_key'], [403, 'cross_workspace'], [404, 'session_not_found'], [409, 'interview_not_active'], [410, 'interview_expired']] as const) {
+    for (const [s, c] of [
+      [400, 'invalid_request'],
+      [401, 'invalid_key'],
+      [403, 'cross_workspace'],
+      [404, 'session_not_found'],
+      [409, 'interview_not_active'],
+      [410, 'interview_expired'],
+    ] as const) {
       expect(shouldRetry(err(s, c), 0, policy)).toBe(false);
     }
     expect(shouldRetry(new Error('bug'), 0, policy)).toBe(false);

@@ -31,7 +31,12 @@ export function shouldRetry(error: unknown, attempt: number, policy: RetryPolicy
  * "equal jitter" (half fixed, half random) so that many clients do not retry in step. A server's
  * Retry-After is a floor.
  */
-export function retryDelayMs(attempt: number, policy: RetryPolicy, retryAfterSeconds: number | null, random: () => number = Math.random): number {
+export function retryDelayMs(
+  attempt: number,
+  policy: RetryPolicy,
+  retryAfterSeconds: number | null,
+  random: () => number = Math.random,
+): number {
   const ceiling = Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** attempt);
   const jittered = ceiling / 2 + random() * (ceiling / 2);
   return Math.max(jittered, (retryAfterSeconds ?? 0) * 1000);

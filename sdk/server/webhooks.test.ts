@@ -5,7 +5,12 @@ import { constructEvent, generateTestHeader, WebhookSignatureError, type Webhook
 import { signatureHeader } from '../../lib/signature.ts';
 
 const secret = 'whsec_test_secret_0123456789';
-const payload = JSON.stringify({ id: 'evt_1', type: 'interview.completed', created: 1_795_000_000, data: { sessionId: 'inv_1', interviewId: 'dpl_1', metadata: { a: 1 }, completedAt: '2026-11-23T10:00:00Z' } });
+const payload = JSON.stringify({
+  id: 'evt_1',
+  type: 'interview.completed',
+  created: 1_795_000_000,
+  data: { sessionId: 'inv_1', interviewId: 'dpl_1', metadata: { a: 1 }, completedAt: '2026-11-23T10:00:00Z' },
+});
 const t = 1_795_000_000;
 const nowAt = (seconds: number) => () => seconds * 1000;
 const stripe = new Stripe('sk_test_unused');
@@ -64,8 +69,20 @@ describe('webhooks.constructEvent', () => {
     const notJson = 'not json';
     expect(failure(() => constructEvent(notJson, signatureHeader([secret], t, notJson), secret, 300, now))).toBe('invalid_payload');
     // Valid JSON, validly signed, but no event envelope (issue 41: `null` was returned as the event).
-    for (const body of ['null', '[]', '1', '"evt"', 'true', '{}', '{"id":"evt_1","type":"interview.completed","created":1,"data":null}', '{"id":1,"type":"t","created":1,"data":{}}']) {
-      expect(failure(() => constructEvent(body, signatureHeader([secret], t, body), secret, 300, now)), body).toBe('invalid_payload');
+    for (const body of [
+      'null',
+      '[]',
+      '1',
+      '"evt"',
+      'true',
+      '{}',
+      '{"id":"evt_1","type":"interview.completed","created":1,"data":null}',
+      '{"id":1,"type":"t","created":1,"data":{}}',
+    ]) {
+      expect(
+        failure(() => constructEvent(body, signatureHeader([secret], t, body), secret, 300, now)),
+        body,
+      ).toBe('invalid_payload');
     }
   });
 

@@ -7,13 +7,7 @@ import { parseSignatureHeader, signatureHeader } from '../../lib/signature.ts';
  * be within `tolerance` seconds of now on either side. Each failure has its own code.
  */
 export type WebhookErrorCode =
-  | 'missing_header'
-  | 'bad_format'
-  | 'no_v1'
-  | 'signature_mismatch'
-  | 'timestamp_outside_tolerance'
-  | 'body_not_raw'
-  | 'invalid_payload';
+  'missing_header' | 'bad_format' | 'no_v1' | 'signature_mismatch' | 'timestamp_outside_tolerance' | 'body_not_raw' | 'invalid_payload';
 
 export class WebhookSignatureError extends Error {
   override readonly name = 'WebhookSignatureError';
@@ -44,7 +38,8 @@ function bodyBytes(rawBody: unknown): Buffer | string {
   if (rawBody instanceof Uint8Array) return Buffer.from(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength);
   throw new WebhookSignatureError(
     'body_not_raw',
-    'constructEvent needs the raw request body as a string or Buffer, not parsed JSON. In Express, use express.raw({ type: "application/json" }) on the webhook route.',
+    'constructEvent needs the raw request body as a string or Buffer, not parsed JSON. In Express, use ' +
+      'express.raw({ type: "application/json" }) on the webhook route.',
   );
 }
 
@@ -92,22 +87,39 @@ export function constructEvent<D = Record<string, unknown>>(
   }
   const parsed = parseSignatureHeader(value);
   if (parsed === 'bad_format') {
-    throw new WebhookSignatureError('bad_format', 'The Service-Signature header is not of the form t=<unix seconds>,v1=<hex>[,v1=<hex>...].');
+    throw new WebhookSignatureError(
+      'bad_format',
+      'The Service-Signature header is not of the form t=<unix seconds>,v1=<hex>[,v1=<hex>...].',
+    );
   }
   if (parsed === 'no_v1') throw new WebhookSignatureError('no_v1', 'The Service-Signature header has no v1 signature.');
-  if (!anyMatch(secrets, parsed.timestamp, body, parsed.signatures.map((hex) => Buffer.from(hex, 'hex')))) {
+  if (
+    !anyMatch(
+      secrets,
+      parsed.timestamp,
+      body,
+      parsed.signatures.map((hex) => Buffer.from(hex, 'hex')),
+    )
+  ) {
     throw new WebhookSignatureError(
       'signature_mismatch',
-      'No v1 signature matches. Check that you pass the raw body exactly as received (not re-serialized JSON) and the whsec_ secret of this endpoint, without stray whitespace.',
+      'No v1 signature matches. Check that you pass the raw body exactly as received (not re-serialized JSON) and ' +
+        'the whsec_ secret of this endpoint, without stray whitespace.',
     );
   }
   const nowSeconds = Math.floor((options.now ?? Date.now)() / 1000);
   const age = nowSeconds - parsed.timestamp;
   if (age > tolerance) {
-    throw new WebhookSignatureError('timestamp_outside_tolerance', `The signature timestamp is ${age} s old, more than the ${tolerance} s tolerance (a replay?).`);
+    throw new WebhookSignatureError(
+      'timestamp_outside_tolerance',
+      `The signature timestamp is ${age} s old, more than the ${tolerance} s tolerance (a replay?).`,
+    );
   }
   if (-age > tolerance) {
-    throw new WebhookSignatureError('timestamp_outside_tolerance', `The signature timestamp is ${-age} s in the future, more than the ${tolerance} s tolerance (check the clocks).`);
+    throw new WebhookSignatureError(
+      'timestamp_outside_tolerance',
+      `The signature timestamp is ${-age} s in the future, more than the ${tolerance} s tolerance (check the clocks).`,
+    );
   }
   let event: unknown;
   try {
@@ -116,7 +128,10 @@ export function constructEvent<D = Record<string, unknown>>(
     throw new WebhookSignatureError('invalid_payload', 'The signature is valid but the body is not JSON.');
   }
   if (!isEnvelope(event)) {
-    throw new WebhookSignatureError('invalid_payload', 'The signature is valid but the body is not an event envelope: a JSON object with a string id and type, a numeric created and an object data.');
+    throw new WebhookSignatureError(
+      'invalid_payload',
+      'The signature is valid but the body is not an event envelope: a JSON object with a string id and type, a numeric created and an object data.',
+    );
   }
   return event as WebhookEvent<D>;
 }
@@ -125,8 +140,14 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
 
 /** The envelope of spec section 2: `null`, `[]`, `1` or `{}` parse as JSON but are no event. */
 function isEnvelope(value: unknown): boolean {
-  return isObject(value) && typeof value.id === 'string' && typeof value.type === 'string'
-    && typeof value.created === 'number' && Number.isFinite(value.created) && isObject(value.data);
+  return (
+    isObject(value) &&
+    typeof value.id === 'string' &&
+    typeof value.type === 'string' &&
+    typeof value.created === 'number' &&
+    Number.isFinite(value.created) &&
+    isObject(value.data)
+  );
 }
 
 export interface TestHeaderOptions {

@@ -20,7 +20,13 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 const fieldsOf = (e: ServiceError) => ({
-  status: e.status, code: e.code, message: e.message, requestId: e.requestId, raw: e.raw, retryAfterSeconds: e.retryAfterSeconds, sessionId: e.sessionId,
+  status: e.status,
+  code: e.code,
+  message: e.message,
+  requestId: e.requestId,
+  raw: e.raw,
+  retryAfterSeconds: e.retryAfterSeconds,
+  sessionId: e.sessionId,
 });
 
 describe('ServiceError: one class for both SDKs', () => {
@@ -30,14 +36,23 @@ describe('ServiceError: one class for both SDKs', () => {
   });
 
   it('carries the same fields whichever SDK met the error', async () => {
-    const fromServer = await new ServiceClient({ baseUrl, secretKey: 'sk_test_x', maxRetries: 0 }).sessions.retrieve('inv_x').catch((e: unknown) => e);
-    const fromBrowser = await createServiceClient({ baseUrl, publishableKey: 'pk_test_x' }).connect({ interviewId: 'dpl_nope' }).catch((e: unknown) => e);
+    const fromServer = await new ServiceClient({ baseUrl, secretKey: 'sk_test_x', maxRetries: 0 }).sessions
+      .retrieve('inv_x')
+      .catch((e: unknown) => e);
+    const fromBrowser = await createServiceClient({ baseUrl, publishableKey: 'pk_test_x' })
+      .connect({ interviewId: 'dpl_nope' })
+      .catch((e: unknown) => e);
     expect(fromServer).toBeInstanceOf(ServiceError);
     expect(fromServer).toBeInstanceOf(NotFoundError);
     expect(fromBrowser).toBeInstanceOf(ServiceError);
     const expected = {
-      status: 404, code: 'interview_not_found', message: 'No interview dpl_nope.', requestId: 'req_shape',
-      raw: { error: 'interview_not_found', message: 'No interview dpl_nope.', sessionId: 'inv_failed' }, retryAfterSeconds: null, sessionId: 'inv_failed',
+      status: 404,
+      code: 'interview_not_found',
+      message: 'No interview dpl_nope.',
+      requestId: 'req_shape',
+      raw: { error: 'interview_not_found', message: 'No interview dpl_nope.', sessionId: 'inv_failed' },
+      retryAfterSeconds: null,
+      sessionId: 'inv_failed',
     };
     expect(fieldsOf(fromServer as ServiceError)).toEqual(expected);
     expect(fieldsOf(fromBrowser as ServiceError)).toEqual(expected);

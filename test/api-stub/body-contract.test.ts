@@ -34,9 +34,16 @@ describe('the API contract on request bodies', () => {
     const before = count();
     const body = JSON.stringify({ publishableKey: K.pk, interviewId: K.active });
     for (const type of ['text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'application/jsonx', null]) {
-      const res = await fetch(create, { method: 'POST', headers: type === null ? {} : { 'Content-Type': type }, body: new TextEncoder().encode(body) });
+      const res = await fetch(create, {
+        method: 'POST',
+        headers: type === null ? {} : { 'Content-Type': type },
+        body: new TextEncoder().encode(body),
+      });
       expect(res.status, String(type)).toBe(415);
-      expect(await res.json()).toEqual({ error: 'unsupported_media_type', message: expect.stringContaining('Content-Type: application/json') });
+      expect(await res.json()).toEqual({
+        error: 'unsupported_media_type',
+        message: expect.stringContaining('Content-Type: application/json'),
+      });
     }
     const connect = await fetch(`${stub.url}/api/v2/sdk/connect`, { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body });
     expect(connect.status).toBe(415);
@@ -52,7 +59,14 @@ describe('the API contract on request bodies', () => {
     const corsOf = (res: Response) => [...res.headers].filter(([name]) => name.startsWith('access-control-'));
     const answers = [];
     for (const path of ['/api/v2/sdk/sessions', '/api/v2/sdk/connect']) {
-      const res = await fetch(`${stub.url}${path}`, { method: 'OPTIONS', headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type' } });
+      const res = await fetch(`${stub.url}${path}`, {
+        method: 'OPTIONS',
+        headers: {
+          Origin: 'https://app.example',
+          'Access-Control-Request-Method': 'POST',
+          'Access-Control-Request-Headers': 'content-type',
+        },
+      });
       expect(res.status, path).toBe(204);
       expect(res.headers.get('access-control-allow-headers')?.toLowerCase(), path).toContain('content-type');
       expect(res.headers.get('access-control-expose-headers'), path).toContain('Request-Id');
@@ -76,7 +90,10 @@ describe('the API contract on request bodies', () => {
     }
     expect(count()).toBe(before);
     // Numbers that do come back unchanged are kept.
-    const ok = await post(create, `{"publishableKey":"${K.pk}","interviewId":"${K.active}","metadata":{"big":9007199254740991,"f":0.1,"e":1.5e300,"neg":-0.25}}`);
+    const ok = await post(
+      create,
+      `{"publishableKey":"${K.pk}","interviewId":"${K.active}","metadata":{"big":9007199254740991,"f":0.1,"e":1.5e300,"neg":-0.25}}`,
+    );
     expect(ok.status).toBe(201);
     expect((await retrieve(ok.body.sessionId)).body.metadata).toEqual({ big: 9007199254740991, f: 0.1, e: 1.5e300, neg: -0.25 });
   });

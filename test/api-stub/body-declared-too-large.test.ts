@@ -38,8 +38,12 @@ describe('a body declared larger than the limit', () => {
 
   it('answers 400 invalid_request from the Content-Length, without waiting for the body, and closes', async () => {
     const head = [
-      'POST /api/v2/sdk/sessions HTTP/1.1', 'Host: 127.0.0.1', 'Content-Type: application/json',
-      `Content-Length: ${10 * 1024 ** 3}`, '', '',
+      'POST /api/v2/sdk/sessions HTTP/1.1',
+      'Host: 127.0.0.1',
+      'Content-Type: application/json',
+      `Content-Length: ${10 * 1024 ** 3}`,
+      '',
+      '',
     ].join('\r\n');
     const { answer, closedByServer } = await headersOnly(head);
     expect(answer).toMatch(/^HTTP\/1\.1 400 /);

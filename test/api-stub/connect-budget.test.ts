@@ -38,7 +38,10 @@ describe('the 10 s spawn budget and per-workspace spawn limits (default budget)'
 
     for (const res of await Promise.all(hanging)) {
       expect(res.status).toBe(504);
-      expect(res.body).toEqual({ error: 'worker_unreachable', message: 'The voice worker is unreachable. Check the endpoint status in Settings → Server → Self-host. (timeout)' });
+      expect(res.body).toEqual({
+        error: 'worker_unreachable',
+        message: 'The voice worker is unreachable. Check the endpoint status in Settings → Server → Self-host. (timeout)',
+      });
       expect(res.ms).toBeGreaterThanOrEqual(SPAWN_TIMEOUT_DEFAULT_MS - 50);
       expect(res.ms).toBeLessThan(SPAWN_TIMEOUT_DEFAULT_MS + 1_500);
     }
@@ -62,7 +65,12 @@ describe('decryption counts against the budget', () => {
 
   it('a key provider that never answers ends in worker_unreachable at the budget, before any call to the worker', async () => {
     const real = stack.runtime.routing.keys!;
-    const stuck: KeyProvider = { kind: real.kind, keyId: real.keyId, wrap: (k, c) => real.wrap(k, c), unwrap: () => new Promise<Buffer>(() => undefined) };
+    const stuck: KeyProvider = {
+      kind: real.kind,
+      keyId: real.keyId,
+      wrap: (k, c) => real.wrap(k, c),
+      unwrap: () => new Promise<Buffer>(() => undefined),
+    };
     stack.runtime.routing.keys = stuck;
     const res = await connect(stack, await newSession(stack));
     stack.runtime.routing.keys = real;
@@ -74,4 +82,3 @@ describe('decryption counts against the budget', () => {
     expect((await connect(stack, await newSession(stack))).status).toBe(200);
   });
 });
-

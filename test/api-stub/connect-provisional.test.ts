@@ -22,7 +22,9 @@ const specConnect = (body: Record<string, unknown>, headers: Record<string, stri
 const retrieve = (id: string) => call('GET', `${stack.url}/api/v2/sdk/sessions/${id}`, undefined, { authorization: `Bearer ${A.sk}` });
 const sessionCount = () => Number(stack.db.prepare('SELECT count(*) AS n FROM sessions').get()!.n);
 const eventsFor = (sessionId: string) =>
-  stack.receiver.received.map((r) => JSON.parse(r.rawBody) as { type: string; data: { sessionId?: string } }).filter((e) => e.data.sessionId === sessionId);
+  stack.receiver.received
+    .map((r) => JSON.parse(r.rawBody) as { type: string; data: { sessionId?: string } })
+    .filter((e) => e.data.sessionId === sessionId);
 
 async function settled(): Promise<void> {
   await expect.poll(() => pendingCount(stack.db) === 0 && stack.runtime.dispatcher.inFlight() === 0, { timeout: 5_000 }).toBe(true);
@@ -105,7 +107,13 @@ describe('a connect that created its session and failed', () => {
   });
 
   it('refused for capacity and never retried: deleted at expiry, no session.expired; a session created by the API still fires it', async () => {
-    const ids = () => new Set(stack.db.prepare('SELECT id FROM sessions').all().map((r) => String(r.id)));
+    const ids = () =>
+      new Set(
+        stack.db
+          .prepare('SELECT id FROM sessions')
+          .all()
+          .map((r) => String(r.id)),
+      );
     const existing = ids();
     stack.hosted.setBehaviour({ kind: 'status', status: 503 });
     try {
@@ -126,7 +134,9 @@ describe('a connect that created its session and failed', () => {
         expect(eventsFor(id)).toEqual([]);
         expect((await retrieve(id)).status).toBe(404);
       }
-      expect(Number(stack.db.prepare(`SELECT count(*) AS n FROM sessions WHERE id IN (${refused.map(() => '?').join(',')})`).get(...refused)!.n)).toBe(0);
+      expect(
+        Number(stack.db.prepare(`SELECT count(*) AS n FROM sessions WHERE id IN (${refused.map(() => '?').join(',')})`).get(...refused)!.n),
+      ).toBe(0);
       // Its retry now finds nothing to connect.
       expect((await specConnect({ sessionId: refused[0] })).body.error).toBe('session_not_found');
     } finally {

@@ -19,11 +19,19 @@ describe('a connect refused by the address policy', () => {
   it('answers 502 worker_error without the resolved address, and logs it', async () => {
     const endpoint = new URL(stack.worker.url);
     endpoint.hostname = 'localhost';
-    const put = await call('PUT', `${stack.url}/api/v2/workspace/self-host`, { pipelineEndpoint: endpoint.toString(), pipelineToken: WORKER_TOKEN }, { authorization: `Bearer ${A.sk}` });
+    const put = await call(
+      'PUT',
+      `${stack.url}/api/v2/workspace/self-host`,
+      { pipelineEndpoint: endpoint.toString(), pipelineToken: WORKER_TOKEN },
+      { authorization: `Bearer ${A.sk}` },
+    );
     expect(put.status).toBe(200);
     const res = await connect(stack, await newSession(stack));
     expect(res.status).toBe(502);
-    expect(res.body).toEqual({ error: 'worker_error', message: expect.stringContaining('resolves to an address the service does not call') });
+    expect(res.body).toEqual({
+      error: 'worker_error',
+      message: expect.stringContaining('resolves to an address the service does not call'),
+    });
     for (const revealing of ['127.0.0.1', '::1', 'loopback']) expect(res.body.message).not.toContain(revealing);
     const logged = stack.logs.find((line) => line.includes('spawn call failed'));
     expect(logged).toMatch(/egress_refused/);

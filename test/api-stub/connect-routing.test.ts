@@ -24,15 +24,36 @@ describe('connect routing over real HTTPS', () => {
     const before = stack.hosted.requests.length;
     const res = await connect(stack, sessionId);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ room_url: expect.stringMatching(/^https:\/\/rooms\.hosted\.test\//), token: expect.any(String), transport: 'daily', sessionId, route: 'hosted' });
+    expect(res.body).toEqual({
+      room_url: expect.stringMatching(/^https:\/\/rooms\.hosted\.test\//),
+      token: expect.any(String),
+      transport: 'daily',
+      sessionId,
+      route: 'hosted',
+    });
     const spawn = stack.hosted.requests.at(-1)!;
     expect(stack.hosted.requests.length).toBe(before + 1);
     expect(spawn.headers.authorization).toBe(`Bearer ${HOSTED_KEY}`);
     expect(spawn.authorized).toBe(true);
     // Only the session (with its attempt and its own report credential), the interview definition and
     // metadata travel; never a key of the service.
-    expect(Object.keys(spawn.body!).sort()).toEqual(['attempt', 'expiresAt', 'interview', 'interviewId', 'metadata', 'reportToken', 'sessionId']);
-    expect(spawn.body).toMatchObject({ sessionId, attempt: 0, interviewId: A.dpl, metadata: { respondent: 'r-1' }, interview: { title: 'Routing test' }, reportToken: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) });
+    expect(Object.keys(spawn.body!).sort()).toEqual([
+      'attempt',
+      'expiresAt',
+      'interview',
+      'interviewId',
+      'metadata',
+      'reportToken',
+      'sessionId',
+    ]);
+    expect(spawn.body).toMatchObject({
+      sessionId,
+      attempt: 0,
+      interviewId: A.dpl,
+      metadata: { respondent: 'r-1' },
+      interview: { title: 'Routing test' },
+      reportToken: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+    });
     expect(spawn.rawBody).not.toMatch(/sk_|pk_|whsec_|hosted-key/);
     const session = await call('GET', `${stack.url}/api/v2/sdk/sessions/${sessionId}`, undefined, auth(A.sk));
     expect(session.body).toMatchObject({ status: 'STARTED', clickedAt: expect.any(String) });
@@ -85,23 +106,47 @@ describe('connect routing over real HTTPS', () => {
   });
 
   it('accepts only https:// endpoints, naming the field, and only with the secret key', async () => {
-    const http = await call('PUT', selfHostUrl(), { pipelineEndpoint: 'http://worker.example.com/', pipelineToken: WORKER_TOKEN }, auth(A.sk));
+    const http = await call(
+      'PUT',
+      selfHostUrl(),
+      { pipelineEndpoint: 'http://worker.example.com/', pipelineToken: WORKER_TOKEN },
+      auth(A.sk),
+    );
     expect(http.status).toBe(400);
     expect(http.body).toEqual({ error: 'invalid_request', message: expect.stringMatching(/^pipelineEndpoint: must be an https:\/\/ URL/) });
     const short = await call('PUT', selfHostUrl(), { pipelineEndpoint: 'https://worker.example.com/', pipelineToken: 'short' }, auth(A.sk));
     expect(short.body.message).toMatch(/^pipelineToken: must be at least 16/);
     expect(short.body.message).not.toContain('short"');
-    expect((await call('PUT', selfHostUrl(), { pipelineEndpoint: 'https://w.example.com/', pipelineToken: WORKER_TOKEN }, { authorization: `Bearer ${A.pk}` })).status).toBe(401);
+    expect(
+      (
+        await call(
+          'PUT',
+          selfHostUrl(),
+          { pipelineEndpoint: 'https://w.example.com/', pipelineToken: WORKER_TOKEN },
+          { authorization: `Bearer ${A.pk}` },
+        )
+      ).status,
+    ).toBe(401);
     expect((await call('GET', selfHostUrl())).body.error).toBe('invalid_key');
     expect((await call('GET', selfHostUrl(), undefined, auth(A.sk))).body).toEqual({ pipelineEndpoint: null, tokenSet: false });
   });
 
   it('the stand-ins refuse wrong or missing tokens, and the client hears which side to fix', async () => {
     const ca = [stack.ca.certPem];
-    const direct = (url: string, headers: Record<string, string>) => postJson({
-      url, body: '{"sessionId":"inv_direct"}', headers, signal: AbortSignal.timeout(2_000), httpsOnly: true, policy: { allowHosts: new Set(['127.0.0.1']) }, ca,
-    }).then((r) => r.status);
-    for (const [server, good] of [[stack.worker, WORKER_TOKEN], [stack.hosted, HOSTED_KEY]] as const) {
+    const direct = (url: string, headers: Record<string, string>) =>
+      postJson({
+        url,
+        body: '{"sessionId":"inv_direct"}',
+        headers,
+        signal: AbortSignal.timeout(2_000),
+        httpsOnly: true,
+        policy: { allowHosts: new Set(['127.0.0.1']) },
+        ca,
+      }).then((r) => r.status);
+    for (const [server, good] of [
+      [stack.worker, WORKER_TOKEN],
+      [stack.hosted, HOSTED_KEY],
+    ] as const) {
       expect(await direct(server.url, {})).toBe(401);
       expect(await direct(server.url, { authorization: 'Bearer wrong-token-000000000000' })).toBe(401);
       expect(await direct(server.url, { authorization: `Bearer ${good}` })).toBe(200);
@@ -159,7 +204,10 @@ describe('connect routing over real HTTPS', () => {
     stack.hosted.setBehaviour({ kind: 'answer', fields: { transport: 'pigeon' } });
     const unknown = await connect(stack, await newSession(stack));
     expect(unknown.status).toBe(502);
-    expect(unknown.body).toEqual({ error: 'worker_error', message: expect.stringMatching(/transport the respondent's page cannot open \(expected one of livekit, daily, local\)/) });
+    expect(unknown.body).toEqual({
+      error: 'worker_error',
+      message: expect.stringMatching(/transport the respondent's page cannot open \(expected one of livekit, daily, local\)/),
+    });
     stack.hosted.setBehaviour({ kind: 'ok' });
   });
 
@@ -170,11 +218,23 @@ describe('connect routing over real HTTPS', () => {
     expect(again.status).toBe(200);
     expect(again.body.room_url).toBe(first.body.room_url);
     expect((await connect(stack, sessionId, B)).status).toBe(403);
-    const wrongInterview = await call('POST', `${stack.url}/api/v2/sdk/connect`, { publishableKey: A.pk, interviewId: 'dpl_nope', sessionId });
+    const wrongInterview = await call('POST', `${stack.url}/api/v2/sdk/connect`, {
+      publishableKey: A.pk,
+      interviewId: 'dpl_nope',
+      sessionId,
+    });
     expect(wrongInterview.body.error).toBe('interview_not_found');
-    expect((await call('POST', `${stack.url}/api/v2/sdk/connect`, { publishableKey: A.pk, interviewId: A.dpl, sessionId: 'inv_missing' })).body.error).toBe('session_not_found');
-    expect((await call('POST', `${stack.url}/api/v2/sdk/connect`, { publishableKey: 'pk_test_unknown00000000', interviewId: A.dpl, sessionId })).status).toBe(401);
-    expect((await call('POST', `${stack.url}/api/v2/sdk/connect`, { publishableKey: A.pk, interviewId: A.dpl, sessionId: 42 })).body.message).toMatch(/^sessionId/);
+    expect(
+      (await call('POST', `${stack.url}/api/v2/sdk/connect`, { publishableKey: A.pk, interviewId: A.dpl, sessionId: 'inv_missing' })).body
+        .error,
+    ).toBe('session_not_found');
+    expect(
+      (await call('POST', `${stack.url}/api/v2/sdk/connect`, { publishableKey: 'pk_test_unknown00000000', interviewId: A.dpl, sessionId }))
+        .status,
+    ).toBe(401);
+    expect(
+      (await call('POST', `${stack.url}/api/v2/sdk/connect`, { publishableKey: A.pk, interviewId: A.dpl, sessionId: 42 })).body.message,
+    ).toMatch(/^sessionId/);
     stack.db.prepare("UPDATE sessions SET status = 'EXPIRED' WHERE id = ?").run(sessionId);
     const expired = await connect(stack, sessionId);
     expect(expired.status).toBe(409);
@@ -182,15 +242,26 @@ describe('connect routing over real HTTPS', () => {
   });
 });
 
-describe('connect with the spec\'s body (no sessionId)', () => {
+describe("connect with the spec's body (no sessionId)", () => {
   const specConnect = (body: Record<string, unknown>) => call('POST', `${stack.url}/api/v2/sdk/connect`, body);
 
   it('creates the session with its metadata, connects it, and answers its id with room_url and token', async () => {
     const res = await specConnect({ interviewId: A.dpl, publishableKey: A.pk, metadata: { crm: 'c-7', tags: ['a'] } });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body).toEqual({ room_url: expect.stringMatching(/^https:\/\//), token: expect.any(String), transport: 'daily', sessionId: expect.stringMatching(/^inv_/), route: 'hosted' });
+    expect(res.body).toEqual({
+      room_url: expect.stringMatching(/^https:\/\//),
+      token: expect.any(String),
+      transport: 'daily',
+      sessionId: expect.stringMatching(/^inv_/),
+      route: 'hosted',
+    });
     const session = await call('GET', `${stack.url}/api/v2/sdk/sessions/${res.body.sessionId}`, undefined, auth(A.sk));
-    expect(session.body).toMatchObject({ id: res.body.sessionId, interviewId: A.dpl, status: 'STARTED', metadata: { crm: 'c-7', tags: ['a'] } });
+    expect(session.body).toMatchObject({
+      id: res.body.sessionId,
+      interviewId: A.dpl,
+      status: 'STARTED',
+      metadata: { crm: 'c-7', tags: ['a'] },
+    });
     // The spawn carried the stored metadata.
     expect(stack.hosted.requests.at(-1)!.body).toMatchObject({ sessionId: res.body.sessionId, metadata: { crm: 'c-7', tags: ['a'] } });
     // Without metadata: stored as {}.
@@ -199,14 +270,23 @@ describe('connect with the spec\'s body (no sessionId)', () => {
     expect((await call('GET', `${stack.url}/api/v2/sdk/sessions/${bare.body.sessionId}`, undefined, auth(A.sk))).body.metadata).toEqual({});
   });
 
-  it('the browser SDK\'s connect sends the spec\'s body and returns the room', async () => {
+  it("the browser SDK's connect sends the spec's body and returns the room", async () => {
     const client = createServiceClient({ publishableKey: A.pk, baseUrl: stack.url });
     const room = await client.connect({ interviewId: A.dpl, metadata: { from: 'sdk' } });
-    expect(room).toEqual({ sessionId: expect.stringMatching(/^inv_/), room_url: expect.stringMatching(/^https:\/\//), token: expect.any(String), transport: 'daily' });
+    expect(room).toEqual({
+      sessionId: expect.stringMatching(/^inv_/),
+      room_url: expect.stringMatching(/^https:\/\//),
+      token: expect.any(String),
+      transport: 'daily',
+    });
     expect(stack.hosted.requests.at(-1)!.body).toMatchObject({ sessionId: room.sessionId, metadata: { from: 'sdk' } });
     const again = await client.connect({ interviewId: A.dpl, sessionId: room.sessionId });
     expect(again.room_url).toBe(room.room_url);
-    await expect(client.connect({ interviewId: 'dpl_nope' })).rejects.toMatchObject({ name: 'ServiceError', status: 404, code: 'interview_not_found' });
+    await expect(client.connect({ interviewId: 'dpl_nope' })).rejects.toMatchObject({
+      name: 'ServiceError',
+      status: 404,
+      code: 'interview_not_found',
+    });
   });
 
   it('answers the same errors as session creation, and creates nothing on a refusal', async () => {
@@ -234,8 +314,8 @@ describe('connect with the spec\'s body (no sessionId)', () => {
   });
 });
 
-describe('connect with the session link\'s own capability (sessionUrl alone)', () => {
-  it('connects with sessionToken from the link\'s fragment and no publishable key; a wrong token or an unknown session is the same 401', async () => {
+describe("connect with the session link's own capability (sessionUrl alone)", () => {
+  it("connects with sessionToken from the link's fragment and no publishable key; a wrong token or an unknown session is the same 401", async () => {
     const created = await call('POST', `${stack.url}/api/v2/sdk/sessions`, { publishableKey: A.pk, interviewId: A.dpl });
     const url = new URL(created.body.sessionUrl as string);
     const token = new URLSearchParams(url.hash.slice(1)).get('k')!;
@@ -246,7 +326,10 @@ describe('connect with the session link\'s own capability (sessionUrl alone)', (
     expect([wrong.status, wrong.body.error]).toEqual([401, 'invalid_token']);
     expect((await viaLink({ sessionId: other, sessionToken: token })).body).toEqual(wrong.body);
     expect((await viaLink({ sessionId: 'inv_doesnotexist', sessionToken: token })).body).toEqual(wrong.body);
-    expect((await viaLink({ sessionToken: token })).body).toMatchObject({ error: 'invalid_request', message: expect.stringMatching(/^sessionId: required with sessionToken/) });
+    expect((await viaLink({ sessionToken: token })).body).toMatchObject({
+      error: 'invalid_request',
+      message: expect.stringMatching(/^sessionId: required with sessionToken/),
+    });
     const ok = await viaLink({ sessionId, sessionToken: token });
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
     expect(ok.body).toMatchObject({ sessionId, route: 'hosted', room_url: expect.any(String), token: expect.any(String) });

@@ -17,14 +17,20 @@ afterAll(async () => {
 async function failWith(reason: string): Promise<string> {
   const id = await newSession(stack);
   expect((await connect(stack, id)).status).toBe(200);
-  const res = await call('POST', `${stack.url}/api/v2/worker/sessions/${id}/outcome`, { status: 'failed', reason }, { authorization: `Bearer ${reportTokenOf([stack.hosted], id)}` });
+  const res = await call(
+    'POST',
+    `${stack.url}/api/v2/worker/sessions/${id}/outcome`,
+    { status: 'failed', reason },
+    { authorization: `Bearer ${reportTokenOf([stack.hosted], id)}` },
+  );
   expect(res.status).toBe(200);
   return id;
 }
 
 const warnings = () => stack.logs.filter((line) => line.includes('not in the catalogue'));
 const failedReasonOf = (id: string) =>
-  stack.receiver.received.map((r) => JSON.parse(r.rawBody) as { type: string; data: { sessionId: string; reason: string } })
+  stack.receiver.received
+    .map((r) => JSON.parse(r.rawBody) as { type: string; data: { sessionId: string; reason: string } })
     .find((e) => e.type === 'interview.failed' && e.data.sessionId === id)?.data.reason;
 
 describe('reported failure reasons', () => {

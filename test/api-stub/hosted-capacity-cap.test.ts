@@ -18,29 +18,36 @@ const outcome = (id: string, body: unknown) =>
   call('POST', `${stack.url}/api/v2/worker/sessions/${id}/outcome`, body, { authorization: `Bearer ${reportTokenOf([stack.hosted], id)}` });
 
 describe('hosted sessions held per workspace', () => {
-  it('refuses a third held session with 429 rate_limit_exceeded and Retry-After; reconnects and other workspaces are not affected; an outcome frees a slot', async () => {
-    const [one, two, three] = [await newSession(stack), await newSession(stack), await newSession(stack)];
-    expect((await connect(stack, one!)).status).toBe(200);
-    expect((await connect(stack, two!)).status).toBe(200);
-    const spawnsBefore = stack.hosted.requests.length;
-    const refused = await connect(stack, three!);
-    expect(refused.status).toBe(429);
-    expect(refused.body).toEqual({ error: 'rate_limit_exceeded', message: expect.stringMatching(/holds 2 voice sessions on the hosted pipeline/) });
-    expect(refused.headers.get('retry-after')).toBe('30');
-    // Refused before any spawn: the hosted pipeline never heard of it.
-    expect(stack.hosted.requests.length).toBe(spawnsBefore);
-    // A held session reconnecting is not a new hold; another workspace has its own cap.
-    expect((await connect(stack, one!)).status).toBe(200);
-    expect((await connect(stack, await newSession(stack, B), B)).status).toBe(200);
-    // The spec's connect body (creating the session) is capped the same way.
-    expect((await call('POST', `${stack.url}/api/v2/sdk/connect`, { publishableKey: A.pk, interviewId: A.dpl })).status).toBe(429);
+  it(
+    'refuses a third held session with 429 rate_limit_exceeded and Retry-After; reconnects and other workspaces are not affected; an ' +
+      'outcome frees a slot',
+    async () => {
+      const [one, two, three] = [await newSession(stack), await newSession(stack), await newSession(stack)];
+      expect((await connect(stack, one!)).status).toBe(200);
+      expect((await connect(stack, two!)).status).toBe(200);
+      const spawnsBefore = stack.hosted.requests.length;
+      const refused = await connect(stack, three!);
+      expect(refused.status).toBe(429);
+      expect(refused.body).toEqual({
+        error: 'rate_limit_exceeded',
+        message: expect.stringMatching(/holds 2 voice sessions on the hosted pipeline/),
+      });
+      expect(refused.headers.get('retry-after')).toBe('30');
+      // Refused before any spawn: the hosted pipeline never heard of it.
+      expect(stack.hosted.requests.length).toBe(spawnsBefore);
+      // A held session reconnecting is not a new hold; another workspace has its own cap.
+      expect((await connect(stack, one!)).status).toBe(200);
+      expect((await connect(stack, await newSession(stack, B), B)).status).toBe(200);
+      // The spec's connect body (creating the session) is capped the same way.
+      expect((await call('POST', `${stack.url}/api/v2/sdk/connect`, { publishableKey: A.pk, interviewId: A.dpl })).status).toBe(429);
 
-    expect((await outcome(one!, { status: 'completed', response: { transcriptKey: 's3://t/1', summary: 'ok' } })).status).toBe(200);
-    expect((await connect(stack, three!)).status).toBe(200);
-    expect((await connect(stack, await newSession(stack))).status).toBe(429);
-    expect((await outcome(two!, { status: 'failed', reason: 'llm_timeout' })).status).toBe(200);
-    expect((await connect(stack, await newSession(stack))).status).toBe(200);
-  });
+      expect((await outcome(one!, { status: 'completed', response: { transcriptKey: 's3://t/1', summary: 'ok' } })).status).toBe(200);
+      expect((await connect(stack, three!)).status).toBe(200);
+      expect((await connect(stack, await newSession(stack))).status).toBe(429);
+      expect((await outcome(two!, { status: 'failed', reason: 'llm_timeout' })).status).toBe(200);
+      expect((await connect(stack, await newSession(stack))).status).toBe(200);
+    },
+  );
 
   it('a spawn the pipeline refused holds nothing, and a hold lapses after HOSTED_SESSION_HOLD_SECONDS', async () => {
     // Both slots are held by the end of the previous test.

@@ -14,7 +14,12 @@ afterEach(async () => {
 });
 
 const completed = (s: RoutingStack, id: string) =>
-  call('POST', `${s.url}/api/v2/worker/sessions/${id}/outcome`, { status: 'completed', response: { transcriptKey: 's3://t/1', summary: 'ok' } }, { authorization: `Bearer ${reportTokenOf([s.hosted], id)}` });
+  call(
+    'POST',
+    `${s.url}/api/v2/worker/sessions/${id}/outcome`,
+    { status: 'completed', response: { transcriptKey: 's3://t/1', summary: 'ok' } },
+    { authorization: `Bearer ${reportTokenOf([s.hosted], id)}` },
+  );
 
 describe('the fair share of the hosted pool', () => {
   it('is max(1, floor(capacity / (active workspaces + 1))), never above the configured cap', () => {
@@ -31,7 +36,10 @@ describe('the fair share of the hosted pool', () => {
     const spawns = s.hosted.requests.length;
     const refused = await connect(s, await newSession(s));
     expect(refused.status).toBe(429);
-    expect(refused.body).toEqual({ error: 'rate_limit_exceeded', message: expect.stringMatching(/holds 1 voice sessions on the hosted pipeline, its fair share of the pool's 2 slots/) });
+    expect(refused.body).toEqual({
+      error: 'rate_limit_exceeded',
+      message: expect.stringMatching(/holds 1 voice sessions on the hosted pipeline, its fair share of the pool's 2 slots/),
+    });
     expect(refused.headers.get('retry-after')).toBe('30');
     // Refused before the pool heard of it; the second slot is still free for someone else.
     expect(s.hosted.requests.length).toBe(spawns);

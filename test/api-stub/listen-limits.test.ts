@@ -16,12 +16,27 @@ const sockets: Socket[] = [];
 async function startMain(env: Record<string, string>): Promise<{ url: string; port: number; output: () => string }> {
   const port = await freePort();
   let output = '';
-  const child = spawn(TSX, ['api-stub/main.ts'], { env: { ...process.env, LOG_LEVEL: 'info', API_STUB_MODE: 'development', PIPELINE_KEK: '', API_STUB_DB: ':memory:', ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(TSX, ['api-stub/main.ts'], {
+    env: {
+      ...process.env,
+      LOG_LEVEL: 'info',
+      API_STUB_MODE: 'development',
+      PIPELINE_KEK: '',
+      API_STUB_DB: ':memory:',
+      ...env,
+      PORT: String(port),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   running.push(child);
   child.stdout!.on('data', (c: Buffer) => void (output += c.toString()));
   child.stderr!.on('data', (c: Buffer) => void (output += c.toString()));
   const url = `http://127.0.0.1:${port}`;
-  await waitFor(async () => (await fetch(`${url}/healthz`).catch(() => null))?.ok === true, { timeoutMs: 20_000, intervalMs: 100, what: `the api-stub to listen (output: ${output.slice(-500)})` });
+  await waitFor(async () => (await fetch(`${url}/healthz`).catch(() => null))?.ok === true, {
+    timeoutMs: 20_000,
+    intervalMs: 100,
+    what: `the api-stub to listen (output: ${output.slice(-500)})`,
+  });
   return { url, port, output: () => output };
 }
 
@@ -64,7 +79,10 @@ describe('the api-stub port under idle and unfinished connections', () => {
     const cap = 20;
     const stub = await startMain({ HTTP_MAX_CONNECTIONS: String(cap), HTTP_HEADERS_TIMEOUT_SECONDS: '120' });
     const idle = await Promise.all(Array.from({ length: 60 }, () => openSocket(stub.port)));
-    await waitFor(() => idle.filter((s) => !s.closed()).length <= cap, { timeoutMs: 10_000, what: `at most ${cap} idle sockets to stay open` });
+    await waitFor(() => idle.filter((s) => !s.closed()).length <= cap, {
+      timeoutMs: 10_000,
+      what: `at most ${cap} idle sockets to stay open`,
+    });
     // A request still gets in: it closes the oldest idle socket.
     for (let i = 0; i < 5; i++) expect((await fetch(`${stub.url}/healthz`)).status).toBe(200);
     expect(stub.output()).toContain('the api-stub port is at its connection cap (HTTP_MAX_CONNECTIONS)');

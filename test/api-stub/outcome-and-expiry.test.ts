@@ -4,14 +4,29 @@ import { createSweeper } from '../../api-stub/sessions/sweeper.ts';
 import { pendingCount } from '../../api-stub/webhooks/outbox-store.ts';
 import { silentLogger } from '../../lib/log.ts';
 import { constructEvent } from '../../sdk/server/webhooks.ts';
-import { A, B, call, connect, HOSTED_KEY, newSession, reportTokenOf, startRoutingStack, WHSEC, WORKER_TOKEN, type RoutingStack } from './routing-harness.ts';
+import {
+  A,
+  B,
+  call,
+  connect,
+  HOSTED_KEY,
+  newSession,
+  reportTokenOf,
+  startRoutingStack,
+  WHSEC,
+  WORKER_TOKEN,
+  type RoutingStack,
+} from './routing-harness.ts';
 
 let stack: RoutingStack;
 const outcomeUrl = (id: string) => `${stack.url}/api/v2/worker/sessions/${id}/outcome`;
 /** A worker's outcome report, by default with the reportToken of the session's latest spawn call (C1). */
 const report = (id: string, body: unknown, bearer: string | null = reportTokenOf([stack.hosted, stack.worker], id)) =>
   call('POST', outcomeUrl(id), body, bearer === null ? {} : { authorization: `Bearer ${bearer}` });
-const completed = { status: 'completed', response: { transcriptKey: 's3://transcripts/inv/1.json', summary: 'Liked onboarding; pricing unclear.' } };
+const completed = {
+  status: 'completed',
+  response: { transcriptKey: 's3://transcripts/inv/1.json', summary: 'Liked onboarding; pricing unclear.' },
+};
 const failed = { status: 'failed', reason: 'llm_timeout', message: 'The language model did not answer within 20 s.' };
 
 /** Webhooks received for one session, verified with the SDK against the clock the api-stub signs with. */
@@ -44,10 +59,17 @@ describe('outcome reports', () => {
     const first = await report(id, completed);
     expect(first).toMatchObject({ status: 200, body: { sessionId: id, status: 'COMPLETED' } });
     const session = (await call('GET', `${stack.url}/api/v2/sdk/sessions/${id}`, undefined, { authorization: `Bearer ${A.sk}` })).body;
-    expect(session).toMatchObject({ status: 'COMPLETED', completedAt: expect.stringMatching(/Z$/), response: { id: expect.stringMatching(/^rsp_/), status: 'COMPLETED', ...completed.response } });
+    expect(session).toMatchObject({
+      status: 'COMPLETED',
+      completedAt: expect.stringMatching(/Z$/),
+      response: { id: expect.stringMatching(/^rsp_/), status: 'COMPLETED', ...completed.response },
+    });
     await expect.poll(() => eventsFor(id).length, { timeout: 5_000 }).toBe(1);
     const [event] = eventsFor(id);
-    expect(event).toMatchObject({ type: 'interview.completed', data: { sessionId: id, interviewId: A.dpl, metadata: { crm: 'c-42' }, completedAt: session.completedAt } });
+    expect(event).toMatchObject({
+      type: 'interview.completed',
+      data: { sessionId: id, interviewId: A.dpl, metadata: { crm: 'c-42' }, completedAt: session.completedAt },
+    });
     expect(Object.keys(event!.data).sort()).toEqual(['completedAt', 'interviewId', 'metadata', 'sessionId']);
 
     const again = await report(id, completed);
@@ -64,7 +86,10 @@ describe('outcome reports', () => {
     await expect.poll(() => eventsFor(id).length, { timeout: 5_000 }).toBe(1);
     await settled();
     expect(eventsFor(id)).toHaveLength(1);
-    expect(eventsFor(id)[0]).toMatchObject({ type: 'interview.failed', data: { sessionId: id, reason: 'llm_timeout', message: failed.message, failedAt: expect.stringMatching(/Z$/) } });
+    expect(eventsFor(id)[0]).toMatchObject({
+      type: 'interview.failed',
+      data: { sessionId: id, reason: 'llm_timeout', message: failed.message, failedAt: expect.stringMatching(/Z$/) },
+    });
     const late = await report(id, completed);
     expect(late.status).toBe(409);
     expect(late.body).toEqual({ error: 'outcome_conflict', message: expect.stringMatching(/already reported as failed/) });
@@ -72,7 +97,10 @@ describe('outcome reports', () => {
 
   it('a connect after a failure opens a new attempt: it may fail again (a second interview.failed) and then complete', async () => {
     const id = await started();
-    const spawnsOf = () => stack.hosted.requests.filter((r) => (r.body as { sessionId?: string }).sessionId === id).map((r) => (r.body as { attempt: number }).attempt);
+    const spawnsOf = () =>
+      stack.hosted.requests
+        .filter((r) => (r.body as { sessionId?: string }).sessionId === id)
+        .map((r) => (r.body as { attempt: number }).attempt);
     expect((await report(id, failed)).status).toBe(200);
     expect((await connect(stack, id)).status).toBe(200);
     // A late copy of the first attempt's report, arriving after the retry began, changes nothing.
@@ -88,7 +116,11 @@ describe('outcome reports', () => {
     await settled();
     const events = eventsFor(id);
     // Deliveries run concurrently, so compare without order.
-    expect(events.map((e) => `${e.type} ${(e.data as { reason?: string }).reason ?? ''}`).sort()).toEqual(['interview.completed ', 'interview.failed llm_timeout', 'interview.failed tts_error']);
+    expect(events.map((e) => `${e.type} ${(e.data as { reason?: string }).reason ?? ''}`).sort()).toEqual([
+      'interview.completed ',
+      'interview.failed llm_timeout',
+      'interview.failed tts_error',
+    ]);
   });
 
   it('never waits for webhook delivery: reports answer at once while the receiver hangs', async () => {
@@ -110,7 +142,7 @@ describe('outcome reports', () => {
     await settled(); // the hung attempts time out after WEBHOOK_TIMEOUT_MS and are logged
   });
 
-  it('authenticates with the session\'s own report token, checked before anything says whether the session exists', async () => {
+  it("authenticates with the session's own report token, checked before anything says whether the session exists", async () => {
     const hosted = await started();
     const other = await started();
     const token = reportTokenOf([stack.hosted], hosted);
@@ -133,12 +165,15 @@ describe('outcome reports', () => {
     expect([notAnId.status, notAnId.body]).toEqual([401, wrong.body]);
 
     const bad = await report(hosted, { status: 'completed', response: { summary: 'x' } });
-    expect(bad).toMatchObject({ status: 400, body: { error: 'invalid_request', message: expect.stringMatching(/^response\.transcriptKey/) } });
+    expect(bad).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_request', message: expect.stringMatching(/^response\.transcriptKey/) },
+    });
     expect((await report(hosted, completed, token)).body.status).toBe('COMPLETED');
     expect(stack.logs.join('\n')).not.toContain(token);
   });
 
-  it('rotating and then clearing the workspace\'s self-host token mid-interview: the reports still land and the webhooks fire', async () => {
+  it("rotating and then clearing the workspace's self-host token mid-interview: the reports still land and the webhooks fire", async () => {
     const selfHostUrl = `${stack.url}/api/v2/workspace/self-host`;
     const sk = { authorization: `Bearer ${A.sk}` };
     expect((await call('PUT', selfHostUrl, { pipelineEndpoint: stack.worker.url, pipelineToken: WORKER_TOKEN }, sk)).status).toBe(200);
@@ -146,7 +181,9 @@ describe('outcome reports', () => {
     const second = await started();
     expect(stack.db.prepare('SELECT route FROM sessions WHERE id = ?').get(first)!.route).toBe('self_hosted');
     // Mid-interview, the operator rotates the worker token…
-    expect((await call('PUT', selfHostUrl, { pipelineEndpoint: stack.worker.url, pipelineToken: 'worker-token-rotated-0000000000' }, sk)).status).toBe(200);
+    expect(
+      (await call('PUT', selfHostUrl, { pipelineEndpoint: stack.worker.url, pipelineToken: 'worker-token-rotated-0000000000' }, sk)).status,
+    ).toBe(200);
     expect((await report(first, completed)).body).toEqual({ sessionId: first, status: 'COMPLETED' });
     // …and then clears the self-host endpoint altogether.
     expect((await call('DELETE', selfHostUrl, undefined, sk)).status).toBe(200);
@@ -224,7 +261,16 @@ describe('expiry', () => {
     await expect.poll(() => eventsFor(running).length + eventsFor(clicked).length, { timeout: 5_000 }).toBe(2);
     await settled();
     const [expired] = eventsFor(clicked);
-    expect(expired).toMatchObject({ type: 'session.expired', data: { sessionId: clicked, interviewId: A.dpl, lastStatus: 'CLICKED', expiredAt: expect.stringMatching(/Z$/), expiresAt: expect.stringMatching(/Z$/) } });
+    expect(expired).toMatchObject({
+      type: 'session.expired',
+      data: {
+        sessionId: clicked,
+        interviewId: A.dpl,
+        lastStatus: 'CLICKED',
+        expiredAt: expect.stringMatching(/Z$/),
+        expiresAt: expect.stringMatching(/Z$/),
+      },
+    });
     expect(eventsFor(running)[0]!.data).toMatchObject({ lastStatus: 'STARTED' });
 
     const late = await report(running, completed);
@@ -235,7 +281,7 @@ describe('expiry', () => {
 });
 
 describe('the delivery log endpoint', () => {
-  it('lists the key\'s workspace attempts newest first, paged by cursor, secret key only', async () => {
+  it("lists the key's workspace attempts newest first, paged by cursor, secret key only", async () => {
     const betaSession = await started(B);
     expect((await report(betaSession, completed)).status).toBe(200);
     await settled();
@@ -244,8 +290,17 @@ describe('the delivery log endpoint', () => {
     expect(all.status).toBe(200);
     expect(all.body.data.length).toBeGreaterThanOrEqual(3);
     expect(all.body.data[0]).toEqual({
-      id: expect.stringMatching(/^del_/), eventId: expect.stringMatching(/^evt_/), eventType: expect.any(String), endpointUrl: stack.receiver.url,
-      attempt: 1, statusCode: 200, durationMs: expect.any(Number), error: null, responseBody: 'ok', outcome: 'delivered', createdAt: expect.stringMatching(/Z$/),
+      id: expect.stringMatching(/^del_/),
+      eventId: expect.stringMatching(/^evt_/),
+      eventType: expect.any(String),
+      endpointUrl: stack.receiver.url,
+      attempt: 1,
+      statusCode: 200,
+      durationMs: expect.any(Number),
+      error: null,
+      responseBody: 'ok',
+      outcome: 'delivered',
+      createdAt: expect.stringMatching(/Z$/),
     });
     const times = all.body.data.map((d: { createdAt: string }) => d.createdAt);
     expect([...times].sort().reverse()).toEqual(times);
@@ -255,7 +310,9 @@ describe('the delivery log endpoint', () => {
     expect(page2.body.data[0].id).toBe(all.body.data[1].id);
     const beta = await call('GET', url, undefined, { authorization: `Bearer ${B.sk}` });
     expect(beta.body.data.map((d: { eventType: string }) => d.eventType)).toEqual(['interview.completed']);
-    expect((await call('GET', `${url}?eventId=${beta.body.data[0].eventId}`, undefined, { authorization: `Bearer ${A.sk}` })).body.data).toEqual([]);
+    expect(
+      (await call('GET', `${url}?eventId=${beta.body.data[0].eventId}`, undefined, { authorization: `Bearer ${A.sk}` })).body.data,
+    ).toEqual([]);
     expect((await call('GET', url, undefined, { authorization: `Bearer ${A.pk}` })).status).toBe(401);
     expect((await call('GET', `${url}?limit=0`, undefined, { authorization: `Bearer ${A.sk}` })).body.message).toMatch(/^limit/);
     expect((await call('GET', `${url}?cursor=zzz`, undefined, { authorization: `Bearer ${A.sk}` })).body.message).toMatch(/^cursor/);

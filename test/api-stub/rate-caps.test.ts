@@ -7,7 +7,8 @@ describe('rate caps per workspace', () => {
     await stub?.stop();
     stub = undefined;
   });
-  const create = (s: RunningApiStub, pk: string = K.pk, interviewId: string = K.active) => post(`${s.url}/api/v2/sdk/sessions`, { publishableKey: pk, interviewId });
+  const create = (s: RunningApiStub, pk: string = K.pk, interviewId: string = K.active) =>
+    post(`${s.url}/api/v2/sdk/sessions`, { publishableKey: pk, interviewId });
 
   it('enforces the service cap (per second) with 429, Retry-After and the RateLimit headers, then lets calls through in the next second', async () => {
     stub = await startApiStub({ seed: testSeed(), env: { RATE_CAP_PER_SECOND: '3', RATE_CAP_HOURLY: '100' } });
@@ -54,7 +55,10 @@ describe('rate caps per workspace', () => {
   });
 
   it('publishable-key and secret-key calls have separate hourly budgets: exhausting one leaves the other whole', async () => {
-    stub = await startApiStub({ seed: testSeed(), env: { RATE_CAP_PER_SECOND: '100', RATE_CAP_HOURLY: '4', RATE_CAP_HOURLY_PUBLISHABLE: '3' } });
+    stub = await startApiStub({
+      seed: testSeed(),
+      env: { RATE_CAP_PER_SECOND: '100', RATE_CAP_HOURLY: '4', RATE_CAP_HOURLY_PUBLISHABLE: '3' },
+    });
     stub.clock.now = Date.parse('2026-11-23T10:10:00Z');
     const ids: string[] = [];
     for (let i = 0; i < 3; i += 1) ids.push((await create(stub)).body.sessionId as string);
@@ -63,7 +67,9 @@ describe('rate caps per workspace', () => {
     expect(refused.status).toBe(429);
     expect(refused.body.message).toMatch(/hourly cap for publishable-key calls/);
     expect(refused.headers.get('ratelimit-policy')).toBe('"hourly";q=3;w=3600, "burst";q=100;w=1');
-    expect((await post(`${stub.url}/api/v2/sdk/connect`, { publishableKey: K.pk, interviewId: K.active, sessionId: ids[0] })).status).toBe(429);
+    expect((await post(`${stub.url}/api/v2/sdk/connect`, { publishableKey: K.pk, interviewId: K.active, sessionId: ids[0] })).status).toBe(
+      429,
+    );
     // …but the customer's server, with its secret key, still has its whole budget.
     const read = (id: string) => get(`${stub!.url}/api/v2/sdk/sessions/${id}`, { Authorization: `Bearer ${K.sk}` });
     for (let i = 0; i < 4; i += 1) {

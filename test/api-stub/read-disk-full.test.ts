@@ -15,7 +15,11 @@ describe('reads while the database cannot write', () => {
   let id: string;
   beforeAll(async () => {
     stub = await startApiStub({ seed: testSeed() });
-    const created = await post(`${stub.url}/api/v2/sdk/sessions`, { publishableKey: K.pk, interviewId: K.active, metadata: { plan: 'pro' } });
+    const created = await post(`${stub.url}/api/v2/sdk/sessions`, {
+      publishableKey: K.pk,
+      interviewId: K.active,
+      metadata: { plan: 'pro' },
+    });
     expect(created.status).toBe(201);
     id = created.body.sessionId as string;
   });
@@ -51,7 +55,9 @@ describe('reads while the database cannot write', () => {
     // The counters as stored decide: the hourly cap is reached in them, so the read is refused 429.
     stub.clock.now += 3_600_000;
     const hour = Math.floor(stub.clock.now / 3_600_000) * 3_600_000;
-    stub.db.prepare("INSERT INTO rate_counters (workspace_id, window_kind, window_start, count) VALUES ('ws_alpha', 'hour', ?, ?)").run(hour, stub.config.rateCaps.hourly);
+    stub.db
+      .prepare("INSERT INTO rate_counters (workspace_id, window_kind, window_start, count) VALUES ('ws_alpha', 'hour', ?, ?)")
+      .run(hour, stub.config.rateCaps.hourly);
     await whileWritesFail(async () => {
       const read = await get(`${stub.url}/api/v2/sdk/sessions/${id}`, auth);
       expect(read.status).toBe(429);

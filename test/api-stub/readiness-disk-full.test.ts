@@ -21,7 +21,11 @@ describe('readiness when the database cannot write', () => {
     // Fill what free pages are left until creation fails.
     let failed: Awaited<ReturnType<typeof post>> | null = null;
     for (let i = 0; i < 2_000 && !failed; i++) {
-      const res = await post(`${stub.url}/api/v2/sdk/sessions`, { publishableKey: K.pk, interviewId: K.active, metadata: { filler: 'x'.repeat(2_000) } });
+      const res = await post(`${stub.url}/api/v2/sdk/sessions`, {
+        publishableKey: K.pk,
+        interviewId: K.active,
+        metadata: { filler: 'x'.repeat(2_000) },
+      });
       if (res.status !== 201) failed = res;
     }
     expect(failed?.status).toBe(500);
@@ -46,17 +50,37 @@ describe('readiness when the database cannot write', () => {
     // metadata (four overflow pages and more), enough for a write of two pages.
     stub.db.exec('VACUUM');
     stub.db.exec(`PRAGMA max_page_count = ${pages() + 3}`);
-    const created = await post(`${stub.url}/api/v2/sdk/sessions`, { publishableKey: K.pk, interviewId: K.active, metadata: { filler: 'x'.repeat(15_000) } });
+    const created = await post(`${stub.url}/api/v2/sdk/sessions`, {
+      publishableKey: K.pk,
+      interviewId: K.active,
+      metadata: { filler: 'x'.repeat(15_000) },
+    });
     expect(created.status).toBe(500);
     // The probe that used to fit in those three pages said ready while every such creation failed.
     const ready = await get(`${stub.url}/readyz`);
     expect(ready.status).toBe(503);
     expect(ready.body).toEqual({ error: 'unavailable', message: expect.stringContaining('SQLITE_FULL') });
-    expect((await post(`${stub.url}/api/v2/sdk/sessions`, { publishableKey: K.pk, interviewId: K.active, metadata: { filler: 'x'.repeat(15_000) } })).status).toBe(500);
+    expect(
+      (
+        await post(`${stub.url}/api/v2/sdk/sessions`, {
+          publishableKey: K.pk,
+          interviewId: K.active,
+          metadata: { filler: 'x'.repeat(15_000) },
+        })
+      ).status,
+    ).toBe(500);
     expect((await get(`${stub.url}/readyz`)).status).toBe(503);
 
     stub.db.exec('PRAGMA max_page_count = 1073741823');
     expect((await get(`${stub.url}/readyz`)).status).toBe(200);
-    expect((await post(`${stub.url}/api/v2/sdk/sessions`, { publishableKey: K.pk, interviewId: K.active, metadata: { filler: 'x'.repeat(15_000) } })).status).toBe(201);
+    expect(
+      (
+        await post(`${stub.url}/api/v2/sdk/sessions`, {
+          publishableKey: K.pk,
+          interviewId: K.active,
+          metadata: { filler: 'x'.repeat(15_000) },
+        })
+      ).status,
+    ).toBe(201);
   });
 });

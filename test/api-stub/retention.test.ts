@@ -24,17 +24,28 @@ describe('retention', () => {
   let stub: RunningApiStub;
   let pruner: Pruner;
   const t0 = Date.parse('2026-11-23T10:00:00Z');
-  const count = (table: string, where = '1'): number => Number(stub.db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE ${where}`).get()!.n);
+  const count = (table: string, where = '1'): number =>
+    Number(stub.db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE ${where}`).get()!.n);
   const pages = (): number => Number(Object.values(stub.db.prepare('PRAGMA page_count').get()!)[0]);
 
   beforeAll(async () => {
     stub = await startApiStub({ seed: testSeed() });
-    pruner = createPruner({ db: stub.db, clock: stub.clock, log: silentLogger, retention: { ...stub.config.retention, batchRows: 7 }, idempotencyTtlMs: stub.config.idempotencyTtlSeconds * 1000 });
+    pruner = createPruner({
+      db: stub.db,
+      clock: stub.clock,
+      log: silentLogger,
+      retention: { ...stub.config.retention, batchRows: 7 },
+      idempotencyTtlMs: stub.config.idempotencyTtlSeconds * 1000,
+    });
   });
   afterAll(() => stub.stop());
 
   const create = async (key: string, filler = ''): Promise<string> => {
-    const res = await post(`${stub.url}/api/v2/sdk/sessions`, { publishableKey: K.pk, interviewId: K.active, metadata: { key, filler } }, { 'Idempotency-Key': key });
+    const res = await post(
+      `${stub.url}/api/v2/sdk/sessions`,
+      { publishableKey: K.pk, interviewId: K.active, metadata: { key, filler } },
+      { 'Idempotency-Key': key },
+    );
     expect(res.status).toBe(201);
     return res.body.sessionId as string;
   };
@@ -70,7 +81,15 @@ describe('retention', () => {
     for (const [i, claim] of claimed.entries()) {
       transaction(stub.db, () => {
         countAttemptStart(stub.db, claim.outboxId, 'dsp_test');
-        const id = recordAttemptStart(stub.db, { workspaceId: claim.workspaceId, eventId: claim.eventId, eventType: claim.eventType, endpointId: claim.endpointId, endpointUrl: 'http://127.0.0.1:9/hook', attempt: claim.attempt, createdAt: stub.clock() });
+        const id = recordAttemptStart(stub.db, {
+          workspaceId: claim.workspaceId,
+          eventId: claim.eventId,
+          eventType: claim.eventType,
+          endpointId: claim.endpointId,
+          endpointUrl: 'http://127.0.0.1:9/hook',
+          attempt: claim.attempt,
+          createdAt: stub.clock(),
+        });
         if (i === OLD / 2) return; // in flight
         settleDelivery(stub.db, id, { statusCode: 200, durationMs: 5, error: null, responseBody: 'ok', outcome: 'delivered' });
         settle(stub.db, claim.outboxId, 'dsp_test', { state: 'delivered' }, stub.clock());
@@ -83,7 +102,12 @@ describe('retention', () => {
     const early = await pruner.prune();
     expect(early).toMatchObject({ sessions: 0, webhookEvents: 0, outboxRows: 0, deliveries: 0 });
 
-    const before = { pages: pages(), sessions: count('sessions'), events: count('webhook_events'), deliveries: count('webhook_deliveries') };
+    const before = {
+      pages: pages(),
+      sessions: count('sessions'),
+      events: count('webhook_events'),
+      deliveries: count('webhook_deliveries'),
+    };
     stub.clock.now = t0 + 25 * HOUR + 31 * DAY;
     const late = await pruner.prune();
     // The expired sessions go; the fresh ones were never swept (still live), so they stay.

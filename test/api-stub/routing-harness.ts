@@ -29,7 +29,10 @@ export const WHSEC = 'whsec_routingtest000000';
 export const A = { ws: 'ws_alpha', pk: 'pk_test_alpha000000000000', sk: 'sk_test_alpha000000000000', dpl: 'dpl_active' } as const;
 export const B = { ws: 'ws_beta', pk: 'pk_test_beta0000000000000', sk: 'sk_test_beta0000000000000', dpl: 'dpl_beta_active' } as const;
 
-export interface Clock { (): number; now: number | null }
+export interface Clock {
+  (): number;
+  now: number | null;
+}
 
 export interface RoutingStack {
   ca: CertificateAuthority;
@@ -47,20 +50,39 @@ export interface RoutingStack {
   stop(): Promise<void>;
 }
 
-const interview = { title: 'Routing test', language: 'en', intro: 'Hello.', questions: [{ id: 'q1', text: 'How are you?', maxFollowUps: 0 }], closing: 'Bye.' };
+const interview = {
+  title: 'Routing test',
+  language: 'en',
+  intro: 'Hello.',
+  questions: [{ id: 'q1', text: 'How are you?', maxFollowUps: 0 }],
+  closing: 'Bye.',
+};
 
 export function routingSeed(receiverUrl: string, selfHostA: { pipelineEndpoint: string; pipelineToken: string } | null = null): unknown {
   return {
     workspaces: [
-      { id: A.ws, name: 'Alpha', keys: { publishable: [A.pk], secret: [A.sk] }, deployments: [{ id: A.dpl, status: 'ACTIVE', expiresAt: null, interview }],
-        webhookEndpoints: [{ url: receiverUrl, secrets: [WHSEC] }], selfHost: selfHostA },
-      { id: B.ws, name: 'Beta', keys: { publishable: [B.pk], secret: [B.sk] }, deployments: [{ id: B.dpl, status: 'ACTIVE', expiresAt: null, interview }],
-        webhookEndpoints: [{ url: receiverUrl, secrets: [WHSEC] }] },
+      {
+        id: A.ws,
+        name: 'Alpha',
+        keys: { publishable: [A.pk], secret: [A.sk] },
+        deployments: [{ id: A.dpl, status: 'ACTIVE', expiresAt: null, interview }],
+        webhookEndpoints: [{ url: receiverUrl, secrets: [WHSEC] }],
+        selfHost: selfHostA,
+      },
+      {
+        id: B.ws,
+        name: 'Beta',
+        keys: { publishable: [B.pk], secret: [B.sk] },
+        deployments: [{ id: B.dpl, status: 'ACTIVE', expiresAt: null, interview }],
+        webhookEndpoints: [{ url: receiverUrl, secrets: [WHSEC] }],
+      },
     ],
   };
 }
 
-export async function startRoutingStack(options: { env?: Record<string, string>; selfHostA?: boolean; kek?: string } = {}): Promise<RoutingStack> {
+export async function startRoutingStack(
+  options: { env?: Record<string, string>; selfHostA?: boolean; kek?: string } = {},
+): Promise<RoutingStack> {
   const ca = createCertificateAuthority();
   const hosted = await startHostedPipeline({ key: HOSTED_KEY, tls: ca.issueServer('hosted') });
   const worker = await startSelfHostedWorker({ token: WORKER_TOKEN, tls: ca.issueServer('worker') });
@@ -68,9 +90,15 @@ export async function startRoutingStack(options: { env?: Record<string, string>;
   const dir = mkdtempSync(join(tmpdir(), 'voice-routing-'));
   const dbPath = join(dir, 'api-stub.sqlite');
   const env = {
-    PORT: '0', API_STUB_DB: dbPath, HOSTED_PIPELINE_URL: hosted.url, HOSTED_PIPELINE_KEY: HOSTED_KEY,
-    EGRESS_ALLOW_HOSTS: '127.0.0.1,localhost', PIPELINE_EXTRA_CA_FILE: ca.certFile, PIPELINE_KEK: options.kek ?? randomBytes(32).toString('base64'),
-    WEBHOOK_POLL_INTERVAL_MS: '25', ...options.env,
+    PORT: '0',
+    API_STUB_DB: dbPath,
+    HOSTED_PIPELINE_URL: hosted.url,
+    HOSTED_PIPELINE_KEY: HOSTED_KEY,
+    EGRESS_ALLOW_HOSTS: '127.0.0.1,localhost',
+    PIPELINE_EXTRA_CA_FILE: ca.certFile,
+    PIPELINE_KEK: options.kek ?? randomBytes(32).toString('base64'),
+    WEBHOOK_POLL_INTERVAL_MS: '25',
+    ...options.env,
   };
   const config = loadConfig(env);
   const logs: string[] = [];
@@ -79,14 +107,25 @@ export async function startRoutingStack(options: { env?: Record<string, string>;
   clock.now = null;
   const db = openDatabase(dbPath);
   const keys = loadKeyProvider(env, log);
-  const seed = parseSeed(routingSeed(receiver.url, options.selfHostA ? { pipelineEndpoint: worker.url, pipelineToken: WORKER_TOKEN } : null));
+  const seed = parseSeed(
+    routingSeed(receiver.url, options.selfHostA ? { pipelineEndpoint: worker.url, pipelineToken: WORKER_TOKEN } : null),
+  );
   applySeed(db, seed, clock(), await selfHostSeedHooks(seed, keys.provider));
   const runtime = createRuntime(config, { db, clock, log, keys: keys.provider });
   const server: Server = createServer(createApp(config, { db, clock, log, routing: runtime.routing }));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   runtime.start();
   return {
-    ca, hosted, worker, receiver, db, dbPath, config, runtime, clock, logs,
+    ca,
+    hosted,
+    worker,
+    receiver,
+    db,
+    dbPath,
+    config,
+    runtime,
+    clock,
+    logs,
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     async stop() {
       await runtime.stop();
@@ -103,10 +142,16 @@ export async function startRoutingStack(options: { env?: Record<string, string>;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Json = any;
 
-export async function call(method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: Json; headers: Headers; ms: number }> {
+export async function call(
+  method: string,
+  url: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: Json; headers: Headers; ms: number }> {
   const started = performance.now();
   const res = await fetch(url, {
-    method, headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    method,
+    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
     ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
   });
   const text = await res.text();
@@ -114,7 +159,11 @@ export async function call(method: string, url: string, body?: unknown, headers:
 }
 
 /** Creates a session through the public API and returns its id. */
-export async function newSession(stack: RoutingStack, who: typeof A | typeof B = A, metadata: Record<string, unknown> = { respondent: 'r-1' }): Promise<string> {
+export async function newSession(
+  stack: RoutingStack,
+  who: typeof A | typeof B = A,
+  metadata: Record<string, unknown> = { respondent: 'r-1' },
+): Promise<string> {
   const res = await call('POST', `${stack.url}/api/v2/sdk/sessions`, { publishableKey: who.pk, interviewId: who.dpl, metadata });
   if (res.status !== 201) throw new Error(`session creation failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.sessionId as string;

@@ -4,8 +4,17 @@ import type { AddressInfo } from 'node:net';
 import { startApiStub, testSeed, K, type RunningApiStub } from './harness.ts';
 import { freePort } from '../harness/ports.ts';
 import {
-  ServiceClient, ServiceError, AuthenticationError, ConflictError, ConnectionError, GoneError, InternalServerError,
-  InvalidRequestError, NotFoundError, PermissionError, RateLimitError,
+  ServiceClient,
+  ServiceError,
+  AuthenticationError,
+  ConflictError,
+  ConnectionError,
+  GoneError,
+  InternalServerError,
+  InvalidRequestError,
+  NotFoundError,
+  PermissionError,
+  RateLimitError,
 } from '../../sdk/server/index.ts';
 
 /**
@@ -60,7 +69,10 @@ async function startFlakyProxy(target: () => string): Promise<FlakyProxy> {
       res.writeHead(500, { 'Content-Type': 'application/json' });
       return res.end(JSON.stringify({ error: 'internal_error', message: 'lost the answer' }));
     }
-    res.writeHead(answer.status, { 'Content-Type': answer.headers['content-type'] ?? 'application/json', ...(answer.headers['retry-after'] ? { 'Retry-After': answer.headers['retry-after'] } : {}) });
+    res.writeHead(answer.status, {
+      'Content-Type': answer.headers['content-type'] ?? 'application/json',
+      ...(answer.headers['retry-after'] ? { 'Retry-After': answer.headers['retry-after'] } : {}),
+    });
     res.end(answer.body);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -91,14 +103,24 @@ describe('server SDK over real HTTP', () => {
   });
 
   const direct = () => new ServiceClient({ baseUrl: stub.url, secretKey: K.sk, publishableKey: K.pk, sleep: noSleep });
-  const viaProxy = (maxRetries = 2) => new ServiceClient({ baseUrl: proxy.url, secretKey: K.sk, publishableKey: K.pk, sleep: noSleep, maxRetries });
+  const viaProxy = (maxRetries = 2) =>
+    new ServiceClient({ baseUrl: proxy.url, secretKey: K.sk, publishableKey: K.pk, sleep: noSleep, maxRetries });
 
   it('creates and retrieves a session', async () => {
     const client = direct();
     const created = await client.sessions.create({ interviewId: K.active, metadata: { userId: 'u-1' } });
     expect(created.sessionId).toMatch(/^inv_/);
     const session = await client.sessions.retrieve(created.sessionId);
-    expect(session).toMatchObject({ id: created.sessionId, interviewId: K.active, status: 'SENT', metadata: { userId: 'u-1' }, url: created.sessionUrl, clickedAt: null, completedAt: null, response: null });
+    expect(session).toMatchObject({
+      id: created.sessionId,
+      interviewId: K.active,
+      status: 'SENT',
+      metadata: { userId: 'u-1' },
+      url: created.sessionUrl,
+      clickedAt: null,
+      completedAt: null,
+      response: null,
+    });
   });
 
   it('retries a create whose answer was lost (500 after creation, then a reset) and still makes exactly one session', async () => {
@@ -128,7 +150,9 @@ describe('server SDK over real HTTP', () => {
   it('bounds retries: gives up with the last error after maxRetries', async () => {
     proxy.seen.length = 0;
     proxy.script = ['500', '500', '500', '500'];
-    const err = await viaProxy(2).sessions.retrieve('inv_whatever').catch((e: unknown) => e);
+    const err = await viaProxy(2)
+      .sessions.retrieve('inv_whatever')
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InternalServerError);
     expect(proxy.seen).toHaveLength(3);
     proxy.script = [];
@@ -136,7 +160,9 @@ describe('server SDK over real HTTP', () => {
 
   it('does not retry a client error', async () => {
     proxy.seen.length = 0;
-    const err = await viaProxy().sessions.create({ interviewId: K.draft }).catch((e: unknown) => e);
+    const err = await viaProxy()
+      .sessions.create({ interviewId: K.draft })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConflictError);
     expect(proxy.seen).toHaveLength(1);
   });
@@ -144,14 +170,27 @@ describe('server SDK over real HTTP', () => {
   it('maps every error of the API to a ServiceError with status, code and message', async () => {
     const client = direct();
     const expectError = async (p: Promise<unknown>, Type: typeof ServiceError, status: number, code: string) => {
-      const err = await p.then(() => undefined, (e: unknown) => e);
+      const err = await p.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(Type);
       expect(err).toMatchObject({ status, code });
       expect((err as Error).message.length).toBeGreaterThan(5);
       expect((err as ServiceError).requestId).toMatch(/^req_/);
     };
-    await expectError(client.sessions.create({ interviewId: K.active, metadata: [1] as unknown as Record<string, unknown> }), InvalidRequestError, 400, 'invalid_request');
-    await expectError(client.sessions.create({ interviewId: K.active, publishableKey: 'pk_test_unknown000000' }), AuthenticationError, 401, 'invalid_key');
+    await expectError(
+      client.sessions.create({ interviewId: K.active, metadata: [1] as unknown as Record<string, unknown> }),
+      InvalidRequestError,
+      400,
+      'invalid_request',
+    );
+    await expectError(
+      client.sessions.create({ interviewId: K.active, publishableKey: 'pk_test_unknown000000' }),
+      AuthenticationError,
+      401,
+      'invalid_key',
+    );
     await expectError(client.sessions.create({ interviewId: K.otherActive }), PermissionError, 403, 'cross_workspace');
     await expectError(client.sessions.create({ interviewId: 'dpl_missing' }), NotFoundError, 404, 'interview_not_found');
     await expectError(client.sessions.create({ interviewId: K.paused }), ConflictError, 409, 'interview_not_active');
@@ -218,7 +257,9 @@ describe('server SDK over real HTTP', () => {
   });
 
   it('validates its options strictly', () => {
-    expect(() => new ServiceClient({ baseUrl: stub.url, secretkey: 'sk_x' } as never)).toThrow(/Unknown ServiceClient option\(s\): secretkey/);
+    expect(() => new ServiceClient({ baseUrl: stub.url, secretkey: 'sk_x' } as never)).toThrow(
+      /Unknown ServiceClient option\(s\): secretkey/,
+    );
     expect(() => new ServiceClient({ baseUrl: 'nope' })).toThrow(/baseUrl/);
     expect(() => new ServiceClient({ baseUrl: stub.url, maxRetries: -1 })).toThrow(/maxRetries/);
     expect(() => new ServiceClient({ baseUrl: stub.url, secretKey: 'pk_test_x' })).toThrow(/secretKey/);

@@ -90,8 +90,12 @@ describe('webhook signing secrets', () => {
     it('are never written in clear, and webhooks are still signed with them', async () => {
       const id = await newSession(stack);
       expect((await connect(stack, id)).status).toBe(200);
-      const res = await call('POST', `${stack.url}/api/v2/worker/sessions/${id}/outcome`, { status: 'completed', response: { transcriptKey: 's3://t/1', summary: 'ok' } },
-        { authorization: `Bearer ${reportTokenOf([stack.hosted], id)}` });
+      const res = await call(
+        'POST',
+        `${stack.url}/api/v2/worker/sessions/${id}/outcome`,
+        { status: 'completed', response: { transcriptKey: 's3://t/1', summary: 'ok' } },
+        { authorization: `Bearer ${reportTokenOf([stack.hosted], id)}` },
+      );
       expect(res.status).toBe(200);
       await stack.receiver.waitForCount(1, 5_000);
       const received = stack.receiver.received[0]!;

@@ -20,7 +20,11 @@ interface Proc {
 }
 
 function startMain(env: Record<string, string>): Proc {
-  const child = spawn(TSX, ['api-stub/main.ts'], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(TSX, ['api-stub/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
@@ -37,7 +41,12 @@ describe('the api-stub process: seed file, persistence across restarts, SIGTERM'
 
   it('starts from examples/seed.json, keeps sessions across a restart, and exits 0 on SIGTERM', async () => {
     const port = await freePort();
-    const env = { PORT: String(port), API_STUB_DB: join(dir, 'main.sqlite'), API_STUB_SEED: join(ROOT, 'examples/seed.json'), API_STUB_MODE: 'development' };
+    const env = {
+      PORT: String(port),
+      API_STUB_DB: join(dir, 'main.sqlite'),
+      API_STUB_SEED: join(ROOT, 'examples/seed.json'),
+      API_STUB_MODE: 'development',
+    };
     const seed = JSON.parse(readFileSync(join(ROOT, 'examples/seed.json'), 'utf8'));
     const ws = seed.workspaces[0];
     const base = `http://127.0.0.1:${port}/api/v2/sdk/sessions`;
@@ -46,7 +55,9 @@ describe('the api-stub process: seed file, persistence across restarts, SIGTERM'
     await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok, { timeoutMs: 20_000, what: 'api-stub readiness' });
     const created = await post(base, { publishableKey: ws.keys.publishable[0], interviewId: ws.deployments[0].id, metadata: { order: 1 } });
     expect(created.status).toBe(201);
-    expect(created.body.sessionUrl).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/s/${created.body.sessionId}\\?from=sdk#k=[A-Za-z0-9_-]{43}$`));
+    expect(created.body.sessionUrl).toMatch(
+      new RegExp(`^http://127\\.0\\.0\\.1:${port}/s/${created.body.sessionId}\\?from=sdk#k=[A-Za-z0-9_-]{43}$`),
+    );
     proc.child.kill('SIGTERM');
     expect(await proc.exited).toBe(0);
     expect(proc.output()).toContain('"msg":"stopped"');
@@ -54,7 +65,10 @@ describe('the api-stub process: seed file, persistence across restarts, SIGTERM'
     // Second start: the same seed is upserted again (no duplicates), and the session is still there.
     proc = startMain(env);
     try {
-      await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok, { timeoutMs: 20_000, what: 'api-stub readiness after restart' });
+      await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok, {
+        timeoutMs: 20_000,
+        what: 'api-stub readiness after restart',
+      });
       const got = await get(`${base}/${created.body.sessionId}`, { Authorization: `Bearer ${ws.keys.secret[0]}` });
       expect(got.status).toBe(200);
       expect(got.body.status).toBe('SENT');
@@ -72,7 +86,12 @@ describe('the api-stub process: seed file, persistence across restarts, SIGTERM'
   it('refuses to start on a bad seed file, naming the field, and on a bad variable, naming it', async () => {
     const bad = join(dir, 'bad-seed.json');
     writeFileSync(bad, JSON.stringify({ workspaces: [{ id: 'ws_x', name: 'X', keys: { publishable: ['pk_nope'] } }] }));
-    const proc = startMain({ PORT: String(await freePort()), API_STUB_DB: join(dir, 'bad.sqlite'), API_STUB_SEED: bad, API_STUB_MODE: 'development' });
+    const proc = startMain({
+      PORT: String(await freePort()),
+      API_STUB_DB: join(dir, 'bad.sqlite'),
+      API_STUB_SEED: bad,
+      API_STUB_MODE: 'development',
+    });
     expect(await proc.exited).toBe(1);
     expect(proc.output()).toContain('workspaces.0.keys.publishable.0');
     const badPort = startMain({ PORT: 'eighty', API_STUB_DB: join(dir, 'bad2.sqlite') });
@@ -105,7 +124,14 @@ describe('seed loading (in process)', () => {
   it('reports selfHost settings back when no handler stores them, and calls the handler when given', () => {
     const db = openDatabase(':memory:');
     const seed = parseSeed({
-      workspaces: [{ id: 'ws_sh', name: 'SH', keys: {}, selfHost: { pipelineEndpoint: 'https://voice.example.com/', pipelineToken: 'tok_0123456789abcdef' } }],
+      workspaces: [
+        {
+          id: 'ws_sh',
+          name: 'SH',
+          keys: {},
+          selfHost: { pipelineEndpoint: 'https://voice.example.com/', pipelineToken: 'tok_0123456789abcdef' },
+        },
+      ],
     });
     expect(applySeed(db, seed, 1).selfHostSkipped).toEqual(['ws_sh']);
     const seen: unknown[] = [];
@@ -120,10 +146,26 @@ describe('seed loading (in process)', () => {
       [{}, 'workspaces'],
       [{ workspaces: [{ id: 'nope', name: 'x', keys: {} }] }, 'workspaces.0.id'],
       [{ workspaces: [{ id: 'ws_a', name: 'x', keys: { secret: ['pk_test_abcdefgh1'] } }] }, 'workspaces.0.keys.secret.0'],
-      [{ workspaces: [{ id: 'ws_a', name: 'x', keys: {}, deployments: [{ id: 'dpl_a', status: 'LIVE', interview: {} }] }] }, 'workspaces.0.deployments.0.status'],
-      [{ workspaces: [{ id: 'ws_a', name: 'x', keys: {}, deployments: [{ id: 'dpl_a', status: 'ACTIVE', expiresAt: '2030-01-01', interview: {} }] }] }, 'workspaces.0.deployments.0.expiresAt'],
-      [{ workspaces: [{ id: 'ws_a', name: 'x', keys: {}, webhookEndpoints: [{ url: 'http://x.test/h', secrets: ['nope'] }] }] }, 'workspaces.0.webhookEndpoints.0.secrets.0'],
-      [{ workspaces: [{ id: 'ws_a', name: 'x', keys: {}, selfHost: { pipelineEndpoint: 'http://insecure.test/' } }] }, 'workspaces.0.selfHost.pipelineEndpoint'],
+      [
+        { workspaces: [{ id: 'ws_a', name: 'x', keys: {}, deployments: [{ id: 'dpl_a', status: 'LIVE', interview: {} }] }] },
+        'workspaces.0.deployments.0.status',
+      ],
+      [
+        {
+          workspaces: [
+            { id: 'ws_a', name: 'x', keys: {}, deployments: [{ id: 'dpl_a', status: 'ACTIVE', expiresAt: '2030-01-01', interview: {} }] },
+          ],
+        },
+        'workspaces.0.deployments.0.expiresAt',
+      ],
+      [
+        { workspaces: [{ id: 'ws_a', name: 'x', keys: {}, webhookEndpoints: [{ url: 'http://x.test/h', secrets: ['nope'] }] }] },
+        'workspaces.0.webhookEndpoints.0.secrets.0',
+      ],
+      [
+        { workspaces: [{ id: 'ws_a', name: 'x', keys: {}, selfHost: { pipelineEndpoint: 'http://insecure.test/' } }] },
+        'workspaces.0.selfHost.pipelineEndpoint',
+      ],
     ];
     for (const [input, path] of cases) {
       expect(() => parseSeed(input)).toThrow(SeedError);

@@ -40,6 +40,10 @@ describe('self-host settings in the seed file', () => {
     expect(err.message).not.toContain(WORKER_TOKEN);
     const noToken = parseSeed(routingSeed('http://127.0.0.1:9/hook', { pipelineEndpoint: endpoint } as never));
     await expect(selfHostSeedHooks(noToken, keys)).rejects.toThrow(/selfHost\.pipelineToken is required/);
-    expect(() => parseSeed(routingSeed('http://127.0.0.1:9/hook', { pipelineEndpoint: 'http://worker.customer.example/', pipelineToken: WORKER_TOKEN }))).toThrow(/pipelineEndpoint/);
+    expect(() =>
+      parseSeed(
+        routingSeed('http://127.0.0.1:9/hook', { pipelineEndpoint: 'http://worker.customer.example/', pipelineToken: WORKER_TOKEN }),
+      ),
+    ).toThrow(/pipelineEndpoint/);
   });
 });

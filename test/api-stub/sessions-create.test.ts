@@ -20,7 +20,9 @@ describe('POST /api/v2/sdk/sessions', () => {
     expect(Object.keys(res.body).sort()).toEqual(['expiresAt', 'sessionId', 'sessionUrl']);
     expect(res.body.sessionId).toMatch(/^inv_[a-z0-9]{20}$/);
     // The link carries its own capability in the fragment (`#k=`, 32 random bytes), so it works alone.
-    expect(res.body.sessionUrl).toMatch(new RegExp(`^https://respond\\.example\\.test/s/${res.body.sessionId}\\?from=sdk#k=[A-Za-z0-9_-]{43}$`));
+    expect(res.body.sessionUrl).toMatch(
+      new RegExp(`^https://respond\\.example\\.test/s/${res.body.sessionId}\\?from=sdk#k=[A-Za-z0-9_-]{43}$`),
+    );
     expect(new URL(res.body.sessionUrl).searchParams.get('from')).toBe('sdk');
     // Default TTL: 24 h after the (test) clock.
     expect(res.body.expiresAt).toMatch(ISO_SECONDS);
@@ -57,7 +59,10 @@ describe('POST /api/v2/sdk/sessions', () => {
   });
 
   it('answers a CORS preflight for browsers', async () => {
-    const res = await fetch(create, { method: 'OPTIONS', headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'POST' } });
+    const res = await fetch(create, {
+      method: 'OPTIONS',
+      headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'POST' },
+    });
     expect(res.status).toBe(204);
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
     expect(res.headers.get('access-control-allow-methods')).toContain('POST');
@@ -74,8 +79,20 @@ describe('POST /api/v2/sdk/sessions', () => {
     ['metadata that is an array', { publishableKey: K.pk, interviewId: K.active, metadata: [1] }, 400, 'invalid_request', /^metadata/],
     ['metadata that is null', { publishableKey: K.pk, interviewId: K.active, metadata: null }, 400, 'invalid_request', /^metadata/],
     ['an unknown field', { publishableKey: K.pk, interviewId: K.active, sessionTtl: 5 }, 400, 'invalid_request', /sessionTtl/],
-    ['metadata over 16 KiB', { publishableKey: K.pk, interviewId: K.active, metadata: { s: 'x'.repeat(17_000) } }, 400, 'invalid_request', /^metadata/],
-    ['a body over 64 KiB', { publishableKey: K.pk, interviewId: K.active, metadata: { s: 'x'.repeat(70_000) } }, 400, 'invalid_request', /larger than/],
+    [
+      'metadata over 16 KiB',
+      { publishableKey: K.pk, interviewId: K.active, metadata: { s: 'x'.repeat(17_000) } },
+      400,
+      'invalid_request',
+      /^metadata/,
+    ],
+    [
+      'a body over 64 KiB',
+      { publishableKey: K.pk, interviewId: K.active, metadata: { s: 'x'.repeat(70_000) } },
+      400,
+      'invalid_request',
+      /larger than/,
+    ],
     ['no publishableKey', { interviewId: K.active }, 401, 'invalid_key', /missing/],
     ['an unknown publishableKey', { publishableKey: 'pk_test_unknown00000000', interviewId: K.active }, 401, 'invalid_key'],
     ['a secret key in the body', { publishableKey: K.sk, interviewId: K.active }, 401, 'invalid_key', /secret key/],

@@ -60,7 +60,12 @@ describe('GET /api/v2/sdk/sessions/{sessionId}', () => {
     expect(res.body.status).toBe('COMPLETED');
     expect(res.body.completedAt).toBe('2026-11-23T10:12:00Z');
     expect(res.body.metadata).toEqual({ respondent: 'r-1' });
-    expect(res.body.response).toEqual({ id: expect.stringMatching(/^rsp_[a-z0-9]{20}$/), status: 'COMPLETED', transcriptKey: 's3://bucket/transcripts/x.json', summary: 'Liked it.' });
+    expect(res.body.response).toEqual({
+      id: expect.stringMatching(/^rsp_[a-z0-9]{20}$/),
+      status: 'COMPLETED',
+      transcriptKey: 's3://bucket/transcripts/x.json',
+      summary: 'Liked it.',
+    });
     // Terminal: expiry no longer applies.
     expect(markExpired(stub.db, id, at('2026-11-25T00:00:00Z')).kind).toBe('refused');
   });
@@ -106,7 +111,10 @@ describe('GET /api/v2/sdk/sessions/{sessionId}', () => {
 
   it('refuses a CORS preflight and other methods with 405, without CORS headers', async () => {
     const id = await newSession();
-    const pre = await fetch(`${base}/${id}`, { method: 'OPTIONS', headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'GET' } });
+    const pre = await fetch(`${base}/${id}`, {
+      method: 'OPTIONS',
+      headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'GET' },
+    });
     expect(pre.status).toBe(405);
     expect(pre.headers.get('access-control-allow-origin')).toBeNull();
     expect((await pre.json()).message).toMatch(/no CORS/);

@@ -38,7 +38,10 @@ afterAll(async () => {
 
 function startMain(env: Record<string, string>): { child: ChildProcess; output: () => string; exited: Promise<unknown> } {
   let output = '';
-  const child = spawn(process.execPath, ['--import', 'tsx', 'api-stub/main.ts'], { env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'api-stub/main.ts'], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
   children.push(child);
@@ -53,18 +56,32 @@ describe('a webhook attempt cut short by a kill', () => {
     const url = `http://127.0.0.1:${port}`;
     const dbPath = join(dir, 'api-stub.sqlite');
     const env = {
-      PORT: String(port), API_STUB_DB: dbPath, API_STUB_SEED: seedFile, PIPELINE_KEK: randomBytes(32).toString('base64'),
-      HOSTED_PIPELINE_URL: hosted.url, HOSTED_PIPELINE_KEY: HOSTED_KEY, EGRESS_ALLOW_HOSTS: '127.0.0.1', PIPELINE_EXTRA_CA_FILE: ca.certFile,
+      PORT: String(port),
+      API_STUB_DB: dbPath,
+      API_STUB_SEED: seedFile,
+      PIPELINE_KEK: randomBytes(32).toString('base64'),
+      HOSTED_PIPELINE_URL: hosted.url,
+      HOSTED_PIPELINE_KEY: HOSTED_KEY,
+      EGRESS_ALLOW_HOSTS: '127.0.0.1',
+      PIPELINE_EXTRA_CA_FILE: ca.certFile,
       WEBHOOK_POLL_INTERVAL_MS: '100',
     };
     const first = startMain(env);
-    await waitFor(async () => (await fetch(`${url}/readyz`).catch(() => null))?.ok === true, { timeoutMs: 30_000, what: `the api-stub (${first.output().slice(-300)})` });
+    await waitFor(async () => (await fetch(`${url}/readyz`).catch(() => null))?.ok === true, {
+      timeoutMs: 30_000,
+      what: `the api-stub (${first.output().slice(-300)})`,
+    });
 
     receiver.setMode({ kind: 'hang' });
     const created = await call('POST', `${url}/api/v2/sdk/sessions`, { publishableKey: A.pk, interviewId: A.dpl });
     const id = created.body.sessionId as string;
     expect((await call('POST', `${url}/api/v2/sdk/connect`, { publishableKey: A.pk, interviewId: A.dpl, sessionId: id })).status).toBe(200);
-    const report = await call('POST', `${url}/api/v2/worker/sessions/${id}/outcome`, { status: 'completed', response: { transcriptKey: 's3://t/1', summary: 'ok' } }, { authorization: `Bearer ${reportTokenOf([hosted], id)}` });
+    const report = await call(
+      'POST',
+      `${url}/api/v2/worker/sessions/${id}/outcome`,
+      { status: 'completed', response: { transcriptKey: 's3://t/1', summary: 'ok' } },
+      { authorization: `Bearer ${reportTokenOf([hosted], id)}` },
+    );
     expect(report.status).toBe(200);
     // The attempt reached the receiver, which holds it: kill the api-stub mid-attempt.
     await receiver.waitForCount(1, 15_000);
@@ -72,7 +89,11 @@ describe('a webhook attempt cut short by a kill', () => {
     await first.exited;
 
     let db = openDatabase(dbPath);
-    const rows = () => db.prepare('SELECT event_type, attempt, outcome, error, status_code FROM webhook_deliveries ORDER BY seq').all().map((r) => ({ ...r }));
+    const rows = () =>
+      db
+        .prepare('SELECT event_type, attempt, outcome, error, status_code FROM webhook_deliveries ORDER BY seq')
+        .all()
+        .map((r) => ({ ...r }));
     expect(rows()).toEqual([{ event_type: 'interview.completed', attempt: 1, outcome: 'in_flight', error: null, status_code: null }]);
     // The lease of the dead dispatcher would lapse in timeout + 30 s; lapse it now rather than wait.
     db.prepare('UPDATE webhook_outbox SET lease_until = 0').run();
@@ -83,7 +104,10 @@ describe('a webhook attempt cut short by a kill', () => {
     await receiver.waitForCount(2, 30_000);
     db = openDatabase(dbPath);
     try {
-      await waitFor(() => rows().some((r) => r.outcome === 'delivered'), { timeoutMs: 10_000, what: `the second attempt settled (${second.output().slice(-300)})` });
+      await waitFor(() => rows().some((r) => r.outcome === 'delivered'), {
+        timeoutMs: 10_000,
+        what: `the second attempt settled (${second.output().slice(-300)})`,
+      });
       expect(rows()).toEqual([
         { event_type: 'interview.completed', attempt: 1, outcome: 'interrupted', error: INTERRUPTED_ERROR, status_code: null },
         // The attempt after the cut-short one is the second, not 1 again (issue 41).

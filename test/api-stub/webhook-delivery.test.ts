@@ -31,7 +31,16 @@ let dispatchers: Dispatcher[];
 let endpointId: string;
 
 function dispatcher(overrides: Partial<DispatcherOptions> = {}, database = db): Dispatcher {
-  const d = createDispatcher({ db: database, clock: Date.now, log: silentLogger, policy, timeoutMs: 2_000, retrySchedule: [40, 40], pollIntervalMs: 20, ...overrides });
+  const d = createDispatcher({
+    db: database,
+    clock: Date.now,
+    log: silentLogger,
+    policy,
+    timeoutMs: 2_000,
+    retrySchedule: [40, 40],
+    pollIntervalMs: 20,
+    ...overrides,
+  });
   dispatchers.push(d);
   d.start();
   return d;
@@ -75,7 +84,16 @@ describe('webhook delivery to a real receiver', () => {
     expect(Number.isInteger(verified.created)).toBe(true);
     expect(Stripe.webhooks.constructEvent(got!.rawBody, header, SECRET).id).toBe(event.id);
     await waitFor(() => rows().length === 1, { timeoutMs: 10_000, what: 'the delivery row' });
-    expect(rows()[0]).toMatchObject({ eventId: event.id, eventType: 'interview.completed', endpointUrl: receiver.url, attempt: 1, statusCode: 200, error: null, responseBody: 'ok', outcome: 'delivered' });
+    expect(rows()[0]).toMatchObject({
+      eventId: event.id,
+      eventType: 'interview.completed',
+      endpointUrl: receiver.url,
+      attempt: 1,
+      statusCode: 200,
+      error: null,
+      responseBody: 'ok',
+      outcome: 'delivered',
+    });
   });
 
   it('signs with every active secret during a rotation; either secret verifies', async () => {
@@ -95,7 +113,13 @@ describe('webhook delivery to a real receiver', () => {
     const now = Date.now();
     transaction(db, () => {
       enqueueEvent(db, 'ws_1', failedEvent(facts, { reason: 'llm_timeout', message: 'no answer' }, now, now), now, facts.sessionId);
-      enqueueEvent(db, 'ws_1', expiredEvent({ ...facts, sessionId: 'inv_2' }, { expiresAtMs: now - 1_000, expiredAtMs: now, lastStatus: 'CLICKED' }, now), now, 'inv_2');
+      enqueueEvent(
+        db,
+        'ws_1',
+        expiredEvent({ ...facts, sessionId: 'inv_2' }, { expiresAtMs: now - 1_000, expiredAtMs: now, lastStatus: 'CLICKED' }, now),
+        now,
+        'inv_2',
+      );
     });
     dispatcher();
     const got = await receiver.waitForCount(2);
@@ -143,7 +167,13 @@ describe('failures, retries and timeouts', () => {
     enqueue(db);
     dispatcher();
     await waitFor(() => rows().length === 1, { timeoutMs: 10_000, what: 'one logged attempt' });
-    expect(rows()[0]).toMatchObject({ attempt: 1, statusCode: 500, error: 'receiver answered 500', responseBody: 'receiver says 500', outcome: 'dropped' });
+    expect(rows()[0]).toMatchObject({
+      attempt: 1,
+      statusCode: 500,
+      error: 'receiver answered 500',
+      responseBody: 'receiver says 500',
+      outcome: 'dropped',
+    });
     expect(pendingCount(db)).toBe(0);
     // Nothing is due any more: another dispatcher finds nothing to send.
     dispatcher();
@@ -153,7 +183,10 @@ describe('failures, retries and timeouts', () => {
 
   it('retries a 500 with the schedule when the endpoint opts in, signing each attempt afresh', async () => {
     setEndpointRetries(db, endpointId, true);
-    receiver.script([{ kind: 'status', status: 500 }, { kind: 'status', status: 500 }]);
+    receiver.script([
+      { kind: 'status', status: 500 },
+      { kind: 'status', status: 500 },
+    ]);
     receiver.setMode({ kind: 'status', status: 204 });
     let fakeNow = Date.now();
     const clock = () => (fakeNow += 2_000); // every read moves 2 s, so each signature gets its own t
@@ -161,8 +194,14 @@ describe('failures, retries and timeouts', () => {
     dispatcher({ clock, retrySchedule: [1, 1, 1] });
     await waitFor(() => rows().some((r) => r.outcome === 'delivered'), { timeoutMs: 5_000, what: 'a delivered attempt' });
     const log = rows().reverse();
-    expect(log.map((r) => [r.attempt, r.statusCode, r.outcome])).toEqual([[1, 500, 'retry_scheduled'], [2, 500, 'retry_scheduled'], [3, 204, 'delivered']]);
-    const stamps = receiver.received.map((g) => (parseSignatureHeader(String(g.headers['service-signature'])) as { timestamp: number }).timestamp);
+    expect(log.map((r) => [r.attempt, r.statusCode, r.outcome])).toEqual([
+      [1, 500, 'retry_scheduled'],
+      [2, 500, 'retry_scheduled'],
+      [3, 204, 'delivered'],
+    ]);
+    const stamps = receiver.received.map(
+      (g) => (parseSignatureHeader(String(g.headers['service-signature'])) as { timestamp: number }).timestamp,
+    );
     expect(new Set(stamps).size).toBe(3);
     for (const g of receiver.received) expect(g.rawBody).toBe(receiver.received[0]!.rawBody);
   });
@@ -173,7 +212,11 @@ describe('failures, retries and timeouts', () => {
     enqueue(db);
     dispatcher({ retrySchedule: [1, 1] });
     await waitFor(() => rows().some((r) => r.outcome === 'dropped'), { timeoutMs: 5_000, what: 'the final attempt' });
-    expect(rows().map((r) => r.outcome).reverse()).toEqual(['retry_scheduled', 'retry_scheduled', 'dropped']);
+    expect(
+      rows()
+        .map((r) => r.outcome)
+        .reverse(),
+    ).toEqual(['retry_scheduled', 'retry_scheduled', 'dropped']);
   });
 
   it('times out a hanging receiver at the configured timeout and logs it', async () => {
@@ -254,7 +297,7 @@ describe('the outbox across restarts', () => {
     b.close();
   });
 
-  it('a crashed dispatcher\'s claim is sent again after its lease lapses (at least once)', async () => {
+  it("a crashed dispatcher's claim is sent again after its lease lapses (at least once)", async () => {
     enqueue(db);
     // Claim the row as a dispatcher that then dies without settling.
     const { claimDue } = await import('../../api-stub/webhooks/outbox-store.ts');

@@ -48,7 +48,9 @@ export function runClusterScript(action: 'up' | 'down'): Promise<{ stdout: strin
       process.stderr.write(d);
     });
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolvePromise({ stdout, stderr }) : reject(new Error(`scripts/cluster.sh ${action} exited with ${code}`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolvePromise({ stdout, stderr }) : reject(new Error(`scripts/cluster.sh ${action} exited with ${code}`)),
+    );
   });
 }
 

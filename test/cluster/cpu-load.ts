@@ -31,9 +31,15 @@ export interface CpuLoad {
  * above any pod's CPU request, so the HPA sees the pods busy whatever else loads the machine.
  */
 export function loadPods(k: KubeCli, namespace: string, pods: string[]): CpuLoad {
-  const exec = (pod: string, script: string): Promise<string> => k.kubectl(['exec', '-n', namespace, pod, '-c', 'worker', '--', 'node', '-e', script]);
+  const exec = (pod: string, script: string): Promise<string> =>
+    k.kubectl(['exec', '-n', namespace, pod, '-c', 'worker', '--', 'node', '-e', script]);
   // Kept as values: a loop that fails early is reported by stop(), not as an unhandled rejection.
-  const loops = pods.map((pod) => exec(pod, BUSY_LOOP).then(() => undefined, (err: unknown) => err));
+  const loops = pods.map((pod) =>
+    exec(pod, BUSY_LOOP).then(
+      () => undefined,
+      (err: unknown) => err,
+    ),
+  );
   return {
     async stop() {
       await Promise.all(pods.map((pod) => exec(pod, `require('node:fs').writeFileSync('${STOP_FILE}', '')`)));

@@ -60,25 +60,57 @@ export async function startHostSystem(nodeIp: string, poolHosts: string | string
     const seedFile = join(dir, 'seed.json');
     writeFileSync(seedFile, JSON.stringify(demoSeed(receiver.url)));
     const env = apiStubEnv({
-      port: apiPort, dbPath: join(dir, 'api-stub.sqlite'), seedPath: seedFile,
+      port: apiPort,
+      dbPath: join(dir, 'api-stub.sqlite'),
+      seedPath: seedFile,
       // Not used: the workspace routes to its self-host endpoint (the pool).
-      hostedPipelineUrl: 'https://127.0.0.1:9/', hostedPipelineKey: 'unused-hosted-key',
-      caFile: ca.certFile, kek: randomBytes(32).toString('base64'), logLevel: 'warn', base: process.env,
+      hostedPipelineUrl: 'https://127.0.0.1:9/',
+      hostedPipelineKey: 'unused-hosted-key',
+      caFile: ca.certFile,
+      kek: randomBytes(32).toString('base64'),
+      logLevel: 'warn',
+      base: process.env,
     });
-    const api = startServiceProcess('api-stub-cluster', 'api-stub/main.ts', { ...env, EGRESS_ALLOW_HOSTS: [env.EGRESS_ALLOW_HOSTS, ...[poolHosts].flat()].join(',') }, logDir);
+    const api = startServiceProcess(
+      'api-stub-cluster',
+      'api-stub/main.ts',
+      { ...env, EGRESS_ALLOW_HOSTS: [env.EGRESS_ALLOW_HOSTS, ...[poolHosts].flat()].join(',') },
+      logDir,
+    );
     stops.push(() => api.stop());
-    await waitFor(async () => (await fetch(`${apiBase}/readyz`).catch(() => undefined))?.ok === true, { timeoutMs: 30_000, what: `the api-stub at ${apiBase}\n${api.output().slice(-1500)}` });
+    await waitFor(async () => (await fetch(`${apiBase}/readyz`).catch(() => undefined))?.ok === true, {
+      timeoutMs: 30_000,
+      what: `the api-stub at ${apiBase}\n${api.output().slice(-1500)}`,
+    });
 
     const relays: Relay[] = [];
-    for (const port of [new URL(providers.url).port, new URL(otlp.url).port, String(apiPort)]) relays.push(await relayToLoopback(nodeIp, Number(port)));
+    for (const port of [new URL(providers.url).port, new URL(otlp.url).port, String(apiPort)])
+      relays.push(await relayToLoopback(nodeIp, Number(port)));
     stops.push(() => Promise.all(relays.map((r) => r.close())).then(() => undefined));
 
     const inbox = verifiedInbox(receiver, DEMO_KEYS.webhookSecret);
-    const server = new ServiceClient({ baseUrl: apiBase, secretKey: DEMO_KEYS.secret, publishableKey: DEMO_KEYS.publishable, maxRetries: 0 });
-    const system = { apiBase, keys: DEMO_KEYS, interviewId: INTERVIEW_ID, ca, server, retrieve: (id: string): Promise<Session> => server.sessions.retrieve(id) } as unknown as System;
+    const server = new ServiceClient({
+      baseUrl: apiBase,
+      secretKey: DEMO_KEYS.secret,
+      publishableKey: DEMO_KEYS.publishable,
+      maxRetries: 0,
+    });
+    const system = {
+      apiBase,
+      keys: DEMO_KEYS,
+      interviewId: INTERVIEW_ID,
+      ca,
+      server,
+      retrieve: (id: string): Promise<Session> => server.sessions.retrieve(id),
+    } as unknown as System;
 
     return {
-      system, providers, otlp, ca, verified: inbox.verified, rejected: inbox.rejected,
+      system,
+      providers,
+      otlp,
+      ca,
+      verified: inbox.verified,
+      rejected: inbox.rejected,
       forPods: { providersUrl: `${relays[0]!.url}/v1`, otlpUrl: relays[1]!.url, backendUrl: relays[2]!.url },
       waitForWebhook: (type, sessionId, timeoutMs = 30_000) => inbox.waitFor(type, sessionId, timeoutMs),
       async setSelfHost(endpoint, workerToken) {

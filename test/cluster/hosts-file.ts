@@ -10,7 +10,10 @@ const HOSTS = '/etc/hosts';
 const MARK = '# voice-cluster-test';
 
 function withoutOurs(text: string): string {
-  return text.split('\n').filter((line) => !line.endsWith(MARK)).join('\n');
+  return text
+    .split('\n')
+    .filter((line) => !line.endsWith(MARK))
+    .join('\n');
 }
 
 export function addHostsEntry(name: string, address: string): () => void {

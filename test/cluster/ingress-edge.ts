@@ -28,16 +28,31 @@ export interface IngressEdge {
 interface IngressObject {
   spec: {
     tls?: Array<{ hosts?: string[]; secretName: string }>;
-    rules: Array<{ host: string; http: { paths: Array<{ path: string; pathType: string; backend: { service: { name: string; port: { number?: number; name?: string } } } }> } }>;
+    rules: Array<{
+      host: string;
+      http: {
+        paths: Array<{ path: string; pathType: string; backend: { service: { name: string; port: { number?: number; name?: string } } } }>;
+      };
+    }>;
   };
 }
-interface ServiceObject { spec: { clusterIP: string; ports: Array<{ name?: string; port: number }> } }
-interface SecretObject { data: Record<string, string> }
+interface ServiceObject {
+  spec: { clusterIP: string; ports: Array<{ name?: string; port: number }> };
+}
+interface SecretObject {
+  data: Record<string, string>;
+}
 
 const NGINX = '/usr/sbin/nginx';
 
 /** The nginx configuration for one Ingress: pure, from the objects as the API server has them. */
-export function nginxConfig(o: { dir: string; listen: string; ingress: IngressObject; services: Record<string, ServiceObject>; certFiles: Record<string, { cert: string; key: string }> }): string {
+export function nginxConfig(o: {
+  dir: string;
+  listen: string;
+  ingress: IngressObject;
+  services: Record<string, ServiceObject>;
+  certFiles: Record<string, { cert: string; key: string }>;
+}): string {
   const servers = o.ingress.spec.rules.map((rule) => {
     const tls = o.ingress.spec.tls?.find((t) => (t.hosts ?? []).includes(rule.host));
     if (!tls) throw new Error(`the Ingress has no TLS entry for ${rule.host}: the spec's path needs TLS at the edge`);
@@ -89,12 +104,19 @@ ${servers.join('\n')}
 `;
 }
 
-export async function startIngressEdge(k: KubeCli, namespace: string, name: string, listen: { address: string; port: number }): Promise<IngressEdge> {
+export async function startIngressEdge(
+  k: KubeCli,
+  namespace: string,
+  name: string,
+  listen: { address: string; port: number },
+): Promise<IngressEdge> {
   if (!existsSync(NGINX)) throw new Error(`${NGINX} is missing: scripts/cluster/deps.sh installs Debian's nginx-light`);
   const ingress = await k.getJson<IngressObject>(['ingress', name, '-n', namespace]);
   const dir = mkdtempSync(join(tmpdir(), 'voice-ingress-edge-'));
   const services: Record<string, ServiceObject> = {};
-  for (const rule of ingress.spec.rules) for (const p of rule.http.paths) services[p.backend.service.name] ??= await k.getJson<ServiceObject>(['service', p.backend.service.name, '-n', namespace]);
+  for (const rule of ingress.spec.rules)
+    for (const p of rule.http.paths)
+      services[p.backend.service.name] ??= await k.getJson<ServiceObject>(['service', p.backend.service.name, '-n', namespace]);
   const certFiles: Record<string, { cert: string; key: string }> = {};
   for (const tls of ingress.spec.tls ?? []) {
     const secret = await k.getJson<SecretObject>(['secret', tls.secretName, '-n', namespace]);
@@ -111,12 +133,24 @@ export async function startIngressEdge(k: KubeCli, namespace: string, name: stri
   let stderr = '';
   child.stderr?.on('data', (d) => (stderr += d.toString()));
   const errors = () => `${stderr}${existsSync(join(dir, 'error.log')) ? readFileSync(join(dir, 'error.log'), 'utf8') : ''}`;
-  await waitFor(() => child.exitCode === null && existsSync(join(dir, 'nginx.pid')), { timeoutMs: 10_000, what: `nginx for Ingress ${namespace}/${name} ${errors()}` });
+  await waitFor(() => child.exitCode === null && existsSync(join(dir, 'nginx.pid')), {
+    timeoutMs: 10_000,
+    what: `nginx for Ingress ${namespace}/${name} ${errors()}`,
+  });
   const host = ingress.spec.rules[0]!.host;
   const probe = (ca: string): Promise<{ status: number; body: string }> =>
     new Promise((resolve) => {
       const req = request(
-        { host: listen.address, port: listen.port, servername: host, ca, method: 'POST', path: '/', headers: { host, 'content-type': 'application/json', 'content-length': 2 }, timeout: 5000 },
+        {
+          host: listen.address,
+          port: listen.port,
+          servername: host,
+          ca,
+          method: 'POST',
+          path: '/',
+          headers: { host, 'content-type': 'application/json', 'content-length': 2 },
+          timeout: 5000,
+        },
         (res) => {
           let body = '';
           res.on('data', (d: Buffer) => (body += d.toString()));
@@ -131,10 +165,17 @@ export async function startIngressEdge(k: KubeCli, namespace: string, name: stri
     host,
     async waitServing(ca, timeoutMs = 60_000) {
       let last = { status: 0, body: '' };
-      await waitFor(async () => {
-        last = await probe(ca);
-        return last.status === 401 && last.body.includes('"error"');
-      }, { timeoutMs, intervalMs: 500, what: `a worker to answer through the edge for ${host} (last: ${last.status} ${last.body.slice(0, 200)}) ${errors()}` });
+      await waitFor(
+        async () => {
+          last = await probe(ca);
+          return last.status === 401 && last.body.includes('"error"');
+        },
+        {
+          timeoutMs,
+          intervalMs: 500,
+          what: `a worker to answer through the edge for ${host} (last: ${last.status} ${last.body.slice(0, 200)}) ${errors()}`,
+        },
+      );
     },
     close: async () => {
       if (child.exitCode === null) {

@@ -13,13 +13,25 @@ export interface KubeCli {
 export const REPO_ROOT = resolve(import.meta.dirname, '../..');
 
 export function kubeCli(cluster: ClusterInfo): KubeCli {
-  const env = { ...process.env, KUBECONFIG: cluster.kubeconfig, PATH: `${cluster.binDir}:${process.env.PATH}`, HELM_CACHE_HOME: '/tmp/voice-cluster-helm/cache', HELM_CONFIG_HOME: '/tmp/voice-cluster-helm/config', HELM_DATA_HOME: '/tmp/voice-cluster-helm/data' };
+  const env = {
+    ...process.env,
+    KUBECONFIG: cluster.kubeconfig,
+    PATH: `${cluster.binDir}:${process.env.PATH}`,
+    HELM_CACHE_HOME: '/tmp/voice-cluster-helm/cache',
+    HELM_CONFIG_HOME: '/tmp/voice-cluster-helm/config',
+    HELM_DATA_HOME: '/tmp/voice-cluster-helm/data',
+  };
   const run = (bin: string, args: string[], input?: string): Promise<string> =>
     new Promise((done, fail) => {
-      const child = execFile(resolve(cluster.binDir, bin), args, { env, cwd: REPO_ROOT, maxBuffer: 32 * 1024 * 1024 }, (err, stdout, stderr) => {
-        if (err) fail(new Error(`${bin} ${args.join(' ')} failed: ${stderr.trim() || err.message}`));
-        else done(stdout);
-      });
+      const child = execFile(
+        resolve(cluster.binDir, bin),
+        args,
+        { env, cwd: REPO_ROOT, maxBuffer: 32 * 1024 * 1024 },
+        (err, stdout, stderr) => {
+          if (err) fail(new Error(`${bin} ${args.join(' ')} failed: ${stderr.trim() || err.message}`));
+          else done(stdout);
+        },
+      );
       if (input !== undefined) child.stdin!.end(input);
     });
   return {

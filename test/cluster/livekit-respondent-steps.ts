@@ -32,13 +32,21 @@ export async function connectSession(system: System, sessionId: string): Promise
     body: JSON.stringify({ publishableKey: system.keys.publishable, interviewId: system.interviewId, sessionId, metadata: {} }),
   });
   const answer = (await res.json()) as { room_url?: string; token?: string; route?: string; error?: string; message?: string };
-  if (!res.ok || !answer.room_url || !answer.token) throw new Error(`connect answered ${res.status}: ${answer.error ?? ''} ${answer.message ?? ''}`);
+  if (!res.ok || !answer.room_url || !answer.token)
+    throw new Error(`connect answered ${res.status}: ${answer.error ?? ''} ${answer.message ?? ''}`);
   return { roomUrl: answer.room_url, token: answer.token, route: String(answer.route) };
 }
 
 /** A whole interview in the room, answering each question with espeak-ng speech; `onEvent` gets state and caption lines. */
 export function answerInterview(room: Connected, onEvent?: (line: string) => void): Promise<LiveKitRespondentResult> {
-  return runLiveKitRespondent({ url: room.roomUrl, token: room.token, answers: answerClips(DEFAULT_ANSWERS), reactionMs: 300, timeoutMs: 150_000, onEvent });
+  return runLiveKitRespondent({
+    url: room.roomUrl,
+    token: room.token,
+    answers: answerClips(DEFAULT_ANSWERS),
+    reactionMs: 300,
+    timeoutMs: 150_000,
+    onEvent,
+  });
 }
 
 export interface WatchedRoom {

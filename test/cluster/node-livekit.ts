@@ -56,7 +56,15 @@ export async function startNodeLiveKit(nodeIp: string): Promise<NodeLiveKit> {
   const apiKey = `APIcluster${randomBytes(4).toString('hex')}`;
   const apiSecret = randomBytes(32).toString('base64url');
   // Only the node address as a candidate: the pods' and the host's one common address.
-  const { dir, configFile } = writeLiveKitConfig({ port, tcpPort, udpPort, apiKey, apiSecret, address: nodeIp, candidates: `${nodeIp}/32` });
+  const { dir, configFile } = writeLiveKitConfig({
+    port,
+    tcpPort,
+    udpPort,
+    apiKey,
+    apiSecret,
+    address: nodeIp,
+    candidates: `${nodeIp}/32`,
+  });
   const chunks: string[] = [];
   const child = spawn(binary, ['--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.on('data', (d: Buffer) => chunks.push(d.toString()));
@@ -74,10 +82,13 @@ export async function startNodeLiveKit(nodeIp: string): Promise<NodeLiveKit> {
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await waitFor(async () => {
-      if (gone) throw new Error(`livekit-server exited:\n${output()}`);
-      return (await fetch(`http://${nodeIp}:${port}/`)).ok;
-    }, { timeoutMs: 20_000, intervalMs: 100, what: `livekit-server on ${nodeIp}:${port}` });
+    await waitFor(
+      async () => {
+        if (gone) throw new Error(`livekit-server exited:\n${output()}`);
+        return (await fetch(`http://${nodeIp}:${port}/`)).ok;
+      },
+      { timeoutMs: 20_000, intervalMs: 100, what: `livekit-server on ${nodeIp}:${port}` },
+    );
   } catch (err) {
     await stop();
     throw new Error(`${(err as Error).message}\n${output()}`, { cause: err });

@@ -30,12 +30,19 @@ export async function runPageInterview(sessionUrl: string, timeoutMs = 150_000):
     await start.waitFor({ state: 'visible', timeout: 30_000 });
     await start.click();
     const main = page.locator('#interview');
-    const marks = async (): Promise<string[]> => page.evaluate(() => (window as unknown as { __serviceTimeline: Array<{ name: string }> }).__serviceTimeline.map((m) => m.name));
+    const marks = async (): Promise<string[]> =>
+      page.evaluate(() => (window as unknown as { __serviceTimeline: Array<{ name: string }> }).__serviceTimeline.map((m) => m.name));
     let state = '';
     try {
-      await waitFor(async () => ENDED.has((state = (await main.getAttribute('data-state')) ?? '')), { timeoutMs, intervalMs: 250, what: 'the respondent page to end the interview' });
+      await waitFor(async () => ENDED.has((state = (await main.getAttribute('data-state')) ?? '')), {
+        timeoutMs,
+        intervalMs: 250,
+        what: 'the respondent page to end the interview',
+      });
     } catch (err) {
-      throw new Error(`${(err as Error).message}; the page is in state ${state}, its marks: ${(await marks().catch(() => [])).join(' ')}`, { cause: err });
+      throw new Error(`${(err as Error).message}; the page is in state ${state}, its marks: ${(await marks().catch(() => [])).join(' ')}`, {
+        cause: err,
+      });
     }
     return { state, marks: await marks(), captions: await page.locator('#captions li .text').allTextContents() };
   } finally {

@@ -29,9 +29,15 @@ export function chartSetArgs(cluster: ClusterInfo): string[] {
   const operator = chartImage(cluster.images.operator);
   const worker = chartImage(cluster.images.worker);
   const sets = [
-    `image.registry=${operator.registry}`, `image.repository=${operator.repository}`, `image.tag=${operator.tag}`, 'image.pullPolicy=Never',
-    `workerImage.registry=${worker.registry}`, `workerImage.repository=${worker.repository}`, `workerImage.tag=${worker.tag}`,
-    'leaderElection.leaseDurationSeconds=8', 'leaderElection.renewDeadlineSeconds=5',
+    `image.registry=${operator.registry}`,
+    `image.repository=${operator.repository}`,
+    `image.tag=${operator.tag}`,
+    'image.pullPolicy=Never',
+    `workerImage.registry=${worker.registry}`,
+    `workerImage.repository=${worker.repository}`,
+    `workerImage.tag=${worker.tag}`,
+    'leaderElection.leaseDurationSeconds=8',
+    'leaderElection.renewDeadlineSeconds=5',
   ];
   return sets.flatMap((s) => ['--set', s]);
 }
@@ -52,22 +58,43 @@ export function redisManifest(cluster: ClusterInfo): string {
           template: {
             metadata: { labels: { app: 'redis' } },
             spec: {
-              containers: [{ name: 'redis', image: cluster.images.redis, imagePullPolicy: 'Never', ports: [{ containerPort: 6379 }], readinessProbe: { tcpSocket: { port: 6379 }, periodSeconds: 1 } }],
+              containers: [
+                {
+                  name: 'redis',
+                  image: cluster.images.redis,
+                  imagePullPolicy: 'Never',
+                  ports: [{ containerPort: 6379 }],
+                  readinessProbe: { tcpSocket: { port: 6379 }, periodSeconds: 1 },
+                },
+              ],
             },
           },
         },
       },
-      { apiVersion: 'v1', kind: 'Service', metadata: { name: 'redis', namespace: POOL_NAMESPACE }, spec: { selector: { app: 'redis' }, ports: [{ port: 6379, targetPort: 6379 }] } },
+      {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'redis', namespace: POOL_NAMESPACE },
+        spec: { selector: { app: 'redis' }, ports: [{ port: 6379, targetPort: 6379 }] },
+      },
     ],
   });
 }
 
 export function workerSecretsManifest(workerToken: string = randomBytes(24).toString('base64url')): string {
-  const secret = (name: string, data: Record<string, string>) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: POOL_NAMESPACE }, stringData: data });
+  const secret = (name: string, data: Record<string, string>) => ({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, namespace: POOL_NAMESPACE },
+    stringData: data,
+  });
   return JSON.stringify({
     apiVersion: 'v1',
     kind: 'List',
-    items: [secret('worker', { token: workerToken }), secret('providers', { llm: 'sk-local-standin-000000', stt: 'sk-local-standin-000000', tts: 'sk-local-standin-000000' })],
+    items: [
+      secret('worker', { token: workerToken }),
+      secret('providers', { llm: 'sk-local-standin-000000', stt: 'sk-local-standin-000000', tts: 'sk-local-standin-000000' }),
+    ],
   });
 }
 

@@ -40,26 +40,41 @@ describe('a broken pool says why in kubectl get vwp', () => {
     await k.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } }));
     await k.kubectl(['apply', '-n', NAMESPACE, '-f', 'examples/quickstart/secrets.yaml']);
     const workerRepository = cluster.images.worker.slice(0, cluster.images.worker.lastIndexOf(':'));
-    await k.kubectl(['apply', '-f', '-'], JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'List',
-      items: [
-        pool('no-image', { image: { repository: workerRepository, tag: 'does-not-exist' } }),
-        // 64 CPUs: more than the node has (and the default image, which exists).
-        pool('too-big', { resources: { requests: { cpu: '64', memory: '128Mi' }, limits: { cpu: '64', memory: '768Mi' } } }),
-      ],
-    }));
+    await k.kubectl(
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'List',
+        items: [
+          pool('no-image', { image: { repository: workerRepository, tag: 'does-not-exist' } }),
+          // 64 CPUs: more than the node has (and the default image, which exists).
+          pool('too-big', { resources: { requests: { cpu: '64', memory: '128Mi' }, limits: { cpu: '64', memory: '768Mi' } } }),
+        ],
+      }),
+    );
     let table: string[][] = [];
     const reasons = () => {
       const reason = table[0]?.indexOf('REASON') ?? -1;
       return Object.fromEntries(table.slice(1).map((row) => [row[0], row[reason]]));
     };
-    await waitFor(async () => {
-      table = (await k.kubectl(['get', 'vwp', '-n', NAMESPACE])).trim().split('\n').map((line) => line.trim().split(/\s+/));
-      const r = reasons();
-      return r['no-image'] === 'ImagePullError' && r['too-big'] === 'Unschedulable';
-    }, { timeoutMs: 180_000, intervalMs: 1000, what: `ImagePullError and Unschedulable in kubectl get vwp (last: ${JSON.stringify(table)})` }).catch(async (err: Error) => {
-      throw new Error(`${err.message}\n${JSON.stringify(table)}\n${await k.kubectl(['get', 'pods', '-n', NAMESPACE, '-o', 'wide']).catch(() => '')}`);
+    await waitFor(
+      async () => {
+        table = (await k.kubectl(['get', 'vwp', '-n', NAMESPACE]))
+          .trim()
+          .split('\n')
+          .map((line) => line.trim().split(/\s+/));
+        const r = reasons();
+        return r['no-image'] === 'ImagePullError' && r['too-big'] === 'Unschedulable';
+      },
+      {
+        timeoutMs: 180_000,
+        intervalMs: 1000,
+        what: `ImagePullError and Unschedulable in kubectl get vwp (last: ${JSON.stringify(table)})`,
+      },
+    ).catch(async (err: Error) => {
+      throw new Error(
+        `${err.message}\n${JSON.stringify(table)}\n${await k.kubectl(['get', 'pods', '-n', NAMESPACE, '-o', 'wide']).catch(() => '')}`,
+      );
     });
     expect(reasons()).toEqual({ 'no-image': 'ImagePullError', 'too-big': 'Unschedulable' });
   }, 400_000);

@@ -42,7 +42,13 @@ beforeAll(async () => {
           id: 'ws_hosted',
           name: 'Hosted room test',
           keys: { publishable: [PK], secret: ['sk_test_hostedroom0000000'] },
-          deployments: [{ id: 'dpl_hosted', status: 'ACTIVE', interview: { title: 'Hosted room', intro: 'Hi.', questions: [{ id: 'q1', text: 'Why?' }], closing: 'Bye.' } }],
+          deployments: [
+            {
+              id: 'dpl_hosted',
+              status: 'ACTIVE',
+              interview: { title: 'Hosted room', intro: 'Hi.', questions: [{ id: 'q1', text: 'Why?' }], closing: 'Bye.' },
+            },
+          ],
         },
       ],
     }),
@@ -80,7 +86,9 @@ describe('a hosted-provider room', () => {
     page.on('websocket', (ws) => sockets.push(ws.url()));
     await page.goto(host.url);
     await page.waitForFunction(() => (window as unknown as { hostReady?: boolean }).hostReady === true);
-    await page.evaluate(() => (window as unknown as { startInterview(i: string, m: object): Promise<string> }).startInterview('dpl_hosted', {}));
+    await page.evaluate(() =>
+      (window as unknown as { startInterview(i: string, m: object): Promise<string> }).startInterview('dpl_hosted', {}),
+    );
     const frame = page.frameLocator('iframe');
     await expect.poll(() => frame.locator('#start').isVisible(), { timeout: 15_000 }).toBe(true);
     expect(requested).not.toContain('/respondent/assets/daily-room.js');
@@ -90,7 +98,9 @@ describe('a hosted-provider room', () => {
     expect(requested).toContain('/respondent/assets/daily-room.js');
     expect(sockets).toEqual([]);
     expect(pipeline.requests.length).toBe(1);
-    const events = await page.evaluate(() => (window as unknown as { serviceEvents: Array<{ type: string; code?: string; retryable?: boolean }> }).serviceEvents);
+    const events = await page.evaluate(
+      () => (window as unknown as { serviceEvents: Array<{ type: string; code?: string; retryable?: boolean }> }).serviceEvents,
+    );
     expect(events.map((e) => e.type)).toEqual(['service:ready', 'service:connecting', 'service:error']);
     expect(events[2]).toMatchObject({ code: expect.stringMatching(/^room_/), retryable: true });
     await waitFor(async () => frame.locator('#retry').isVisible(), { timeoutMs: 5_000, what: 'the Retry button' });

@@ -56,7 +56,14 @@ export function interviewSuite(rooms: 'local' | 'livekit'): void {
     // missed twice (an answer played over a question, docs/testing.md).
     answers = answerClips(ANSWERS, 'piper');
     speech = await speechStarted;
-    system = await startSystem({ redisUrl: inject('redisUrl'), providers: 'fake', logDir: join(ARTIFACTS, 'logs'), vadSilenceMs: 500, rooms, speech: { url: speech.url, token: speech.token, serves: ['stt'] } });
+    system = await startSystem({
+      redisUrl: inject('redisUrl'),
+      providers: 'fake',
+      logDir: join(ARTIFACTS, 'logs'),
+      vadSilenceMs: 500,
+      rooms,
+      speech: { url: speech.url, token: speech.token, serves: ['stt'] },
+    });
     host = await startHostPage(system.apiBase, system.keys.publishable);
     browser = await launchChromium({ scriptedMicrophone: true, trustSpki: system.workerSpkiHashes });
   }, 300_000);
@@ -68,13 +75,15 @@ export function interviewSuite(rooms: 'local' | 'livekit'): void {
     await speech?.stop();
   });
 
-  const hostEvents = (page: Page): Promise<HostEvent[]> => page.evaluate(() => (window as unknown as { serviceEvents: HostEvent[] }).serviceEvents);
+  const hostEvents = (page: Page): Promise<HostEvent[]> =>
+    page.evaluate(() => (window as unknown as { serviceEvents: HostEvent[] }).serviceEvents);
   const waitEvent = async (page: Page, type: string, timeoutMs = DEADLINE_MS): Promise<void> => {
     await waitFor(
       async () => {
         const events = await hostEvents(page);
         const failure = events.find((e) => e.type === 'service:error' || e.type === 'service:failed');
-        if (failure && type !== failure.type) throw new Error(`the page reported ${failure.type}: ${failure.code ?? failure.reason} ${failure.message ?? ''}`);
+        if (failure && type !== failure.type)
+          throw new Error(`the page reported ${failure.type}: ${failure.code ?? failure.reason} ${failure.message ?? ''}`);
         return events.some((e) => e.type === type);
       },
       { timeoutMs, intervalMs: 100, what: `${type} at the host page` },
@@ -116,7 +125,10 @@ export function interviewSuite(rooms: 'local' | 'livekit'): void {
     const page = await browser.context.newPage();
     await page.goto(host.url);
     await page.waitForFunction(() => (window as unknown as { hostReady?: boolean }).hostReady === true);
-    const sessionId = await page.evaluate(([id, meta]) => (window as unknown as { startInterview(i: string, m: object): Promise<string> }).startInterview(id, meta), [system.interviewId, metadata] as const);
+    const sessionId = await page.evaluate(
+      ([id, meta]) => (window as unknown as { startInterview(i: string, m: object): Promise<string> }).startInterview(id, meta),
+      [system.interviewId, metadata] as const,
+    );
     return { page, sessionId, frame: page.frameLocator('iframe') };
   }
 
@@ -134,14 +146,19 @@ export function interviewSuite(rooms: 'local' | 'livekit'): void {
       if (screenshots) await page.screenshot({ path: join(ARTIFACTS, `${label}-2-speaking.png`) });
       if (screenshots) {
         // The page shows "Your turn" once the question has played out, while the microphone is still silent.
-        await expect.poll(() => frame.locator('#interview').getAttribute('data-state'), { timeout: 20_000, interval: 50 }).toBe('listening');
+        await expect
+          .poll(() => frame.locator('#interview').getAttribute('data-state'), { timeout: 20_000, interval: 50 })
+          .toBe('listening');
         // Let the orb's colour transition finish, so the picture shows the state's own colour (green).
         // This only times a picture: on a loaded machine the respondent may already be answering by
         // then (the state above is the assertion), and a picture of another state would mislead.
         const green = await expect
           .poll(() => frame.locator('.orb').evaluate((el) => getComputedStyle(el).backgroundColor), { interval: 50, timeout: 3000 })
           .toBe('rgb(19, 115, 51)')
-          .then(() => true, () => false);
+          .then(
+            () => true,
+            () => false,
+          );
         if (green) await page.screenshot({ path: join(ARTIFACTS, `${label}-3-listening.png`) });
       }
       await waitEvent(page, 'service:listening');
@@ -152,7 +169,10 @@ export function interviewSuite(rooms: 'local' | 'livekit'): void {
       await expect.poll(() => frame.locator('#interview').getAttribute('data-state')).toBe('finished');
       if (screenshots) await page.screenshot({ path: join(ARTIFACTS, `${label}-4-finished.png`) });
       // Marks are performance.now() of the page; timeOrigin puts them on the wall clock of the spans.
-      const { timeline, timeOrigin } = await frame.locator('body').evaluate(() => ({ timeline: (window as unknown as { __serviceTimeline: Mark[] }).__serviceTimeline, timeOrigin: performance.timeOrigin }));
+      const { timeline, timeOrigin } = await frame.locator('body').evaluate(() => ({
+        timeline: (window as unknown as { __serviceTimeline: Mark[] }).__serviceTimeline,
+        timeOrigin: performance.timeOrigin,
+      }));
       const captions = await frame.locator('#captions li .text').allTextContents();
       const respondentCaptions = await frame.locator('#captions li.caption-respondent .text').allTextContents();
       return { sessionId, events: await hostEvents(page), timeline, timeOrigin, captions, respondentCaptions };
@@ -175,8 +195,15 @@ export function interviewSuite(rooms: 'local' | 'livekit'): void {
    */
   function writeDiagnosis(run: Run, label: string, respondentTurns: Array<{ text: string; at: string }>): string {
     const spans = system.otlp.spans
-      .filter((s) => s.attributes['session.id'] === run.sessionId && ['turn.end', 'stt.final', 'llm.turn', 'tts.first_byte'].includes(s.name))
-      .map((s) => ({ name: s.name, startMs: Number(s.startNs / 1_000_000n), endMs: Number(s.endNs / 1_000_000n), reason: s.attributes['turn.end_reason'] ?? undefined }))
+      .filter(
+        (s) => s.attributes['session.id'] === run.sessionId && ['turn.end', 'stt.final', 'llm.turn', 'tts.first_byte'].includes(s.name),
+      )
+      .map((s) => ({
+        name: s.name,
+        startMs: Number(s.startNs / 1_000_000n),
+        endMs: Number(s.endNs / 1_000_000n),
+        reason: s.attributes['turn.end_reason'] ?? undefined,
+      }))
       .sort((a, b) => a.startMs - b.startMs);
     const timeline = run.timeline.map((m) => ({ name: m.name, atMs: Math.round(run.timeOrigin + m.at) }));
     const diagnosis = { sessionId: run.sessionId, timeline, respondentCaptions: run.respondentCaptions, respondentTurns, spans };
@@ -222,22 +249,39 @@ export function interviewSuite(rooms: 'local' | 'livekit'): void {
     const transcriptPath = fileURLToPath(transcriptKey);
     expect(transcriptPath.startsWith(transcriptDir)).toBe(true);
     expect(existsSync(transcriptPath)).toBe(true);
-    const transcript = JSON.parse(readFileSync(transcriptPath, 'utf8')) as { sessionId: string; turns: Array<{ speaker: string; text: string; at: string }> };
+    const transcript = JSON.parse(readFileSync(transcriptPath, 'utf8')) as {
+      sessionId: string;
+      turns: Array<{ speaker: string; text: string; at: string }>;
+    };
     expect(transcript.sessionId).toBe(run.sessionId);
     const respondentTurns = transcript.turns.filter((t) => t.speaker === 'respondent').map((t) => t.text);
-    const diagnosis = writeDiagnosis(run, route, transcript.turns.filter((t) => t.speaker === 'respondent'));
+    const diagnosis = writeDiagnosis(
+      run,
+      route,
+      transcript.turns.filter((t) => t.speaker === 'respondent'),
+    );
     expect(respondentTurns.length).toBeGreaterThanOrEqual(INTERVIEW.questions.length);
     // The stored transcript holds the respondent's content words (recall, not exact text). The
     // stand-in's placeholder ("answer 1 (2.3 s of audio)") holds none of them.
-    expect(heardRecall(respondentTurns), `${JSON.stringify(respondentTurns)} (timeline and turn spans: ${diagnosis})`).toBeGreaterThanOrEqual(0.8);
+    expect(
+      heardRecall(respondentTurns),
+      `${JSON.stringify(respondentTurns)} (timeline and turn spans: ${diagnosis})`,
+    ).toBeGreaterThanOrEqual(0.8);
 
     const webhook = await system.webhooks.waitFor('interview.completed', run.sessionId);
-    expect(webhook.event.data).toMatchObject({ sessionId: run.sessionId, interviewId: system.interviewId, metadata: { plan: 'pro', label: 'e2e' } });
+    expect(webhook.event.data).toMatchObject({
+      sessionId: run.sessionId,
+      interviewId: system.interviewId,
+      metadata: { plan: 'pro', label: 'e2e' },
+    });
     expect(system.webhooks.rejected).toEqual([]);
 
     const service = route === 'hosted' ? 'voice-worker-hosted' : 'voice-worker-self-hosted';
     await system.otlp.waitFor(
-      (spans) => ['session.start', 'room.connect', 'llm.turn', 'tts.first_byte'].every((name) => spans.some((s) => s.name === name && s.attributes['session.id'] === run.sessionId && s.resource['service.name'] === service)),
+      (spans) =>
+        ['session.start', 'room.connect', 'llm.turn', 'tts.first_byte'].every((name) =>
+          spans.some((s) => s.name === name && s.attributes['session.id'] === run.sessionId && s.resource['service.name'] === service),
+        ),
       15_000,
       `session.start, room.connect, llm.turn and tts.first_byte of ${run.sessionId} from ${service}`,
     );
@@ -253,7 +297,7 @@ export function interviewSuite(rooms: 'local' | 'livekit'): void {
       await expectCompleted(run, 'hosted');
       // The words came from the speech server's recogniser (the worker's realtime client at
       // STT_BASE_URL), never from the stand-in.
-      if (system.providers.kind !== 'fake') throw new Error('this test reads the stand-in\'s request log');
+      if (system.providers.kind !== 'fake') throw new Error("this test reads the stand-in's request log");
       expect(system.providers.fake.requests.filter((r) => r.endpoint === 'stt' || r.endpoint === 'stt-stream')).toEqual([]);
       expect(await speech.metric('speech_requests_total', { endpoint: 'realtime', outcome: 'ok' })).toBeGreaterThanOrEqual(1);
     }, 480_000);
@@ -297,7 +341,11 @@ export function interviewSuite(rooms: 'local' | 'livekit'): void {
         const before = (await hostEvents(page)).length;
         await bothWorkersWarm();
         await frame.locator('#retry').click();
-        await waitFor(async () => (await hostEvents(page)).slice(before).some((e) => e.type === 'service:completed'), { timeoutMs: DEADLINE_MS, intervalMs: 100, what: 'service:completed after Try again' });
+        await waitFor(async () => (await hostEvents(page)).slice(before).some((e) => e.type === 'service:completed'), {
+          timeoutMs: DEADLINE_MS,
+          intervalMs: 100,
+          what: 'service:completed after Try again',
+        });
         const after = (await hostEvents(page)).slice(before).map((e) => e.type);
         expect(after).not.toContain('service:error');
         expect(after).toContain('service:started');

@@ -47,7 +47,12 @@ beforeAll(async () => {
             {
               id: 'dpl_page',
               status: 'ACTIVE',
-              interview: { title: 'Onboarding feedback', intro: 'Hi.', questions: [{ id: 'q1', text: 'How did you hear about us?' }], closing: 'Thanks.' },
+              interview: {
+                title: 'Onboarding feedback',
+                intro: 'Hi.',
+                questions: [{ id: 'q1', text: 'How did you hear about us?' }],
+                closing: 'Thanks.',
+              },
             },
           ],
         },
@@ -91,7 +96,9 @@ async function openHost(): Promise<{ page: Page; sessionId: string }> {
   const page = await browser.context.newPage();
   await page.goto(host.url);
   await page.waitForFunction(() => (window as unknown as { hostReady?: boolean }).hostReady === true);
-  const sessionId = await page.evaluate(() => (window as unknown as { startInterview(id: string, m: object): Promise<string> }).startInterview('dpl_page', { user: 'u_1' }));
+  const sessionId = await page.evaluate(() =>
+    (window as unknown as { startInterview(id: string, m: object): Promise<string> }).startInterview('dpl_page', { user: 'u_1' }),
+  );
   return { page, sessionId };
 }
 
@@ -99,7 +106,10 @@ describe('browser SDK and respondent page', () => {
   it('creates a session, mounts the page in an iframe, marks it CLICKED and reports service:ready to the host', async () => {
     const { page, sessionId } = await openHost();
     expect(sessionId).toMatch(/^inv_/);
-    await waitFor(async () => (await events(page)).some((e) => e.type === 'service:ready'), { timeoutMs: 15_000, what: 'service:ready at the host page' });
+    await waitFor(async () => (await events(page)).some((e) => e.type === 'service:ready'), {
+      timeoutMs: 15_000,
+      what: 'service:ready at the host page',
+    });
     expect((await events(page))[0]).toMatchObject({ type: 'service:ready', sessionId });
 
     const iframe = page.locator('iframe');
@@ -121,7 +131,10 @@ describe('browser SDK and respondent page', () => {
   it('ignores messages that do not come from the iframe, even with the right shape', async () => {
     const { page, sessionId } = await openHost();
     await waitFor(async () => (await events(page)).length > 0, { timeoutMs: 15_000, what: 'the first event' });
-    await page.evaluate((id) => window.postMessage({ source: 'service-respondent', type: 'service:completed', sessionId: id, at: 0 }, '*'), sessionId);
+    await page.evaluate(
+      (id) => window.postMessage({ source: 'service-respondent', type: 'service:completed', sessionId: id, at: 0 }, '*'),
+      sessionId,
+    );
     // The forged message would have landed by the time a round trip through the page's event loop is done.
     await page.evaluate(() => new Promise((r) => setTimeout(r, 50)));
     expect((await events(page)).map((e) => e.type)).not.toContain('service:completed');
@@ -143,7 +156,10 @@ describe('browser SDK and respondent page', () => {
     await page.screenshot({ path: join(ARTIFACTS, 'error.png') });
 
     await frame.locator('#retry').click();
-    await waitFor(async () => (await events(page)).filter((e) => e.type === 'service:error').length === 2, { timeoutMs: 15_000, what: 'the retry to fail again' });
+    await waitFor(async () => (await events(page)).filter((e) => e.type === 'service:error').length === 2, {
+      timeoutMs: 15_000,
+      what: 'the retry to fail again',
+    });
     expect((await events(page)).map((e) => e.type).slice(3)).toEqual(['service:connecting', 'service:error']);
     // Connect failed, so the session never started.
     expect(getSession(db, sessionId)?.status).toBe('CLICKED');
@@ -180,14 +196,22 @@ describe('browser SDK and respondent page', () => {
   });
 
   it('sessionUrl alone starts the interview: opened directly (an email link) and in a plain iframe without the SDK', async () => {
-    const created = await (await fetch(`${apiBase}/api/v2/sdk/sessions`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ publishableKey: PK, interviewId: 'dpl_page' }) })).json() as { sessionId: string; sessionUrl: string };
+    const created = (await (
+      await fetch(`${apiBase}/api/v2/sdk/sessions`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ publishableKey: PK, interviewId: 'dpl_page' }),
+      })
+    ).json()) as { sessionId: string; sessionUrl: string };
     expect(created.sessionUrl).toMatch(/#k=[A-Za-z0-9_-]{43}$/);
     // Opened as a link: no SDK, no publishable key anywhere.
     const direct = await browser.context.newPage();
     await direct.goto(created.sessionUrl);
     await expect.poll(() => direct.locator('#interview').getAttribute('data-state')).toBe('ready');
     const connects: Array<Record<string, unknown>> = [];
-    direct.on('request', (r) => { if (r.url().endsWith('/api/v2/sdk/connect')) connects.push(JSON.parse(r.postData() ?? '{}') as Record<string, unknown>); });
+    direct.on('request', (r) => {
+      if (r.url().endsWith('/api/v2/sdk/connect')) connects.push(JSON.parse(r.postData() ?? '{}') as Record<string, unknown>);
+    });
     await direct.locator('#start').click();
     // The hosted pipeline is down in this suite: reaching worker_unreachable proves connect accepted the link.
     await expect.poll(() => direct.locator('#interview').getAttribute('data-state'), { timeout: 15_000 }).toBe('error');
@@ -232,7 +256,10 @@ describe('browser SDK and respondent page', () => {
       const page = await denied.context.newPage();
       await page.goto(host.url);
       await page.waitForFunction(() => (window as unknown as { hostReady?: boolean }).hostReady === true);
-      const sessionId = await page.evaluate((id) => (window as unknown as { startInterview(i: string, m: object): Promise<string> }).startInterview(id, {}), 'dpl_page');
+      const sessionId = await page.evaluate(
+        (id) => (window as unknown as { startInterview(i: string, m: object): Promise<string> }).startInterview(id, {}),
+        'dpl_page',
+      );
       const frame = page.frameLocator('iframe');
       await frame.locator('#start').click();
       await expect.poll(() => frame.locator('#interview').getAttribute('data-state'), { timeout: 15_000 }).toBe('error');

@@ -60,7 +60,13 @@ beforeAll(async () => {
   const [thinking, complete, second, backchannel] = answerClips([THINKING, COMPLETE_WORDS, SECOND, BACKCHANNEL], 'piper');
   clips = { thinking: thinking!, complete: complete!, second: second!, backchannel: backchannel! };
   speech = await speechStarted;
-  system = await startSystem({ redisUrl: inject('redisUrl'), providers: 'fake', logDir: join(ARTIFACTS, 'logs'), rooms: 'local', speech: { url: speech.url, token: speech.token, serves: ['stt'] } });
+  system = await startSystem({
+    redisUrl: inject('redisUrl'),
+    providers: 'fake',
+    logDir: join(ARTIFACTS, 'logs'),
+    rooms: 'local',
+    speech: { url: speech.url, token: speech.token, serves: ['stt'] },
+  });
   host = await startHostPage(system.apiBase, system.keys.publishable);
   browser = await launchChromium({ scriptedMicrophone: true, trustSpki: system.workerSpkiHashes });
 }, 300_000);
@@ -77,7 +83,10 @@ async function start(label: string): Promise<{ page: Page; frame: FrameLocator; 
   const page = await browser.context.newPage();
   await page.goto(host.url);
   await page.waitForFunction(() => (window as unknown as { hostReady?: boolean }).hostReady === true);
-  const sessionId = await page.evaluate(([id, meta]) => (window as unknown as { startInterview(i: string, m: object): Promise<string> }).startInterview(id, meta), [TURN_INTERVIEW_ID, { label }] as const);
+  const sessionId = await page.evaluate(
+    ([id, meta]) => (window as unknown as { startInterview(i: string, m: object): Promise<string> }).startInterview(id, meta),
+    [TURN_INTERVIEW_ID, { label }] as const,
+  );
   const frame = page.frameLocator('iframe');
   await expect.poll(() => frame.locator('#start').isVisible()).toBe(true);
   await frame.locator('#start').click();
@@ -86,12 +95,24 @@ async function start(label: string): Promise<{ page: Page; frame: FrameLocator; 
 
 /** Waits until the page shows the interviewer's caption of the first question (its audio starts then). */
 async function firstQuestionShown(frame: FrameLocator): Promise<void> {
-  await waitFor(async () => (await frame.locator('#captions li .text').allTextContents()).includes(TURN_INTERVIEW.questions[0]!.text), { timeoutMs: 60_000, intervalMs: 50, what: 'the first question at the page' });
+  await waitFor(async () => (await frame.locator('#captions li .text').allTextContents()).includes(TURN_INTERVIEW.questions[0]!.text), {
+    timeoutMs: 60_000,
+    intervalMs: 50,
+    what: 'the first question at the page',
+  });
 }
 
-async function finish(page: Page, frame: FrameLocator, sessionId: string, label: string): Promise<{ timeline: Mark[]; captions: string[]; respondent: TranscriptTurn[] }> {
+async function finish(
+  page: Page,
+  frame: FrameLocator,
+  sessionId: string,
+  label: string,
+): Promise<{ timeline: Mark[]; captions: string[]; respondent: TranscriptTurn[] }> {
   const events = () => page.evaluate(() => (window as unknown as { serviceEvents: HostEvent[] }).serviceEvents);
-  await waitFor(async () => (await events()).some((e) => e.type === 'service:completed' || e.type === 'service:failed' || e.type === 'service:error'), { timeoutMs: 180_000, intervalMs: 200, what: 'the interview to end at the page' });
+  await waitFor(
+    async () => (await events()).some((e) => e.type === 'service:completed' || e.type === 'service:failed' || e.type === 'service:error'),
+    { timeoutMs: 180_000, intervalMs: 200, what: 'the interview to end at the page' },
+  );
   await page.screenshot({ path: join(ARTIFACTS, `${label}-finished.png`) });
   expect((await events()).at(-1)?.type).toBe('service:completed');
   const timeline = await pageTimeline(frame);
@@ -104,20 +125,46 @@ async function finish(page: Page, frame: FrameLocator, sessionId: string, label:
 }
 
 /** The page's timeline and captions beside the screenshots, whether the test passed or not (for a person). */
-async function saveTimeline(frame: FrameLocator, label: string, sessionId: string, spoken: Record<string, Spoken | undefined> = {}): Promise<void> {
+async function saveTimeline(
+  frame: FrameLocator,
+  label: string,
+  sessionId: string,
+  spoken: Record<string, Spoken | undefined> = {},
+): Promise<void> {
   const timeline = await pageTimeline(frame).catch((err: unknown) => String(err));
-  const captions = await frame.locator('#captions li .text').allTextContents().catch((err: unknown) => String(err));
+  const captions = await frame
+    .locator('#captions li .text')
+    .allTextContents()
+    .catch((err: unknown) => String(err));
   // The worker's spans of the session on the wall clock (page marks are performance.now() since timeOrigin).
-  const timeOrigin = await frame.locator('body').evaluate(() => performance.timeOrigin).catch(() => null);
+  const timeOrigin = await frame
+    .locator('body')
+    .evaluate(() => performance.timeOrigin)
+    .catch(() => null);
   const spans = system.otlp.spans
     .filter((sp) => sp.attributes['session.id'] === sessionId)
-    .map((sp) => ({ name: sp.name, startMs: Number(sp.startNs / 1_000_000n), endMs: Number(sp.endNs / 1_000_000n), attributes: sp.attributes }));
-  writeFileSync(join(ARTIFACTS, `${label}-timeline.json`), JSON.stringify({ sessionId, timeOrigin, timeline, spoken, captions, spans }, null, 1));
+    .map((sp) => ({
+      name: sp.name,
+      startMs: Number(sp.startNs / 1_000_000n),
+      endMs: Number(sp.endNs / 1_000_000n),
+      attributes: sp.attributes,
+    }));
+  writeFileSync(
+    join(ARTIFACTS, `${label}-timeline.json`),
+    JSON.stringify({ sessionId, timeOrigin, timeline, spoken, captions, spans }, null, 1),
+  );
 }
 
 /** What the bot did at the page (audio, a caption of its own, a new state) while an answer played. */
 function botActsDuring(timeline: Mark[], spoken: Spoken): string[] {
-  return timeline.filter((m) => m.at > spoken.startedAt && m.at < spoken.endedAt && (m.name === 'bot:first_audio' || m.name === 'caption:bot' || m.name === 'state:speaking')).map((m) => m.name);
+  return timeline
+    .filter(
+      (m) =>
+        m.at > spoken.startedAt &&
+        m.at < spoken.endedAt &&
+        (m.name === 'bot:first_audio' || m.name === 'caption:bot' || m.name === 'state:speaking'),
+    )
+    .map((m) => m.name);
 }
 
 describe('turn-taking in the respondent page', () => {
@@ -140,13 +187,17 @@ describe('turn-taking in the respondent page', () => {
       expect(interrupted!.at).toBeLessThan(answer.endedAt);
       // The pause inside the answer did not end it: the bot did nothing until it was over.
       expect(botActsDuring(timeline, { startedAt: interrupted!.at, endedAt: answer.endedAt }), JSON.stringify(timeline)).toEqual([]);
-      expect(respondent.map((t) => t.questionId), JSON.stringify(respondent)).toEqual(['q1', 'q2']);
+      expect(
+        respondent.map((t) => t.questionId),
+        JSON.stringify(respondent),
+      ).toEqual(['q1', 'q2']);
       expect(contentRecall(THINKING.parts.join(' '), respondent[0]!.text), respondent[0]!.text).toBeGreaterThanOrEqual(0.8);
       expect(contentRecall(SECOND, respondent[1]!.text), respondent[1]!.text).toBeGreaterThanOrEqual(0.8);
       expect(captions.filter((c) => c === TURN_INTERVIEW.questions[0]!.text)).toHaveLength(1);
       // The worker's spans say how each turn ended and when the final text came.
       await system.otlp.waitFor(
-        (spans) => ['turn.end', 'stt.final'].every((name) => spans.some((s) => s.name === name && s.attributes['session.id'] === sessionId)),
+        (spans) =>
+          ['turn.end', 'stt.final'].every((name) => spans.some((s) => s.name === name && s.attributes['session.id'] === sessionId)),
         15_000,
         `turn.end and stt.final of ${sessionId}`,
       );
@@ -158,7 +209,7 @@ describe('turn-taking in the respondent page', () => {
   }, 300_000);
 
   it('a backchannel over the question is ridden over, and a pause after words that sound complete is waited out (WAIT), not cut into', async () => {
-    if (system.providers.kind !== 'fake') throw new Error('this test scripts the language model\'s WAIT and needs the stand-in providers');
+    if (system.providers.kind !== 'fake') throw new Error("this test scripts the language model's WAIT and needs the stand-in providers");
     system.providers.fake.scriptLlmRules({ words: 'vendors?[^a-z]*$', reply: 'WAIT' });
     const label = 'backchannel';
     const { page, frame, sessionId } = await start(label);
@@ -175,22 +226,35 @@ describe('turn-taking in the respondent page', () => {
         const resumed = paused && marks.find((m) => m.name === 'bot:first_audio' && m.at > paused.at);
         return resumed && marks.find((m) => m.name === 'state:listening' && m.at > resumed.at);
       };
-      await waitFor(async () => handedOver(await pageTimeline(frame)) !== undefined, { timeoutMs: 60_000, intervalMs: 50, what: 'the bot to pause for the backchannel, go on, and finish the question' });
+      await waitFor(async () => handedOver(await pageTimeline(frame)) !== undefined, {
+        timeoutMs: 60_000,
+        intervalMs: 50,
+        what: 'the bot to pause for the backchannel, go on, and finish the question',
+      });
       await new Promise((r) => setTimeout(r, 300));
       const answer = (spoken.answer = await sayInto(frame, clips.complete, SPEECH_RATE));
       rest = answerOnEachTurn(frame, [clips.second], { sampleRate: SPEECH_RATE, after: answer.endedAt });
       const { timeline, captions, respondent } = await finish(page, frame, sessionId, label);
 
       // The backchannel paused the bot once; it was not stopped again before the answer.
-      expect(timeline.filter((m) => m.name === 'bot:interrupted' && m.at < answer.startedAt), JSON.stringify(timeline)).toHaveLength(1);
+      expect(
+        timeline.filter((m) => m.name === 'bot:interrupted' && m.at < answer.startedAt),
+        JSON.stringify(timeline),
+      ).toHaveLength(1);
       // "Your turn" waited for the end of the question: not shown while the bot was paused, nor
       // before its words went on (the page holds its "listening" through the pause).
       const paused = timeline.find((m) => m.name === 'bot:interrupted' && m.at > okay.startedAt)!;
       const resumed = timeline.find((m) => m.name === 'bot:first_audio' && m.at > paused.at)!;
-      expect(timeline.filter((m) => m.name === 'state:listening' && m.at > okay.startedAt && m.at < resumed.at), JSON.stringify(timeline)).toEqual([]);
+      expect(
+        timeline.filter((m) => m.name === 'state:listening' && m.at > okay.startedAt && m.at < resumed.at),
+        JSON.stringify(timeline),
+      ).toEqual([]);
       // Asked once, and "Okay." is no answer: the respondent's turns are the two answers.
       expect(captions.filter((c) => c === TURN_INTERVIEW.questions[0]!.text)).toHaveLength(1);
-      expect(respondent.map((t) => t.questionId), JSON.stringify(respondent)).toEqual(['q1', 'q2']);
+      expect(
+        respondent.map((t) => t.questionId),
+        JSON.stringify(respondent),
+      ).toEqual(['q1', 'q2']);
       // No cut-in: nothing from the bot while the answer, pause included, was being said; one turn holds both parts.
       expect(botActsDuring(timeline, answer), JSON.stringify(timeline)).toEqual([]);
       expect(contentRecall(COMPLETE_WORDS.parts.join(' '), respondent[0]!.text), respondent[0]!.text).toBeGreaterThanOrEqual(0.8);

@@ -20,7 +20,9 @@ export function speechPcm(text: string, sampleRate: number): Buffer {
   const hit = cache.get(key);
   if (hit) return hit;
   // Every setting fixed (espeak-ng's defaults, spelled out) and resampled in JS: the same text is the same samples.
-  const result = spawnSync('espeak-ng', ['--stdout', '-v', 'en', '-s', '190', '-p', '50', '-a', '100', '-g', '0', text], { maxBuffer: 64 * 1024 * 1024 });
+  const result = spawnSync('espeak-ng', ['--stdout', '-v', 'en', '-s', '190', '-p', '50', '-a', '100', '-g', '0', text], {
+    maxBuffer: 64 * 1024 * 1024,
+  });
   if (result.error || result.status !== 0) throw new Error(`espeak-ng failed: ${result.error?.message ?? result.stderr?.toString()}`);
   const { pcm, sampleRate: rate } = parseWav(result.stdout);
   const out = resamplePcm16(pcm, rate, sampleRate);

@@ -48,7 +48,8 @@ export async function startFakeDaily(options: { apiKey?: string; domainName?: st
   const handle = async (req: IncomingMessage, res: ServerResponse, raw: string) => {
     const path = (req.url ?? '/').split('?')[0]!;
     calls.push({ method: req.method ?? '', path });
-    if (req.headers.authorization !== `Bearer ${apiKey}`) return fail(res, 401, 'authentication-error', 'Unauthorized: missing or invalid API key');
+    if (req.headers.authorization !== `Bearer ${apiKey}`)
+      return fail(res, 401, 'authentication-error', 'Unauthorized: missing or invalid API key');
     const injected = failures.shift();
     if (injected) return fail(res, injected, injected === 429 ? 'rate-limit-error' : 'server-error', 'injected failure');
     let body: Record<string, unknown> = {};
@@ -64,13 +65,22 @@ export async function startFakeDaily(options: { apiKey?: string; domainName?: st
     }
     if (path === '/v1/rooms' && req.method === 'POST') {
       const name = typeof body.name === 'string' ? body.name : randomBytes(10).toString('base64url').replace(/[-_]/g, 'x');
-      if (!/^[A-Za-z0-9_-]{1,128}$/.test(name)) return fail(res, 400, 'invalid-request-error', 'name may only contain letters, numbers, - and _');
+      if (!/^[A-Za-z0-9_-]{1,128}$/.test(name))
+        return fail(res, 400, 'invalid-request-error', 'name may only contain letters, numbers, - and _');
       if (rooms.has(name)) return fail(res, 400, 'invalid-request-error', `a room named ${name} already exists`);
       const properties = (body.properties ?? {}) as Record<string, unknown>;
       if (properties.exp !== undefined && (typeof properties.exp !== 'number' || properties.exp <= Date.now() / 1000)) {
         return fail(res, 400, 'invalid-request-error', 'exp must be a unix timestamp in the future');
       }
-      const room: FakeRoom = { id: randomUUID(), name, api_created: true, privacy: String(body.privacy ?? 'public'), url: `https://${domainName}.daily.co/${name}`, created_at: new Date().toISOString(), config: properties };
+      const room: FakeRoom = {
+        id: randomUUID(),
+        name,
+        api_created: true,
+        privacy: String(body.privacy ?? 'public'),
+        url: `https://${domainName}.daily.co/${name}`,
+        created_at: new Date().toISOString(),
+        config: properties,
+      };
       rooms.set(name, room);
       return send(res, 200, room);
     }

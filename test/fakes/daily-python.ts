@@ -12,7 +12,11 @@ export const FAKE_DAILY_MODULE = resolve(ROOT, 'test/fakes/daily_module');
 let cached: string | null = null;
 
 export function dailyPython(): string {
-  cached ??= execFileSync('bash', [resolve(ROOT, 'scripts/python-env.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 600_000 }).trim();
+  cached ??= execFileSync('bash', [resolve(ROOT, 'scripts/python-env.sh')], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    timeout: 600_000,
+  }).trim();
   return cached;
 }
 

@@ -19,13 +19,18 @@ export interface LlmRule {
 export function latestRespondentWords(messages: ChatMessage[]): string {
   const content: unknown = messages.filter((m) => m?.role === 'user').at(-1)?.content;
   const user = typeof content === 'string' ? content : '';
-  const line = user.split('\n').filter((l) => l.startsWith('Respondent: ')).at(-1);
+  const line = user
+    .split('\n')
+    .filter((l) => l.startsWith('Respondent: '))
+    .at(-1);
   return line ? line.slice('Respondent: '.length) : '';
 }
 
 /** Whether the prompt offers WAIT (the system message states the contract). */
 export function offersWait(messages: ChatMessage[]): boolean {
-  return messages.some((m) => m?.role === 'system' && typeof m.content === 'string' && m.content.includes(`reply with exactly ${WAIT_REPLY}`));
+  return messages.some(
+    (m) => m?.role === 'system' && typeof m.content === 'string' && m.content.includes(`reply with exactly ${WAIT_REPLY}`),
+  );
 }
 
 /** The first matching rule's reply, or undefined (the caller's own script answers). */

@@ -27,7 +27,14 @@ export class FaultPicker {
     this.state = mode.seed >>> 0 || 1;
     this.rate = mode.rate;
     // Junk of every JSON type, plus what JSON cannot say (undefined: the field is absent).
-    const junk = fc.oneof(fc.constant(undefined), fc.constant(null), fc.jsonValue({ maxDepth: 2 }), fc.string({ maxLength: 20 }), fc.constant(HUGE), fc.integer());
+    const junk = fc.oneof(
+      fc.constant(undefined),
+      fc.constant(null),
+      fc.jsonValue({ maxDepth: 2 }),
+      fc.string({ maxLength: 20 }),
+      fc.constant(HUGE),
+      fc.integer(),
+    );
     this.junkValues = fc.sample(junk, { seed: mode.seed, numRuns: 200 });
   }
 
@@ -69,5 +76,14 @@ export function withField(base: Record<string, unknown>, path: string, value: un
 
 /** A whole JSON body that is wrong as a whole: not an object, or not JSON. */
 export function wrongBody(picker: FaultPicker): string {
-  return picker.pick(['null', '[]', '"text"', '42', '{', 'not json at all', '<html>502 Bad Gateway</html>', JSON.stringify(picker.junk()) ?? '']);
+  return picker.pick([
+    'null',
+    '[]',
+    '"text"',
+    '42',
+    '{',
+    'not json at all',
+    '<html>502 Bad Gateway</html>',
+    JSON.stringify(picker.junk()) ?? '',
+  ]);
 }

@@ -121,7 +121,16 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
 
 function openaiError(res: ServerResponse, status: number, message: string, code: string | null = null): void {
   res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ error: { message, type: status === 401 ? 'invalid_request_error' : status >= 500 ? 'server_error' : 'invalid_request_error', param: null, code } }));
+  res.end(
+    JSON.stringify({
+      error: {
+        message,
+        type: status === 401 ? 'invalid_request_error' : status >= 500 ? 'server_error' : 'invalid_request_error',
+        param: null,
+        code,
+      },
+    }),
+  );
 }
 
 export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
@@ -163,26 +172,41 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     const json = JSON.parse(body.toString()) as { model?: string; stream?: boolean; messages?: unknown[] };
     if (!json.model || !Array.isArray(json.messages)) return openaiError(res, 400, 'model and messages are required', 'invalid_request');
     requests.push({ endpoint: 'chat', model: json.model, stream: Boolean(json.stream), authorization: req.headers.authorization });
-    const reply = replyByRules(json.messages as ChatMessage[], llmRules) ?? llmScript.shift() ?? (json.stream ? 'NEXT' : 'Summary: the respondent answered every question.');
+    const reply =
+      replyByRules(json.messages as ChatMessage[], llmRules) ??
+      llmScript.shift() ??
+      (json.stream ? 'NEXT' : 'Summary: the respondent answered every question.');
     const id = `chatcmpl-fake${requests.length}`;
     const created = Math.floor(Date.now() / 1000);
     if (profile.chat) await sleep(profile.chat.firstTokenMs);
     if (!json.stream) {
-      const answer = { id, object: 'chat.completion', created, model: json.model, choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 } };
+      const answer = {
+        id,
+        object: 'chat.completion',
+        created,
+        model: json.model,
+        choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },
+      };
       const picker = pickers.chat;
-      if (picker?.strike()) return malformedJson(picker, res, answer, ['choices', 'choices.0', 'choices.0.message', 'choices.0.message.content']);
+      if (picker?.strike())
+        return malformedJson(picker, res, answer, ['choices', 'choices.0', 'choices.0.message', 'choices.0.message.content']);
       res.writeHead(200, { 'content-type': 'application/json' });
       return res.end(JSON.stringify(answer));
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    const chunk = (delta: Record<string, string>, finish: string | null) => `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: json.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    const chunk = (delta: Record<string, string>, finish: string | null) =>
+      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: json.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
     res.write(chunk({ role: 'assistant', content: '' }, null));
     const picker = pickers.chat;
     if (picker?.strike()) {
       // One chunk broken (a field wrong, not JSON, huge), or the end sent before the text.
       const good = JSON.parse(chunk({ content: 'word ' }, null).slice(6)) as Record<string, unknown>;
       const bad = picker.pick(['field', 'raw', 'huge', 'early-end'] as const);
-      if (bad === 'field') res.write(`data: ${JSON.stringify(withField(good, picker.pick(['choices', 'choices.0', 'choices.0.delta', 'choices.0.delta.content']), picker.junk()))}\n\n`);
+      if (bad === 'field')
+        res.write(
+          `data: ${JSON.stringify(withField(good, picker.pick(['choices', 'choices.0', 'choices.0.delta', 'choices.0.delta.content']), picker.junk()))}\n\n`,
+        );
       if (bad === 'raw') res.write(`data: ${wrongBody(picker)}\n\n`);
       if (bad === 'huge') res.write(chunk({ content: HUGE }, null));
       if (bad === 'early-end') res.write(chunk({}, 'stop'));
@@ -196,10 +220,15 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
   };
 
   const transcribe = async (req: IncomingMessage, res: ServerResponse, body: Buffer) => {
-    const form = await new Request('http://fake/', { method: 'POST', headers: { 'content-type': req.headers['content-type'] ?? '' }, body: new Uint8Array(body) }).formData();
+    const form = await new Request('http://fake/', {
+      method: 'POST',
+      headers: { 'content-type': req.headers['content-type'] ?? '' },
+      body: new Uint8Array(body),
+    }).formData();
     const model = form.get('model');
     const file = form.get('file');
-    if (typeof model !== 'string' || !(file instanceof Blob)) return openaiError(res, 400, 'file and model are required', 'invalid_request');
+    if (typeof model !== 'string' || !(file instanceof Blob))
+      return openaiError(res, 400, 'file and model are required', 'invalid_request');
     let audioSeconds: number;
     const wav = Buffer.from(await file.arrayBuffer());
     try {
@@ -270,9 +299,16 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       const body = await readBody(req);
       const path = (req.url ?? '').split('?')[0];
       const endpoint: Endpoint | undefined =
-        path === '/v1/chat/completions' ? 'chat' : path === '/v1/audio/transcriptions' ? 'stt' : path === '/v1/audio/speech' ? 'tts' : undefined;
+        path === '/v1/chat/completions'
+          ? 'chat'
+          : path === '/v1/audio/transcriptions'
+            ? 'stt'
+            : path === '/v1/audio/speech'
+              ? 'tts'
+              : undefined;
       if (!endpoint || req.method !== 'POST') return openaiError(res, 404, `Unknown route ${req.method} ${path}`, 'unknown_url');
-      if (options.apiKey && req.headers.authorization !== `Bearer ${options.apiKey}`) return openaiError(res, 401, 'Incorrect API key provided.', 'invalid_api_key');
+      if (options.apiKey && req.headers.authorization !== `Bearer ${options.apiKey}`)
+        return openaiError(res, 401, 'Incorrect API key provided.', 'invalid_api_key');
       hits[endpoint]++;
       if (latency[endpoint] > 0) await sleep(latency[endpoint]);
       const failure = takeFailure(endpoint);
@@ -305,7 +341,8 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     ...(pickers['stt-stream'] ? { malformed: pickers['stt-stream'] } : {}),
     peekTranscript: () => sttScript[0],
     interimEveryMs: () => profile.sttStream?.interimEveryMs ?? null,
-    completionDelayMs: (seconds) => latency['stt-stream'] + (profile.sttStream ? profile.sttStream.baseMs + (profile.sttStream.perAudioSecondMs ?? 0) * seconds : 0),
+    completionDelayMs: (seconds) =>
+      latency['stt-stream'] + (profile.sttStream ? profile.sttStream.baseMs + (profile.sttStream.perAudioSecondMs ?? 0) * seconds : 0),
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const port = (server.address() as AddressInfo).port;

@@ -18,7 +18,10 @@ afterAll(() => fake.close());
 
 type Event = { type: string; [k: string]: unknown };
 
-async function connect(query = '?intent=transcription', key = KEY): Promise<{ ws: WebSocket; events: Event[]; next: (type: string) => Promise<Event> }> {
+async function connect(
+  query = '?intent=transcription',
+  key = KEY,
+): Promise<{ ws: WebSocket; events: Event[]; next: (type: string) => Promise<Event> }> {
   const ws = new WebSocket(`${fake.url.replace('http', 'ws')}/realtime${query}`, { headers: { Authorization: `Bearer ${key}` } });
   const events: Event[] = [];
   ws.on('message', (data) => events.push(JSON.parse(data.toString()) as Event));
@@ -43,7 +46,15 @@ async function connect(query = '?intent=transcription', key = KEY): Promise<{ ws
 }
 
 const send = (ws: WebSocket, event: Record<string, unknown>) => ws.send(JSON.stringify(event));
-const configure = { type: 'session.update', session: { type: 'transcription', audio: { input: { format: { type: 'audio/pcm', rate: 24_000 }, transcription: { model: 'm-rt', language: 'de' }, turn_detection: null } } } };
+const configure = {
+  type: 'session.update',
+  session: {
+    type: 'transcription',
+    audio: {
+      input: { format: { type: 'audio/pcm', rate: 24_000 }, transcription: { model: 'm-rt', language: 'de' }, turn_detection: null },
+    },
+  },
+};
 
 async function upgradeStatus(query: string, key: string): Promise<number> {
   return new Promise((resolve) => {
@@ -59,7 +70,9 @@ describe('fake realtime transcription endpoint', () => {
     const { ws, next, events } = await connect();
     expect((await next('session.created')).session).toMatchObject({ type: 'transcription' });
     send(ws, configure);
-    expect((await next('session.updated')).session).toMatchObject({ audio: { input: { transcription: { model: 'm-rt', language: 'de' }, turn_detection: null } } });
+    expect((await next('session.updated')).session).toMatchObject({
+      audio: { input: { transcription: { model: 'm-rt', language: 'de' }, turn_detection: null } },
+    });
     fake.scriptTranscripts('hello there');
     send(ws, { type: 'input_audio_buffer.append', audio: tonePcm(250, 24_000).toString('base64') });
     send(ws, { type: 'input_audio_buffer.commit' });
@@ -84,7 +97,12 @@ describe('fake realtime transcription endpoint', () => {
     send(ws, configure);
     await next('session.updated');
     send(ws, { type: 'input_audio_buffer.append', event_id: 'evt_bad', audio: 'not base64!' });
-    expect((await next('error')).error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_value', param: 'audio', event_id: 'evt_bad' });
+    expect((await next('error')).error).toMatchObject({
+      type: 'invalid_request_error',
+      code: 'invalid_value',
+      param: 'audio',
+      event_id: 'evt_bad',
+    });
     send(ws, { type: 'input_audio_buffer.append', event_id: 'evt_odd', audio: Buffer.from([1, 2, 3]).toString('base64') });
     expect((await next('error')).error).toMatchObject({ code: 'invalid_value', event_id: 'evt_odd' });
     send(ws, { type: 'input_audio_buffer.commit', event_id: 'evt_empty' });
@@ -116,10 +134,15 @@ describe('fake realtime transcription endpoint', () => {
 });
 
 describe('latency profiles', () => {
-  const post = (path: string, body: BodyInit, headers: Record<string, string> = {}) => fetch(`${fake.url}${path}`, { method: 'POST', body, headers: { authorization: `Bearer ${KEY}`, ...headers } });
+  const post = (path: string, body: BodyInit, headers: Record<string, string> = {}) =>
+    fetch(`${fake.url}${path}`, { method: 'POST', body, headers: { authorization: `Bearer ${KEY}`, ...headers } });
 
   it('delays batch STT in proportion to the audio, chat before the first token, TTS before the first byte', async () => {
-    fake.setProfile({ stt: { baseMs: 100, perAudioSecondMs: 200 }, chat: { firstTokenMs: 250, perTokenMs: 5 }, tts: { firstByteMs: 200, realtimeFactor: 2 } });
+    fake.setProfile({
+      stt: { baseMs: 100, perAudioSecondMs: 200 },
+      chat: { firstTokenMs: 250, perTokenMs: 5 },
+      tts: { firstByteMs: 200, realtimeFactor: 2 },
+    });
     try {
       const form = new FormData();
       form.set('model', 'm');
@@ -129,13 +152,19 @@ describe('latency profiles', () => {
       expect(performance.now() - t0).toBeGreaterThanOrEqual(290); // 100 + 200 x 1 s
 
       t0 = performance.now();
-      const chat = await post('/chat/completions', JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }] }), { 'content-type': 'application/json' });
+      const chat = await post(
+        '/chat/completions',
+        JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+        { 'content-type': 'application/json' },
+      );
       await chat.body!.getReader().read();
       expect(performance.now() - t0).toBeGreaterThanOrEqual(240);
       await chat.text().catch(() => undefined);
 
       t0 = performance.now();
-      const speech = await post('/audio/speech', JSON.stringify({ model: 'm', voice: 'v', input: 'A sentence.', response_format: 'pcm' }), { 'content-type': 'application/json' });
+      const speech = await post('/audio/speech', JSON.stringify({ model: 'm', voice: 'v', input: 'A sentence.', response_format: 'pcm' }), {
+        'content-type': 'application/json',
+      });
       const reader = speech.body!.getReader();
       await reader.read();
       expect(performance.now() - t0).toBeGreaterThanOrEqual(190);
@@ -148,7 +177,7 @@ describe('latency profiles', () => {
     }
   });
 
-  it('delays a realtime commit\'s completion by base + per audio second', async () => {
+  it("delays a realtime commit's completion by base + per audio second", async () => {
     fake.setProfile({ sttStream: { baseMs: 150, perAudioSecondMs: 100 } });
     try {
       const { ws, next } = await connect();

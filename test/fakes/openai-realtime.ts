@@ -35,7 +35,10 @@ export interface RealtimeHooks {
    * Logs the commit like a batch request and gives its transcript (the shared script, else what a
    * real recogniser heard in `wav`, else "answer <n> ..."). A rejection fails the transcription.
    */
-  transcribe: (entry: { model: string; language?: string; audioSeconds: number; authorization: string | undefined }, wav: Buffer | undefined) => Promise<string>;
+  transcribe: (
+    entry: { model: string; language?: string; audioSeconds: number; authorization: string | undefined },
+    wav: Buffer | undefined,
+  ) => Promise<string>;
   /** Keep the committed audio and pass it to `transcribe` as a WAV (a real recogniser listens). */
   wantsAudio: boolean;
   /** Commit -> `completed`, at the earliest. */
@@ -48,8 +51,26 @@ export interface RealtimeHooks {
   malformed?: FaultPicker;
 }
 
-type Session = { type: 'transcription'; audio: { input: { format: { type: string; rate?: number }; transcription: { model?: string; language?: string } | null; turn_detection: unknown; noise_reduction: unknown } }; include: unknown; id: string; object: string };
-type Incoming = { type?: unknown; event_id?: unknown; audio?: unknown; session?: Partial<Session> & { audio?: { input?: Partial<Session['audio']['input']> } } };
+type Session = {
+  type: 'transcription';
+  audio: {
+    input: {
+      format: { type: string; rate?: number };
+      transcription: { model?: string; language?: string } | null;
+      turn_detection: unknown;
+      noise_reduction: unknown;
+    };
+  };
+  include: unknown;
+  id: string;
+  object: string;
+};
+type Incoming = {
+  type?: unknown;
+  event_id?: unknown;
+  audio?: unknown;
+  session?: Partial<Session> & { audio?: { input?: Partial<Session['audio']['input']> } };
+};
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -58,7 +79,10 @@ const id = (prefix: string) => `${prefix}_fake${(++serial).toString(36).padStart
 
 function refuse(socket: Duplex, status: number, message: string, code: string): void {
   const body = JSON.stringify({ error: { message, type: 'invalid_request_error', param: null, code } });
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\ncontent-type: application/json\r\ncontent-length: ` +
+      `${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
 }
 
 export function attachRealtime(server: Server, hooks: RealtimeHooks): { close: () => void } {
@@ -66,11 +90,13 @@ export function attachRealtime(server: Server, hooks: RealtimeHooks): { close: (
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://fake');
     if (url.pathname !== '/v1/realtime' || !hooks.enabled()) return refuse(socket, 404, `Unknown route GET ${url.pathname}`, 'unknown_url');
-    if (hooks.apiKey && req.headers.authorization !== `Bearer ${hooks.apiKey}`) return refuse(socket, 401, 'Incorrect API key provided.', 'invalid_api_key');
+    if (hooks.apiKey && req.headers.authorization !== `Bearer ${hooks.apiKey}`)
+      return refuse(socket, 401, 'Incorrect API key provided.', 'invalid_api_key');
     hooks.onConnect();
     const failure = hooks.failure('upgrade');
     if (failure?.status) return refuse(socket, failure.status, `Injected failure (${failure.status}).`, 'injected');
-    if (url.searchParams.get('intent') !== 'transcription') return refuse(socket, 400, 'This stand-in serves transcription sessions only (intent=transcription).', 'invalid_request');
+    if (url.searchParams.get('intent') !== 'transcription')
+      return refuse(socket, 400, 'This stand-in serves transcription sessions only (intent=transcription).', 'invalid_request');
     wss.handleUpgrade(req, socket, head, (ws) => serve(ws, req.headers.authorization, hooks));
   });
   return {
@@ -83,8 +109,18 @@ export function attachRealtime(server: Server, hooks: RealtimeHooks): { close: (
 
 function serve(ws: WebSocket, authorization: string | undefined, hooks: RealtimeHooks): void {
   const session: Session = {
-    type: 'transcription', id: id('sess'), object: 'realtime.transcription_session', include: null,
-    audio: { input: { format: { type: 'audio/pcm', rate: 24_000 }, transcription: null, turn_detection: { type: 'server_vad', threshold: 0.5, prefix_padding_ms: 300, silence_duration_ms: 500 }, noise_reduction: null } },
+    type: 'transcription',
+    id: id('sess'),
+    object: 'realtime.transcription_session',
+    include: null,
+    audio: {
+      input: {
+        format: { type: 'audio/pcm', rate: 24_000 },
+        transcription: null,
+        turn_detection: { type: 'server_vad', threshold: 0.5, prefix_padding_ms: 300, silence_duration_ms: 500 },
+        noise_reduction: null,
+      },
+    },
   };
   let bufferBytes = 0;
   let bufferAudio: Buffer[] = []; // kept only when a real recogniser listens (hooks.wantsAudio)
@@ -101,15 +137,27 @@ function serve(ws: WebSocket, authorization: string | undefined, hooks: Realtime
 
   const commit = async (eventId: unknown) => {
     const ms = (bufferBytes / bytesPerSecond()) * 1000;
-    if (ms < 100) return error('input_audio_buffer_commit_empty', `Error committing input audio buffer: buffer too small. Expected at least 100ms of audio, but buffer only has ${ms.toFixed(2)}ms of audio.`, eventId);
+    if (ms < 100)
+      return error(
+        'input_audio_buffer_commit_empty',
+        `Error committing input audio buffer: buffer too small. Expected at least 100ms of audio, but buffer only has ${ms.toFixed(2)}ms of audio.`,
+        eventId,
+      );
     const model = session.audio.input.transcription?.model;
-    if (!model) return error('invalid_request_error', 'Input audio transcription is not configured for this session.', eventId, 'session.audio.input.transcription');
+    if (!model)
+      return error(
+        'invalid_request_error',
+        'Input audio transcription is not configured for this session.',
+        eventId,
+        'session.audio.input.transcription',
+      );
     const failure = hooks.failure('commit');
     if (failure?.event === 'close') return void ws.terminate();
     if (failure?.event === 'error') return error('server_error', 'Injected failure.', eventId, null, 'server_error');
     const audioSeconds = ms / 1000;
     // Only PCM16 can go to the recogniser as a WAV; G.711 sessions keep the placeholder.
-    const wav = hooks.wantsAudio && session.audio.input.format.type === 'audio/pcm' ? wavFromPcm16(Buffer.concat(bufferAudio), 24_000) : undefined;
+    const wav =
+      hooks.wantsAudio && session.audio.input.format.type === 'audio/pcm' ? wavFromPcm16(Buffer.concat(bufferAudio), 24_000) : undefined;
     bufferBytes = 0;
     bufferAudio = [];
     const itemId = bufferItem;
@@ -120,25 +168,52 @@ function serve(ws: WebSocket, authorization: string | undefined, hooks: Realtime
     if (picker?.strike()) {
       // The commit's own acknowledgement broken, or its events sent in the wrong order.
       const committed = { type: 'input_audio_buffer.committed', previous_item_id: previousItem, item_id: itemId };
-      const completed = { type: 'conversation.item.input_audio_transcription.completed', item_id: itemId, content_index: 0, transcript: 'out of order' };
+      const completed = {
+        type: 'conversation.item.input_audio_transcription.completed',
+        item_id: itemId,
+        content_index: 0,
+        transcript: 'out of order',
+      };
       if (picker.pick([true, false])) return send(withField(committed, 'item_id', picker.junk()));
       send(completed);
       return send(committed);
     }
     send({ type: 'input_audio_buffer.committed', previous_item_id: previousItem, item_id: itemId });
     previousItem = itemId;
-    send({ type: 'conversation.item.added', previous_item_id: null, item: { id: itemId, object: 'realtime.item', type: 'message', status: 'completed', role: 'user', content: [{ type: 'input_audio', transcript: null }] } });
+    send({
+      type: 'conversation.item.added',
+      previous_item_id: null,
+      item: {
+        id: itemId,
+        object: 'realtime.item',
+        type: 'message',
+        status: 'completed',
+        role: 'user',
+        content: [{ type: 'input_audio', transcript: null }],
+      },
+    });
     const language = session.audio.input.transcription?.language;
     const committedAt = performance.now();
     let transcript: string;
     try {
       transcript = await hooks.transcribe({ model, audioSeconds, authorization, ...(language ? { language } : {}) }, wav);
     } catch (err) {
-      return send({ type: 'conversation.item.input_audio_transcription.failed', item_id: itemId, content_index: 0, error: { type: 'transcription_error', code: 'upstream_recogniser', message: (err as Error).message, param: null } });
+      return send({
+        type: 'conversation.item.input_audio_transcription.failed',
+        item_id: itemId,
+        content_index: 0,
+        error: { type: 'transcription_error', code: 'upstream_recogniser', message: (err as Error).message, param: null },
+      });
     }
     if (failure?.hang) return;
     if (hooks.malformed?.strike()) return malformedAnswer(hooks.malformed, itemId, transcript);
-    if (failure?.event === 'failed') return send({ type: 'conversation.item.input_audio_transcription.failed', item_id: itemId, content_index: 0, error: { type: 'transcription_error', code: 'injected', message: 'Injected failure.', param: null } });
+    if (failure?.event === 'failed')
+      return send({
+        type: 'conversation.item.input_audio_transcription.failed',
+        item_id: itemId,
+        content_index: 0,
+        error: { type: 'transcription_error', code: 'injected', message: 'Injected failure.', param: null },
+      });
     const all = transcript.match(/\S+\s*/g) ?? [];
     const words = early.every((w, i) => all[i] === w) ? all.slice(early.length) : all;
     // The profile's delay counts from the commit: a real recogniser's decode time is part of it.
@@ -149,8 +224,25 @@ function serve(ws: WebSocket, authorization: string | undefined, hooks: Realtime
       send({ type: 'conversation.item.input_audio_transcription.delta', item_id: itemId, content_index: 0, delta: word });
     }
     await sleep(step);
-    send({ type: 'conversation.item.input_audio_transcription.completed', item_id: itemId, content_index: 0, transcript, usage: { type: 'duration', seconds: Math.ceil(audioSeconds) } });
-    send({ type: 'conversation.item.done', previous_item_id: null, item: { id: itemId, object: 'realtime.item', type: 'message', status: 'completed', role: 'user', content: [{ type: 'input_audio', transcript }] } });
+    send({
+      type: 'conversation.item.input_audio_transcription.completed',
+      item_id: itemId,
+      content_index: 0,
+      transcript,
+      usage: { type: 'duration', seconds: Math.ceil(audioSeconds) },
+    });
+    send({
+      type: 'conversation.item.done',
+      previous_item_id: null,
+      item: {
+        id: itemId,
+        object: 'realtime.item',
+        type: 'message',
+        status: 'completed',
+        role: 'user',
+        content: [{ type: 'input_audio', transcript }],
+      },
+    });
   };
 
   /** One malformed answer to a commit: a broken event of a type the client reads, junk, or a repeat. */
@@ -163,9 +255,20 @@ function serve(ws: WebSocket, authorization: string | undefined, hooks: Realtime
         send({ type: 'conversation.item.input_audio_transcription.delta', item_id: itemId, content_index: 0, delta: picker.junk() });
         return send(completed);
       case 'failed':
-        return send({ type: 'conversation.item.input_audio_transcription.failed', item_id: itemId, content_index: 0, error: picker.junk() });
+        return send({
+          type: 'conversation.item.input_audio_transcription.failed',
+          item_id: itemId,
+          content_index: 0,
+          error: picker.junk(),
+        });
       case 'error':
-        return send(withField({ type: 'error', error: { type: 'server_error', code: 'x', message: 'x', event_id: null } }, picker.pick(['error', 'error.type', 'error.event_id']), picker.junk()));
+        return send(
+          withField(
+            { type: 'error', error: { type: 'server_error', code: 'x', message: 'x', event_id: null } },
+            picker.pick(['error', 'error.type', 'error.event_id']),
+            picker.junk(),
+          ),
+        );
       case 'raw':
         // Not an event object at all (event_id cannot be added to these).
         if (ws.readyState === ws.OPEN) ws.send(wrongBody(picker));
@@ -181,7 +284,7 @@ function serve(ws: WebSocket, authorization: string | undefined, hooks: Realtime
     const every = hooks.interimEveryMs();
     const coming = hooks.peekTranscript()?.match(/\S+\s*/g);
     if (!every || !coming) return;
-    const due = Math.min(Math.floor((bufferBytes / bytesPerSecond()) * 1000 / every), coming.length - 1); // the last word waits for the commit
+    const due = Math.min(Math.floor(((bufferBytes / bytesPerSecond()) * 1000) / every), coming.length - 1); // the last word waits for the commit
     while (revealed.length < due) {
       const word = coming[revealed.length]!;
       revealed.push(word);
@@ -191,12 +294,30 @@ function serve(ws: WebSocket, authorization: string | undefined, hooks: Realtime
 
   const update = (event: Incoming) => {
     const next = event.session;
-    if (!next || next.type !== 'transcription') return error('invalid_request_error', 'Passing a realtime session update event to a transcription session is not allowed.', event.event_id, 'session.type');
+    if (!next || next.type !== 'transcription')
+      return error(
+        'invalid_request_error',
+        'Passing a realtime session update event to a transcription session is not allowed.',
+        event.event_id,
+        'session.type',
+      );
     const input: Partial<Session['audio']['input']> = next.audio?.input ?? {};
     if (input.format) {
       const { type, rate } = input.format;
-      if (!['audio/pcm', 'audio/pcmu', 'audio/pcma'].includes(type)) return error('invalid_value', `Invalid value: '${type}'. Supported values are: 'audio/pcm', 'audio/pcmu', and 'audio/pcma'.`, event.event_id, 'session.audio.input.format.type');
-      if (type === 'audio/pcm' && rate !== undefined && rate !== 24_000) return error('invalid_value', `Invalid value: ${rate}. Only 24000 is supported.`, event.event_id, 'session.audio.input.format.rate');
+      if (!['audio/pcm', 'audio/pcmu', 'audio/pcma'].includes(type))
+        return error(
+          'invalid_value',
+          `Invalid value: '${type}'. Supported values are: 'audio/pcm', 'audio/pcmu', and 'audio/pcma'.`,
+          event.event_id,
+          'session.audio.input.format.type',
+        );
+      if (type === 'audio/pcm' && rate !== undefined && rate !== 24_000)
+        return error(
+          'invalid_value',
+          `Invalid value: ${rate}. Only 24000 is supported.`,
+          event.event_id,
+          'session.audio.input.format.rate',
+        );
       session.audio.input.format = { type, ...(type === 'audio/pcm' ? { rate: 24_000 } : {}) };
     }
     if ('transcription' in input) session.audio.input.transcription = input.transcription ?? null;
@@ -218,9 +339,11 @@ function serve(ws: WebSocket, authorization: string | undefined, hooks: Realtime
         return update(event);
       case 'input_audio_buffer.append': {
         hooks.onAppend();
-        if (typeof event.audio !== 'string' || !BASE64.test(event.audio)) return error('invalid_value', "Invalid 'audio'. Expected base64-encoded audio bytes.", event.event_id, 'audio');
+        if (typeof event.audio !== 'string' || !BASE64.test(event.audio))
+          return error('invalid_value', "Invalid 'audio'. Expected base64-encoded audio bytes.", event.event_id, 'audio');
         const bytes = Buffer.byteLength(event.audio, 'base64');
-        if (session.audio.input.format.type === 'audio/pcm' && bytes % 2 !== 0) return error('invalid_value', "Invalid 'audio'. PCM16 audio must have an even number of bytes.", event.event_id, 'audio');
+        if (session.audio.input.format.type === 'audio/pcm' && bytes % 2 !== 0)
+          return error('invalid_value', "Invalid 'audio'. PCM16 audio must have an even number of bytes.", event.event_id, 'audio');
         bufferBytes += bytes;
         if (hooks.wantsAudio) bufferAudio.push(Buffer.from(event.audio, 'base64'));
         interim();
@@ -235,7 +358,12 @@ function serve(ws: WebSocket, authorization: string | undefined, hooks: Realtime
         revealed = [];
         return send({ type: 'input_audio_buffer.cleared' });
       default:
-        return error('invalid_value', `Invalid value: '${String(event.type)}'. This stand-in accepts session.update and input_audio_buffer.append, commit and clear.`, event.event_id, 'type');
+        return error(
+          'invalid_value',
+          `Invalid value: '${String(event.type)}'. This stand-in accepts session.update and input_audio_buffer.append, commit and clear.`,
+          event.event_id,
+          'type',
+        );
     }
   });
   send({ type: 'session.created', session });

@@ -120,10 +120,19 @@ function decodeProtobuf(body: Buffer): ReceivedSpan[] {
 // ---- JSON -------------------------------------------------------------------------------------
 type JsonKv = { key: string; value?: { stringValue?: string; boolValue?: boolean; intValue?: string | number; doubleValue?: number } };
 const jsonAttrs = (list: JsonKv[] = []): Record<string, AttributeValue> =>
-  Object.fromEntries(list.map((kv) => [kv.key, kv.value?.stringValue ?? kv.value?.boolValue ?? (kv.value?.intValue !== undefined ? Number(kv.value.intValue) : kv.value?.doubleValue ?? null)]));
+  Object.fromEntries(
+    list.map((kv) => [
+      kv.key,
+      kv.value?.stringValue ??
+        kv.value?.boolValue ??
+        (kv.value?.intValue !== undefined ? Number(kv.value.intValue) : (kv.value?.doubleValue ?? null)),
+    ]),
+  );
 
 function decodeJson(body: Buffer): ReceivedSpan[] {
-  const doc = JSON.parse(body.toString('utf8')) as { resourceSpans?: Array<{ resource?: { attributes?: JsonKv[] }; scopeSpans?: Array<{ spans?: Array<Record<string, unknown>> }> }> };
+  const doc = JSON.parse(body.toString('utf8')) as {
+    resourceSpans?: Array<{ resource?: { attributes?: JsonKv[] }; scopeSpans?: Array<{ spans?: Array<Record<string, unknown>> }> }>;
+  };
   const spans: ReceivedSpan[] = [];
   for (const rs of doc.resourceSpans ?? []) {
     const resource = jsonAttrs(rs.resource?.attributes);
@@ -178,7 +187,10 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     async waitFor(predicate, timeoutMs, what) {
       const deadline = Date.now() + timeoutMs;
       while (!predicate(spans)) {
-        if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for spans: ${what} (have: ${spans.map((s) => s.name).join(', ') || 'none'})`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `timed out after ${timeoutMs} ms waiting for spans: ${what} (have: ${spans.map((s) => s.name).join(', ') || 'none'})`,
+          );
         await new Promise((r) => setTimeout(r, 50));
       }
     },

@@ -31,7 +31,8 @@ function decodeAwsChunked(raw: Buffer): Buffer {
 export async function startFakeS3(options: { accessKeyId?: string } = {}): Promise<FakeS3> {
   const accessKeyId = options.accessKeyId ?? 'AKIAFAKETEST';
   const objects = new Map<string, { body: Buffer; contentType: string | undefined }>();
-  const xmlError = (code: string, message: string) => `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${message}</Message></Error>`;
+  const xmlError = (code: string, message: string) =>
+    `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${message}</Message></Error>`;
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -44,7 +45,11 @@ export async function startFakeS3(options: { accessKeyId?: string } = {}): Promi
       const key = decodeURIComponent((req.url ?? '/').split('?')[0]!.slice(1));
       if (req.method === 'PUT') {
         let body: Buffer = Buffer.concat(chunks);
-        if (String(req.headers['content-encoding'] ?? '').includes('aws-chunked') || String(req.headers['x-amz-content-sha256'] ?? '').startsWith('STREAMING-')) body = decodeAwsChunked(body);
+        if (
+          String(req.headers['content-encoding'] ?? '').includes('aws-chunked') ||
+          String(req.headers['x-amz-content-sha256'] ?? '').startsWith('STREAMING-')
+        )
+          body = decodeAwsChunked(body);
         objects.set(key, { body, contentType: req.headers['content-type'] });
         res.writeHead(200, { etag: '"fake"' });
         return res.end();

@@ -41,7 +41,17 @@ export interface ScriptedProviders extends Providers {
    * call started and each stream ended; `llmAborted`: calls whose signal aborted them; `commits`:
    * the realtime stream's commits.
    */
-  calls: { stt: number; llm: ChatMessage[][]; llmAt: number[]; llmAborted: number; tts: string[]; ttsAt: number[]; llmEndedAt: number[]; warm: number[]; commits: number };
+  calls: {
+    stt: number;
+    llm: ChatMessage[][];
+    llmAt: number[];
+    llmAborted: number;
+    tts: string[];
+    ttsAt: number[];
+    llmEndedAt: number[];
+    warm: number[];
+    commits: number;
+  };
 }
 
 const TTS_RATE = 24_000;
@@ -55,7 +65,17 @@ export function scriptedProviders(script: ProviderScript = {}): ScriptedProvider
   const transcripts = [...(script.transcripts ?? [])];
   const replies = [...(script.replies ?? [])];
   const segments = script.segments ? [...script.segments] : null;
-  const calls: ScriptedProviders['calls'] = { stt: 0, llm: [], llmAt: [], llmAborted: 0, tts: [], ttsAt: [], llmEndedAt: [], warm: [], commits: 0 };
+  const calls: ScriptedProviders['calls'] = {
+    stt: 0,
+    llm: [],
+    llmAt: [],
+    llmAborted: 0,
+    tts: [],
+    ttsAt: [],
+    llmEndedAt: [],
+    warm: [],
+    commits: 0,
+  };
   const sttStream: StreamingSpeechToText | null = segments && {
     provider: 'scripted',
     model: 'stt-stream-script',

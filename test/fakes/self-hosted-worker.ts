@@ -5,6 +5,16 @@ import { startSpawnServer, type SpawnServer } from './spawn-server.ts';
  * answers the spawn (`POST /` with `Authorization: Bearer <pipelineToken>`), with local-room URLs.
  * The real worker (worker/) is tested on its own; routing only needs the contract.
  */
-export function startSelfHostedWorker(options: { token: string; tls: { certPem: string; keyPem: string }; port?: number }): Promise<SpawnServer> {
-  return startSpawnServer({ key: options.token, tls: options.tls, roomBase: 'wss://worker.selfhost.test/rooms', transport: 'local', ...(options.port ? { port: options.port } : {}) });
+export function startSelfHostedWorker(options: {
+  token: string;
+  tls: { certPem: string; keyPem: string };
+  port?: number;
+}): Promise<SpawnServer> {
+  return startSpawnServer({
+    key: options.token,
+    tls: options.tls,
+    roomBase: 'wss://worker.selfhost.test/rooms',
+    transport: 'local',
+    ...(options.port ? { port: options.port } : {}),
+  });
 }

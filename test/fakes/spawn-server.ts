@@ -1,5 +1,11 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { createServer as createHttpServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 
@@ -94,38 +100,54 @@ export async function startSpawnServer(options: SpawnServerOptions): Promise<Spa
         json(200, { ...room, transport: options.transport, sessionId, ...fields });
       };
       switch (behaviour.kind) {
-        case 'ok': return answer();
-        case 'slow': setTimeout(answer, behaviour.delayMs); return;
-        case 'hang': return; // never answers; the socket stays open until the client gives up
-        case 'status': return json(behaviour.status, { error: 'worker_fault', message: 'stand-in failure' });
+        case 'ok':
+          return answer();
+        case 'slow':
+          setTimeout(answer, behaviour.delayMs);
+          return;
+        case 'hang':
+          return; // never answers; the socket stays open until the client gives up
+        case 'status':
+          return json(behaviour.status, { error: 'worker_fault', message: 'stand-in failure' });
         case 'full':
           res.setHeader('retry-after', '5');
-          return json(503, { error: 'no_capacity', message: 'No warm voice bot is free on any replica. Retry after the Retry-After delay.' });
-        case 'malformed': res.writeHead(200, { 'content-type': 'application/json' }); res.end('{"room_url": '); return;
-        case 'answer': return answer(behaviour.fields);
+          return json(503, {
+            error: 'no_capacity',
+            message: 'No warm voice bot is free on any replica. Retry after the Retry-After delay.',
+          });
+        case 'malformed':
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end('{"room_url": ');
+          return;
+        case 'answer':
+          return answer(behaviour.fields);
       }
     });
   };
 
-  const server: Server = options.tls ? createHttpsServer({ cert: options.tls.certPem, key: options.tls.keyPem }, handle) : createHttpServer(handle);
+  const server: Server = options.tls
+    ? createHttpsServer({ cert: options.tls.certPem, key: options.tls.keyPem }, handle)
+    : createHttpServer(handle);
   server.on('connection', (s: Socket) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
   server.on('secureConnection', () => undefined);
 
-  const listen = (port: number) => new Promise<number>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => {
-      server.off('error', reject);
-      const address = server.address();
-      resolve(typeof address === 'object' && address ? address.port : port);
+  const listen = (port: number) =>
+    new Promise<number>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => {
+        server.off('error', reject);
+        const address = server.address();
+        resolve(typeof address === 'object' && address ? address.port : port);
+      });
     });
-  });
-  const stop = () => new Promise<void>((resolve) => {
-    for (const s of sockets) s.destroy();
-    server.close(() => resolve());
-  });
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => resolve());
+    });
 
   const port = await listen(options.port ?? 0);
   const scheme = options.tls ? 'https' : 'http';
@@ -133,9 +155,15 @@ export async function startSpawnServer(options: SpawnServerOptions): Promise<Spa
     url: `${scheme}://127.0.0.1:${port}/`,
     port,
     requests,
-    setBehaviour: (b) => { behaviour = b; },
+    setBehaviour: (b) => {
+      behaviour = b;
+    },
     refuse: stop,
-    resume: async () => { await listen(port); },
-    close: async () => { if (server.listening) await stop(); },
+    resume: async () => {
+      await listen(port);
+    },
+    close: async () => {
+      if (server.listening) await stop();
+    },
   };
 }

@@ -23,7 +23,11 @@ beforeAll(async () => {
     void (async () => {
       const chunks: Buffer[] = [];
       for await (const c of req) chunks.push(c as Buffer);
-      const form = await new Request('http://u/', { method: 'POST', headers: { 'content-type': req.headers['content-type'] ?? '' }, body: Buffer.concat(chunks) }).formData();
+      const form = await new Request('http://u/', {
+        method: 'POST',
+        headers: { 'content-type': req.headers['content-type'] ?? '' },
+        body: Buffer.concat(chunks),
+      }).formData();
       const { pcm, sampleRate } = parseWav(Buffer.from(await (form.get('file') as Blob).arrayBuffer()));
       uploads.push({ authorization: req.headers.authorization, seconds: pcm.length / 2 / sampleRate, rate: sampleRate });
       await new Promise((r) => setTimeout(r, DECODE_MS));
@@ -51,7 +55,7 @@ async function batch(seconds: number): Promise<{ text: string; ms: number }> {
 }
 
 describe('the stand-in with a real recogniser behind it', () => {
-  it('answers a batch transcription with what the recogniser heard in the uploaded audio, at the profile\'s time at the earliest', async () => {
+  it("answers a batch transcription with what the recogniser heard in the uploaded audio, at the profile's time at the earliest", async () => {
     fake.setProfile({ stt: { baseMs: 1200 } });
     const slow = await batch(1);
     expect(slow.text).toMatch(/^heard \d+$/);
@@ -65,19 +69,28 @@ describe('the stand-in with a real recogniser behind it', () => {
     fake.setProfile({});
   });
 
-  it('sends a realtime commit\'s audio to the recogniser as a 24 kHz WAV and completes with its transcript, no earlier than the profile says', async () => {
+  it("sends a realtime commit's audio to the recogniser as a 24 kHz WAV and completes with its transcript, no earlier than the profile says", async () => {
     fake.setProfile({ sttStream: { baseMs: 900 } });
     const ws = new WebSocket(`${fake.url.replace('http', 'ws')}/realtime?intent=transcription`);
     const events: Array<{ type: string; transcript?: string }> = [];
     ws.on('message', (d) => events.push(JSON.parse(d.toString()) as { type: string }));
     await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
-    ws.send(JSON.stringify({ type: 'session.update', session: { type: 'transcription', audio: { input: { format: { type: 'audio/pcm', rate: 24_000 }, transcription: { model: 'm' } } } } }));
+    ws.send(
+      JSON.stringify({
+        type: 'session.update',
+        session: {
+          type: 'transcription',
+          audio: { input: { format: { type: 'audio/pcm', rate: 24_000 }, transcription: { model: 'm' } } },
+        },
+      }),
+    );
     const audio = tonePcm(500, 24_000);
     ws.send(JSON.stringify({ type: 'input_audio_buffer.append', audio: audio.toString('base64') }));
     const committedAt = performance.now();
     ws.send(JSON.stringify({ type: 'input_audio_buffer.commit' }));
     const deadline = Date.now() + 10_000;
-    while (!events.some((e) => e.type === 'conversation.item.input_audio_transcription.completed') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    while (!events.some((e) => e.type === 'conversation.item.input_audio_transcription.completed') && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 5));
     const completedAfter = performance.now() - committedAt;
     ws.close();
     const completed = events.find((e) => e.type === 'conversation.item.input_audio_transcription.completed');

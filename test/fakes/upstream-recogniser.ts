@@ -36,7 +36,8 @@ export function upstreamRecogniser(options: UpstreamRecogniserOptions): Recognis
     const body = await res.text();
     if (!res.ok) throw new UpstreamRecogniserError(res.status, `the upstream recogniser answered ${res.status}: ${body.slice(0, 300)}`);
     const text = (JSON.parse(body) as { text?: unknown }).text;
-    if (typeof text !== 'string') throw new UpstreamRecogniserError(502, `the upstream recogniser's answer has no text: ${body.slice(0, 300)}`);
+    if (typeof text !== 'string')
+      throw new UpstreamRecogniserError(502, `the upstream recogniser's answer has no text: ${body.slice(0, 300)}`);
     return text;
   };
 }

@@ -35,7 +35,8 @@ export async function launchChromium(options: ChromiumOptions = {}): Promise<Chr
   if (!existsSync(CHROMIUM_PATH)) {
     throw new Error(`Chromium is not installed at ${CHROMIUM_PATH}: run \`bash scripts/bootstrap.sh\` (apt-get install chromium)`);
   }
-  if (options.fakeAudioFile && !existsSync(options.fakeAudioFile)) throw new Error(`fake microphone file ${options.fakeAudioFile} does not exist`);
+  if (options.fakeAudioFile && !existsSync(options.fakeAudioFile))
+    throw new Error(`fake microphone file ${options.fakeAudioFile} does not exist`);
   const profile = mkdtempSync(join(tmpdir(), 'chromium-profile-'));
   const args = [
     '--headless',

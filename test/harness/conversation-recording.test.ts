@@ -28,7 +28,8 @@ describe('a conversation recording', () => {
     // Left is silent while the bot speaks (2-3 s), right while the respondent does (0-1 s).
     const frames = wav.subarray(44);
     const at = (second: number, channel: 0 | 1): number => Math.abs(frames.readInt16LE(Math.round(second * 24_000) * 4 + channel * 2));
-    const loud = (from: number, channel: 0 | 1): number => Math.max(...Array.from({ length: 200 }, (_, i) => at(from + i / 24_000, channel)));
+    const loud = (from: number, channel: 0 | 1): number =>
+      Math.max(...Array.from({ length: 200 }, (_, i) => at(from + i / 24_000, channel)));
     expect(loud(0.5, 0)).toBeGreaterThan(1000);
     expect(loud(0.5, 1)).toBe(0);
     expect(loud(2.5, 1)).toBeGreaterThan(1000);

@@ -34,15 +34,44 @@ export interface KubeconfigInfo {
 }
 
 /** A kubeconfig for a new client certificate (CN = user, O = groups) signed by the client CA. */
-export function issueKubeconfig(info: KubeconfigInfo, user: string, groups: string[] = [], dir = mkdtempSync(join(tmpdir(), 'voice-kubeconfig-'))): string {
+export function issueKubeconfig(
+  info: KubeconfigInfo,
+  user: string,
+  groups: string[] = [],
+  dir = mkdtempSync(join(tmpdir(), 'voice-kubeconfig-')),
+): string {
   const key = join(dir, `${safe(user)}.key`);
   const csr = join(dir, `${safe(user)}.csr`);
   const crt = join(dir, `${safe(user)}.crt`);
   const ext = join(dir, `${safe(user)}.ext`);
   writeFileSync(ext, 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n');
   const subject = `${groups.map((g) => `/O=${g}`).join('')}/CN=${user}`;
-  execFileSync('openssl', ['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', subject, '-keyout', key, '-out', csr], { stdio: 'pipe' });
-  execFileSync('openssl', ['x509', '-req', '-in', csr, '-CA', info.clientCaCertFile, '-CAkey', info.clientCaKeyFile, '-CAcreateserial', '-days', '2', '-extfile', ext, '-out', crt], { stdio: 'pipe' });
+  execFileSync(
+    'openssl',
+    ['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', subject, '-keyout', key, '-out', csr],
+    { stdio: 'pipe' },
+  );
+  execFileSync(
+    'openssl',
+    [
+      'x509',
+      '-req',
+      '-in',
+      csr,
+      '-CA',
+      info.clientCaCertFile,
+      '-CAkey',
+      info.clientCaKeyFile,
+      '-CAcreateserial',
+      '-days',
+      '2',
+      '-extfile',
+      ext,
+      '-out',
+      crt,
+    ],
+    { stdio: 'pipe' },
+  );
   const file = join(dir, `${safe(user)}.kubeconfig`);
   writeFileSync(
     file,
@@ -112,16 +141,20 @@ export async function startKubeApiServer(): Promise<KubeApiServer> {
   const logs: string[] = [];
   const [etcdClient, etcdPeer, securePort] = [await freePort(), await freePort(), await freePort()];
   const etcdUrl = `http://127.0.0.1:${etcdClient}`;
-  const etcd = spawn(etcdBin, [
-    `--data-dir=${join(dir, 'etcd')}`,
-    `--listen-client-urls=${etcdUrl}`,
-    `--advertise-client-urls=${etcdUrl}`,
-    `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
-    `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
-    `--initial-cluster=default=http://127.0.0.1:${etcdPeer}`,
-    '--unsafe-no-fsync',
-    '--log-level=warn',
-  ], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const etcd = spawn(
+    etcdBin,
+    [
+      `--data-dir=${join(dir, 'etcd')}`,
+      `--listen-client-urls=${etcdUrl}`,
+      `--advertise-client-urls=${etcdUrl}`,
+      `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
+      `--initial-cluster=default=http://127.0.0.1:${etcdPeer}`,
+      '--unsafe-no-fsync',
+      '--log-level=warn',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   track(etcd, 'etcd', logs);
 
   let api: ChildProcess | undefined;
@@ -131,40 +164,53 @@ export async function startKubeApiServer(): Promise<KubeApiServer> {
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await waitFor(async () => {
-      if (etcd.exitCode !== null) throw new Error('etcd exited');
-      return new Promise<boolean>((resolve) => {
-        fetch(`${etcdUrl}/health`).then((r) => resolve(r.ok), () => resolve(false));
-      });
-    }, { timeoutMs: 30_000, what: 'etcd /health' });
+    await waitFor(
+      async () => {
+        if (etcd.exitCode !== null) throw new Error('etcd exited');
+        return new Promise<boolean>((resolve) => {
+          fetch(`${etcdUrl}/health`).then(
+            (r) => resolve(r.ok),
+            () => resolve(false),
+          );
+        });
+      },
+      { timeoutMs: 30_000, what: 'etcd /health' },
+    );
 
-    api = spawn(apiBin, [
-      `--etcd-servers=${etcdUrl}`,
-      `--cert-dir=${certDir}`,
-      `--secure-port=${securePort}`,
-      '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
-      '--authorization-mode=RBAC',
-      `--client-ca-file=${clientCa.certFile}`,
-      '--service-cluster-ip-range=10.0.0.0/24',
-      '--allow-privileged=true',
-      '--disable-admission-plugins=ServiceAccount',
-      `--service-account-key-file=${saPub}`,
-      `--service-account-signing-key-file=${saKey}`,
-      '--service-account-issuer=https://kubernetes.default.svc',
-      '--endpoint-reconciler-type=none',
-      // ConfigMaps bypass the watch cache, so a watch from a compacted version gets a real 410 Gone
-      // from etcd (test/operator/watch.test.ts). The operator's own resources keep the cache.
-      '--watch-cache-sizes=configmaps#0',
-      '--v=0',
-    ], { stdio: ['ignore', 'pipe', 'pipe'] });
+    api = spawn(
+      apiBin,
+      [
+        `--etcd-servers=${etcdUrl}`,
+        `--cert-dir=${certDir}`,
+        `--secure-port=${securePort}`,
+        '--bind-address=127.0.0.1',
+        '--advertise-address=127.0.0.1',
+        '--authorization-mode=RBAC',
+        `--client-ca-file=${clientCa.certFile}`,
+        '--service-cluster-ip-range=10.0.0.0/24',
+        '--allow-privileged=true',
+        '--disable-admission-plugins=ServiceAccount',
+        `--service-account-key-file=${saPub}`,
+        `--service-account-signing-key-file=${saKey}`,
+        '--service-account-issuer=https://kubernetes.default.svc',
+        '--endpoint-reconciler-type=none',
+        // ConfigMaps bypass the watch cache, so a watch from a compacted version gets a real 410 Gone
+        // from etcd (test/operator/watch.test.ts). The operator's own resources keep the cache.
+        '--watch-cache-sizes=configmaps#0',
+        '--v=0',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     track(api, 'kube-apiserver', logs);
     const admin = clientCa.issueClient('admin', 'admin', ['system:masters']);
     const url = `https://127.0.0.1:${securePort}`;
-    await waitFor(async () => {
-      if (api?.exitCode !== null) throw new Error('kube-apiserver exited');
-      return httpsOk(`${url}/readyz`, { ca: servingCa.certPem, cert: admin.certPem, key: admin.keyPem });
-    }, { timeoutMs: 90_000, intervalMs: 200, what: 'kube-apiserver /readyz' });
+    await waitFor(
+      async () => {
+        if (api?.exitCode !== null) throw new Error('kube-apiserver exited');
+        return httpsOk(`${url}/readyz`, { ca: servingCa.certPem, cert: admin.certPem, key: admin.keyPem });
+      },
+      { timeoutMs: 90_000, intervalMs: 200, what: 'kube-apiserver /readyz' },
+    );
 
     const info = { url, caFile: servingCa.certFile, clientCaCertFile: clientCa.certFile, clientCaKeyFile: clientCa.keyFile };
     const adminKubeconfig = issueKubeconfig(info, 'admin', ['system:masters'], dir);

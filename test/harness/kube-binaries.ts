@@ -20,7 +20,9 @@ export function kubeBinDir(): string {
 export function kubeBinary(name: KubeBinary): string {
   const file = join(kubeBinDir(), name);
   if (!existsSync(file)) {
-    throw new Error(`${name} is missing at ${file}: run "bash scripts/kube-binaries.sh" first (npm test does; the first build takes several minutes)`);
+    throw new Error(
+      `${name} is missing at ${file}: run "bash scripts/kube-binaries.sh" first (npm test does; the first build takes several minutes)`,
+    );
   }
   return file;
 }

@@ -11,7 +11,8 @@ const server = await startLiveKitServer();
 const provider = new LiveKitRoomProvider({ url: server.url, apiKey: server.apiKey, apiSecret: server.apiSecret });
 const room = await provider.createRoom({ ttlSeconds: 600 });
 const now = Math.floor(Date.now() / 1000);
-const token = (role: 'bot' | 'respondent'): string => provider.mintToken({ room, role, sessionId: 'inv_probe', issuedAt: now, expiresAt: now + 600 });
+const token = (role: 'bot' | 'respondent'): string =>
+  provider.mintToken({ room, role, sessionId: 'inv_probe', issuedAt: now, expiresAt: now + 600 });
 const [a, b] = [new Room(), new Room()];
 let got = '';
 b.on(RoomEvent.DataReceived, (payload) => (got = new TextDecoder().decode(payload)));

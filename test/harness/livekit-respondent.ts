@@ -1,6 +1,24 @@
-import { AudioFrame, AudioSource, AudioStream, LocalAudioTrack, Room, RoomEvent, TrackKind, TrackPublishOptions, TrackSource, type RemoteTrack } from '@livekit/rtc-node';
+import {
+  AudioFrame,
+  AudioSource,
+  AudioStream,
+  LocalAudioTrack,
+  Room,
+  RoomEvent,
+  TrackKind,
+  TrackPublishOptions,
+  TrackSource,
+  type RemoteTrack,
+} from '@livekit/rtc-node';
 import { levelDbfs } from '../../worker/bot/audio.ts';
-import { CONTROL_TOPIC, decodeControl, encodeControl, HANGUP_ACK_MAX_MS, PLAYOUT_MAX_MS, PLAYOUT_QUIET_MS } from '../../lib/room-control.ts';
+import {
+  CONTROL_TOPIC,
+  decodeControl,
+  encodeControl,
+  HANGUP_ACK_MAX_MS,
+  PLAYOUT_MAX_MS,
+  PLAYOUT_QUIET_MS,
+} from '../../lib/room-control.ts';
 import { playoutWatch } from '../../api-stub/respondent/client/first-sound.ts';
 
 /**
@@ -70,7 +88,20 @@ export interface LiveKitRespondentResult {
 export async function runLiveKitRespondent(options: LiveKitRespondentOptions): Promise<LiveKitRespondentResult> {
   const room = new Room();
   const source = new AudioSource(RATE, 1, 100);
-  const result: LiveKitRespondentResult = { connectMs: 0, joinedAt: 0, endedAt: 0, messages: [], states: [], captions: [], ended: null, heardMs: 0, botUtterances: [], gapsMs: [], answers: [], disconnectedBy: 'server' };
+  const result: LiveKitRespondentResult = {
+    connectMs: 0,
+    joinedAt: 0,
+    endedAt: 0,
+    messages: [],
+    states: [],
+    captions: [],
+    ended: null,
+    heardMs: 0,
+    botUtterances: [],
+    gapsMs: [],
+    answers: [],
+    disconnectedBy: 'server',
+  };
   // In an object: set from event handlers, read by the microphone loop.
   const mouth: { speaking: { pcm: Buffer; offset: number; startAt: number; interruption?: boolean } | null } = { speaking: null };
   let turn = 0;
@@ -119,7 +150,8 @@ export async function runLiveKitRespondent(options: LiveKitRespondentOptions): P
           awaitingAudio = false;
           result.botUtterances.push({ firstAudio: performance.now(), bytes: 0 });
           const interruption = options.interruptAt?.(result.botUtterances.length, result.answers.length);
-          if (interruption && !mouth.speaking) mouth.speaking = { pcm: interruption.pcm, offset: 0, startAt: performance.now() + interruption.afterMs, interruption: true };
+          if (interruption && !mouth.speaking)
+            mouth.speaking = { pcm: interruption.pcm, offset: 0, startAt: performance.now() + interruption.afterMs, interruption: true };
         }
         result.botUtterances[result.botUtterances.length - 1]!.bytes += pcm.length;
         result.heardMs += (frame.samplesPerChannel / frame.sampleRate) * 1000;
@@ -195,7 +227,12 @@ export async function runLiveKitRespondent(options: LiveKitRespondentOptions): P
       const frame = AudioFrame.create(RATE, 1, FRAME_SAMPLES);
       const speaking = mouth.speaking;
       if (speaking && performance.now() >= speaking.startAt) {
-        if (speaking.offset === 0) result.answers.push({ started: performance.now(), finished: performance.now(), ...(speaking.interruption ? { interruption: true } : {}) });
+        if (speaking.offset === 0)
+          result.answers.push({
+            started: performance.now(),
+            finished: performance.now(),
+            ...(speaking.interruption ? { interruption: true } : {}),
+          });
         const chunk = speaking.pcm.subarray(speaking.offset, speaking.offset + FRAME_SAMPLES * 2);
         Buffer.from(frame.data.buffer, frame.data.byteOffset, frame.data.byteLength).set(chunk);
         speaking.offset += chunk.length;
@@ -204,7 +241,12 @@ export async function runLiveKitRespondent(options: LiveKitRespondentOptions): P
           mouth.speaking = null;
         }
       }
-      options.onAudio?.('respondent', Buffer.from(frame.data.buffer, frame.data.byteOffset, frame.data.byteLength), RATE, performance.now());
+      options.onAudio?.(
+        'respondent',
+        Buffer.from(frame.data.buffer, frame.data.byteOffset, frame.data.byteLength),
+        RATE,
+        performance.now(),
+      );
       await source.captureFrame(frame);
     }
   })().catch(() => undefined);

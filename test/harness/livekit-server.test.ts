@@ -20,7 +20,11 @@ describe('ensureNonLoopbackInterface', () => {
       console.log(JSON.stringify({ before, during, after: names(), created: cleanup !== null }));
     `;
     // A new namespace's lo starts down; a loopback-only machine has it up.
-    const run = spawnSync('unshare', ['--net', 'sh', '-c', 'ip link set lo up && exec "$0" --import tsx --input-type=module -e "$1"', process.execPath, script], { cwd: REPO_ROOT, encoding: 'utf8' });
+    const run = spawnSync(
+      'unshare',
+      ['--net', 'sh', '-c', 'ip link set lo up && exec "$0" --import tsx --input-type=module -e "$1"', process.execPath, script],
+      { cwd: REPO_ROOT, encoding: 'utf8' },
+    );
     expect(run.status, run.stderr).toBe(0);
     const lines = run.stdout.trim().split('\n');
     const result = JSON.parse(lines.at(-1)!) as { before: string; during: string; after: string; created: boolean };
@@ -32,7 +36,11 @@ describe('ensureNonLoopbackInterface', () => {
   });
 
   it('makes WebRTC work through the LiveKit server on a loopback-only machine', () => {
-    const run = spawnSync('unshare', ['--net', 'sh', '-c', 'ip link set lo up && exec "$0" --import tsx test/harness/livekit-loopback-probe.ts', process.execPath], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 60_000 });
+    const run = spawnSync(
+      'unshare',
+      ['--net', 'sh', '-c', 'ip link set lo up && exec "$0" --import tsx test/harness/livekit-loopback-probe.ts', process.execPath],
+      { cwd: REPO_ROOT, encoding: 'utf8', timeout: 60_000 },
+    );
     expect(run.stderr).toContain('livekit: no non-loopback interface here; creating veth');
     expect(run.stdout).toContain('RESULT hello');
     expect(run.status, run.stderr.slice(-2000)).toBe(0);
@@ -41,7 +49,9 @@ describe('ensureNonLoopbackInterface', () => {
   it('leaves a machine that has a non-loopback interface alone', async () => {
     const { ensureNonLoopbackInterface } = await import('./livekit-server.ts');
     const { networkInterfaces } = await import('node:os');
-    const hasOne = Object.values(networkInterfaces()).flat().some((i) => i && !i.internal && i.family === 'IPv4');
+    const hasOne = Object.values(networkInterfaces())
+      .flat()
+      .some((i) => i && !i.internal && i.family === 'IPv4');
     expect(hasOne).toBe(true); // this machine has eth0; the test above covers the other case
     expect(ensureNonLoopbackInterface()).toBeNull();
   });

@@ -29,7 +29,8 @@ export function liveKitServerBinary(): string {
   const path = execFileSync('bash', [script, '--bin-path'], { encoding: 'utf8' }).trim();
   if (existsSync(path)) return path;
   const built = spawnSync('bash', [script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 900_000 });
-  if (built.status !== 0 || !existsSync(path)) throw new Error(`livekit-server is missing at ${path} and "bash scripts/livekit-server.sh" failed (status ${built.status})`);
+  if (built.status !== 0 || !existsSync(path))
+    throw new Error(`livekit-server is missing at ${path} and "bash scripts/livekit-server.sh" failed (status ${built.status})`);
   return path;
 }
 
@@ -39,16 +40,21 @@ export function liveKitServerBinary(): string {
  * nothing outside this test sees it. Returns a clean-up, or null when an interface already exists.
  */
 export function ensureNonLoopbackInterface(log: (line: string) => void = (l) => console.warn(l)): (() => void) | null {
-  const present = Object.values(networkInterfaces()).flat().some((i) => i && !i.internal && i.family === 'IPv4');
+  const present = Object.values(networkInterfaces())
+    .flat()
+    .some((i) => i && !i.internal && i.family === 'IPv4');
   if (present) return null;
   const tag = `${process.pid % 100_000}`;
   const ns = `voice-lk-${tag}`;
   const host = `vlk${tag}`;
   const run = (...args: string[]): void => {
     const r = spawnSync('ip', args, { encoding: 'utf8' });
-    if (r.status !== 0) throw new Error(`ip ${args.join(' ')} failed: ${r.stderr.trim()} (WebRTC needs one non-loopback interface; run as root or add one)`);
+    if (r.status !== 0)
+      throw new Error(`ip ${args.join(' ')} failed: ${r.stderr.trim()} (WebRTC needs one non-loopback interface; run as root or add one)`);
   };
-  log(`livekit: no non-loopback interface here; creating veth ${host} (10.77.0.1/30) with its peer in network namespace ${ns}, because WebRTC ignores loopback`);
+  log(
+    `livekit: no non-loopback interface here; creating veth ${host} (10.77.0.1/30) with its peer in network namespace ${ns}, because WebRTC ignores loopback`,
+  );
   run('netns', 'add', ns);
   run('link', 'add', host, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', ns);
   run('addr', 'add', '10.77.0.1/30', 'dev', host);
@@ -65,8 +71,15 @@ export function ensureNonLoopbackInterface(log: (line: string) => void = (l) => 
  * address, that address as the only ICE candidate range, no external IP, no STUN, keys of the test's own.
  */
 export function writeLiveKitConfig(o: {
-  port: number; tcpPort: number; udpPort: number; apiKey: string; apiSecret: string;
-  address: string; candidates: string; loopbackCandidate?: boolean; logLevel?: string;
+  port: number;
+  tcpPort: number;
+  udpPort: number;
+  apiKey: string;
+  apiSecret: string;
+  address: string;
+  candidates: string;
+  loopbackCandidate?: boolean;
+  logLevel?: string;
 }): { dir: string; configFile: string } {
   const dir = mkdtempSync(join(tmpdir(), 'livekit-'));
   const configFile = join(dir, 'livekit.yaml');
@@ -98,7 +111,15 @@ export async function startLiveKitServer(options: { logLevel?: string } = {}): P
   const apiKey = `APItest${randomBytes(4).toString('hex')}`;
   const apiSecret = randomBytes(32).toString('base64url');
   const { dir, configFile } = writeLiveKitConfig({
-    port, tcpPort, udpPort, apiKey, apiSecret, address: '127.0.0.1', candidates: '127.0.0.1/8', loopbackCandidate: true, logLevel: options.logLevel,
+    port,
+    tcpPort,
+    udpPort,
+    apiKey,
+    apiSecret,
+    address: '127.0.0.1',
+    candidates: '127.0.0.1/8',
+    loopbackCandidate: true,
+    logLevel: options.logLevel,
   });
   const chunks: string[] = [];
   const child: ChildProcess = spawn(binary, ['--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -130,5 +151,12 @@ export async function startLiveKitServer(options: { logLevel?: string } = {}): P
     throw new Error(`${(err as Error).message}\n${output()}`, { cause: err });
   }
   const url = `ws://127.0.0.1:${port}`;
-  return { url, apiKey, apiSecret, env: { ROOM_PROVIDER: 'livekit', LIVEKIT_URL: url, LIVEKIT_API_KEY: apiKey, LIVEKIT_API_SECRET: apiSecret }, output, stop };
+  return {
+    url,
+    apiKey,
+    apiSecret,
+    env: { ROOM_PROVIDER: 'livekit', LIVEKIT_URL: url, LIVEKIT_API_KEY: apiKey, LIVEKIT_API_SECRET: apiSecret },
+    output,
+    stop,
+  };
 }

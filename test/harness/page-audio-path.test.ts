@@ -15,7 +15,12 @@ import { turnModelsDir } from './turn-models.ts';
  * detector with its default settings hears more than BARGE_IN_MIN_SPEECH_MS of speech in it (a
  * barge-in) and less than BARGE_IN_CONFIRM_MS (not an interruption), each with a margin of two frames.
  */
-const config = loadConfig({ WORKER_TOKEN: 'test-token-of-16-chars', BACKEND_URL: 'http://127.0.0.1:9', OPENAI_API_KEY: 'test-key', ROOM_PROVIDER: 'local' });
+const config = loadConfig({
+  WORKER_TOKEN: 'test-token-of-16-chars',
+  BACKEND_URL: 'http://127.0.0.1:9',
+  OPENAI_API_KEY: 'test-key',
+  ROOM_PROVIDER: 'local',
+});
 let vad: SpeechProbabilitySource;
 
 beforeAll(async () => {
@@ -46,7 +51,7 @@ async function speechHeard(samples: Int16Array): Promise<number> {
   return most;
 }
 
-describe('the page tests\' backchannel', () => {
+describe("the page tests' backchannel", () => {
   it('is heard as a barge-in and not as an interruption wherever the frames fall', async () => {
     const [clip] = answerClips([DRAWN_OUT_OKAY], 'piper');
     const samples = new Int16Array(clip!.buffer, clip!.byteOffset, clip!.length >> 1);

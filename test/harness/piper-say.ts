@@ -22,12 +22,30 @@ const NO_NOISE = 1e-30;
 
 const [requestFile] = process.argv.slice(2);
 if (!requestFile) throw new Error('usage: piper-say.ts <request.json>');
-const jobs = JSON.parse(await import('node:fs/promises').then((fs) => fs.readFile(requestFile, 'utf8'))) as Array<{ text: string; file: string; speed?: number }>;
-const espeak = process.env.SPEECH_ESPEAK_DATA_DIR ?? join('/usr/lib', process.arch === 'arm64' ? 'aarch64-linux-gnu' : 'x86_64-linux-gnu', 'espeak-ng-data');
+const jobs = JSON.parse(await import('node:fs/promises').then((fs) => fs.readFile(requestFile, 'utf8'))) as Array<{
+  text: string;
+  file: string;
+  speed?: number;
+}>;
+const espeak =
+  process.env.SPEECH_ESPEAK_DATA_DIR ??
+  join('/usr/lib', process.arch === 'arm64' ? 'aarch64-linux-gnu' : 'x86_64-linux-gnu', 'espeak-ng-data');
 const files = resolveSpeechModels(process.env.SPEECH_MODELS_DIR ?? DEFAULT_MODELS_DIR, espeak);
 const sherpa = createRequire(import.meta.url)('sherpa-onnx-node') as { OfflineTts: new (config: unknown) => SherpaTts };
 const tts = new sherpa.OfflineTts({
-  model: { vits: { model: files.piper.model, tokens: files.piper.tokens, dataDir: files.piper.dataDir, noiseScale: NO_NOISE, noiseScaleW: NO_NOISE, lengthScale: 1 }, numThreads: 1, provider: 'cpu', debug: 0 },
+  model: {
+    vits: {
+      model: files.piper.model,
+      tokens: files.piper.tokens,
+      dataDir: files.piper.dataDir,
+      noiseScale: NO_NOISE,
+      noiseScaleW: NO_NOISE,
+      lengthScale: 1,
+    },
+    numThreads: 1,
+    provider: 'cpu',
+    debug: 0,
+  },
   maxNumSentences: 1,
 });
 for (const job of jobs) {

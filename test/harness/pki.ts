@@ -40,14 +40,71 @@ function load(dir: string, name: string): Certificate {
 
 export function createCertificateAuthority(commonName = 'voice-test-ca'): CertificateAuthority {
   const dir = mkdtempSync(join(tmpdir(), 'voice-pki-'));
-  openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '2', '-subj', `/CN=${commonName}`,
-    '-keyout', 'ca.key', '-out', 'ca.crt', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign'], dir);
+  openssl(
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${commonName}`,
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.crt',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+    ],
+    dir,
+  );
   const ca = load(dir, 'ca');
 
   const issue = (name: string, subject: string, extensions: string[]): Certificate => {
     writeFileSync(join(dir, `${name}.ext`), extensions.join('\n') + '\n');
-    openssl(['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', subject, '-keyout', `${name}.key`, '-out', `${name}.csr`], dir);
-    openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-extfile', `${name}.ext`, '-out', `${name}.crt`], dir);
+    openssl(
+      [
+        'req',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:P-256',
+        '-nodes',
+        '-subj',
+        subject,
+        '-keyout',
+        `${name}.key`,
+        '-out',
+        `${name}.csr`,
+      ],
+      dir,
+    );
+    openssl(
+      [
+        'x509',
+        '-req',
+        '-in',
+        `${name}.csr`,
+        '-CA',
+        'ca.crt',
+        '-CAkey',
+        'ca.key',
+        '-CAcreateserial',
+        '-days',
+        '2',
+        '-extfile',
+        `${name}.ext`,
+        '-out',
+        `${name}.crt`,
+      ],
+      dir,
+    );
     return load(dir, name);
   };
 
@@ -56,11 +113,20 @@ export function createCertificateAuthority(commonName = 'voice-test-ca'): Certif
     dir,
     issueServer(name, hosts = ['127.0.0.1', 'localhost']) {
       const san = hosts.map((h) => (/^[\d.]+$|:/.test(h) ? `IP:${h}` : `DNS:${h}`)).join(',');
-      return issue(name, `/CN=${hosts[0] ?? name}`, ['basicConstraints=CA:FALSE', 'keyUsage=digitalSignature,keyEncipherment', 'extendedKeyUsage=serverAuth', `subjectAltName=${san}`]);
+      return issue(name, `/CN=${hosts[0] ?? name}`, [
+        'basicConstraints=CA:FALSE',
+        'keyUsage=digitalSignature,keyEncipherment',
+        'extendedKeyUsage=serverAuth',
+        `subjectAltName=${san}`,
+      ]);
     },
     issueClient(name, commonName, organisations = []) {
       const subject = `${organisations.map((o) => `/O=${o}`).join('')}/CN=${commonName}`;
-      return issue(name, subject, ['basicConstraints=CA:FALSE', 'keyUsage=digitalSignature,keyEncipherment', 'extendedKeyUsage=clientAuth']);
+      return issue(name, subject, [
+        'basicConstraints=CA:FALSE',
+        'keyUsage=digitalSignature,keyEncipherment',
+        'extendedKeyUsage=clientAuth',
+      ]);
     },
   };
 }

@@ -36,7 +36,10 @@ function canListen(port: number): Promise<boolean> {
 }
 
 /** Polls `probe` until it resolves true or the deadline passes; never a blind sleep. */
-export async function waitFor(probe: () => Promise<boolean> | boolean, options: { timeoutMs: number; intervalMs?: number; what: string }): Promise<void> {
+export async function waitFor(
+  probe: () => Promise<boolean> | boolean,
+  options: { timeoutMs: number; intervalMs?: number; what: string },
+): Promise<void> {
   const deadline = Date.now() + options.timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {

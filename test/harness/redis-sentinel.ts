@@ -30,13 +30,18 @@ export async function startSentinelGroup(masterName = 'voice-test'): Promise<Sen
   const sentinelPort = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'redis-sentinel-'));
   const conf = join(dir, 'sentinel.conf');
-  writeFileSync(conf, [
-    `port ${sentinelPort}`, 'bind 127.0.0.1', `dir ${dir}`,
-    `sentinel monitor ${masterName} 127.0.0.1 ${master.port} 1`,
-    `sentinel down-after-milliseconds ${masterName} 1000`,
-    `sentinel failover-timeout ${masterName} 5000`,
-    `sentinel parallel-syncs ${masterName} 1`,
-  ].join('\n') + '\n');
+  writeFileSync(
+    conf,
+    [
+      `port ${sentinelPort}`,
+      'bind 127.0.0.1',
+      `dir ${dir}`,
+      `sentinel monitor ${masterName} 127.0.0.1 ${master.port} 1`,
+      `sentinel down-after-milliseconds ${masterName} 1000`,
+      `sentinel failover-timeout ${masterName} 5000`,
+      `sentinel parallel-syncs ${masterName} 1`,
+    ].join('\n') + '\n',
+  );
   const sentinel: ChildProcess = spawn('redis-server', [conf, '--sentinel'], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   sentinel.stderr?.on('data', (d) => (stderr += d.toString()));
@@ -49,17 +54,23 @@ export async function startSentinelGroup(masterName = 'voice-test'): Promise<Sen
     return Number(reply[1]);
   };
   // Ready when Sentinel has found the replica through the master (it needs both for a failover).
-  await waitFor(async () => {
-    try {
-      const replicas = (await admin.call('SENTINEL', 'replicas', masterName)) as string[][];
-      return replicas.some((fields) => fields.includes('slave') && !fields.join(' ').includes('disconnected'));
-    } catch {
-      return false;
-    }
-  }, { timeoutMs: 20_000, what: `Sentinel to see the replica of ${masterName} ${stderr}` });
+  await waitFor(
+    async () => {
+      try {
+        const replicas = (await admin.call('SENTINEL', 'replicas', masterName)) as string[][];
+        return replicas.some((fields) => fields.includes('slave') && !fields.join(' ').includes('disconnected'));
+      } catch {
+        return false;
+      }
+    },
+    { timeoutMs: 20_000, what: `Sentinel to see the replica of ${masterName} ${stderr}` },
+  );
   const replicaClient = new Redis(replica.url, { maxRetriesPerRequest: 1 });
   try {
-    await waitFor(async () => (await replicaClient.info('replication')).includes('master_link_status:up'), { timeoutMs: 20_000, what: 'the replica to sync' });
+    await waitFor(async () => (await replicaClient.info('replication')).includes('master_link_status:up'), {
+      timeoutMs: 20_000,
+      what: 'the replica to sync',
+    });
   } finally {
     replicaClient.disconnect();
   }

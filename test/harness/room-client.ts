@@ -44,7 +44,18 @@ export async function runRespondent(options: RoomClientOptions): Promise<RoomTim
   const url = new URL(options.roomUrl);
   url.searchParams.set('token', options.token);
   const now = (): number => performance.now();
-  const timeline: RoomTimeline = { opened: now(), ready: null, ended: null, endReason: null, closeCode: null, outputSampleRate: 24_000, botUtterances: [], answers: [], states: [], captions: [] };
+  const timeline: RoomTimeline = {
+    opened: now(),
+    ready: null,
+    ended: null,
+    endReason: null,
+    closeCode: null,
+    outputSampleRate: 24_000,
+    botUtterances: [],
+    answers: [],
+    states: [],
+    captions: [],
+  };
   const socket = new WebSocket(url, options.ca ? { ca: options.ca } : {});
   let nextAnswer = 0;
   let speaking: { pcm: Buffer; offset: number; startAt: number } | null = null;
@@ -112,7 +123,12 @@ export async function runRespondent(options: RoomClientOptions): Promise<RoomTim
           }
           break;
         case 'caption':
-          timeline.captions.push({ speaker: String(message.speaker), text: String(message.text), final: message.final === true, at: now() });
+          timeline.captions.push({
+            speaker: String(message.speaker),
+            text: String(message.text),
+            final: message.final === true,
+            at: now(),
+          });
           if (message.final === true) options.onEvent?.(`caption ${String(message.speaker)}: ${String(message.text)}`);
           break;
         case 'audio_end':

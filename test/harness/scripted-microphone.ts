@@ -61,16 +61,23 @@ export interface Spoken {
 
 /** Plays one clip (16-bit mono PCM at `sampleRate`) into the page's microphone; resolves once it has played out. */
 export async function sayInto(frame: FrameLocator, pcm: Buffer, sampleRate: number): Promise<Spoken> {
-  return frame.locator('body').evaluate(async (_, a) => {
-    const startedAt = performance.now();
-    await (window as unknown as { __scriptedMicrophone: PageMicrophone }).__scriptedMicrophone.say(a.clip, a.rate);
-    return { startedAt, endedAt: performance.now() };
-  }, { clip: pcm.toString('base64'), rate: sampleRate });
+  return frame.locator('body').evaluate(
+    async (_, a) => {
+      const startedAt = performance.now();
+      await (window as unknown as { __scriptedMicrophone: PageMicrophone }).__scriptedMicrophone.say(a.clip, a.rate);
+      return { startedAt, endedAt: performance.now() };
+    },
+    { clip: pcm.toString('base64'), rate: sampleRate },
+  );
 }
 
 /** The page's timeline (main.ts: `window.__serviceTimeline`, performance.now() marks). */
 export async function pageTimeline(frame: FrameLocator): Promise<Array<{ name: string; at: number }>> {
-  return frame.locator('body').evaluate(() => (window as unknown as { __serviceTimeline?: Array<{ name: string; at: number }> }).__serviceTimeline ?? [], undefined, { timeout: 5000 });
+  return frame
+    .locator('body')
+    .evaluate(() => (window as unknown as { __serviceTimeline?: Array<{ name: string; at: number }> }).__serviceTimeline ?? [], undefined, {
+      timeout: 5000,
+    });
 }
 
 /**
@@ -82,7 +89,11 @@ export async function pageTimeline(frame: FrameLocator): Promise<Array<{ name: s
  * test answered itself). Runs until `stop()`, which resolves with the
  * number of answers played.
  */
-export function answerOnEachTurn(frame: FrameLocator, answers: Buffer[], options: { sampleRate: number; reactionMs?: number; after?: number }): { stop(): Promise<number> } {
+export function answerOnEachTurn(
+  frame: FrameLocator,
+  answers: Buffer[],
+  options: { sampleRate: number; reactionMs?: number; after?: number },
+): { stop(): Promise<number> } {
   const reactionMs = options.reactionMs ?? 300;
   let stopped = false;
   let played = 0;

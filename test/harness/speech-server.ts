@@ -19,14 +19,30 @@ export interface SpeechServerHandle {
 export const SPEECH_TEST_TOKEN = 'speech-test-token-0123456789';
 
 export async function startSpeechServer(env: Record<string, string> = {}, logDir?: string): Promise<SpeechServerHandle> {
-  const proc = startServiceProcess('speech', 'speech/main.ts', { ...process.env, SPEECH_PORT: '0', SPEECH_METRICS_PORT: '0', SPEECH_HOST: '127.0.0.1', SPEECH_TOKEN: SPEECH_TEST_TOKEN, LOG_LEVEL: 'info', ...env }, logDir);
+  const proc = startServiceProcess(
+    'speech',
+    'speech/main.ts',
+    {
+      ...process.env,
+      SPEECH_PORT: '0',
+      SPEECH_METRICS_PORT: '0',
+      SPEECH_HOST: '127.0.0.1',
+      SPEECH_TOKEN: SPEECH_TEST_TOKEN,
+      LOG_LEVEL: 'info',
+      ...env,
+    },
+    logDir,
+  );
   let ports: { port: number; metricsPort: number } | null = null;
   try {
     // Loading both models takes a few seconds alone and much longer on a busy machine.
     await waitFor(
       () => {
         if (proc.proc.exitCode !== null) throw new Error(`the speech server exited (${proc.proc.exitCode}): ${proc.output().slice(-2000)}`);
-        const line = proc.output().split('\n').find((l) => l.includes('"msg":"listening"'));
+        const line = proc
+          .output()
+          .split('\n')
+          .find((l) => l.includes('"msg":"listening"'));
         if (line) ports = JSON.parse(line) as { port: number; metricsPort: number };
         return ports !== null;
       },
@@ -46,7 +62,9 @@ export async function startSpeechServer(env: Record<string, string> = {}, logDir
     async metric(name, labels = {}) {
       const text = await (await fetch(metricsUrl)).text();
       const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
-      const line = text.split('\n').find((l) => l.startsWith(name) && (l[name.length] === ' ' || l[name.length] === '{') && want.every((w) => l.includes(w)));
+      const line = text
+        .split('\n')
+        .find((l) => l.startsWith(name) && (l[name.length] === ' ' || l[name.length] === '{') && want.every((w) => l.includes(w)));
       return line ? Number(line.split(' ').at(-1)) : 0;
     },
     stop: () => proc.stop(10_000),

@@ -14,7 +14,10 @@ export const SPEECH_RATE = 16_000;
 
 function requireTool(name: string): void {
   const found = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' });
-  if (!found.stdout.trim()) throw new Error(`${name} is not installed: run \`bash scripts/bootstrap.sh\` (apt-get install ${name === 'sox' ? 'sox' : 'espeak-ng'})`);
+  if (!found.stdout.trim())
+    throw new Error(
+      `${name} is not installed: run \`bash scripts/bootstrap.sh\` (apt-get install ${name === 'sox' ? 'sox' : 'espeak-ng'})`,
+    );
 }
 
 function run(tool: string, args: string[]): void {
@@ -41,11 +44,48 @@ export function speak(text: string, file: string, options: { wordsPerMinute?: nu
   requireTool('sox');
   const raw = `${file}.espeak.wav`;
   // Every espeak-ng setting spelled out (pitch, amplitude, word gap), so the same text is the same audio.
-  run('espeak-ng', ['-v', options.voice ?? 'en-us', '-s', String(options.wordsPerMinute ?? 175), '-p', '50', '-a', '100', '-g', '0', '-w', raw, text]);
+  run('espeak-ng', [
+    '-v',
+    options.voice ?? 'en-us',
+    '-s',
+    String(options.wordsPerMinute ?? 175),
+    '-p',
+    '50',
+    '-a',
+    '100',
+    '-g',
+    '0',
+    '-w',
+    raw,
+    text,
+  ]);
   // -D: no dither (sox dithers by default when it requantises, and its dither noise differs per run:
   // a turn model's score moved across a test's bound that way). -R: any other randomness seeded.
   // silence 1 0.02 1%: trim leading quiet; reverse trick trims the tail the same way.
-  run('sox', ['-D', '-R', raw, '-r', String(SPEECH_RATE), '-c', '1', '-b', '16', '-e', 'signed-integer', file, 'silence', '1', '0.02', '1%', 'reverse', 'silence', '1', '0.02', '1%', 'reverse']);
+  run('sox', [
+    '-D',
+    '-R',
+    raw,
+    '-r',
+    String(SPEECH_RATE),
+    '-c',
+    '1',
+    '-b',
+    '16',
+    '-e',
+    'signed-integer',
+    file,
+    'silence',
+    '1',
+    '0.02',
+    '1%',
+    'reverse',
+    'silence',
+    '1',
+    '0.02',
+    '1%',
+    'reverse',
+  ]);
 }
 
 /** Reads a 16-bit PCM WAV file's samples. */
@@ -67,10 +107,15 @@ export type SpokenAnswer = string | { parts: string[]; pauseMs: number; speed?: 
  * Builds the respondent's track: `leadMs` of silence, then each answer followed by `gapMs` of silence.
  * `voice: 'piper'` speaks with the Piper voice (speakWithPiper) instead of espeak-ng.
  */
-export function spokenTrack(answers: SpokenAnswer[], options: { leadMs: number; gapMs: number; dir?: string; voice?: 'espeak' | 'piper' }): SpokenTrack {
+export function spokenTrack(
+  answers: SpokenAnswer[],
+  options: { leadMs: number; gapMs: number; dir?: string; voice?: 'espeak' | 'piper' },
+): SpokenTrack {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'speech-'));
   if (options.voice === 'piper') {
-    const texts = answers.flatMap((a): Array<{ text: string; speed?: number }> => (typeof a === 'string' ? [{ text: a }] : a.parts.map((text) => ({ text, speed: a.speed }))));
+    const texts = answers.flatMap((a): Array<{ text: string; speed?: number }> =>
+      typeof a === 'string' ? [{ text: a }] : a.parts.map((text) => ({ text, speed: a.speed })),
+    );
     speakWithPiper(texts.map(({ text, speed }, i) => ({ text, file: join(dir, `answer-${i + 1}.wav`), ...(speed ? { speed } : {}) })));
   }
   const parts: Buffer[] = [silencePcm(options.leadMs, SPEECH_RATE)];
@@ -111,9 +156,34 @@ export function speakWithPiper(jobs: Array<{ text: string; file: string; speed?:
   requireTool('sox');
   if (jobs.length === 0) return;
   const request = `${jobs[0]!.file}.piper.json`;
-  writeFileSync(request, JSON.stringify(jobs.map((j) => ({ text: j.text, file: `${j.file}.piper.wav`, ...(j.speed ? { speed: j.speed } : {}) }))));
+  writeFileSync(
+    request,
+    JSON.stringify(jobs.map((j) => ({ text: j.text, file: `${j.file}.piper.wav`, ...(j.speed ? { speed: j.speed } : {}) }))),
+  );
   run(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'piper-say.ts'), request]);
   for (const job of jobs) {
-    run('sox', [`${job.file}.piper.wav`, '-D', '-r', String(SPEECH_RATE), '-c', '1', '-b', '16', '-e', 'signed-integer', job.file, 'silence', '1', '0.02', '1%', 'reverse', 'silence', '1', '0.02', '1%', 'reverse']);
+    run('sox', [
+      `${job.file}.piper.wav`,
+      '-D',
+      '-r',
+      String(SPEECH_RATE),
+      '-c',
+      '1',
+      '-b',
+      '16',
+      '-e',
+      'signed-integer',
+      job.file,
+      'silence',
+      '1',
+      '0.02',
+      '1%',
+      'reverse',
+      'silence',
+      '1',
+      '0.02',
+      '1%',
+      'reverse',
+    ]);
   }
 }

@@ -14,7 +14,10 @@ describe('the whole system configuration', () => {
   });
 
   it('both workers get a configuration the worker accepts, on the stand-in or on real providers', () => {
-    for (const providers of [{ kind: 'fake', url: 'http://127.0.0.1:5000/v1' }, { kind: 'real', env: { OPENAI_API_KEY: 'sk-real-000000000000' } }] as const) {
+    for (const providers of [
+      { kind: 'fake', url: 'http://127.0.0.1:5000/v1' },
+      { kind: 'real', env: { OPENAI_API_KEY: 'sk-real-000000000000' } },
+    ] as const) {
       const env = workerEnv({
         name: 'self-hosted',
         port: 7860,
@@ -66,14 +69,27 @@ describe('the whole system configuration', () => {
   it('uses real providers only when their keys are all there, and passes their settings through', () => {
     expect(realProviders({})).toBeNull();
     expect(realProviders({ LLM_API_KEY: 'k1', STT_API_KEY: 'k2' })).toBeNull();
-    expect(realProviders({ OPENAI_API_KEY: 'sk-x', LLM_MODEL: 'gpt-4o', PATH: '/bin' })).toEqual({ OPENAI_API_KEY: 'sk-x', LLM_MODEL: 'gpt-4o' });
+    expect(realProviders({ OPENAI_API_KEY: 'sk-x', LLM_MODEL: 'gpt-4o', PATH: '/bin' })).toEqual({
+      OPENAI_API_KEY: 'sk-x',
+      LLM_MODEL: 'gpt-4o',
+    });
     const own = realProviders({ LLM_API_KEY: 'a', STT_API_KEY: 'b', TTS_API_KEY: 'c', LLM_BASE_URL: 'https://llm.internal/v1' });
     expect(own).toEqual({ LLM_API_KEY: 'a', STT_API_KEY: 'b', TTS_API_KEY: 'c', LLM_BASE_URL: 'https://llm.internal/v1' });
   });
 
   it('the api-stub configuration routes to the hosted worker over HTTPS and trusts the throwaway CA', () => {
     const config = loadApiStubConfig(
-      apiStubEnv({ port: 8080, dbPath: '/tmp/a.sqlite', seedPath: '/tmp/seed.json', hostedPipelineUrl: 'https://127.0.0.1:7860/', hostedPipelineKey: 'hosted-0123456789abcdef', caFile: '/tmp/ca.crt', kek: Buffer.alloc(32).toString('base64'), logLevel: 'warn', base }),
+      apiStubEnv({
+        port: 8080,
+        dbPath: '/tmp/a.sqlite',
+        seedPath: '/tmp/seed.json',
+        hostedPipelineUrl: 'https://127.0.0.1:7860/',
+        hostedPipelineKey: 'hosted-0123456789abcdef',
+        caFile: '/tmp/ca.crt',
+        kek: Buffer.alloc(32).toString('base64'),
+        logLevel: 'warn',
+        base,
+      }),
     );
     expect(config.routing.hostedPipelineUrl).toBe('https://127.0.0.1:7860/');
     expect(config.routing.pipelineExtraCaFile).toBe('/tmp/ca.crt');

@@ -30,7 +30,11 @@ export const TURN_INTERVIEW = {
   language: 'en',
   intro: 'Hi.',
   questions: [
-    { id: 'q1', text: 'Please tell me, in as much detail as you like, how you first heard about us, and what you expected before you signed up?', maxFollowUps: 1 },
+    {
+      id: 'q1',
+      text: 'Please tell me, in as much detail as you like, how you first heard about us, and what you expected before you signed up?',
+      maxFollowUps: 1,
+    },
     { id: 'q2', text: 'What should we improve first?', maxFollowUps: 0 },
   ],
   closing: 'Thanks, that is all.',
@@ -59,7 +63,19 @@ export function demoSeed(webhookUrl: string): unknown {
 export type ProviderSetting = { kind: 'fake'; url: string } | { kind: 'real'; env: Record<string, string> };
 
 /** The provider variables the worker reads (docs/worker.md), passed through for real providers. */
-const PROVIDER_VARS = ['OPENAI_API_KEY', 'LLM_API_KEY', 'LLM_BASE_URL', 'LLM_MODEL', 'STT_API_KEY', 'STT_BASE_URL', 'STT_MODEL', 'TTS_API_KEY', 'TTS_BASE_URL', 'TTS_MODEL', 'TTS_VOICE'];
+const PROVIDER_VARS = [
+  'OPENAI_API_KEY',
+  'LLM_API_KEY',
+  'LLM_BASE_URL',
+  'LLM_MODEL',
+  'STT_API_KEY',
+  'STT_BASE_URL',
+  'STT_MODEL',
+  'TTS_API_KEY',
+  'TTS_BASE_URL',
+  'TTS_MODEL',
+  'TTS_VOICE',
+];
 
 /**
  * Real providers when the environment has their keys: OPENAI_API_KEY, or a key for each of the
@@ -123,7 +139,13 @@ export function workerEnv(i: WorkerEnvInput): NodeJS.ProcessEnv {
   const providers =
     i.providers.kind === 'real'
       ? { ...i.providers.env, PROVIDER_TIMEOUT_MS: '20000' }
-      : { OPENAI_API_KEY: 'sk-local-standin-000000', LLM_BASE_URL: i.providers.url, STT_BASE_URL: i.providers.url, TTS_BASE_URL: i.providers.url, PROVIDER_TIMEOUT_MS: '5000' };
+      : {
+          OPENAI_API_KEY: 'sk-local-standin-000000',
+          LLM_BASE_URL: i.providers.url,
+          STT_BASE_URL: i.providers.url,
+          TTS_BASE_URL: i.providers.url,
+          PROVIDER_TIMEOUT_MS: '5000',
+        };
   return {
     PATH: i.base.PATH,
     HOME: i.base.HOME,

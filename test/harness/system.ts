@@ -7,7 +7,16 @@ import { ServiceClient, type Session } from '../../sdk/server/index.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
 import { startOtlpReceiver, type OtlpReceiver } from '../fakes/otlp-receiver.ts';
 import { createCertificateAuthority, type CertificateAuthority } from './pki.ts';
-import { apiStubEnv, DEMO_KEYS, demoSeed, INTERVIEW_ID, realProviders, workerEnv, type ProviderSetting, type SelfHostedSpeech } from './system-env.ts';
+import {
+  apiStubEnv,
+  DEMO_KEYS,
+  demoSeed,
+  INTERVIEW_ID,
+  realProviders,
+  workerEnv,
+  type ProviderSetting,
+  type SelfHostedSpeech,
+} from './system-env.ts';
 import { startLiveKitServer, type LiveKitServer } from './livekit-server.ts';
 import { freePort, waitFor } from './ports.ts';
 import { startServiceProcess, type ServiceProcess } from './processes.ts';
@@ -72,7 +81,12 @@ export interface System {
   workerSpkiHashes: string[];
   providers: { kind: 'fake'; fake: FakeOpenAI } | { kind: 'real' };
   otlp: OtlpReceiver;
-  webhooks: { receiver: WebhookReceiver; verified: VerifiedWebhook[]; rejected: string[]; waitFor(type: string, sessionId: string, timeoutMs?: number): Promise<VerifiedWebhook> };
+  webhooks: {
+    receiver: WebhookReceiver;
+    verified: VerifiedWebhook[];
+    rejected: string[];
+    waitFor(type: string, sessionId: string, timeoutMs?: number): Promise<VerifiedWebhook>;
+  };
   hosted: WorkerHandle;
   selfHosted: WorkerHandle;
   transcriptDirs: { hosted: string; selfHosted: string };
@@ -158,13 +172,42 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     const hostedToken = `hosted-${randomBytes(16).toString('hex')}`;
     const selfHostedToken = `selfhost-${randomBytes(16).toString('hex')}`;
     const transcriptRoot = options.transcriptRoot ?? dir;
-    const transcriptDirs = { hosted: join(transcriptRoot, 'transcripts-hosted'), selfHosted: join(transcriptRoot, 'transcripts-self-hosted') };
+    const transcriptDirs = {
+      hosted: join(transcriptRoot, 'transcripts-hosted'),
+      selfHosted: join(transcriptRoot, 'transcripts-self-hosted'),
+    };
 
-    const providerSetting: ProviderSetting = providers.kind === 'fake' ? { kind: 'fake', url: providers.fake.url } : { kind: 'real', env: realEnv! };
-    const common = { redisUrl, backendUrl: apiBase, providers: providerSetting, otlpUrl: otlp.url, vadSilenceMs: options.vadSilenceMs ?? 600, logLevel, base: process.env, rooms: livekit?.env, ...(options.speech ? { speech: options.speech } : {}) };
+    const providerSetting: ProviderSetting =
+      providers.kind === 'fake' ? { kind: 'fake', url: providers.fake.url } : { kind: 'real', env: realEnv! };
+    const common = {
+      redisUrl,
+      backendUrl: apiBase,
+      providers: providerSetting,
+      otlpUrl: otlp.url,
+      vadSilenceMs: options.vadSilenceMs ?? 600,
+      logLevel,
+      base: process.env,
+      rooms: livekit?.env,
+      ...(options.speech ? { speech: options.speech } : {}),
+    };
 
-    const startWorker = async (name: 'hosted' | 'self-hosted', port: number, token: string, cert: { certFile: string; keyFile: string }, transcripts: string): Promise<WorkerHandle> => {
-      const env = workerEnv({ ...common, name, port, metricsPort: metricsPorts[name], token, cert, transcriptDir: transcripts, redisKeyPrefix: `${name}-${randomBytes(4).toString('hex')}` });
+    const startWorker = async (
+      name: 'hosted' | 'self-hosted',
+      port: number,
+      token: string,
+      cert: { certFile: string; keyFile: string },
+      transcripts: string,
+    ): Promise<WorkerHandle> => {
+      const env = workerEnv({
+        ...common,
+        name,
+        port,
+        metricsPort: metricsPorts[name],
+        token,
+        cert,
+        transcriptDir: transcripts,
+        redisKeyPrefix: `${name}-${randomBytes(4).toString('hex')}`,
+      });
       const proc = startServiceProcess(`worker-${name}`, 'worker/main.ts', env, options.logDir);
       started.push(() => proc.stop());
       const url = `https://127.0.0.1:${port}`;
@@ -210,7 +253,12 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     started.push(() => api.stop());
     await untilReadyOrExit(api, () => waitFor(() => ok(`${apiBase}/readyz`), { timeoutMs: 120_000, what: `the api-stub at ${apiBase}` }));
 
-    const server = new ServiceClient({ baseUrl: apiBase, secretKey: DEMO_KEYS.secret, publishableKey: DEMO_KEYS.publishable, maxRetries: 0 });
+    const server = new ServiceClient({
+      baseUrl: apiBase,
+      secretKey: DEMO_KEYS.secret,
+      publishableKey: DEMO_KEYS.publishable,
+      maxRetries: 0,
+    });
     const selfHostCall = async (method: 'PUT' | 'DELETE'): Promise<void> => {
       const res = await fetch(`${apiBase}/api/v2/workspace/self-host`, {
         method,

@@ -18,7 +18,10 @@ let modelsDir: string | undefined;
 export function turnModelsDir(): string {
   if (modelsDir) return modelsDir;
   try {
-    modelsDir = execFileSync('bash', [join(ROOT, 'scripts/turn-models.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+    modelsDir = execFileSync('bash', [join(ROOT, 'scripts/turn-models.sh')], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }).trim();
   } catch (err) {
     throw new Error(`scripts/turn-models.sh failed: ${(err as { stderr?: string }).stderr ?? String(err)}`, { cause: err });
   }
@@ -71,7 +74,10 @@ fi`;
   try {
     execFileSync('bash', ['-c', script, 'numpy-venv', venv, NUMPY], { stdio: ['ignore', 'ignore', 'pipe'] });
   } catch (err) {
-    throw new Error(`could not make a Python venv with ${NUMPY} in ${venv}: ${(err as { stderr?: Buffer }).stderr?.toString() ?? String(err)}`, { cause: err });
+    throw new Error(
+      `could not make a Python venv with ${NUMPY} in ${venv}: ${(err as { stderr?: Buffer }).stderr?.toString() ?? String(err)}`,
+      { cause: err },
+    );
   }
   return join(venv, 'bin', 'python');
 }

@@ -41,7 +41,11 @@ export function verifiedInbox(receiver: WebhookReceiver, secret: string): Verifi
     verified,
     rejected,
     async waitFor(type, sessionId, timeoutMs = 20_000) {
-      await waitFor(() => find(type, sessionId) !== undefined, { timeoutMs, intervalMs: 100, what: `a verified ${type} webhook for ${sessionId} (rejected: ${rejected.join('; ') || 'none'})` });
+      await waitFor(() => find(type, sessionId) !== undefined, {
+        timeoutMs,
+        intervalMs: 100,
+        what: `a verified ${type} webhook for ${sessionId} (rejected: ${rejected.join('; ') || 'none'})`,
+      });
       return find(type, sessionId)!;
     },
   };

@@ -1,4 +1,10 @@
-import { createServer as createHttpServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import { waitFor } from './ports.ts';
@@ -27,7 +33,9 @@ export interface WebhookReceiver {
   close(): Promise<void>;
 }
 
-export async function startWebhookReceiver(options: { tls?: { certPem: string; keyPem: string }; path?: string; port?: number } = {}): Promise<WebhookReceiver> {
+export async function startWebhookReceiver(
+  options: { tls?: { certPem: string; keyPem: string }; path?: string; port?: number } = {},
+): Promise<WebhookReceiver> {
   let mode: ReceiverMode = { kind: 'status', status: 200 };
   const received: ReceivedWebhook[] = [];
   const queue: ReceiverMode[] = [];
@@ -36,7 +44,12 @@ export async function startWebhookReceiver(options: { tls?: { certPem: string; k
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      received.push({ rawBody: Buffer.concat(chunks).toString('utf8'), headers: req.headers, path: req.url ?? '/', receivedAt: Date.now() });
+      received.push({
+        rawBody: Buffer.concat(chunks).toString('utf8'),
+        headers: req.headers,
+        path: req.url ?? '/',
+        receivedAt: Date.now(),
+      });
       const current = queue.shift() ?? mode;
       if (current.kind === 'hang') return;
       const answer = () => {
@@ -47,7 +60,9 @@ export async function startWebhookReceiver(options: { tls?: { certPem: string; k
       else answer();
     });
   };
-  const server: Server = options.tls ? createHttpsServer({ cert: options.tls.certPem, key: options.tls.keyPem }, handle) : createHttpServer(handle);
+  const server: Server = options.tls
+    ? createHttpsServer({ cert: options.tls.certPem, key: options.tls.keyPem }, handle)
+    : createHttpServer(handle);
   server.on('connection', (s: Socket) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
@@ -58,15 +73,20 @@ export async function startWebhookReceiver(options: { tls?: { certPem: string; k
   return {
     url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}${options.path ?? '/webhooks'}`,
     received,
-    setMode: (m) => { mode = m; },
-    script: (modes) => { queue.push(...modes); },
+    setMode: (m) => {
+      mode = m;
+    },
+    script: (modes) => {
+      queue.push(...modes);
+    },
     async waitForCount(count, timeoutMs = 10_000) {
       await waitFor(() => received.length >= count, { timeoutMs, what: `${count} webhook(s) at the receiver (got ${received.length})` });
       return received;
     },
-    close: () => new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -5,7 +5,11 @@
  * 0.8), not exact text. The placeholder stand-in ("answer 3 (2.1 s of audio)") scores about 0.
  */
 const FUNCTION_WORDS = new Set(
-  'a an the and or but so of to in on at for with by from as is are was were be been being it its this that these those i me my we our you your he she they them their his her there here do does did have has had not no yes just very really than then also about into out up over if what which who how when where why'.split(' '),
+  (
+    'a an the and or but so of to in on at for with by from as is are was were be been being it its this that these those ' +
+    'i me my we our you your he she they them their his her there here do does did have has had not no yes just very ' +
+    'really than then also about into out up over if what which who how when where why'
+  ).split(' '),
 );
 
 export function words(text: string): string[] {

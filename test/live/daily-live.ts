@@ -14,7 +14,12 @@ const apiKey = process.env.DAILY_API_KEY;
 const python = process.env.DAILY_BRIDGE_PYTHON ?? 'python3';
 if (!apiKey) throw new Error('DAILY_API_KEY is required for the live Daily test');
 const log = createLogger({ name: 'daily-live' });
-const provider = new DailyRoomProvider({ apiKey, apiUrl: process.env.DAILY_API_URL ?? 'https://api.daily.co/v1', domainId: process.env.DAILY_DOMAIN_ID ?? null, log });
+const provider = new DailyRoomProvider({
+  apiKey,
+  apiUrl: process.env.DAILY_API_URL ?? 'https://api.daily.co/v1',
+  domainId: process.env.DAILY_DOMAIN_ID ?? null,
+  log,
+});
 
 async function until(what: string, check: () => boolean, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -28,7 +33,8 @@ async function main(): Promise<void> {
   await provider.init();
   const room = await provider.createRoom({ ttlSeconds: 600 });
   const now = Math.floor(Date.now() / 1000);
-  const token = (role: 'bot' | 'respondent') => provider.mintToken({ room, role, sessionId: 'live-test', issuedAt: now, expiresAt: now + 600 });
+  const token = (role: 'bot' | 'respondent') =>
+    provider.mintToken({ room, role, sessionId: 'live-test', issuedAt: now, expiresAt: now + 600 });
   const bot = await joinDailyRoom(new DailyBridge({ python }), { url: room.url, token: token('bot') });
   const page = new DailyBridge({ python });
   const pageEvents: BridgeEvent[] = [];
@@ -44,7 +50,9 @@ async function main(): Promise<void> {
     await until('the bot to see the respondent', () => bot.respondentPresent);
     bot.sendControl({ type: 'caption', speaker: 'bot', text: 'live', final: true });
     for (let i = 0; i < 100; i++) bot.sendAudio(Buffer.alloc(960, i % 2 ? 0x20 : 0xe0)); // 2 s at 24 kHz
-    await until('the caption at the respondent', () => pageEvents.some((e) => e.event === 'app_message' && (e.message as { text?: string }).text === 'live'));
+    await until('the caption at the respondent', () =>
+      pageEvents.some((e) => e.event === 'app_message' && (e.message as { text?: string }).text === 'live'),
+    );
     await until('the bot audio at the respondent', () => pageAudio > 0);
     for (let i = 0; i < 100; i++) page.sendAudio(Buffer.alloc(960, i % 2 ? 0x20 : 0xe0));
     await until('the respondent audio at the bot', () => botAudio > 0);

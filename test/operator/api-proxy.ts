@@ -49,11 +49,27 @@ export async function startApiProxy(adminKubeconfig: string): Promise<ApiProxy> 
 
   const send = (req: IncomingMessage, res: ServerResponse, body: Buffer, gone: () => boolean) => {
     if (gone()) return; // the client gave up: its connection closed, nothing it sent is delivered
-    forwarded.push({ method: req.method ?? 'GET', path: req.url ?? '/', at: performance.now(), ...(req.headers['user-agent'] ? { userAgent: req.headers['user-agent'] } : {}) });
-    const out = request({ ...tls, hostname: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: { ...req.headers, host: upstream.host, ...(tls.headers as Record<string, string> | undefined) }, agent: false }, (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers);
-      up.pipe(res);
+    forwarded.push({
+      method: req.method ?? 'GET',
+      path: req.url ?? '/',
+      at: performance.now(),
+      ...(req.headers['user-agent'] ? { userAgent: req.headers['user-agent'] } : {}),
     });
+    const out = request(
+      {
+        ...tls,
+        hostname: upstream.hostname,
+        port: upstream.port,
+        path: req.url,
+        method: req.method,
+        headers: { ...req.headers, host: upstream.host, ...(tls.headers as Record<string, string> | undefined) },
+        agent: false,
+      },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
     out.on('error', () => res.destroy());
     res.on('close', () => out.destroy());
     out.end(body);
@@ -70,7 +86,16 @@ export async function startApiProxy(adminKubeconfig: string): Promise<ApiProxy> 
       const line = `${req.method ?? 'GET'} ${req.url ?? '/'}`;
       if (failing?.match.test(line)) {
         res.writeHead(failing.status, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message: failing.message, reason: 'InternalError', code: failing.status }));
+        res.end(
+          JSON.stringify({
+            kind: 'Status',
+            apiVersion: 'v1',
+            status: 'Failure',
+            message: failing.message,
+            reason: 'InternalError',
+            code: failing.status,
+          }),
+        );
         return;
       }
       if (partitioned || holding?.test(line)) held.push(() => send(req, res, body, gone));
@@ -80,15 +105,18 @@ export async function startApiProxy(adminKubeconfig: string): Promise<ApiProxy> 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const kubeconfig = join(ca.dir, 'proxied.kubeconfig');
-  writeFileSync(kubeconfig, [
-    'apiVersion: v1',
-    'kind: Config',
-    `clusters: [{name: proxy, cluster: {server: "https://127.0.0.1:${port}", certificate-authority: "${ca.certFile}"}}]`,
-    'users: [{name: proxied, user: {token: "the-proxy-adds-credentials"}}]',
-    'contexts: [{name: proxy, context: {cluster: proxy, user: proxied}}]',
-    'current-context: proxy',
-    '',
-  ].join('\n'));
+  writeFileSync(
+    kubeconfig,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      `clusters: [{name: proxy, cluster: {server: "https://127.0.0.1:${port}", certificate-authority: "${ca.certFile}"}}]`,
+      'users: [{name: proxied, user: {token: "the-proxy-adds-credentials"}}]',
+      'contexts: [{name: proxy, context: {cluster: proxy, user: proxied}}]',
+      'current-context: proxy',
+      '',
+    ].join('\n'),
+  );
 
   return {
     kubeconfig,

@@ -17,16 +17,22 @@ const CHART = join(REPO_ROOT, 'charts/voice-operator');
 const OPERATOR_DIGEST = `sha256:${'a'.repeat(64)}`;
 const WORKER_DIGEST = `sha256:${'b'.repeat(64)}`;
 
-interface Container { image: string; env: Array<{ name: string; value?: string }> }
+interface Container {
+  image: string;
+  env: Array<{ name: string; value?: string }>;
+}
 
 async function operatorContainer(...sets: string[]): Promise<Container> {
   const out = await helm(['template', 'vo', CHART, '--namespace', 'ops', '--skip-tests', ...sets.flatMap((s) => ['--set', s])]);
-  const deployment = parseAllDocuments(out).map((d) => d.toJSON() as { kind?: string; spec?: { template: { spec: { containers: Container[] } } } }).find((d) => d?.kind === 'Deployment');
+  const deployment = parseAllDocuments(out)
+    .map((d) => d.toJSON() as { kind?: string; spec?: { template: { spec: { containers: Container[] } } } })
+    .find((d) => d?.kind === 'Deployment');
   return deployment!.spec!.template.spec.containers[0]!;
 }
-const envOf = (c: Container): Record<string, string> => Object.fromEntries(c.env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
+const envOf = (c: Container): Record<string, string> =>
+  Object.fromEntries(c.env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
 
-describe('the chart\'s images', () => {
+describe("the chart's images", () => {
   it('refuses to render without image.registry, naming the doc with the build-and-push commands', async () => {
     // helm install renders as template does; helm lint lets `required` pass (its lint mode), so it is not asked.
     const failure = helm(['template', 'vo', CHART]);
@@ -40,22 +46,46 @@ describe('the chart\'s images', () => {
     expect(envOf(byTag)).toMatchObject({ WORKER_IMAGE_REPOSITORY: 'registry.example.com/voice/voice-worker', WORKER_IMAGE_TAG: 'v1.3.0' });
     expect(envOf(byTag).WORKER_IMAGE_DIGEST).toBeUndefined();
 
-    const pinned = await operatorContainer('image.registry=registry.example.com/voice', `image.digest=${OPERATOR_DIGEST}`, `workerImage.digest=${WORKER_DIGEST}`);
+    const pinned = await operatorContainer(
+      'image.registry=registry.example.com/voice',
+      `image.digest=${OPERATOR_DIGEST}`,
+      `workerImage.digest=${WORKER_DIGEST}`,
+    );
     expect(pinned.image).toBe(`registry.example.com/voice/voice-operator:v1.3.0@${OPERATOR_DIGEST}`);
-    expect(envOf(pinned)).toMatchObject({ WORKER_IMAGE_REPOSITORY: 'registry.example.com/voice/voice-worker', WORKER_IMAGE_TAG: 'v1.3.0', WORKER_IMAGE_DIGEST: WORKER_DIGEST });
+    expect(envOf(pinned)).toMatchObject({
+      WORKER_IMAGE_REPOSITORY: 'registry.example.com/voice/voice-worker',
+      WORKER_IMAGE_TAG: 'v1.3.0',
+      WORKER_IMAGE_DIGEST: WORKER_DIGEST,
+    });
     // What the operator makes of that environment: the default image of pools that name none.
-    expect(loadConfig(envOf(pinned)).build.workerImage).toEqual({ repository: 'registry.example.com/voice/voice-worker', tag: 'v1.3.0', digest: WORKER_DIGEST });
+    expect(loadConfig(envOf(pinned)).build.workerImage).toEqual({
+      repository: 'registry.example.com/voice/voice-worker',
+      tag: 'v1.3.0',
+      digest: WORKER_DIGEST,
+    });
   });
 
   it('takes another registry and tag for the worker, and refuses a digest that is not one', async () => {
-    const own = await operatorContainer('image.registry=localhost', 'image.tag=t-operator', 'workerImage.registry=mirror.example.com:5000/team', 'workerImage.tag=t-worker');
+    const own = await operatorContainer(
+      'image.registry=localhost',
+      'image.tag=t-operator',
+      'workerImage.registry=mirror.example.com:5000/team',
+      'workerImage.tag=t-worker',
+    );
     expect(own.image).toBe('localhost/voice-operator:t-operator');
-    expect(envOf(own)).toMatchObject({ WORKER_IMAGE_REPOSITORY: 'mirror.example.com:5000/team/voice-worker', WORKER_IMAGE_TAG: 't-worker' });
-    await expect(helm(['lint', '--strict', CHART, '--set', 'image.registry=r.example.com', '--set', 'workerImage.digest=latest'])).rejects.toThrow(/digest/);
+    expect(envOf(own)).toMatchObject({
+      WORKER_IMAGE_REPOSITORY: 'mirror.example.com:5000/team/voice-worker',
+      WORKER_IMAGE_TAG: 't-worker',
+    });
+    await expect(
+      helm(['lint', '--strict', CHART, '--set', 'image.registry=r.example.com', '--set', 'workerImage.digest=latest']),
+    ).rejects.toThrow(/digest/);
   });
 
-  it('NOTES.txt tells users to write the CRD\'s storage version', () => {
-    const crd = parse(readFileSync(join(CHART, 'crds/voice.service.io_voiceworkerpools.yaml'), 'utf8')) as { spec: { versions: Array<{ name: string; served: boolean; storage: boolean }> } };
+  it("NOTES.txt tells users to write the CRD's storage version", () => {
+    const crd = parse(readFileSync(join(CHART, 'crds/voice.service.io_voiceworkerpools.yaml'), 'utf8')) as {
+      spec: { versions: Array<{ name: string; served: boolean; storage: boolean }> };
+    };
     const storage = crd.spec.versions.find((v) => v.storage && v.served)!.name;
     expect(storage).toBe('v1beta1');
     const notes = readFileSync(join(CHART, 'templates/NOTES.txt'), 'utf8');

@@ -15,21 +15,28 @@ import { CHART } from './validators/renders.ts';
 interface Doc {
   kind: string;
   metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
-  spec?: Record<string, unknown> & { template?: { spec: Record<string, unknown> & { containers: Array<{ image: string; env: Array<{ name: string; value?: string }> }> } } };
+  spec?: Record<string, unknown> & {
+    template?: { spec: Record<string, unknown> & { containers: Array<{ image: string; env: Array<{ name: string; value?: string }> }> } };
+  };
   rules?: Array<{ resources: string[]; verbs: string[] }>;
 }
 
 async function docs(...args: string[]): Promise<Doc[]> {
   const out = await helm(['template', 'vo', CHART, '--namespace', 'ops', ...WITH_REGISTRY, ...args]);
-  return parseAllDocuments(out).map((d) => d.toJSON() as Doc).filter(Boolean);
+  return parseAllDocuments(out)
+    .map((d) => d.toJSON() as Doc)
+    .filter(Boolean);
 }
-const one = (all: Doc[], kind: string, name?: string) => all.find((d) => d.kind === kind && (name === undefined || d.metadata.name === name));
+const one = (all: Doc[], kind: string, name?: string) =>
+  all.find((d) => d.kind === kind && (name === undefined || d.metadata.name === name));
 const podSpec = (all: Doc[]) => one(all, 'Deployment')!.spec!.template!.spec;
 const env = (all: Doc[]) => Object.fromEntries(podSpec(all).containers[0]!.env.map((e) => [e.name, e.value]));
 
 describe('the chart for platform teams', () => {
-  it('accepts a parent chart\'s global values (usable as a subchart)', async () => {
-    expect(await helm(['lint', '--strict', CHART, ...WITH_REGISTRY, '--set', 'global.imageRegistry=registry.example.com'])).toContain('0 chart(s) failed');
+  it("accepts a parent chart's global values (usable as a subchart)", async () => {
+    expect(await helm(['lint', '--strict', CHART, ...WITH_REGISTRY, '--set', 'global.imageRegistry=registry.example.com'])).toContain(
+      '0 chart(s) failed',
+    );
   });
 
   it('has a README and Artifact Hub metadata naming its CRD and image', () => {
@@ -50,7 +57,24 @@ describe('the chart for platform teams', () => {
   });
 
   it('puts commonLabels on every object', async () => {
-    const all = await docs('--set', 'commonLabels.team=voice', '--set', 'prometheusRule.enabled=true', '--set', 'pool.enabled=true', '--set', 'pool.spec.backendUrl=https://a.example', '--set', 'pool.spec.image.repository=r/w', '--set', 'pool.spec.roomProvider=local', '--set', 'pool.spec.redis.url=redis://r:6379', '--set', 'pool.spec.secrets.workerToken.name=w');
+    const all = await docs(
+      '--set',
+      'commonLabels.team=voice',
+      '--set',
+      'prometheusRule.enabled=true',
+      '--set',
+      'pool.enabled=true',
+      '--set',
+      'pool.spec.backendUrl=https://a.example',
+      '--set',
+      'pool.spec.image.repository=r/w',
+      '--set',
+      'pool.spec.roomProvider=local',
+      '--set',
+      'pool.spec.redis.url=redis://r:6379',
+      '--set',
+      'pool.spec.secrets.workerToken.name=w',
+    );
     expect(all.length).toBeGreaterThan(8);
     for (const d of all) expect(d.metadata.labels?.team, `${d.kind}/${d.metadata.name}`).toBe('voice');
   });
@@ -58,9 +82,14 @@ describe('the chart for platform teams', () => {
   it('gives the two replicas a disruption budget, anti-affinity and a spread', async () => {
     const all = await docs();
     expect(one(all, 'PodDisruptionBudget')?.spec).toMatchObject({ maxUnavailable: 1, unhealthyPodEvictionPolicy: 'AlwaysAllow' });
-    const spec = podSpec(all) as { affinity?: { podAntiAffinity?: unknown }; topologySpreadConstraints?: Array<{ labelSelector: unknown }> };
+    const spec = podSpec(all) as {
+      affinity?: { podAntiAffinity?: unknown };
+      topologySpreadConstraints?: Array<{ labelSelector: unknown }>;
+    };
     expect(spec.affinity?.podAntiAffinity).toBeDefined();
-    expect(spec.topologySpreadConstraints?.[0]?.labelSelector).toEqual({ matchLabels: { 'app.kubernetes.io/name': 'voice-operator', 'app.kubernetes.io/instance': 'vo' } });
+    expect(spec.topologySpreadConstraints?.[0]?.labelSelector).toEqual({
+      matchLabels: { 'app.kubernetes.io/name': 'voice-operator', 'app.kubernetes.io/instance': 'vo' },
+    });
     expect(one(await docs('--set', 'replicaCount=1'), 'PodDisruptionBudget')).toBeUndefined();
   });
 
@@ -85,8 +114,15 @@ describe('the chart for platform teams', () => {
     const role = one(cluster, 'ClusterRole', 'vo-voice-operator')!;
     expect(role.rules!.find((r) => r.resources.includes('pods'))?.verbs).toEqual(['list', 'watch']);
     expect(role.rules!.some((r) => r.resources.includes('secrets'))).toBe(false);
-    expect(role.rules!.find((r) => r.resources.includes('networkpolicies'))?.verbs).toEqual(expect.arrayContaining(['list', 'watch', 'create', 'patch', 'delete']));
-    expect(env(cluster)).toMatchObject({ SECRET_NAMESPACES: 'voice-a,voice-b', READ_POD_STATUS: 'true', WORKER_NETWORK_POLICY: 'true', WORKER_METRICS_NAMESPACES: 'monitoring' });
+    expect(role.rules!.find((r) => r.resources.includes('networkpolicies'))?.verbs).toEqual(
+      expect.arrayContaining(['list', 'watch', 'create', 'patch', 'delete']),
+    );
+    expect(env(cluster)).toMatchObject({
+      SECRET_NAMESPACES: 'voice-a,voice-b',
+      READ_POD_STATUS: 'true',
+      WORKER_NETWORK_POLICY: 'true',
+      WORKER_METRICS_NAMESPACES: 'monitoring',
+    });
     const without = await docs('--set', 'workerPods.readPodStatus=false');
     expect(one(without, 'ClusterRole', 'vo-voice-operator')!.rules!.some((r) => r.resources.includes('pods'))).toBe(false);
     expect(env(without)).toMatchObject({ READ_POD_STATUS: 'false' });

@@ -21,7 +21,9 @@ interface Doc {
 /** The operator container's environment (plain values) as the chart renders it with `args`. */
 async function operatorEnv(...args: string[]): Promise<Record<string, string>> {
   const out = await helm(['template', 'vo', CHART, '--namespace', 'ops', ...WITH_REGISTRY, ...args]);
-  const deployment = parseAllDocuments(out).map((d) => d.toJSON() as Doc).find((d) => d?.kind === 'Deployment')!;
+  const deployment = parseAllDocuments(out)
+    .map((d) => d.toJSON() as Doc)
+    .find((d) => d?.kind === 'Deployment')!;
   const env = deployment.spec!.template!.spec.containers[0]!.env ?? [];
   return Object.fromEntries(env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
 }
@@ -40,7 +42,9 @@ function podTemplates(env: Record<string, string>): string {
   // A pool that leaves out spec.image runs the operator's default (the chart's workerImage).
   const { image: _image, ...imageless } = own.spec;
   const pools = [own, withWorkerImage({ ...own, spec: imageless as typeof own.spec }, build)!];
-  const templates = pools.flatMap((pool) => desiredState(pool, new Date('2030-01-01T00:00:00Z'), build).apply.filter((c) => c.kind === 'Deployment'));
+  const templates = pools.flatMap((pool) =>
+    desiredState(pool, new Date('2030-01-01T00:00:00Z'), build).apply.filter((c) => c.kind === 'Deployment'),
+  );
   return JSON.stringify(templates.map((d) => (d.spec as { template: unknown }).template));
 }
 
@@ -70,20 +74,36 @@ const CHANGES: Record<string, string[]> = {
   'workerPods.networkPolicy.metricsNamespaces': ['--set', 'workerPods.networkPolicy.metricsNamespaces={prometheus}'],
 };
 
-describe('chart values and the pools\' pods', () => {
-  it('only workerPods.runAsUser, and the worker image for pools without spec.image, reach the pools\' pods (so changing them restarts those pools)', async () => {
-    const base = await operatorEnv();
-    const pods = podTemplates(base);
-    const restarting: string[] = [];
-    const reached = new Set<string>();
-    for (const [value, args] of Object.entries(CHANGES)) {
-      const env = await operatorEnv(...args);
-      for (const name of new Set([...Object.keys(base), ...Object.keys(env)])) if (base[name] !== env[name]) reached.add(name);
-      if (podTemplates(env) !== pods) restarting.push(value);
-    }
-    expect(restarting).toEqual(['image.registry', 'image.tag', 'workerImage.registry', 'workerImage.tag', 'workerImage.digest', 'workerPods.runAsUser', 'workerPods.runAsUser (null)']);
-    // Every variable the chart gives the operator was changed by one of the values above, so a new
-    // value that reaches the operator cannot slip past this test.
-    expect(Object.keys(base).filter((name) => !reached.has(name)).sort()).toEqual([]);
-  });
+describe("chart values and the pools' pods", () => {
+  it(
+    "only workerPods.runAsUser, and the worker image for pools without spec.image, reach the pools' pods (so changing them restarts those " +
+      'pools)',
+    async () => {
+      const base = await operatorEnv();
+      const pods = podTemplates(base);
+      const restarting: string[] = [];
+      const reached = new Set<string>();
+      for (const [value, args] of Object.entries(CHANGES)) {
+        const env = await operatorEnv(...args);
+        for (const name of new Set([...Object.keys(base), ...Object.keys(env)])) if (base[name] !== env[name]) reached.add(name);
+        if (podTemplates(env) !== pods) restarting.push(value);
+      }
+      expect(restarting).toEqual([
+        'image.registry',
+        'image.tag',
+        'workerImage.registry',
+        'workerImage.tag',
+        'workerImage.digest',
+        'workerPods.runAsUser',
+        'workerPods.runAsUser (null)',
+      ]);
+      // Every variable the chart gives the operator was changed by one of the values above, so a new
+      // value that reaches the operator cannot slip past this test.
+      expect(
+        Object.keys(base)
+          .filter((name) => !reached.has(name))
+          .sort(),
+      ).toEqual([]);
+    },
+  );
 });

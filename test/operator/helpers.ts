@@ -27,15 +27,23 @@ export function kubeconfigFor(user: string, groups: string[] = []): string {
 }
 
 /** kubectl as admin (or another kubeconfig); rejects with kubectl's stderr. */
-export async function kubectl(args: string[], options: { kubeconfig?: string; input?: string; anyExitCode?: boolean } = {}): Promise<string> {
-  const child = execFile(kubeBinary('kubectl'), ['--kubeconfig', options.kubeconfig ?? kubeInfo().adminKubeconfig, ...args], { cwd: REPO_ROOT, maxBuffer: 16 << 20 });
+export async function kubectl(
+  args: string[],
+  options: { kubeconfig?: string; input?: string; anyExitCode?: boolean } = {},
+): Promise<string> {
+  const child = execFile(kubeBinary('kubectl'), ['--kubeconfig', options.kubeconfig ?? kubeInfo().adminKubeconfig, ...args], {
+    cwd: REPO_ROOT,
+    maxBuffer: 16 << 20,
+  });
   if (options.input !== undefined) child.stdin?.end(options.input);
   return new Promise((resolve, reject) => {
     let out = '';
     let err = '';
     child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr?.on('data', (c: Buffer) => (err += c.toString()));
-    child.on('close', (code) => (code === 0 || options.anyExitCode ? resolve(out) : reject(new Error(`kubectl ${args.join(' ')} failed (${code}): ${err.trim()}`))));
+    child.on('close', (code) =>
+      code === 0 || options.anyExitCode ? resolve(out) : reject(new Error(`kubectl ${args.join(' ')} failed (${code}): ${err.trim()}`)),
+    );
   });
 }
 
@@ -44,21 +52,35 @@ export const WITH_REGISTRY: readonly string[] = ['--set', 'image.registry=regist
 
 export async function helm(args: string[]): Promise<string> {
   try {
-    const { stdout } = await run(kubeBinary('helm'), args, { cwd: REPO_ROOT, maxBuffer: 16 << 20, env: { ...process.env, HELM_CACHE_HOME: '/tmp/voice-helm/cache', HELM_CONFIG_HOME: '/tmp/voice-helm/config', HELM_DATA_HOME: '/tmp/voice-helm/data' } });
+    const { stdout } = await run(kubeBinary('helm'), args, {
+      cwd: REPO_ROOT,
+      maxBuffer: 16 << 20,
+      env: {
+        ...process.env,
+        HELM_CACHE_HOME: '/tmp/voice-helm/cache',
+        HELM_CONFIG_HOME: '/tmp/voice-helm/config',
+        HELM_DATA_HOME: '/tmp/voice-helm/data',
+      },
+    });
     return stdout;
   } catch (err) {
     const e = err as { stderr?: string; stdout?: string; message: string };
-    throw new Error(`helm ${args.join(' ')} failed: ${[e.stdout?.trim(), e.stderr?.trim()].filter(Boolean).join('\n') || e.message}`, { cause: err });
+    throw new Error(`helm ${args.join(' ')} failed: ${[e.stdout?.trim(), e.stderr?.trim()].filter(Boolean).join('\n') || e.message}`, {
+      cause: err,
+    });
   }
 }
 
 /** Installs the CRD from crds/ (idempotent; several files may call it) and waits until it is served. */
 export async function ensureCrd(kube: KubeClient): Promise<void> {
   await kubectl(['apply', '--server-side', '--force-conflicts', '-f', join(REPO_ROOT, 'crds')]);
-  await waitFor(async () => {
-    const list = await kube.get<{ resources: Array<{ name: string }> }>('/apis/voice.service.io/v1beta1');
-    return list.resources.some((r) => r.name === 'voiceworkerpools');
-  }, { timeoutMs: 30_000, intervalMs: 100, what: 'voiceworkerpools to be served' });
+  await waitFor(
+    async () => {
+      const list = await kube.get<{ resources: Array<{ name: string }> }>('/apis/voice.service.io/v1beta1');
+      return list.resources.some((r) => r.name === 'voiceworkerpools');
+    },
+    { timeoutMs: 30_000, intervalMs: 100, what: 'voiceworkerpools to be served' },
+  );
 }
 
 export async function createNamespace(kube: KubeClient, prefix: string): Promise<string> {
@@ -69,7 +91,9 @@ export async function createNamespace(kube: KubeClient, prefix: string): Promise
 
 export async function createSecret(kube: KubeClient, namespace: string, name: string, data: Record<string, string>): Promise<void> {
   const encoded = Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
-  await kube.request('POST', resourcePath({ group: '', version: 'v1', plural: 'secrets', namespace }), { body: { apiVersion: 'v1', kind: 'Secret', metadata: { name }, data: encoded } });
+  await kube.request('POST', resourcePath({ group: '', version: 'v1', plural: 'secrets', namespace }), {
+    body: { apiVersion: 'v1', kind: 'Secret', metadata: { name }, data: encoded },
+  });
 }
 
 /**
@@ -86,12 +110,23 @@ export function poolSpec(extra: Record<string, unknown> = {}): Record<string, un
     roomProvider: 'livekit',
     livekit: { url: 'wss://livekit.example.com', secretName: 'worker', apiKeyKey: 'token', apiSecretKey: 'token' },
     ...extra,
-    secrets: { workerToken: { name: 'worker' }, openaiApiKey: { name: 'worker', key: 'token' }, ...(extra.secrets as Record<string, unknown> | undefined) },
+    secrets: {
+      workerToken: { name: 'worker' },
+      openaiApiKey: { name: 'worker', key: 'token' },
+      ...(extra.secrets as Record<string, unknown> | undefined),
+    },
   };
 }
 
-export async function createPool(kube: KubeClient, namespace: string, name: string, spec: Record<string, unknown>): Promise<VoiceWorkerPool> {
-  return kube.request<VoiceWorkerPool>('POST', poolPath(namespace), { body: { apiVersion: 'voice.service.io/v1beta1', kind: 'VoiceWorkerPool', metadata: { name }, spec } });
+export async function createPool(
+  kube: KubeClient,
+  namespace: string,
+  name: string,
+  spec: Record<string, unknown>,
+): Promise<VoiceWorkerPool> {
+  return kube.request<VoiceWorkerPool>('POST', poolPath(namespace), {
+    body: { apiVersion: 'voice.service.io/v1beta1', kind: 'VoiceWorkerPool', metadata: { name }, spec },
+  });
 }
 
 export async function getOrUndefined<T>(kube: KubeClient, path: string): Promise<T | undefined> {
@@ -137,6 +172,11 @@ export function testConfig(namespace: string, overrides: Partial<OperatorConfig>
   };
 }
 
-export async function runOperator(kube: KubeClient, namespace: string, overrides: Partial<OperatorConfig> = {}, log: Logger = silentLogger): Promise<RunningOperator> {
+export async function runOperator(
+  kube: KubeClient,
+  namespace: string,
+  overrides: Partial<OperatorConfig> = {},
+  log: Logger = silentLogger,
+): Promise<RunningOperator> {
   return startOperator({ config: testConfig(namespace, overrides), kube, log });
 }

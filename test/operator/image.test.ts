@@ -5,7 +5,18 @@
  * SIGTERM, and weigh under 150 MB. No image is built here (no buildah: the lead rebuilds images).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +25,17 @@ import { childPath } from '../../operator/children.ts';
 import type { KubeClient } from '../../operator/kube.ts';
 import { issueKubeconfig } from '../harness/kube-apiserver.ts';
 import { REPO_ROOT } from '../harness/kube-binaries.ts';
-import { adminClient, createNamespace, createPool, createSecret, ensureCrd, eventually, getOrUndefined, kubeInfo, poolSpec } from './helpers.ts';
+import {
+  adminClient,
+  createNamespace,
+  createPool,
+  createSecret,
+  ensureCrd,
+  eventually,
+  getOrUndefined,
+  kubeInfo,
+  poolSpec,
+} from './helpers.ts';
 
 /** Node 24 from the npm package `node` (the image's node:24-slim carries the same release line). */
 const NODE = realpathSync(join(REPO_ROOT, 'node_modules/node/bin/node'));
@@ -36,7 +57,10 @@ function sizeOf(dir: string): number {
 function makeRootfs(): string {
   const dir = mkdtempSync(join(tmpdir(), 'voice-operator-rootfs-'));
   chmodSync(dir, 0o755);
-  execFileSync(process.execPath, [join(REPO_ROOT, 'scripts/bundle-operator.mjs'), join(dir, 'app/operator.mjs')], { cwd: REPO_ROOT, stdio: 'pipe' });
+  execFileSync(process.execPath, [join(REPO_ROOT, 'scripts/bundle-operator.mjs'), join(dir, 'app/operator.mjs')], {
+    cwd: REPO_ROOT,
+    stdio: 'pipe',
+  });
   const libs = execFileSync('ldd', [NODE_BINARY], { encoding: 'utf8' }).match(/\/[^ ]*/g) ?? [];
   expect(libs.some((l) => l.includes('libc.so'))).toBe(true);
   execFileSync('cp', ['-L', '--parents', ...libs, `${dir}/`]);
@@ -48,7 +72,10 @@ function makeRootfs(): string {
 /** A kubeconfig with its certificates inline, readable by uid 1000 inside the chroot. */
 function embeddedKubeconfig(): string {
   const file = issueKubeconfig(kubeInfo(), 'image-operator', ['system:masters']);
-  const kc = parse(readFileSync(file, 'utf8')) as { clusters: Array<{ cluster: Record<string, string> }>; users: Array<{ user: Record<string, string> }> };
+  const kc = parse(readFileSync(file, 'utf8')) as {
+    clusters: Array<{ cluster: Record<string, string> }>;
+    users: Array<{ user: Record<string, string> }>;
+  };
   const b64 = (f: string) => readFileSync(f).toString('base64');
   const cluster = kc.clusters[0]!.cluster;
   const user = kc.users[0]!.user;
@@ -86,21 +113,39 @@ describe('the operator image file system (Dockerfile.operator)', () => {
     const ns = await createNamespace(kube, 'image');
     await createSecret(kube, ns, 'worker', { token: 't' });
     const kubeconfig = embeddedKubeconfig();
-    const env = { NODE_ENV: 'production', KUBECONFIG: kubeconfig, WATCH_NAMESPACE: ns, POD_NAMESPACE: ns, POD_NAME: 'bundled', METRICS_HOST: '127.0.0.1', METRICS_PORT: '0', LEASE_NAME: 'image-leader' };
+    const env = {
+      NODE_ENV: 'production',
+      KUBECONFIG: kubeconfig,
+      WATCH_NAMESPACE: ns,
+      POD_NAMESPACE: ns,
+      POD_NAME: 'bundled',
+      METRICS_HOST: '127.0.0.1',
+      METRICS_PORT: '0',
+      LEASE_NAME: 'image-leader',
+    };
     let output = '';
-    const child: ChildProcess = spawn(CHROOT, ['--userspec=1000:1000', rootfs, '/usr/local/bin/node', '/app/operator.mjs'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child: ChildProcess = spawn(CHROOT, ['--userspec=1000:1000', rootfs, '/usr/local/bin/node', '/app/operator.mjs'], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
     child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
       await eventually(
-        () => getOrUndefined<{ spec: { holderIdentity?: string } }>(kube, `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/image-leader`),
+        () =>
+          getOrUndefined<{ spec: { holderIdentity?: string } }>(kube, `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/image-leader`),
         (l) => l?.spec.holderIdentity?.startsWith('bundled_') === true,
         `the bundled operator leads (its output: ${output})`,
         60_000,
       );
       await createPool(kube, ns, 'from-image', poolSpec());
-      await eventually(() => getOrUndefined(kube, childPath('Deployment', ns, 'from-image')), (d) => d !== undefined, 'the bundled operator reconciles', 30_000);
+      await eventually(
+        () => getOrUndefined(kube, childPath('Deployment', ns, 'from-image')),
+        (d) => d !== undefined,
+        'the bundled operator reconciles',
+        30_000,
+      );
     } finally {
       child.kill('SIGTERM');
     }

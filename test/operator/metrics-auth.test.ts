@@ -9,7 +9,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { KubeClient } from '../../operator/kube.ts';
 import { REPO_ROOT } from '../harness/kube-binaries.ts';
-import { adminClient, createNamespace, ensureCrd, eventually, helm, kubeconfigFor, kubectl, runOperator, WITH_REGISTRY } from './helpers.ts';
+import {
+  adminClient,
+  createNamespace,
+  ensureCrd,
+  eventually,
+  helm,
+  kubeconfigFor,
+  kubectl,
+  runOperator,
+  WITH_REGISTRY,
+} from './helpers.ts';
 
 const CHART = join(REPO_ROOT, 'charts/voice-operator');
 let kube: KubeClient;
@@ -21,10 +31,16 @@ beforeAll(async () => {
 afterAll(() => kube?.close());
 
 async function serviceAccountToken(namespace: string, name: string): Promise<string> {
-  await kube.request('POST', `/api/v1/namespaces/${namespace}/serviceaccounts`, { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name } } });
-  const request = await kube.request<{ status: { token: string } }>('POST', `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`, {
-    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 600 } },
+  await kube.request('POST', `/api/v1/namespaces/${namespace}/serviceaccounts`, {
+    body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name } },
   });
+  const request = await kube.request<{ status: { token: string } }>(
+    'POST',
+    `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`,
+    {
+      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 600 } },
+    },
+  );
   return request.status.token;
 }
 
@@ -32,12 +48,30 @@ describe('operator /metrics with METRICS_AUTH=kubernetes', () => {
   it('serves a bound reader, forbids a stranger, refuses a bad or missing token, and keeps the probes open', async () => {
     const ns = await createNamespace(kube, 'metrics-auth');
     const release = 'mx';
-    const rendered = await helm(['template', release, CHART, ...WITH_REGISTRY, '--namespace', ns, '--skip-tests', '--set', `watchNamespace=${ns}`,
-      '--set', 'metrics.readers[0].kind=ServiceAccount', '--set', 'metrics.readers[0].name=scraper', '--set', `metrics.readers[0].namespace=${ns}`]);
+    const rendered = await helm([
+      'template',
+      release,
+      CHART,
+      ...WITH_REGISTRY,
+      '--namespace',
+      ns,
+      '--skip-tests',
+      '--set',
+      `watchNamespace=${ns}`,
+      '--set',
+      'metrics.readers[0].kind=ServiceAccount',
+      '--set',
+      'metrics.readers[0].name=scraper',
+      '--set',
+      `metrics.readers[0].namespace=${ns}`,
+    ]);
     await kubectl(['apply', '--server-side', '-n', ns, '-f', '-'], { input: rendered });
     const [scraper, stranger] = [await serviceAccountToken(ns, 'scraper'), await serviceAccountToken(ns, 'stranger')];
 
-    const operatorIdentity = kubeconfigFor(`system:serviceaccount:${ns}:${release}-voice-operator`, ['system:serviceaccounts', `system:serviceaccounts:${ns}`]);
+    const operatorIdentity = kubeconfigFor(`system:serviceaccount:${ns}:${release}-voice-operator`, [
+      'system:serviceaccounts',
+      `system:serviceaccounts:${ns}`,
+    ]);
     const restricted = await KubeClient.fromKubeConfig(operatorIdentity);
     const operator = await runOperator(restricted, ns, { metricsAuth: 'kubernetes' });
     const get = async (path: string, token?: string) => {
@@ -46,7 +80,12 @@ describe('operator /metrics with METRICS_AUTH=kubernetes', () => {
     };
     try {
       // The chart's bindings reach the API server's RBAC cache within moments.
-      const allowed = await eventually(() => get('/metrics', scraper), (r) => r.status === 200, 'the bound scraper to read /metrics', 15_000);
+      const allowed = await eventually(
+        () => get('/metrics', scraper),
+        (r) => r.status === 200,
+        'the bound scraper to read /metrics',
+        15_000,
+      );
       expect(allowed.text).toContain('leader_election_master_status');
       const forbidden = await get('/metrics', stranger);
       expect(forbidden.status).toBe(403);
@@ -69,7 +108,9 @@ describe('operator /metrics under a flood of junk tokens', () => {
     const own = await adminClient();
     const operator = await runOperator(own, ns, { metricsAuth: 'kubernetes' });
     const reviews: string[] = [];
-    const stop = own.observe({ onResponse: (method, _code, path) => (method === 'POST' && path.includes('tokenreviews') ? reviews.push(path) : undefined) });
+    const stop = own.observe({
+      onResponse: (method, _code, path) => (method === 'POST' && path.includes('tokenreviews') ? reviews.push(path) : undefined),
+    });
     const get = async (token: string) => {
       const res = await fetch(`http://127.0.0.1:${operator.port}/metrics`, { headers: { authorization: `Bearer ${token}` } });
       return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as { error: string } };

@@ -6,7 +6,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { childPath } from '../../operator/children.ts';
 import { KubeClient } from '../../operator/kube.ts';
 import { startApiProxy } from './api-proxy.ts';
-import { adminClient, createNamespace, createPool, createSecret, ensureCrd, eventually, getOrUndefined, kubeInfo, poolSpec, runOperator } from './helpers.ts';
+import {
+  adminClient,
+  createNamespace,
+  createPool,
+  createSecret,
+  ensureCrd,
+  eventually,
+  getOrUndefined,
+  kubeInfo,
+  poolSpec,
+  runOperator,
+} from './helpers.ts';
 
 let kube: KubeClient;
 beforeAll(async () => {
@@ -25,24 +36,51 @@ describe('leader election under a partition', () => {
     const leader = await runOperator(behind, ns, config);
     let standby: Awaited<ReturnType<typeof runOperator>> | undefined;
     try {
-      await eventually(async () => leader.isLeader(), (x) => x, 'the proxied operator leads');
+      await eventually(
+        async () => leader.isLeader(),
+        (x) => x,
+        'the proxied operator leads',
+      );
       standby = await runOperator(kube, ns, config);
       await createPool(kube, ns, 'before', poolSpec());
-      await eventually(() => getOrUndefined(kube, childPath('Deployment', ns, 'before')), (d) => d !== undefined, 'before reconciled by the leader');
+      await eventually(
+        () => getOrUndefined(kube, childPath('Deployment', ns, 'before')),
+        (d) => d !== undefined,
+        'before reconciled by the leader',
+      );
 
       proxy.partition();
       const cut = performance.now();
       // Work for the hung leader: it sees the new pool on its open watch and its writes hang.
       await createPool(kube, ns, 'during', poolSpec());
-      await eventually(async () => leader.isLeader(), (x) => !x, 'the hung leader steps down', 10_000);
+      await eventually(
+        async () => leader.isLeader(),
+        (x) => !x,
+        'the hung leader steps down',
+        10_000,
+      );
       const steppedDown = performance.now() - cut;
       expect(steppedDown).toBeLessThan(config.renewDeadlineMs + config.retryPeriodMs + 1500);
-      await eventually(async () => standby!.isLeader(), (x) => x, 'the standby takes over', 15_000);
-      await eventually(() => getOrUndefined(kube, childPath('Deployment', ns, 'during')), (d) => d !== undefined, 'during reconciled by the new leader', 15_000);
+      await eventually(
+        async () => standby!.isLeader(),
+        (x) => x,
+        'the standby takes over',
+        15_000,
+      );
+      await eventually(
+        () => getOrUndefined(kube, childPath('Deployment', ns, 'during')),
+        (d) => d !== undefined,
+        'during reconciled by the new leader',
+        15_000,
+      );
 
       // The network heals: whatever the old leader still had waiting would reach the server now.
       proxy.heal();
-      await eventually(async () => proxy.forwarded.filter((r) => r.at >= cut).length, () => true, 'a moment for held requests');
+      await eventually(
+        async () => proxy.forwarded.filter((r) => r.at >= cut).length,
+        () => true,
+        'a moment for held requests',
+      );
       await new Promise((r) => setTimeout(r, 1500)); // a measurement window: writes would land in it
       const writes = proxy.forwarded.filter((r) => r.at >= cut && r.method !== 'GET');
       expect(writes, JSON.stringify(writes)).toEqual([]);
@@ -62,10 +100,18 @@ describe('leader election under a partition', () => {
     const behind = await KubeClient.fromKubeConfig(proxy.kubeconfig);
     const leader = await runOperator(behind, ns, { workers: 8 });
     try {
-      await eventually(async () => leader.isLeader(), (x) => x, 'the proxied operator leads');
+      await eventually(
+        async () => leader.isLeader(),
+        (x) => x,
+        'the proxied operator leads',
+      );
       // Busy workers at the moment of stopping.
       await Promise.all(Array.from({ length: 12 }, (_, i) => createPool(kube, ns, `busy-${i}`, poolSpec())));
-      await eventually(async () => proxy.forwarded.filter((r) => r.method === 'PATCH').length, (n) => n > 0, 'reconciles under way');
+      await eventually(
+        async () => proxy.forwarded.filter((r) => r.method === 'PATCH').length,
+        (n) => n > 0,
+        'reconciles under way',
+      );
       await leader.stop();
       const release = proxy.forwarded.findLastIndex((r) => r.method === 'PUT' && r.path.includes('/leases/'));
       expect(release).toBeGreaterThanOrEqual(0);

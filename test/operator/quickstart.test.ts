@@ -35,14 +35,28 @@ describe('examples/quickstart', () => {
       'voiceworkerpool.voice.service.io/interviews created',
       'voiceworkerpool.voice.service.io/interviews-private created',
     ]);
-    const operator = await runOperator(kube, ns, { build: { runAsUser: 1000, workerImage: { repository: 'registry.example.com/voice/voice-worker', tag: 'v1.3.0' } } });
+    const operator = await runOperator(kube, ns, {
+      build: { runAsUser: 1000, workerImage: { repository: 'registry.example.com/voice/voice-worker', tag: 'v1.3.0' } },
+    });
     try {
       for (const name of ['interviews', 'interviews-private', 'interviews-private-speech']) {
-        const d = await eventually(() => getOrUndefined<{ spec: { template: { spec: { containers: Array<{ image: string; resources: unknown }> } } } }>(kube, childPath('Deployment', ns, name)), Boolean, `Deployment ${name}`);
+        const d = await eventually(
+          () =>
+            getOrUndefined<{ spec: { template: { spec: { containers: Array<{ image: string; resources: unknown }> } } } }>(
+              kube,
+              childPath('Deployment', ns, name),
+            ),
+          Boolean,
+          `Deployment ${name}`,
+        );
         expect(d!.spec.template.spec.containers[0]!.image).toBe('registry.example.com/voice/voice-worker:v1.3.0');
       }
       for (const name of ['interviews', 'interviews-private']) {
-        const pool = await eventually(() => kube.get<VoiceWorkerPool>(poolPath(ns, name)), (p) => p.status?.conditions?.some((c) => c.type === 'Ready') === true, `status of ${name}`);
+        const pool = await eventually(
+          () => kube.get<VoiceWorkerPool>(poolPath(ns, name)),
+          (p) => p.status?.conditions?.some((c) => c.type === 'Ready') === true,
+          `status of ${name}`,
+        );
         // Not Ready here (no node runs pods), but nothing wrong with the spec or its Secrets.
         expect(pool.status!.conditions!.find((c) => c.type === 'Degraded')?.status, JSON.stringify(pool.status)).not.toBe('True');
       }

@@ -23,26 +23,59 @@ afterAll(() => kube?.close());
 
 describe('spec.redis in the CRD', () => {
   it('admits a Sentinel pool with ACL user, password Secret and TLS, with no URL', async () => {
-    const pool = await createPool(kube, namespace, 'sentinel', poolSpec({
-      redis: { sentinel: { hosts: ['redis-sentinel-0.redis:26379', 'redis-sentinel-1.redis'], passwordSecret: { name: 'redis', key: 'sentinel' }, tls: true }, username: 'voice', passwordSecret: { name: 'redis', key: 'password' }, tls: { enabled: true, caSecret: { name: 'redis', key: 'ca.crt' } } },
-    }));
+    const pool = await createPool(
+      kube,
+      namespace,
+      'sentinel',
+      poolSpec({
+        redis: {
+          sentinel: {
+            hosts: ['redis-sentinel-0.redis:26379', 'redis-sentinel-1.redis'],
+            passwordSecret: { name: 'redis', key: 'sentinel' },
+            tls: true,
+          },
+          username: 'voice',
+          passwordSecret: { name: 'redis', key: 'password' },
+          tls: { enabled: true, caSecret: { name: 'redis', key: 'ca.crt' } },
+        },
+      }),
+    );
     // The API server applies the defaults.
     expect(pool.spec.redis.sentinel).toMatchObject({ masterName: 'mymaster', tls: true });
   });
 
   it('refuses both url and urlSecret, neither with no Sentinel, and a Sentinel that is not host:port', async () => {
-    await expect(createPool(kube, namespace, 'both', poolSpec({ redis: { url: 'redis://r:6379', urlSecret: { name: 'r', key: 'url' } } }))).rejects.toThrow(/at most one of redis.url and redis.urlSecret/);
+    await expect(
+      createPool(kube, namespace, 'both', poolSpec({ redis: { url: 'redis://r:6379', urlSecret: { name: 'r', key: 'url' } } })),
+    ).rejects.toThrow(/at most one of redis.url and redis.urlSecret/);
     await expect(createPool(kube, namespace, 'neither', poolSpec({ redis: {} }))).rejects.toThrow(/set redis.url or redis.urlSecret/);
-    await expect(createPool(kube, namespace, 'badhost', poolSpec({ redis: { sentinel: { hosts: ['http://x:1'] } } }))).rejects.toThrow(/hosts/);
+    await expect(createPool(kube, namespace, 'badhost', poolSpec({ redis: { sentinel: { hosts: ['http://x:1'] } } }))).rejects.toThrow(
+      /hosts/,
+    );
     await expect(createPool(kube, namespace, 'nohost', poolSpec({ redis: { sentinel: { hosts: [] } } }))).rejects.toThrow(/hosts/);
   });
 });
 
 describe("the chart's evaluation Redis", () => {
-  type Doc = { kind?: string; metadata?: { name: string; namespace?: string; annotations?: Record<string, string> }; spec?: Record<string, unknown> } | null;
+  type Doc = {
+    kind?: string;
+    metadata?: { name: string; namespace?: string; annotations?: Record<string, string> };
+    spec?: Record<string, unknown>;
+  } | null;
   const render = async (...set: string[]): Promise<Doc[]> =>
-    (await helm(['template', 'm', CHART, ...WITH_REGISTRY, '--namespace', namespace, ...set.flatMap((s) => ['--set', s])])).split(/^---$/m).map((d) => parse(d) as Doc).filter((d) => d);
-  const poolValues = ['pool.enabled=true', 'pool.spec.image.repository=reg/voice-worker', 'pool.spec.backendUrl=https://app.service.example', 'pool.spec.roomProvider=local', 'pool.spec.secrets.workerToken.name=worker', 'pool.spec.secrets.openaiApiKey.name=models', 'pool.spec.secrets.openaiApiKey.key=openai'];
+    (await helm(['template', 'm', CHART, ...WITH_REGISTRY, '--namespace', namespace, ...set.flatMap((s) => ['--set', s])]))
+      .split(/^---$/m)
+      .map((d) => parse(d) as Doc)
+      .filter((d) => d);
+  const poolValues = [
+    'pool.enabled=true',
+    'pool.spec.image.repository=reg/voice-worker',
+    'pool.spec.backendUrl=https://app.service.example',
+    'pool.spec.roomProvider=local',
+    'pool.spec.secrets.workerToken.name=worker',
+    'pool.spec.secrets.openaiApiKey.name=models',
+    'pool.spec.secrets.openaiApiKey.key=openai',
+  ];
 
   it('is off by default, and a chart pool without spec.redis is then refused', async () => {
     expect((await render()).some((d) => d!.metadata?.name === 'm-voice-operator-redis')).toBe(false);
@@ -57,11 +90,15 @@ describe("the chart's evaluation Redis", () => {
     const pool = docs.find((d) => d!.kind === 'VoiceWorkerPool')!;
     expect(pool.spec!.redis).toEqual({ url: `redis://m-voice-operator-redis.${namespace}.svc:6379` });
     // A pool's own spec.redis wins over the evaluation Redis.
-    const own = (await render('evaluationRedis.enabled=true', ...poolValues, 'pool.spec.redis.url=redis://mine:6379')).find((d) => d!.kind === 'VoiceWorkerPool')!;
+    const own = (await render('evaluationRedis.enabled=true', ...poolValues, 'pool.spec.redis.url=redis://mine:6379')).find(
+      (d) => d!.kind === 'VoiceWorkerPool',
+    )!;
     expect(own.spec!.redis).toEqual({ url: 'redis://mine:6379' });
     // Server-side dry run of the Redis objects and the pool against the real API server (schema, CEL, Pod Security fields).
     const objects = docs.filter((d) => d!.metadata?.name === 'm-voice-operator-redis' || d!.kind === 'VoiceWorkerPool');
-    const out = await kubectl(['apply', '--dry-run=server', '-n', namespace, '-f', '-'], { input: objects.map((o) => JSON.stringify(o)).join('\n') });
+    const out = await kubectl(['apply', '--dry-run=server', '-n', namespace, '-f', '-'], {
+      input: objects.map((o) => JSON.stringify(o)).join('\n'),
+    });
     expect(out).toMatch(/deployment.apps\/m-voice-operator-redis created \(server dry run\)/);
     expect(out).toMatch(/voiceworkerpool.voice.service.io\/voice-worker created \(server dry run\)/);
   });

@@ -30,7 +30,12 @@ function docSample(name: string, count: number): Json[] {
   const after = doc.slice(doc.indexOf(`<!-- sample: ${name} -->`));
   return [...after.matchAll(/```yaml\n([\s\S]*?)\n\s*```/g)].slice(0, count).map((m) => {
     const indent = /^ */.exec(m[1]!)![0].length;
-    return parse(m[1]!.split('\n').map((l) => l.slice(indent)).join('\n')) as Json;
+    return parse(
+      m[1]!
+        .split('\n')
+        .map((l) => l.slice(indent))
+        .join('\n'),
+    ) as Json;
   });
 }
 
@@ -49,13 +54,25 @@ describe('the trust model of docs/operator.md', () => {
     await kube.request('POST', '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies', { body: policy });
     await kube.request('POST', '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings', { body: binding });
     try {
-      const attempt = (name: string, spec: Record<string, unknown>) => createPool(kube, ns, name, spec).then(() => 'admitted', (err: Error) => err.message);
+      const attempt = (name: string, spec: Record<string, unknown>) =>
+        createPool(kube, ns, name, spec).then(
+          () => 'admitted',
+          (err: Error) => err.message,
+        );
       // The API server picks a new policy up within moments.
-      const foreign = await eventually(() => attempt(`foreign-${Date.now()}`, poolSpec({ image: { repository: 'docker.io/someone/worker', digest } })), (m) => m !== 'admitted', 'the policy in force');
+      const foreign = await eventually(
+        () => attempt(`foreign-${Date.now()}`, poolSpec({ image: { repository: 'docker.io/someone/worker', digest } })),
+        (m) => m !== 'admitted',
+        'the policy in force',
+      );
       expect(foreign).toContain('a VoiceWorkerPool runs images from registry.example.com/voice/ only');
-      expect(await attempt('unpinned', poolSpec({ image: { repository: 'registry.example.com/voice/worker' } }))).toContain('pins its worker image by digest');
+      expect(await attempt('unpinned', poolSpec({ image: { repository: 'registry.example.com/voice/worker' } }))).toContain(
+        'pins its worker image by digest',
+      );
       const speech = { selfHosted: { tokenSecret: { name: 'speech' }, image: { repository: 'docker.io/someone/speech' } } };
-      expect(await attempt('foreign-speech', poolSpec({ image: { repository: 'registry.example.com/voice/worker', digest }, speech }))).toContain('registry.example.com/voice/ only');
+      expect(
+        await attempt('foreign-speech', poolSpec({ image: { repository: 'registry.example.com/voice/worker', digest }, speech })),
+      ).toContain('registry.example.com/voice/ only');
       expect(await attempt('trusted', poolSpec({ image: { repository: 'registry.example.com/voice/worker', digest } }))).toBe('admitted');
     } finally {
       await kube.request('DELETE', `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/${binding!.metadata.name}`);

@@ -10,7 +10,10 @@ import { describe, expect, it } from 'vitest';
  */
 const ROOT = resolve(import.meta.dirname, '../..');
 const text = readFileSync(resolve(ROOT, 'Dockerfile.worker'), 'utf8');
-const instructions = text.replace(/\\\n/g, ' ').split('\n').filter((l) => l.trim() && !l.trim().startsWith('#'));
+const instructions = text
+  .replace(/\\\n/g, ' ')
+  .split('\n')
+  .filter((l) => l.trim() && !l.trim().startsWith('#'));
 const of = (name: string) => instructions.filter((l) => l.startsWith(`${name} `));
 
 describe('Dockerfile.worker carries the speech server', () => {
@@ -27,11 +30,17 @@ describe('Dockerfile.worker carries the speech server', () => {
     expect(of('COPY')).toContain('COPY speech/ ./speech/');
     expect(of('RUN').find((l) => l.startsWith('RUN rm -f'))).toContain('speech/*.test.ts');
     expect(of('RUN').some((l) => /apt-get install -y --no-install-recommends espeak-ng-data\s/.test(l))).toBe(true);
-    const pkg = JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; scripts: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+      scripts: Record<string, string>;
+    };
     expect(pkg.dependencies['sherpa-onnx-node']).toBe('1.13.8'); // npm ci --omit=dev keeps it
     expect(pkg.scripts.speech).toBe('tsx speech/main.ts');
     // Its platform package has no install script: --ignore-scripts loses nothing.
-    const lock = JSON.parse(readFileSync(resolve(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { hasInstallScript?: boolean; optional?: boolean }> };
-    for (const name of ['sherpa-onnx-node', 'sherpa-onnx-linux-x64', 'sherpa-onnx-linux-arm64']) expect(lock.packages[`node_modules/${name}`]?.hasInstallScript, name).toBeUndefined();
+    const lock = JSON.parse(readFileSync(resolve(ROOT, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { hasInstallScript?: boolean; optional?: boolean }>;
+    };
+    for (const name of ['sherpa-onnx-node', 'sherpa-onnx-linux-x64', 'sherpa-onnx-linux-arm64'])
+      expect(lock.packages[`node_modules/${name}`]?.hasInstallScript, name).toBeUndefined();
   });
 });

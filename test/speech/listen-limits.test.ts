@@ -15,7 +15,11 @@ let server: SpeechServerHandle;
 const sockets: Socket[] = [];
 
 beforeAll(async () => {
-  server = await startSpeechServer({ SPEECH_MAX_CONNECTIONS: String(CAP), SPEECH_METRICS_MAX_CONNECTIONS: '10', SPEECH_REQUEST_TIMEOUT_SECONDS: '120' });
+  server = await startSpeechServer({
+    SPEECH_MAX_CONNECTIONS: String(CAP),
+    SPEECH_METRICS_MAX_CONNECTIONS: '10',
+    SPEECH_REQUEST_TIMEOUT_SECONDS: '120',
+  });
 }, 300_000);
 
 afterAll(async () => {
@@ -38,16 +42,21 @@ function idleConnection(port: number, reads: boolean): Promise<{ closed: () => b
   });
 }
 
-describe('the speech server\'s listeners under idle sockets', () => {
+describe("the speech server's listeners under idle sockets", () => {
   it('holds at most SPEECH_MAX_CONNECTIONS idle sockets, keeps a realtime session, and still takes a request', async () => {
     const port = Number(new URL(server.url).port);
-    const ws = new WebSocket(`ws://127.0.0.1:${port}/v1/realtime?intent=transcription`, { headers: { authorization: `Bearer ${server.token}` } });
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/v1/realtime?intent=transcription`, {
+      headers: { authorization: `Bearer ${server.token}` },
+    });
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());
       ws.once('error', reject);
     });
     const idle = await Promise.all(Array.from({ length: 60 }, () => idleConnection(port, true)));
-    await waitFor(() => idle.filter((s) => !s.closed()).length <= CAP - 1, { timeoutMs: 10_000, what: `at most ${CAP - 1} idle sockets beside the session` });
+    await waitFor(() => idle.filter((s) => !s.closed()).length <= CAP - 1, {
+      timeoutMs: 10_000,
+      what: `at most ${CAP - 1} idle sockets beside the session`,
+    });
     expect(ws.readyState).toBe(WebSocket.OPEN);
     // A request gets in: it evicts an idle socket (without the token: a 401 in the OpenAI shape is an answer).
     const res = await fetch(`${server.url}/audio/speech`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
@@ -60,6 +69,9 @@ describe('the speech server\'s listeners under idle sockets', () => {
   it('answers /healthz past sockets on the management port that never read', async () => {
     const healthz = server.metricsUrl.replace('/metrics', '/healthz');
     await Promise.all(Array.from({ length: 30 }, () => idleConnection(Number(new URL(healthz).port), false)));
-    await waitFor(async () => (await fetch(healthz).catch(() => null))?.status === 200, { timeoutMs: 15_000, what: '/healthz to answer past 30 silent sockets' });
+    await waitFor(async () => (await fetch(healthz).catch(() => null))?.status === 200, {
+      timeoutMs: 15_000,
+      what: '/healthz to answer past 30 silent sockets',
+    });
   }, 60_000);
 });

@@ -45,7 +45,10 @@ async function expectBoundedAndAlive(what: string): Promise<void> {
 
 /** Words of the answer set without a single punctuation mark, to `chars` characters. */
 function unpunctuated(chars: number): string {
-  const words = SPOKEN_ANSWERS.join(' ').toLowerCase().replace(/[^a-z ]/g, '').split(/\s+/);
+  const words = SPOKEN_ANSWERS.join(' ')
+    .toLowerCase()
+    .replace(/[^a-z ]/g, '')
+    .split(/\s+/);
   let text = '';
   for (let i = 0; text.length < chars; i++) text += `${words[i % words.length]} `;
   return text.slice(0, chars).trim();
@@ -55,7 +58,11 @@ const auth = () => ({ authorization: `Bearer ${server.token}`, 'content-type': '
 
 describe('the speech server stays under its pod limit', () => {
   it('a 4,096-character sentence without punctuation is spoken whole, piece by piece', async () => {
-    const res = await fetch(`${server.url}/audio/speech`, { method: 'POST', headers: auth(), body: JSON.stringify({ model: 'tts-1', voice: 'alloy', input: unpunctuated(4096), response_format: 'pcm' }) });
+    const res = await fetch(`${server.url}/audio/speech`, {
+      method: 'POST',
+      headers: auth(),
+      body: JSON.stringify({ model: 'tts-1', voice: 'alloy', input: unpunctuated(4096), response_format: 'pcm' }),
+    });
     expect(res.status).toBe(200);
     const audio = Buffer.from(await res.arrayBuffer());
     // Hundreds of seconds of speech at 24 kHz 16-bit (about 15 characters a second).
@@ -67,7 +74,12 @@ describe('the speech server stays under its pod limit', () => {
   it('at speed 0.25 too; and a client that leaves stops the synthesis at the next piece', async () => {
     const before = await server.metric('speech_decode_seconds_count', { lane: 'tts' });
     const abort = new AbortController();
-    const res = await fetch(`${server.url}/audio/speech`, { method: 'POST', headers: auth(), signal: abort.signal, body: JSON.stringify({ model: 'tts-1', voice: 'alloy', input: unpunctuated(4096), response_format: 'pcm', speed: 0.25 }) });
+    const res = await fetch(`${server.url}/audio/speech`, {
+      method: 'POST',
+      headers: auth(),
+      signal: abort.signal,
+      body: JSON.stringify({ model: 'tts-1', voice: 'alloy', input: unpunctuated(4096), response_format: 'pcm', speed: 0.25 }),
+    });
     expect(res.status).toBe(200);
     const reader = res.body!.getReader();
     // Part of the first piece's audio (50 characters at this speed: about 9 s).
@@ -100,9 +112,12 @@ describe('the speech server stays under its pod limit', () => {
     const bytes = Math.round(28.5 * 24_000) * 2;
     const buffer = Buffer.concat(Array.from({ length: Math.ceil(bytes / speech.length) }, () => speech)).subarray(0, bytes);
     const appends = [];
-    for (let at = 0; at < buffer.length; at += 48_000) appends.push(JSON.stringify({ type: 'input_audio_buffer.append', audio: buffer.subarray(at, at + 48_000).toString('base64') }));
+    for (let at = 0; at < buffer.length; at += 48_000)
+      appends.push(JSON.stringify({ type: 'input_audio_buffer.append', audio: buffer.subarray(at, at + 48_000).toString('base64') }));
 
-    const ws = new WebSocket(`${server.url.replace('http', 'ws')}/realtime?intent=transcription`, { headers: { authorization: `Bearer ${server.token}` } });
+    const ws = new WebSocket(`${server.url.replace('http', 'ws')}/realtime?intent=transcription`, {
+      headers: { authorization: `Bearer ${server.token}` },
+    });
     const outcomes = { completed: 0, failed: 0, overloaded: 0 };
     ws.on('message', (d) => {
       const event = JSON.parse(d.toString()) as { type: string; error?: { code: string } };
@@ -113,7 +128,15 @@ describe('the speech server stays under its pod limit', () => {
       }
     });
     await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
-    ws.send(JSON.stringify({ type: 'session.update', session: { type: 'transcription', audio: { input: { format: { type: 'audio/pcm', rate: 24_000 }, transcription: { model: 'm' }, turn_detection: null } } } }));
+    ws.send(
+      JSON.stringify({
+        type: 'session.update',
+        session: {
+          type: 'transcription',
+          audio: { input: { format: { type: 'audio/pcm', rate: 24_000 }, transcription: { model: 'm' }, turn_detection: null } },
+        },
+      }),
+    );
 
     let deepest = 0;
     let polling = true;
@@ -146,20 +169,28 @@ describe('the speech server stays under its pod limit', () => {
     // 8 channels at 48 kHz for 7.5 s: a valid upload of 5.76 MB.
     const body = multipartWav(waveFile({ seconds: 7.5, rate: 48_000, channels: 8 }));
     const statuses = await Promise.all(
-      Array.from({ length: 128 }, () =>
-        new Promise<number | 'reset'>((resolve) => {
-          const req = request(`${server.url}/audio/transcriptions`, { method: 'POST', headers: { authorization: `Bearer ${server.token}`, ...body.headers } });
-          req.on('response', (res) => {
-            res.resume();
-            res.on('end', () => resolve(res.statusCode!));
-          });
-          req.on('error', () => resolve('reset')); // refused while it was still sending: the server closed after its answer
-          req.end(body.body);
-        }),
+      Array.from(
+        { length: 128 },
+        () =>
+          new Promise<number | 'reset'>((resolve) => {
+            const req = request(`${server.url}/audio/transcriptions`, {
+              method: 'POST',
+              headers: { authorization: `Bearer ${server.token}`, ...body.headers },
+            });
+            req.on('response', (res) => {
+              res.resume();
+              res.on('end', () => resolve(res.statusCode!));
+            });
+            req.on('error', () => resolve('reset')); // refused while it was still sending: the server closed after its answer
+            req.end(body.body);
+          }),
       ),
     );
     expect(statuses.filter((s) => s === 200).length, statuses.join(' ')).toBeGreaterThanOrEqual(1);
-    expect(statuses.every((s) => s === 200 || s === 503 || s === 'reset'), statuses.join(' ')).toBe(true);
+    expect(
+      statuses.every((s) => s === 200 || s === 503 || s === 'reset'),
+      statuses.join(' '),
+    ).toBe(true);
     await expectBoundedAndAlive('128 concurrent uploads');
   }, 900_000);
 });

@@ -13,7 +13,10 @@ describe('test respondents speaking with the Piper voice', () => {
   it('gives the same samples for the same text, run after run', () => {
     const dir = mkdtempSync(join(tmpdir(), 'piper-voice-'));
     const text = 'The reports are clear, but exporting them takes too long.';
-    speakWithPiper([{ text, file: join(dir, 'a.wav') }, { text, file: join(dir, 'b.wav') }]);
+    speakWithPiper([
+      { text, file: join(dir, 'a.wav') },
+      { text, file: join(dir, 'b.wav') },
+    ]);
     speakWithPiper([{ text, file: join(dir, 'c.wav') }]);
     const a = readFileSync(join(dir, 'a.wav'));
     expect(readFileSync(join(dir, 'b.wav')).equals(a)).toBe(true);
@@ -24,11 +27,15 @@ describe('test respondents speaking with the Piper voice', () => {
   }, 120_000);
 
   it('builds a respondent track with Piper answers and pauses where the answers say', () => {
-    const track = spokenTrack(['Yes, mostly.', { parts: ['We tried.', 'It did not work.'], pauseMs: 800 }], { leadMs: 500, gapMs: 1000, voice: 'piper' });
+    const track = spokenTrack(['Yes, mostly.', { parts: ['We tried.', 'It did not work.'], pauseMs: 800 }], {
+      leadMs: 500,
+      gapMs: 1000,
+      voice: 'piper',
+    });
     expect(track.answers.map((a) => a.text)).toEqual(['Yes, mostly.', 'We tried. It did not work.']);
     expect(track.answers[0]!.startMs).toBe(500);
     expect(track.answers[1]!.startMs).toBeCloseTo(track.answers[0]!.endMs + 1000, 5);
     expect(track.answers[1]!.endMs - track.answers[1]!.startMs).toBeGreaterThan(800 + 1000);
-    expect(track.pcm.length / 2 / SPEECH_RATE * 1000).toBeCloseTo(track.answers[1]!.endMs + 1000, 0);
+    expect((track.pcm.length / 2 / SPEECH_RATE) * 1000).toBeCloseTo(track.answers[1]!.endMs + 1000, 0);
   }, 120_000);
 });

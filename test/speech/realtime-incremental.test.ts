@@ -24,7 +24,7 @@ const SHORT_ANSWER = SPOKEN_ANSWERS[1]!;
 /** Past the early tail's 120 ms of quiet, short of the 200 ms that closes a piece; two of the client's batches. */
 const QUIET_BEFORE_COMMIT_MS = 160;
 /** The realtime client's append batch (80 ms at 16 kHz, PCM16). */
-const BATCH_BYTES = (SPEECH_RATE * 80) / 1000 * 2;
+const BATCH_BYTES = ((SPEECH_RATE * 80) / 1000) * 2;
 const PAUSE_MS = 700;
 const SLOW = { timeoutMs: 300_000, retries: 0 };
 
@@ -55,14 +55,25 @@ afterAll(async () => {
 describe('incremental realtime decoding', () => {
   it('decodes the sentences before the commit, cut at the pauses, and the joined transcript holds the content words', async () => {
     const expected = PARTS.join(' ');
-    const stt = new OpenAIRealtimeSpeechToText({ baseURL: server.url, apiKey: server.token, model: 'gpt-4o-transcribe', provider: 'speech', policy: SLOW, openTimeoutMs: 30_000 });
+    const stt = new OpenAIRealtimeSpeechToText({
+      baseURL: server.url,
+      apiKey: server.token,
+      model: 'gpt-4o-transcribe',
+      provider: 'speech',
+      policy: SLOW,
+      openTimeoutMs: 30_000,
+    });
     const stream = await stt.openStream({ sampleRate: SPEECH_RATE, language: 'en' });
     try {
       const ahead = () => server.metric('speech_realtime_pieces_total', { stage: 'before_commit' });
       expect(await ahead()).toBe(0);
       for (let i = 0; i < answer.length; i += 640) stream.append(answer.subarray(i, i + 640));
       // The last sentence is still open (no pause after it): the two before it are decoded with no commit sent.
-      await waitFor(async () => (await ahead()) >= 2, { timeoutMs: 240_000, intervalMs: 250, what: 'two pieces decoded ahead of the commit' });
+      await waitFor(async () => (await ahead()) >= 2, {
+        timeoutMs: 240_000,
+        intervalMs: 250,
+        what: 'two pieces decoded ahead of the commit',
+      });
       const heard = await stream.commit();
       expect(contentRecall(expected, heard), heard).toBeGreaterThanOrEqual(0.8);
       expect(await ahead()).toBe(2);
@@ -74,7 +85,15 @@ describe('incremental realtime decoding', () => {
   }, 600_000);
 
   it('decodes an answer early, at its first quiet, so its commit finds the transcript decoded or under way', async () => {
-    const stt = new OpenAIRealtimeSpeechToText({ baseURL: server.url, apiKey: server.token, model: 'gpt-4o-transcribe', provider: 'speech', policy: SLOW, openTimeoutMs: 30_000, batchMs: 80 });
+    const stt = new OpenAIRealtimeSpeechToText({
+      baseURL: server.url,
+      apiKey: server.token,
+      model: 'gpt-4o-transcribe',
+      provider: 'speech',
+      policy: SLOW,
+      openTimeoutMs: 30_000,
+      batchMs: 80,
+    });
     const stream = await stt.openStream({ sampleRate: SPEECH_RATE, language: 'en' });
     const pieces = (stage: string) => server.metric('speech_realtime_pieces_total', { stage });
     const usedEarly = () => server.metric('speech_realtime_early_tails_total', { outcome: 'used' });
@@ -82,7 +101,11 @@ describe('incremental realtime decoding', () => {
       const [before, after, used] = [await pieces('before_commit'), await pieces('after_commit'), await usedEarly()];
       for (let i = 0; i < shortAnswer.length; i += 640) stream.append(shortAnswer.subarray(i, i + 640));
       // No pause of 200 ms, so no piece was cut: only the early tail can be decoded before the commit.
-      await waitFor(async () => (await pieces('before_commit')) > before, { timeoutMs: 240_000, intervalMs: 100, what: 'the early tail decoded before the commit' });
+      await waitFor(async () => (await pieces('before_commit')) > before, {
+        timeoutMs: 240_000,
+        intervalMs: 100,
+        what: 'the early tail decoded before the commit',
+      });
       const heard = await stream.commit();
       expect(contentRecall(SHORT_ANSWER, heard), heard).toBeGreaterThanOrEqual(0.8);
       expect(await usedEarly()).toBe(used + 1);

@@ -44,7 +44,10 @@ beforeAll(async () => {
   jobs.push({ text: SLOW_ANSWER, file: join(dir, 'slow.wav'), speed: 0.8 });
   // The voice speaks in its own process while the server loads its models.
   otlp = await startOtlpReceiver();
-  const started = startSpeechServer({ SPEECH_QUEUE_CAPACITY: String(CAPACITY), OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '100' }, join(dir, 'logs'));
+  const started = startSpeechServer(
+    { SPEECH_QUEUE_CAPACITY: String(CAPACITY), OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '100' },
+    join(dir, 'logs'),
+  );
   speakWithPiper(jobs);
   for (const job of jobs) audio.set(job.text, readWavPcm(job.file).pcm);
   // The slow answer as the voice made it (22.05 kHz, its own silences kept), resampled linearly:
@@ -81,7 +84,11 @@ describe('speech-to-text through the worker clients', () => {
     expect(await server.metric('speech_decode_seconds_count', { lane: 'stt' })).toBeGreaterThanOrEqual(ANSWERS.length);
     expect(await server.metric('speech_real_time_factor_count', { lane: 'stt' })).toBeGreaterThanOrEqual(ANSWERS.length);
     // One span per decode, measured, and nothing of what was said in it.
-    await otlp.waitFor((spans) => spans.filter((s) => s.name === 'speech.transcribe').length >= ANSWERS.length, 30_000, 'speech.transcribe spans');
+    await otlp.waitFor(
+      (spans) => spans.filter((s) => s.name === 'speech.transcribe').length >= ANSWERS.length,
+      30_000,
+      'speech.transcribe spans',
+    );
     const span = otlp.spans.find((s) => s.name === 'speech.transcribe')!;
     expect(span.resource['service.name']).toBe('voice-speech');
     expect(span.attributes).toMatchObject({ 'speech.lane': 'stt', 'speech.endpoint': 'transcriptions' });
@@ -91,7 +98,14 @@ describe('speech-to-text through the worker clients', () => {
   }, 600_000);
 
   it('realtime: the worker streams 20 ms frames, commits twice on one stream, and gets each answer back', async () => {
-    const stt = new OpenAIRealtimeSpeechToText({ baseURL: server.url, apiKey: server.token, model: 'gpt-4o-transcribe', provider: 'speech', policy: SLOW, openTimeoutMs: 30_000 });
+    const stt = new OpenAIRealtimeSpeechToText({
+      baseURL: server.url,
+      apiKey: server.token,
+      model: 'gpt-4o-transcribe',
+      provider: 'speech',
+      policy: SLOW,
+      openTimeoutMs: 30_000,
+    });
     const stream = await stt.openStream({ sampleRate: SPEECH_RATE, language: 'en' });
     try {
       const results: Array<Promise<string>> = [];
@@ -136,7 +150,12 @@ describe('text-to-speech through the worker client', () => {
   }, 600_000);
 
   it('serves wav too, and refuses formats it does not make in the OpenAI error shape', async () => {
-    const ask = (body: unknown) => fetch(`${server.url}/audio/speech`, { method: 'POST', headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const ask = (body: unknown) =>
+      fetch(`${server.url}/audio/speech`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     const wav = await ask({ model: 'tts-1', voice: 'alloy', input: 'Hello.', response_format: 'wav' });
     expect(wav.status).toBe(200);
     expect(wav.headers.get('content-type')).toBe('audio/wav');
@@ -145,7 +164,9 @@ describe('text-to-speech through the worker client', () => {
     expect(bytes.readUInt32LE(24)).toBe(24_000);
     const mp3 = await ask({ model: 'tts-1', voice: 'alloy', input: 'Hello.', response_format: 'mp3' });
     expect(mp3.status).toBe(400);
-    expect(await mp3.json()).toMatchObject({ error: { type: 'invalid_request_error', code: 'unsupported_format', param: 'response_format' } });
+    expect(await mp3.json()).toMatchObject({
+      error: { type: 'invalid_request_error', code: 'unsupported_format', param: 'response_format' },
+    });
   }, 600_000);
 });
 
@@ -166,7 +187,13 @@ describe('auth and capacity', () => {
       for await (const _ of wrong.tts.synthesize('Hello.')) void _;
     })().catch((e: unknown) => e);
     expect(ttsErr).toMatchObject({ status: 401, retryable: false });
-    const rt = new OpenAIRealtimeSpeechToText({ baseURL: server.url, apiKey: 'not-the-token', model: 'm', provider: 'speech', policy: SLOW });
+    const rt = new OpenAIRealtimeSpeechToText({
+      baseURL: server.url,
+      apiKey: 'not-the-token',
+      model: 'm',
+      provider: 'speech',
+      policy: SLOW,
+    });
     expect(await rt.openStream({ sampleRate: SPEECH_RATE }).catch((e: unknown) => e)).toMatchObject({ status: 401 });
   }, 120_000);
 
@@ -185,7 +212,12 @@ describe('auth and capacity', () => {
     // Each answer read whole as it comes (the give-up aborts the bodies not yet read).
     const answers: Array<{ status: number; retryAfter: string | null; body: string }> = [];
     const requests = Array.from({ length: CAPACITY + 4 }, () =>
-      fetch(`${server.url}/audio/transcriptions`, { method: 'POST', headers: { authorization: `Bearer ${server.token}` }, body: form(), signal: giveUp.signal })
+      fetch(`${server.url}/audio/transcriptions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${server.token}` },
+        body: form(),
+        signal: giveUp.signal,
+      })
         .then(async (r) => void answers.push({ status: r.status, retryAfter: r.headers.get('retry-after'), body: await r.text() }))
         .catch(() => undefined),
     );
@@ -201,12 +233,21 @@ describe('auth and capacity', () => {
     expect(await server.metric('speech_rejected_total', { lane: 'stt' })).toBeGreaterThanOrEqual(before + refused.length);
     // The uploads given up on leave the queue without being decoded.
     const drained = Date.now() + 60_000;
-    while ((await server.metric('speech_queue_depth', { lane: 'stt' })) > 0 && Date.now() < drained) await new Promise((r) => setTimeout(r, 100));
+    while ((await server.metric('speech_queue_depth', { lane: 'stt' })) > 0 && Date.now() < drained)
+      await new Promise((r) => setTimeout(r, 100));
     expect(await server.metric('speech_queue_depth', { lane: 'stt' })).toBe(0);
   }, 600_000);
 
-  it('is fair between sessions: a session with three commits queued does not hold back another session\'s one', async () => {
-    const open = () => new OpenAIRealtimeSpeechToText({ baseURL: server.url, apiKey: server.token, model: 'm', provider: 'speech', policy: SLOW, openTimeoutMs: 30_000 }).openStream({ sampleRate: SPEECH_RATE });
+  it("is fair between sessions: a session with three commits queued does not hold back another session's one", async () => {
+    const open = () =>
+      new OpenAIRealtimeSpeechToText({
+        baseURL: server.url,
+        apiKey: server.token,
+        model: 'm',
+        provider: 'speech',
+        policy: SLOW,
+        openTimeoutMs: 30_000,
+      }).openStream({ sampleRate: SPEECH_RATE });
     const [a, b] = await Promise.all([open(), open()]);
     try {
       const done: string[] = [];
@@ -236,7 +277,9 @@ describe('auth and capacity', () => {
   }, 600_000);
 
   it('a realtime session answers bad events with error events and goes on', async () => {
-    const ws = new WebSocket(`${server.url.replace('http', 'ws')}/realtime?intent=transcription`, { headers: { authorization: `Bearer ${server.token}` } });
+    const ws = new WebSocket(`${server.url.replace('http', 'ws')}/realtime?intent=transcription`, {
+      headers: { authorization: `Bearer ${server.token}` },
+    });
     const events: Array<{ type: string; error?: { code: string } }> = [];
     ws.on('message', (d) => events.push(JSON.parse(d.toString()) as { type: string }));
     await new Promise((r, j) => ws.once('open', r).once('error', j));
@@ -253,15 +296,33 @@ describe('auth and capacity', () => {
     await next('session.created');
     ws.send('not json');
     expect((await next('error')).error!.code).toBe('invalid_json');
-    ws.send(JSON.stringify({ type: 'session.update', session: { type: 'transcription', audio: { input: { format: { type: 'audio/pcm', rate: 16_000 } } } } }));
+    ws.send(
+      JSON.stringify({
+        type: 'session.update',
+        session: { type: 'transcription', audio: { input: { format: { type: 'audio/pcm', rate: 16_000 } } } },
+      }),
+    );
     expect((await next('error')).error!.code).toBe('invalid_value');
     ws.send(JSON.stringify({ type: 'input_audio_buffer.append', audio: 'AAE' }));
     expect((await next('error')).error!.code).toBe('invalid_value');
     ws.send(JSON.stringify({ type: 'input_audio_buffer.commit' }));
     expect((await next('error')).error!.code).toBe('input_audio_buffer_commit_empty');
-    ws.send(JSON.stringify({ type: 'session.update', session: { type: 'transcription', audio: { input: { format: { type: 'audio/pcm', rate: 24_000 }, transcription: { model: 'm' }, turn_detection: null } } } }));
+    ws.send(
+      JSON.stringify({
+        type: 'session.update',
+        session: {
+          type: 'transcription',
+          audio: { input: { format: { type: 'audio/pcm', rate: 24_000 }, transcription: { model: 'm' }, turn_detection: null } },
+        },
+      }),
+    );
     await next('session.updated');
-    ws.send(JSON.stringify({ type: 'input_audio_buffer.append', audio: resamplePcm16(pcmOf(ANSWERS[2]!), SPEECH_RATE, 24_000).toString('base64') }));
+    ws.send(
+      JSON.stringify({
+        type: 'input_audio_buffer.append',
+        audio: resamplePcm16(pcmOf(ANSWERS[2]!), SPEECH_RATE, 24_000).toString('base64'),
+      }),
+    );
     ws.send(JSON.stringify({ type: 'input_audio_buffer.commit' }));
     await next('input_audio_buffer.committed');
     const done = (await next('conversation.item.input_audio_transcription.completed')) as unknown as { transcript: string };

@@ -10,7 +10,13 @@ import { startServiceProcess } from '../harness/processes.ts';
  * it cannot serve.
  */
 async function run(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const proc = startServiceProcess('speech-startup', 'speech/main.ts', { PATH: process.env.PATH, HOME: process.env.HOME, SPEECH_PORT: '0', SPEECH_METRICS_PORT: '0', ...env });
+  const proc = startServiceProcess('speech-startup', 'speech/main.ts', {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    SPEECH_PORT: '0',
+    SPEECH_METRICS_PORT: '0',
+    ...env,
+  });
   const code = await proc.exited;
   return { code, output: proc.output() };
 }
@@ -26,7 +32,10 @@ describe('speech server start-up', () => {
   }, 60_000);
 
   it('without espeak-ng data, or without a token: exit 1 with the variable to set', async () => {
-    const noEspeak = await run({ SPEECH_TOKEN: 'a-token-that-is-long-enough', SPEECH_ESPEAK_DATA_DIR: mkdtempSync(join(tmpdir(), 'no-espeak-')) });
+    const noEspeak = await run({
+      SPEECH_TOKEN: 'a-token-that-is-long-enough',
+      SPEECH_ESPEAK_DATA_DIR: mkdtempSync(join(tmpdir(), 'no-espeak-')),
+    });
     expect(noEspeak.code).toBe(1);
     expect(noEspeak.output).toContain('SPEECH_ESPEAK_DATA_DIR');
     const noToken = await run({});

@@ -32,7 +32,11 @@ const BOUNDARY = 'speech-test-boundary-7d1f';
 /** A multipart/form-data body with `model` and `file`, and the headers that declare it. */
 export function multipartWav(file: Buffer): { body: Buffer; headers: Record<string, string> } {
   const body = Buffer.concat([
-    Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="model"\r\n\r\nwhisper-1\r\n--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="a.wav"\r\nContent-Type: audio/wav\r\n\r\n`),
+    Buffer.from(
+      `--${BOUNDARY}\r\nContent-Disposition: form-data; ` +
+        `name="model"\r\n\r\nwhisper-1\r\n--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; ` +
+        `filename="a.wav"\r\nContent-Type: audio/wav\r\n\r\n`,
+    ),
     file,
     Buffer.from(`\r\n--${BOUNDARY}--\r\n`),
   ]);

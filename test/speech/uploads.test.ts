@@ -32,7 +32,15 @@ const port = () => Number(new URL(server.url).port);
 function upload(file: Buffer, localAddress = '127.0.0.1'): Promise<{ status: number | 'reset'; body: string; at: number }> {
   const { body, headers } = multipartWav(file);
   return new Promise((resolve) => {
-    const req = request({ host: '127.0.0.1', port: port(), path: '/v1/audio/transcriptions', method: 'POST', localAddress, agent: false, headers: { authorization: `Bearer ${server.token}`, ...headers } });
+    const req = request({
+      host: '127.0.0.1',
+      port: port(),
+      path: '/v1/audio/transcriptions',
+      method: 'POST',
+      localAddress,
+      agent: false,
+      headers: { authorization: `Bearer ${server.token}`, ...headers },
+    });
     req.on('response', (res) => {
       let text = '';
       res.on('data', (d: Buffer) => (text += d.toString()));
@@ -61,7 +69,8 @@ function headOnly(head: string, bodyBytes: number, waitMs: number): Promise<stri
 }
 
 const head = (auth: boolean, length: number) =>
-  `POST /v1/audio/transcriptions HTTP/1.1\r\nHost: speech\r\n${auth ? `Authorization: Bearer ${server.token}\r\n` : ''}Content-Type: multipart/form-data; boundary=x\r\nContent-Length: ${length}\r\n\r\n`;
+  `POST /v1/audio/transcriptions HTTP/1.1\r\nHost: speech\r\n${auth ? `Authorization: Bearer ${server.token}\r\n` : ''}Content-Type: ` +
+  `multipart/form-data; boundary=x\r\nContent-Length: ${length}\r\n\r\n`;
 
 describe('uploads are refused before their bodies are read', () => {
   it('an unauthenticated upload that declares 10 GiB is answered 401 at once, without its body', async () => {
@@ -70,31 +79,41 @@ describe('uploads are refused before their bodies are read', () => {
     expect(answer).toContain('"code":"invalid_api_key"');
   }, 60_000);
 
-  it('fairness is per client address: one client on many connections neither fills the queue against another nor holds it back; its own next upload is refused 503 before its body is read', async () => {
-    const rejectedBefore = await server.metric('speech_rejected_total', { lane: 'stt' });
-    // Client A (127.0.0.1): six uploads of 4 s on six connections; one runs, three wait, the rest are refused.
-    const a = Array.from({ length: 6 }, () => upload(waveFile({ seconds: 4, rate: 16_000, channels: 1 })));
-    const deadline = Date.now() + 60_000;
-    while ((await server.metric('speech_queue_depth', { lane: 'stt' })) < CAPACITY) {
-      if (Date.now() > deadline) throw new Error('client A never filled the queue');
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    // A's next upload is refused on its head: the 5 MB it declares are never sent.
-    const refused = await headOnly(head(true, 5 * 2 ** 20), 0, 15_000);
-    expect(refused).toMatch(/^HTTP\/1\.1 503/);
-    expect(refused.toLowerCase()).toContain('retry-after: 1');
-    expect(refused).toContain('"code":"server_overloaded"');
-    // Client B (127.0.0.2), one connection, a 1 s upload: taken, in place of A's newest.
-    const b = await upload(waveFile({ seconds: 1, rate: 16_000, channels: 1 }), '127.0.0.2');
-    expect(b.status, b.body).toBe(200);
-    const answersA = await Promise.all(a);
-    const doneA = answersA.filter((r) => r.status === 200);
-    expect(doneA.length, JSON.stringify(answersA)).toBeGreaterThanOrEqual(2);
-    // B waited for at most A's running upload and the one next in the round, not for all of A's.
-    expect(b.at).toBeLessThan(Math.max(...doneA.map((r) => r.at)));
-    expect(answersA.every((r) => r.status === 200 || r.status === 503), JSON.stringify(answersA)).toBe(true);
-    expect(await server.metric('speech_rejected_total', { lane: 'stt' })).toBeGreaterThanOrEqual(rejectedBefore + 1 + answersA.filter((r) => r.status === 503).length);
-  }, 300_000);
+  it(
+    'fairness is per client address: one client on many connections neither fills the queue against another nor holds it back; its own ' +
+      'next upload is refused 503 before its body is read',
+    async () => {
+      const rejectedBefore = await server.metric('speech_rejected_total', { lane: 'stt' });
+      // Client A (127.0.0.1): six uploads of 4 s on six connections; one runs, three wait, the rest are refused.
+      const a = Array.from({ length: 6 }, () => upload(waveFile({ seconds: 4, rate: 16_000, channels: 1 })));
+      const deadline = Date.now() + 60_000;
+      while ((await server.metric('speech_queue_depth', { lane: 'stt' })) < CAPACITY) {
+        if (Date.now() > deadline) throw new Error('client A never filled the queue');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      // A's next upload is refused on its head: the 5 MB it declares are never sent.
+      const refused = await headOnly(head(true, 5 * 2 ** 20), 0, 15_000);
+      expect(refused).toMatch(/^HTTP\/1\.1 503/);
+      expect(refused.toLowerCase()).toContain('retry-after: 1');
+      expect(refused).toContain('"code":"server_overloaded"');
+      // Client B (127.0.0.2), one connection, a 1 s upload: taken, in place of A's newest.
+      const b = await upload(waveFile({ seconds: 1, rate: 16_000, channels: 1 }), '127.0.0.2');
+      expect(b.status, b.body).toBe(200);
+      const answersA = await Promise.all(a);
+      const doneA = answersA.filter((r) => r.status === 200);
+      expect(doneA.length, JSON.stringify(answersA)).toBeGreaterThanOrEqual(2);
+      // B waited for at most A's running upload and the one next in the round, not for all of A's.
+      expect(b.at).toBeLessThan(Math.max(...doneA.map((r) => r.at)));
+      expect(
+        answersA.every((r) => r.status === 200 || r.status === 503),
+        JSON.stringify(answersA),
+      ).toBe(true);
+      expect(await server.metric('speech_rejected_total', { lane: 'stt' })).toBeGreaterThanOrEqual(
+        rejectedBefore + 1 + answersA.filter((r) => r.status === 503).length,
+      );
+    },
+    300_000,
+  );
 });
 
 describe('upload contents and clients', () => {
@@ -103,11 +122,15 @@ describe('upload contents and clients', () => {
     ['MP3', 0x55],
     ['A-law', 6],
     ['extensible', 0xfffe],
-  ])('a WAV file with the %s format tag is refused with invalid_audio', async (_name, formatTag) => {
-    const answer = await upload(waveFile({ seconds: 1, rate: 16_000, channels: 1, formatTag }));
-    expect(answer.status, answer.body).toBe(400);
-    expect(JSON.parse(answer.body)).toMatchObject({ error: { code: 'invalid_audio', param: 'file' } });
-  }, 60_000);
+  ])(
+    'a WAV file with the %s format tag is refused with invalid_audio',
+    async (_name, formatTag) => {
+      const answer = await upload(waveFile({ seconds: 1, rate: 16_000, channels: 1, formatTag }));
+      expect(answer.status, answer.body).toBe(400);
+      expect(JSON.parse(answer.body)).toMatchObject({ error: { code: 'invalid_audio', param: 'file' } });
+    },
+    60_000,
+  );
 
   it('a client that leaves mid-upload is counted as aborted, not as a 500, and is not logged as an error', async () => {
     const errorsBefore = await server.metric('speech_requests_total', { endpoint: 'transcriptions', outcome: '500' });

@@ -8,7 +8,15 @@ import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts'
 import { readWavPcm, speakWithPiper, SPEECH_RATE } from '../harness/speech.ts';
 import { startSpeechServer, type SpeechServerHandle } from '../harness/speech-server.ts';
 import { contentRecall, pooledRecall } from '../harness/word-recall.ts';
-import { baseEnv, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, type FakeBackend, type WorkerProcess } from '../worker/harness.ts';
+import {
+  baseEnv,
+  spawnBody,
+  startFakeBackend,
+  startWorkerProcess,
+  waitIdleSlots,
+  type FakeBackend,
+  type WorkerProcess,
+} from '../worker/harness.ts';
 import { runRespondent, type Respondent } from '../worker/respondent.ts';
 
 /**
@@ -82,7 +90,9 @@ describe('an interview with self-hosted speech', () => {
 
     const report = await backend.waitForReport(String(body.sessionId), 60_000);
     expect(report.body.status).toBe('completed');
-    const transcript = JSON.parse(readFileSync(fileURLToPath(report.body.response!.transcriptKey), 'utf8')) as { turns: Array<{ speaker: string; text: string }> };
+    const transcript = JSON.parse(readFileSync(fileURLToPath(report.body.response!.transcriptKey), 'utf8')) as {
+      turns: Array<{ speaker: string; text: string }>;
+    };
     const heard = transcript.turns.filter((t) => t.speaker === 'respondent').map((t) => t.text);
     expect(heard.length, JSON.stringify(heard)).toBeGreaterThanOrEqual(ANSWERS.length);
     const pairs = ANSWERS.map((expected, i) => ({ expected, heard: heard[i] ?? '' }));

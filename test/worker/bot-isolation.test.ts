@@ -3,7 +3,15 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
 import { waitFor } from '../harness/ports.ts';
-import { baseEnv, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, type FakeBackend, type WorkerProcess } from './harness.ts';
+import {
+  baseEnv,
+  spawnBody,
+  startFakeBackend,
+  startWorkerProcess,
+  waitIdleSlots,
+  type FakeBackend,
+  type WorkerProcess,
+} from './harness.ts';
 import { firstListening, runRespondent } from './respondent.ts';
 
 /**
@@ -23,18 +31,20 @@ let redis: Redis;
 beforeAll(async () => {
   [openai, backend] = await Promise.all([startFakeOpenAI(), startFakeBackend()]);
   redis = new Redis(inject('redisUrl'));
-  worker = await startWorkerProcess(baseEnv({
-    redisUrl: inject('redisUrl'),
-    backendUrl: backend.url,
-    llmUrl: openai.url,
-    REDIS_KEY_PREFIX: prefix,
-    WARM_POOL_SIZE: String(SLOTS),
-    BOT_SESSIONS_PER_PROCESS: String(PER_PROCESS),
-    // The turn models in threads of their own (off by default): the kill below takes them too.
-    TURN_MODEL_THREAD: 'true',
-    // The respondents stay silent at their first question until the kill: no idle timeout meanwhile.
-    IDLE_TIMEOUT_SECONDS: '120',
-  }));
+  worker = await startWorkerProcess(
+    baseEnv({
+      redisUrl: inject('redisUrl'),
+      backendUrl: backend.url,
+      llmUrl: openai.url,
+      REDIS_KEY_PREFIX: prefix,
+      WARM_POOL_SIZE: String(SLOTS),
+      BOT_SESSIONS_PER_PROCESS: String(PER_PROCESS),
+      // The turn models in threads of their own (off by default): the kill below takes them too.
+      TURN_MODEL_THREAD: 'true',
+      // The respondents stay silent at their first question until the kill: no idle timeout meanwhile.
+      IDLE_TIMEOUT_SECONDS: '120',
+    }),
+  );
   await worker.waitReady();
   await waitIdleSlots(worker, SLOTS);
 });
@@ -48,11 +58,13 @@ afterAll(async () => {
 
 /** The slot ids each bot process hosts, from its environment (BOT_SLOT_ID: the slots, comma-separated). */
 function slotsByPid(): Map<number, string[]> {
-  return new Map(worker.botPids().map((pid) => {
-    const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
-    const slots = env.find((e) => e.startsWith('BOT_SLOT_ID='))?.slice('BOT_SLOT_ID='.length) ?? '';
-    return [pid, slots.split(',')];
-  }));
+  return new Map(
+    worker.botPids().map((pid) => {
+      const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      const slots = env.find((e) => e.startsWith('BOT_SLOT_ID='))?.slice('BOT_SLOT_ID='.length) ?? '';
+      return [pid, slots.split(',')];
+    }),
+  );
 }
 
 /** The OS names of a process's threads. */
@@ -71,7 +83,9 @@ describe('several sessions per bot process', () => {
     const answers = await Promise.all(bodies.map((b) => worker.spawnSession(b)));
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
     // Silent at the first question: each interview stays live until told to answer.
-    const respondents = answers.map((a) => runRespondent(String(a.body.room_url), String(a.body.token), { onListening: (turn) => (turn === 1 ? 'silent' : 'answer') }));
+    const respondents = answers.map((a) =>
+      runRespondent(String(a.body.room_url), String(a.body.token), { onListening: (turn) => (turn === 1 ? 'silent' : 'answer') }),
+    );
     await Promise.all(respondents.map(firstListening));
 
     const slotOf = await Promise.all(bodies.map(async (b) => (await redis.hget(`{${prefix}}:session:${String(b.sessionId)}`, 'slot'))!));
@@ -89,11 +103,19 @@ describe('several sessions per bot process', () => {
     for (const { sessionId } of others) {
       expect((await backend.waitForReport(sessionId, 30_000)).body).toMatchObject({ status: 'completed' });
     }
-    expect(backend.reports.filter((r) => bodies.some((b) => b.sessionId === r.sessionId)).map((r) => r.sessionId).sort()).toEqual(bodies.map((b) => String(b.sessionId)).sort());
+    expect(
+      backend.reports
+        .filter((r) => bodies.some((b) => b.sessionId === r.sessionId))
+        .map((r) => r.sessionId)
+        .sort(),
+    ).toEqual(bodies.map((b) => String(b.sessionId)).sort());
     await Promise.all(respondents.map((r) => r.done));
 
     // One restart, counted once for the process (not once per session), and all four slots warm again.
-    await waitFor(async () => /worker_bot_restarts_total\{reason="SIGKILL"\} 1$/m.test(await worker.metrics()), { timeoutMs: 10_000, what: 'the killed bot to be counted once' });
+    await waitFor(async () => /worker_bot_restarts_total\{reason="SIGKILL"\} 1$/m.test(await worker.metrics()), {
+      timeoutMs: 10_000,
+      what: 'the killed bot to be counted once',
+    });
     await waitIdleSlots(worker, SLOTS, 30_000);
     expect(slotsByPid().size).toBe(SLOTS / PER_PROCESS);
   }, 90_000);

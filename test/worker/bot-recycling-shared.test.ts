@@ -2,7 +2,15 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { tonePcm } from '../fakes/audio.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
 import { waitFor } from '../harness/ports.ts';
-import { baseEnv, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, type FakeBackend, type WorkerProcess } from './harness.ts';
+import {
+  baseEnv,
+  spawnBody,
+  startFakeBackend,
+  startWorkerProcess,
+  waitIdleSlots,
+  type FakeBackend,
+  type WorkerProcess,
+} from './harness.ts';
 import { firstListening, runRespondent } from './respondent.ts';
 
 /**
@@ -20,18 +28,20 @@ let worker: WorkerProcess;
 
 beforeAll(async () => {
   [openai, backend] = await Promise.all([startFakeOpenAI({ voice: 'tone' }), startFakeBackend()]);
-  worker = await startWorkerProcess(baseEnv({
-    redisUrl: inject('redisUrl'),
-    backendUrl: backend.url,
-    llmUrl: openai.url,
-    REDIS_KEY_PREFIX: prefix,
-    WARM_POOL_SIZE: '2',
-    BOT_SESSIONS_PER_PROCESS: '2',
-    MAX_UTTERANCE_SECONDS: '3',
-    VAD_ENGINE: 'energy',
-    // The second respondent stays silent at its first question until the first interview is over.
-    IDLE_TIMEOUT_SECONDS: '120',
-  }));
+  worker = await startWorkerProcess(
+    baseEnv({
+      redisUrl: inject('redisUrl'),
+      backendUrl: backend.url,
+      llmUrl: openai.url,
+      REDIS_KEY_PREFIX: prefix,
+      WARM_POOL_SIZE: '2',
+      BOT_SESSIONS_PER_PROCESS: '2',
+      MAX_UTTERANCE_SECONDS: '3',
+      VAD_ENGINE: 'energy',
+      // The second respondent stays silent at its first question until the first interview is over.
+      IDLE_TIMEOUT_SECONDS: '120',
+    }),
+  );
   await worker.waitReady();
   await waitIdleSlots(worker, 2);
 });
@@ -42,9 +52,8 @@ afterAll(async () => {
   await Promise.all([openai?.close(), backend?.close()]);
 });
 
-
 describe('recycling a bot process of several sessions', () => {
-  it('keeps the process\'s other live interview to its end, gives it no new session, then replaces it once', async () => {
+  it("keeps the process's other live interview to its end, gives it no new session, then replaces it once", async () => {
     const [bot, ...more] = worker.botPids();
     expect(more, 'two slots in one process').toEqual([]);
 
@@ -53,7 +62,9 @@ describe('recycling a bot process of several sessions', () => {
     expect(spawned.map((s) => s.status)).toEqual([200, 200]);
 
     // The calm respondent is silent at its first question: its interview stays live meanwhile.
-    const calmRespondent = runRespondent(String(spawned[1]!.body.room_url), String(spawned[1]!.body.token), { onListening: (turn) => (turn === 1 ? 'silent' : 'answer') });
+    const calmRespondent = runRespondent(String(spawned[1]!.body.room_url), String(spawned[1]!.body.token), {
+      onListening: (turn) => (turn === 1 ? 'silent' : 'answer'),
+    });
     await firstListening(calmRespondent);
 
     // 16 MB of full-scale tone as fast as the socket takes it: past the utterance bound, so the
@@ -84,7 +95,10 @@ describe('recycling a bot process of several sessions', () => {
     expect((await calmRespondent.done).ended).toBe('completed');
 
     // Then the process is retired and replaced, counted once, and both slots are warm again.
-    await waitFor(async () => /worker_bot_restarts_total\{reason="recycled"\} 1$/m.test(await worker.metrics()), { timeoutMs: 15_000, what: 'the bot to be recycled once' });
+    await waitFor(async () => /worker_bot_restarts_total\{reason="recycled"\} 1$/m.test(await worker.metrics()), {
+      timeoutMs: 15_000,
+      what: 'the bot to be recycled once',
+    });
     await waitIdleSlots(worker, 2, 30_000);
     const after = worker.botPids();
     expect(after).toHaveLength(1);

@@ -2,7 +2,15 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
 import { waitFor } from '../harness/ports.ts';
-import { baseEnv, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, type FakeBackend, type WorkerProcess } from './harness.ts';
+import {
+  baseEnv,
+  spawnBody,
+  startFakeBackend,
+  startWorkerProcess,
+  waitIdleSlots,
+  type FakeBackend,
+  type WorkerProcess,
+} from './harness.ts';
 
 /**
  * Several worker processes share one Redis pool. Many simultaneous spawns against a fixed number
@@ -20,7 +28,14 @@ let redis: Redis;
 beforeAll(async () => {
   [openai, backend] = await Promise.all([startFakeOpenAI({ voice: 'tone' }), startFakeBackend()]);
   redis = new Redis(inject('redisUrl'));
-  const env = baseEnv({ redisUrl: inject('redisUrl'), backendUrl: backend.url, llmUrl: openai.url, REDIS_KEY_PREFIX: prefix, WARM_POOL_SIZE: String(SLOTS_PER_POD), JOIN_TIMEOUT_SECONDS: '4' });
+  const env = baseEnv({
+    redisUrl: inject('redisUrl'),
+    backendUrl: backend.url,
+    llmUrl: openai.url,
+    REDIS_KEY_PREFIX: prefix,
+    WARM_POOL_SIZE: String(SLOTS_PER_POD),
+    JOIN_TIMEOUT_SECONDS: '4',
+  });
   workers = await Promise.all(Array.from({ length: PODS }, () => startWorkerProcess(env)));
   await Promise.all(workers.map((w) => w.waitReady()));
   await Promise.all(workers.map((w) => waitIdleSlots(w, SLOTS_PER_POD)));
@@ -44,7 +59,9 @@ describe('many simultaneous spawns on a shared pool', () => {
     const { answers, slots } = await burst(20);
     const ok = answers.filter((a) => a.status === 200);
     expect(ok).toHaveLength(PODS * SLOTS_PER_POD);
-    expect(answers.filter((a) => a.status === 503).every((a) => a.body.error === 'no_capacity' && a.headers['retry-after'] === '2')).toBe(true);
+    expect(answers.filter((a) => a.status === 503).every((a) => a.body.error === 'no_capacity' && a.headers['retry-after'] === '2')).toBe(
+      true,
+    );
     expect(answers.filter((a) => a.status !== 200 && a.status !== 503)).toEqual([]);
     const claimed = slots.filter((s): s is string => s !== null);
     expect(new Set(claimed).size).toBe(PODS * SLOTS_PER_POD);
@@ -64,8 +81,12 @@ describe('many simultaneous spawns on a shared pool', () => {
     expect(lost).toHaveLength(SLOTS_PER_POD);
     await victim.stop(); // SIGKILL: no drain, no goodbye; its bots die with their parent gone
     workers = workers.slice(1);
-    for (const sessionId of lost) expect((await backend.waitForReport(sessionId, 15_000)).body).toMatchObject({ status: 'failed', reason: 'worker_lost' });
-    await waitFor(async () => (await redis.smembers(`{${prefix}}:pods`)).every((p) => !p.startsWith(victimPod)), { timeoutMs: 10_000, what: 'the dead pod to be reaped' });
+    for (const sessionId of lost)
+      expect((await backend.waitForReport(sessionId, 15_000)).body).toMatchObject({ status: 'failed', reason: 'worker_lost' });
+    await waitFor(async () => (await redis.smembers(`{${prefix}}:pods`)).every((p) => !p.startsWith(victimPod)), {
+      timeoutMs: 10_000,
+      what: 'the dead pod to be reaped',
+    });
 
     await Promise.all(workers.map((w) => waitIdleSlots(w, SLOTS_PER_POD, 20_000)));
     const after = await burst(10);

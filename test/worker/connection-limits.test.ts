@@ -3,7 +3,15 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
 import { createCertificateAuthority } from '../harness/pki.ts';
 import { waitFor } from '../harness/ports.ts';
-import { baseEnv, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, type FakeBackend, type WorkerProcess } from './harness.ts';
+import {
+  baseEnv,
+  spawnBody,
+  startFakeBackend,
+  startWorkerProcess,
+  waitIdleSlots,
+  type FakeBackend,
+  type WorkerProcess,
+} from './harness.ts';
 import { runRespondent } from './respondent.ts';
 
 /**
@@ -27,9 +35,15 @@ beforeAll(async () => {
   [openai, backend] = await Promise.all([startFakeOpenAI({ voice: 'tone' }), startFakeBackend()]);
   worker = await startWorkerProcess(
     baseEnv({
-      redisUrl: inject('redisUrl'), backendUrl: backend.url, llmUrl: openai.url, REDIS_KEY_PREFIX: `connlimits-${Date.now()}`,
-      WARM_POOL_SIZE: '2', IDLE_TIMEOUT_SECONDS: '60', JOIN_TIMEOUT_SECONDS: '60',
-      PUBLIC_MAX_CONNECTIONS: String(CAP), PUBLIC_HEADERS_TIMEOUT_SECONDS: String(HEADERS_TIMEOUT_S),
+      redisUrl: inject('redisUrl'),
+      backendUrl: backend.url,
+      llmUrl: openai.url,
+      REDIS_KEY_PREFIX: `connlimits-${Date.now()}`,
+      WARM_POOL_SIZE: '2',
+      IDLE_TIMEOUT_SECONDS: '60',
+      JOIN_TIMEOUT_SECONDS: '60',
+      PUBLIC_MAX_CONNECTIONS: String(CAP),
+      PUBLIC_HEADERS_TIMEOUT_SECONDS: String(HEADERS_TIMEOUT_S),
     }),
   );
   await worker.waitReady();
@@ -65,13 +79,18 @@ describe('the public port under a flood of idle connections', () => {
     const live = await worker.spawnSession(spawnBody({}, 1));
     expect(live.status).toBe(200);
     let listening = false;
-    const respondent = runRespondent(String(live.body.room_url), String(live.body.token), { onListening: (turn) => (turn === 1 ? ((listening = true), 'silent') : 'answer') });
+    const respondent = runRespondent(String(live.body.room_url), String(live.body.token), {
+      onListening: (turn) => (turn === 1 ? ((listening = true), 'silent') : 'answer'),
+    });
     await waitFor(() => listening, { timeoutMs: 15_000, what: 'the bot to ask its first question' });
 
     const opened = await Promise.all(Array.from({ length: FLOOD }, () => idleConnection(worker.port)));
     flood.push(...opened.map((o) => o.socket));
     // Past the cap, connections are closed as they arrive (the room's two sockets count too).
-    await waitFor(() => opened.filter((o) => !o.closed()).length <= CAP, { timeoutMs: 5000, what: `at most ${CAP} idle connections to stay open` });
+    await waitFor(() => opened.filter((o) => !o.closed()).length <= CAP, {
+      timeoutMs: 5000,
+      what: `at most ${CAP} idle connections to stay open`,
+    });
     expect(await worker.healthz()).toBe(200);
     expect(await worker.ready()).toBe(true);
 
@@ -79,7 +98,9 @@ describe('the public port under a flood of idle connections', () => {
     const t0 = Date.now();
     while (opened.some((o) => !o.closed())) {
       expect(await worker.healthz(), 'the management port answers throughout').toBe(200);
-      expect(Date.now() - t0, `${opened.filter((o) => !o.closed()).length} idle connections still open`).toBeLessThan(HEADERS_TIMEOUT_S * 1000 + 10_000);
+      expect(Date.now() - t0, `${opened.filter((o) => !o.closed()).length} idle connections still open`).toBeLessThan(
+        HEADERS_TIMEOUT_S * 1000 + 10_000,
+      );
       await new Promise((r) => setTimeout(r, 200));
     }
     expect(Date.now() - t0).toBeGreaterThan(0);
@@ -102,7 +123,16 @@ describe('the public port under a flood of idle connections', () => {
     const ca = createCertificateAuthority();
     const cert = ca.issueServer('worker', ['127.0.0.1']);
     const tls = await startWorkerProcess(
-      baseEnv({ redisUrl: inject('redisUrl'), backendUrl: backend.url, llmUrl: openai.url, REDIS_KEY_PREFIX: `connlimits-tls-${Date.now()}`, WARM_POOL_SIZE: '0', TLS_CERT_FILE: cert.certFile, TLS_KEY_FILE: cert.keyFile, PUBLIC_HEADERS_TIMEOUT_SECONDS: '1' }),
+      baseEnv({
+        redisUrl: inject('redisUrl'),
+        backendUrl: backend.url,
+        llmUrl: openai.url,
+        REDIS_KEY_PREFIX: `connlimits-tls-${Date.now()}`,
+        WARM_POOL_SIZE: '0',
+        TLS_CERT_FILE: cert.certFile,
+        TLS_KEY_FILE: cert.keyFile,
+        PUBLIC_HEADERS_TIMEOUT_SECONDS: '1',
+      }),
       { tls: true, caFile: ca.certFile },
     );
     try {

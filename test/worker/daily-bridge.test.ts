@@ -39,7 +39,8 @@ afterAll(async () => {
 });
 
 const now = () => Math.floor(Date.now() / 1000);
-const token = (room: PreparedRoom, role: 'bot' | 'respondent') => provider.mintToken({ room, role, sessionId: 'sess-1', issuedAt: now(), expiresAt: now() + 600 });
+const token = (room: PreparedRoom, role: 'bot' | 'respondent') =>
+  provider.mintToken({ room, role, sessionId: 'sess-1', issuedAt: now(), expiresAt: now() + 600 });
 const next = <T>(emitter: NodeJS.EventEmitter, event: string) => new Promise<T>((resolve) => emitter.once(event, resolve));
 
 describe('framing', () => {
@@ -48,7 +49,10 @@ describe('framing', () => {
     const decoder = new FrameDecoder();
     const frames = [];
     for (let i = 0; i < bytes.length; i++) frames.push(...decoder.push(bytes.subarray(i, i + 1)));
-    expect(frames).toEqual([{ kind: 'json', value: { op: 'join', url: 'https://x' } }, { kind: 'audio', pcm: Buffer.from([1, 2, 3, 4]) }]);
+    expect(frames).toEqual([
+      { kind: 'json', value: { op: 'join', url: 'https://x' } },
+      { kind: 'audio', pcm: Buffer.from([1, 2, 3, 4]) },
+    ]);
     expect(() => [...new FrameDecoder().push(Buffer.from('X\0\0\0\0'))]).toThrow(/unknown frame kind 0x58/);
     expect(() => [...new FrameDecoder().push(Buffer.from([0x41, 0x10, 0, 0, 0]))]).toThrow(/exceeds/);
   });
@@ -56,15 +60,38 @@ describe('framing', () => {
 
 describe('the bridge environment', () => {
   it("passes what Python and the SDK need and none of the worker's secrets", () => {
-    const env = bridgeEnvironment({ PATH: '/usr/bin', HOME: '/home/node', LANG: 'C.UTF-8', PYTHONPATH: '/x', HTTPS_PROXY: 'http://p:3128', FAKE_DAILY_ROOM: '127.0.0.1:1', WORKER_TOKEN: 'w', DAILY_API_KEY: 'k', OPENAI_API_KEY: 'sk', LLM_API_KEY: 'l', ROOM_TOKEN_SECRET: 's', REDIS_URL: 'redis://u:p@h' });
-    expect(env).toEqual({ PATH: '/usr/bin', HOME: '/home/node', LANG: 'C.UTF-8', PYTHONPATH: '/x', HTTPS_PROXY: 'http://p:3128', FAKE_DAILY_ROOM: '127.0.0.1:1' });
+    const env = bridgeEnvironment({
+      PATH: '/usr/bin',
+      HOME: '/home/node',
+      LANG: 'C.UTF-8',
+      PYTHONPATH: '/x',
+      HTTPS_PROXY: 'http://p:3128',
+      FAKE_DAILY_ROOM: '127.0.0.1:1',
+      WORKER_TOKEN: 'w',
+      DAILY_API_KEY: 'k',
+      OPENAI_API_KEY: 'sk',
+      LLM_API_KEY: 'l',
+      ROOM_TOKEN_SECRET: 's',
+      REDIS_URL: 'redis://u:p@h',
+    });
+    expect(env).toEqual({
+      PATH: '/usr/bin',
+      HOME: '/home/node',
+      LANG: 'C.UTF-8',
+      PYTHONPATH: '/x',
+      HTTPS_PROXY: 'http://p:3128',
+      FAKE_DAILY_ROOM: '127.0.0.1:1',
+    });
   });
 
   it('is what the bridge process really gets', async () => {
     const probe = resolve(mkdtempSync(join(tmpdir(), 'bridge-env-')), 'env.json');
     // The fake SDK writes its environment where DAILY_FAKE_ENV_DUMP says, if that is passed at all;
     // PYTHON* names are passed, so the probe path travels in one of those.
-    const bridge = new DailyBridge({ python: dailyPython(), env: { ...env, PYTHON_FAKE_ENV_DUMP: probe, WORKER_TOKEN: 'secret-worker-token', DAILY_API_KEY: 'secret-key' } });
+    const bridge = new DailyBridge({
+      python: dailyPython(),
+      env: { ...env, PYTHON_FAKE_ENV_DUMP: probe, WORKER_TOKEN: 'secret-worker-token', DAILY_API_KEY: 'secret-key' },
+    });
     await bridge.ready;
     const seen = JSON.parse(readFileSync(probe, 'utf8')) as Record<string, string>;
     expect(seen.PYTHON_FAKE_ENV_DUMP).toBe(probe);
@@ -151,7 +178,10 @@ describe('the Daily bot room over the bridge', () => {
     const resumedAt = respondent.audioBytes;
     for (let i = 0; i < 5; i++) botRoom.sendAudio(Buffer.alloc(frameBytes, 6)); // as Speaker.resume(): the held voice, then the room's resume
     botRoom.resume();
-    await waitFor(() => respondent.appMessages.some((m) => m.type === 'audio_end'), { timeoutMs: 5000, what: 'audio_end after the resumed voice' });
+    await waitFor(() => respondent.appMessages.some((m) => m.type === 'audio_end'), {
+      timeoutMs: 5000,
+      what: 'audio_end after the resumed voice',
+    });
     expect(respondent.audioBytes - resumedAt).toBe(5 * frameBytes);
     botRoom.close();
     await next(bridge, 'exit');
@@ -162,18 +192,24 @@ describe('the Daily bot room over the bridge', () => {
     const other = await provider.createRoom({ ttlSeconds: 600 });
     const bridge = new DailyBridge({ python: dailyPython(), env });
     const exited = next<string>(bridge, 'exit');
-    await expect(joinDailyRoom(bridge, { url: room.url, token: token(other, 'bot') })).rejects.toThrow(/Daily refused the join: invalid meeting token: token is for another room/);
+    await expect(joinDailyRoom(bridge, { url: room.url, token: token(other, 'bot') })).rejects.toThrow(
+      /Daily refused the join: invalid meeting token: token is for another room/,
+    );
     await exited;
     expect(bridge.alive).toBe(false);
     expect(rooms.joins.at(-1)).toEqual({ room: room.name, ok: false, error: 'token is for another room' });
     // A token that does not verify at all (another API key signed it) is refused the same way.
     const forged = token(room, 'bot').replace(/\.[^.]+$/, '.AAAA');
-    await expect(joinDailyRoom(new DailyBridge({ python: dailyPython(), env }), { url: room.url, token: forged })).rejects.toThrow(/invalid meeting token: bad signature/);
+    await expect(joinDailyRoom(new DailyBridge({ python: dailyPython(), env }), { url: room.url, token: forged })).rejects.toThrow(
+      /invalid meeting token: bad signature/,
+    );
   });
 
   it('says which interpreter it could not start', async () => {
     const bridge = new DailyBridge({ python: '/nonexistent/python3', env });
-    await expect(bridge.ready).rejects.toThrow(/could not start \(DAILY_BRIDGE_PYTHON=\/nonexistent\/python3\): spawn \/nonexistent\/python3 ENOENT/);
+    await expect(bridge.ready).rejects.toThrow(
+      /could not start \(DAILY_BRIDGE_PYTHON=\/nonexistent\/python3\): spawn \/nonexistent\/python3 ENOENT/,
+    );
     await expect(joinDailyRoom(bridge, { url: 'https://voice-test.daily.co/rm', token: 'x' })).rejects.toThrow(/DAILY_BRIDGE_PYTHON/);
   });
 

@@ -44,7 +44,12 @@ function recorder() {
 }
 
 const join = (call: StandInCall, events: RoomEvents) =>
-  runDailyRoom(call as unknown as DailyCallLike, { roomUrl: 'https://voice-test.daily.co/rm', token: 't', microphone: {} as MediaStream, events });
+  runDailyRoom(call as unknown as DailyCallLike, {
+    roomUrl: 'https://voice-test.daily.co/rm',
+    token: 't',
+    microphone: {} as MediaStream,
+    events,
+  });
 
 describe('the respondent page in a Daily room', () => {
   it('shows the bot state and captions from app messages and leaves when the bot ends the interview', async () => {

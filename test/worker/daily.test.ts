@@ -7,7 +7,15 @@ import { fakeDailyEnv } from '../fakes/daily-python.ts';
 import { startFakeDailyRooms, type FakeDailyRooms, type FakeRespondent } from '../fakes/daily-room.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
 import { waitFor } from '../harness/ports.ts';
-import { baseEnv, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, type FakeBackend, type WorkerProcess } from './harness.ts';
+import {
+  baseEnv,
+  spawnBody,
+  startFakeBackend,
+  startWorkerProcess,
+  waitIdleSlots,
+  type FakeBackend,
+  type WorkerProcess,
+} from './harness.ts';
 
 /**
  * A worker with ROOM_PROVIDER=daily against the fake REST API and the fake media rooms: rooms are
@@ -96,7 +104,9 @@ describe('ROOM_PROVIDER=daily', () => {
 
     const report = await backend.waitForReport(String(body.sessionId), 15_000);
     expect(report.body).toMatchObject({ status: 'completed', response: { summary: 'The respondent liked it.' } });
-    const transcript = JSON.parse(readFileSync(fileURLToPath(report.body.response!.transcriptKey), 'utf8')) as { turns: Array<{ speaker: string; text: string }> };
+    const transcript = JSON.parse(readFileSync(fileURLToPath(report.body.response!.transcriptKey), 'utf8')) as {
+      turns: Array<{ speaker: string; text: string }>;
+    };
     expect(transcript.turns.filter((t) => t.speaker === 'respondent').map((t) => t.text)).toEqual(['I liked it a lot.']);
 
     // The bot left the room; the slot comes back with a new room and the used one is deleted.
@@ -113,7 +123,10 @@ describe('ROOM_PROVIDER=daily', () => {
     const roomName = String(res.body.room_url).split('/').pop()!;
     await waitFor(() => rooms.botPresent(roomName), { timeoutMs: 10_000, what: 'the bot in its Daily room' });
     const respondent = rooms.joinRespondent(String(res.body.room_url), String(res.body.token));
-    await waitFor(() => respondent.appMessages.some((m) => m.type === 'state' && m.state === 'listening'), { timeoutMs: 15_000, what: 'the first question' });
+    await waitFor(() => respondent.appMessages.some((m) => m.type === 'state' && m.state === 'listening'), {
+      timeoutMs: 15_000,
+      what: 'the first question',
+    });
     respondent.sendAppMessage({ type: 'hangup' });
     const report = await backend.waitForReport(String(body.sessionId), 15_000);
     expect(report.body).toMatchObject({ status: 'failed', reason: 'respondent_hangup' });
@@ -143,8 +156,14 @@ describe('ROOM_PROVIDER=daily with a bridge that cannot start', () => {
       await broken.waitReady();
       const why = 'its Daily bridge did not start';
       await waitFor(() => broken.logs.join('').includes(why), { timeoutMs: 20_000, what: 'the bot to say why it cannot start' });
-      const line = broken.logs.join('').split('\n').find((l) => l.includes(why))!;
-      expect(JSON.parse(line)).toMatchObject({ level: 'error', reason: expect.stringMatching(/DAILY_BRIDGE_PYTHON=\/nonexistent\/python3.*ENOENT/) });
+      const line = broken.logs
+        .join('')
+        .split('\n')
+        .find((l) => l.includes(why))!;
+      expect(JSON.parse(line)).toMatchObject({
+        level: 'error',
+        reason: expect.stringMatching(/DAILY_BRIDGE_PYTHON=\/nonexistent\/python3.*ENOENT/),
+      });
       const body = spawnBody();
       const res = await broken.spawnSession(body);
       expect(res.status).toBe(503);

@@ -14,7 +14,10 @@ import { TURN_MODEL_FILES } from '../../worker/bot/turns/models.ts';
  */
 const ROOT = resolve(import.meta.dirname, '../..');
 const text = readFileSync(resolve(ROOT, 'Dockerfile.worker'), 'utf8');
-const instructions = text.replace(/\\\n/g, ' ').split('\n').filter((l) => l.trim() && !l.trim().startsWith('#'));
+const instructions = text
+  .replace(/\\\n/g, ' ')
+  .split('\n')
+  .filter((l) => l.trim() && !l.trim().startsWith('#'));
 const of = (name: string) => instructions.filter((l) => l.startsWith(`${name} `));
 
 describe('Dockerfile.worker', () => {
@@ -28,8 +31,11 @@ describe('Dockerfile.worker', () => {
   });
 
   it('builds from a context that leaves out node_modules and the caches test tools write into worker/', () => {
-    const ignored = readFileSync(resolve(ROOT, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim());
-    for (const entry of ['node_modules', '.git', '**/__pycache__', '**/.mypy_cache', '**/.ruff_cache']) expect(ignored, entry).toContain(entry);
+    const ignored = readFileSync(resolve(ROOT, '.dockerignore'), 'utf8')
+      .split('\n')
+      .map((l) => l.trim());
+    for (const entry of ['node_modules', '.git', '**/__pycache__', '**/.mypy_cache', '**/.ruff_cache'])
+      expect(ignored, entry).toContain(entry);
   });
 
   it('copies only paths that exist', () => {
@@ -42,7 +48,9 @@ describe('Dockerfile.worker', () => {
     const requirements = readFileSync(resolve(ROOT, 'worker/rooms/daily/requirements.txt'), 'utf8');
     expect(requirements).toMatch(/^daily-python==\d+\.\d+\.\d+ \\\n\s+--hash=sha256:[0-9a-f]{64}$/m);
     // The same file scripts/python-env.sh installs for the tests, with --require-hashes there too.
-    expect(readFileSync(resolve(ROOT, 'scripts/python-env.sh'), 'utf8')).toMatch(/--require-hashes -r worker\/rooms\/daily\/requirements\.txt/);
+    expect(readFileSync(resolve(ROOT, 'scripts/python-env.sh'), 'utf8')).toMatch(
+      /--require-hashes -r worker\/rooms\/daily\/requirements\.txt/,
+    );
     const pip = of('RUN').find((l) => l.includes('pip install'))!;
     expect(pip).toMatch(/apt-get install -y --no-install-recommends python3 python3-venv/);
     expect(pip).toMatch(/--require-hashes --only-binary=:all: -r \/tmp\/daily-requirements\.txt/);
@@ -61,11 +69,25 @@ describe('Dockerfile.worker', () => {
     expect(of('ARG').sort()).toEqual(['ARG PIP_CERT', 'ARG PIP_CERT', 'ARG PIP_CERT', 'ARG TARGETARCH', 'ARG npm_config_cafile']);
     expect(of('RUN').find((l) => l.includes('turn-models.sh'))).toMatch(/^RUN if \[ -z "\$\{PIP_CERT:-\}" \]; then unset PIP_CERT; fi/);
     expect(of('RUN').find((l) => l.includes('pip install'))).toContain('${PIP_CERT:+--cert "$PIP_CERT"}');
-    expect(of('RUN').find((l) => l.includes('npm ci'))).toMatch(/if \[ -z "\$\{npm_config_cafile:-\}" \]; then unset npm_config_cafile; fi/);
+    expect(of('RUN').find((l) => l.includes('npm ci'))).toMatch(
+      /if \[ -z "\$\{npm_config_cafile:-\}" \]; then unset npm_config_cafile; fi/,
+    );
   });
 
   it('has no findings of the dockerfile-utils linter with every rule an error', () => {
-    const strict = Object.fromEntries(['deprecatedMaintainer', 'directiveCasing', 'emptyContinuationLine', 'instructionCasing', 'instructionCmdMultiple', 'instructionEntrypointMultiple', 'instructionHealthcheckMultiple', 'instructionJSONInSingleQuotes', 'instructionWorkdirRelative'].map((rule) => [rule, ValidationSeverity.ERROR])) as ValidatorSettings;
+    const strict = Object.fromEntries(
+      [
+        'deprecatedMaintainer',
+        'directiveCasing',
+        'emptyContinuationLine',
+        'instructionCasing',
+        'instructionCmdMultiple',
+        'instructionEntrypointMultiple',
+        'instructionHealthcheckMultiple',
+        'instructionJSONInSingleQuotes',
+        'instructionWorkdirRelative',
+      ].map((rule) => [rule, ValidationSeverity.ERROR]),
+    ) as ValidatorSettings;
     expect(validate(text, strict).map((d) => `${d.range.start.line + 1}: ${d.message}`)).toEqual([]);
   });
 
@@ -79,7 +101,7 @@ describe('Dockerfile.worker', () => {
     expect(of('ENV').join(' ')).toContain('TURN_MODELS_DIR=/opt/voice-models ');
   });
 
-  it('keeps only the Linux builds of onnxruntime-node (only the target CPU\'s when the builder says)', () => {
+  it("keeps only the Linux builds of onnxruntime-node (only the target CPU's when the builder says)", () => {
     const install = of('RUN').find((l) => l.includes('npm ci'))!;
     expect(install).toContain('rm -rf "$ort/darwin" "$ort/win32"');
     expect(install).toContain('amd64) rm -rf "$ort/linux/arm64"');
@@ -98,7 +120,11 @@ describe('Dockerfile.worker', () => {
     const port = (server.address() as AddressInfo).port;
     // Asynchronous on purpose: the server above lives in this process and must keep answering.
     const run = (p: number) =>
-      new Promise<number>((r) => execFile(process.execPath, command.slice(1), { env: { METRICS_PORT: String(p) }, timeout: 10_000 }, (err) => r(err ? Number((err as { code?: number }).code ?? 1) : 0)));
+      new Promise<number>((r) =>
+        execFile(process.execPath, command.slice(1), { env: { METRICS_PORT: String(p) }, timeout: 10_000 }, (err) =>
+          r(err ? Number((err as { code?: number }).code ?? 1) : 0),
+        ),
+      );
     expect(await run(port)).toBe(0);
     server.closeAllConnections();
     await new Promise((r) => server.close(r));

@@ -25,7 +25,10 @@ export interface WorkerProcess {
   logs: string[];
   /** PIDs of this worker's bot processes. */
   botPids(): number[];
-  spawnSession(body: unknown, token?: string): Promise<{ status: number; body: Record<string, unknown>; headers: Record<string, string | string[] | undefined> }>;
+  spawnSession(
+    body: unknown,
+    token?: string,
+  ): Promise<{ status: number; body: Record<string, unknown>; headers: Record<string, string | string[] | undefined> }>;
   metrics(): Promise<string>;
   /** GET /healthz: the status, or 0 when the worker does not answer at all. */
   healthz(): Promise<number>;
@@ -77,19 +80,26 @@ export interface HttpAnswer {
 }
 
 /** A plain HTTP(S) call that can trust a test CA (fetch reads NODE_EXTRA_CA_CERTS only at start-up). */
-export function call(url: string, init: { method?: string; headers?: Record<string, string>; body?: string; ca?: Buffer; timeoutMs?: number } = {}): Promise<HttpAnswer> {
+export function call(
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string; ca?: Buffer; timeoutMs?: number } = {},
+): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
     const request = url.startsWith('https:') ? httpsRequest : httpRequest;
     // A connection of its own per call (agent: false): Node's global agent keeps idle sockets until a
     // second before the server's keep-alive timeout (5 s here), and a call that reuses one the server
     // is closing fails at once. Suspected, not proven, in a /healthz read as 0 under stress-ng: on a
     // quiet machine 21 reuses at 4.9-5.1 s all succeeded.
-    const req = request(url, { method: init.method ?? 'GET', headers: init.headers, ca: init.ca, timeout: init.timeoutMs ?? 10_000, agent: false }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text, headers: res.headers }));
-      res.on('error', reject);
-    });
+    const req = request(
+      url,
+      { method: init.method ?? 'GET', headers: init.headers, ca: init.ca, timeout: init.timeoutMs ?? 10_000, agent: false },
+      (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text, headers: res.headers }));
+        res.on('error', reject);
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`request to ${url} timed out`)));
     req.on('error', reject);
     req.end(init.body);
@@ -130,7 +140,8 @@ export async function startWorkerProcess(env: NodeJS.ProcessEnv, options: { tls?
   proc.stderr!.on('data', (d: Buffer) => logs.push(d.toString()));
   const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
   const ca = options.caFile ? readFileSync(options.caFile) : undefined;
-  const request = (path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}) => call(`${url}${path}`, { ...init, ca });
+  const request = (path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}) =>
+    call(`${url}${path}`, { ...init, ca });
   const manage = (path: string) => call(`${metricsUrl}${path}`);
   const worker: WorkerProcess = {
     url,
@@ -142,13 +153,21 @@ export async function startWorkerProcess(env: NodeJS.ProcessEnv, options: { tls?
     botPids() {
       try {
         // Only the bots: the tsx loader may have an esbuild child of its own.
-        return execFileSync('pgrep', ['-P', String(proc.pid), '-f', 'worker/bot/process.ts'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number);
+        return execFileSync('pgrep', ['-P', String(proc.pid), '-f', 'worker/bot/process.ts'], { encoding: 'utf8' })
+          .trim()
+          .split('\n')
+          .filter(Boolean)
+          .map(Number);
       } catch {
         return [];
       }
     },
     async spawnSession(body, token = WORKER_TOKEN) {
-      const res = await request('/', { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+      const res = await request('/', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      });
       return { status: res.status, body: JSON.parse(res.text) as Record<string, unknown>, headers: res.headers };
     },
     async metrics() {
@@ -243,14 +262,18 @@ export async function startFakeBackend(): Promise<FakeBackend> {
       const required = tokens.get(decodeURIComponent(match[1]!));
       if (required !== undefined && req.headers.authorization !== `Bearer ${required}`) {
         res.writeHead(401, { 'content-type': 'application/json' });
-        return res.end(JSON.stringify({ error: 'invalid_token', message: 'not this session\'s report token' }));
+        return res.end(JSON.stringify({ error: 'invalid_token', message: "not this session's report token" }));
       }
       const status = failures.shift();
       if (status) {
         res.writeHead(status, { 'content-type': 'application/json' });
         return res.end(JSON.stringify({ error: 'internal_error', message: 'injected' }));
       }
-      reports.push({ sessionId: decodeURIComponent(match[1]!), authorization: req.headers.authorization, body: JSON.parse(raw) as Report['body'] });
+      reports.push({
+        sessionId: decodeURIComponent(match[1]!),
+        authorization: req.headers.authorization,
+        body: JSON.parse(raw) as Report['body'],
+      });
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ sessionId: match[1], status: 'COMPLETED' }));
     });

@@ -2,7 +2,15 @@ import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
 import { waitFor } from '../harness/ports.ts';
-import { baseEnv, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, type FakeBackend, type WorkerProcess } from './harness.ts';
+import {
+  baseEnv,
+  spawnBody,
+  startFakeBackend,
+  startWorkerProcess,
+  waitIdleSlots,
+  type FakeBackend,
+  type WorkerProcess,
+} from './harness.ts';
 
 /**
  * Issue 41: idle sockets kept real requests out of the worker's ports. On the management port, 64
@@ -23,9 +31,14 @@ beforeAll(async () => {
   [openai, backend] = await Promise.all([startFakeOpenAI({ voice: 'tone' }), startFakeBackend()]);
   worker = await startWorkerProcess(
     baseEnv({
-      redisUrl: inject('redisUrl'), backendUrl: backend.url, llmUrl: openai.url, REDIS_KEY_PREFIX: `eviction-${Date.now()}`,
-      WARM_POOL_SIZE: '2', JOIN_TIMEOUT_SECONDS: '60',
-      PUBLIC_MAX_CONNECTIONS: String(PUBLIC_CAP), PUBLIC_HEADERS_TIMEOUT_SECONDS: '120',
+      redisUrl: inject('redisUrl'),
+      backendUrl: backend.url,
+      llmUrl: openai.url,
+      REDIS_KEY_PREFIX: `eviction-${Date.now()}`,
+      WARM_POOL_SIZE: '2',
+      JOIN_TIMEOUT_SECONDS: '60',
+      PUBLIC_MAX_CONNECTIONS: String(PUBLIC_CAP),
+      PUBLIC_HEADERS_TIMEOUT_SECONDS: '120',
     }),
   );
   await worker.waitReady();
@@ -59,11 +72,14 @@ async function openIdle(port: number, count: number, reads: boolean) {
   return opened;
 }
 
-describe('idle sockets at a port\'s cap', () => {
+describe("idle sockets at a port's cap", () => {
   it('never keep /healthz out of the management port, even when they never read', async () => {
     await openIdle(Number(new URL(worker.metricsUrl).port), 100, false);
     // Today's cap is 64: the probe's connection evicts one of them.
-    await waitFor(async () => (await worker.healthz()) === 200, { timeoutMs: 15_000, what: '/healthz to answer 200 past 100 silent sockets' });
+    await waitFor(async () => (await worker.healthz()) === 200, {
+      timeoutMs: 15_000,
+      what: '/healthz to answer 200 past 100 silent sockets',
+    });
     for (let i = 0; i < 5; i++) expect(await worker.healthz()).toBe(200);
   }, 60_000);
 
@@ -75,7 +91,10 @@ describe('idle sockets at a port\'s cap', () => {
       expect(spawned.status).toBe(200);
     }
     // The cap held all along: of the 100 idle sockets, at most the cap are still open.
-    await waitFor(() => opened.filter((o) => !o.closed()).length <= PUBLIC_CAP, { timeoutMs: 5000, what: `at most ${PUBLIC_CAP} idle sockets to stay open` });
+    await waitFor(() => opened.filter((o) => !o.closed()).length <= PUBLIC_CAP, {
+      timeoutMs: 5000,
+      what: `at most ${PUBLIC_CAP} idle sockets to stay open`,
+    });
     expect(worker.logs.join('')).toContain('the public port is at its connection cap');
   }, 60_000);
 });

@@ -4,7 +4,16 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
 import { startOtlpReceiver, type OtlpReceiver } from '../fakes/otlp-receiver.ts';
 import { createCertificateAuthority } from '../harness/pki.ts';
-import { baseEnv, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, WORKER_TOKEN, type FakeBackend, type WorkerProcess } from './harness.ts';
+import {
+  baseEnv,
+  spawnBody,
+  startFakeBackend,
+  startWorkerProcess,
+  waitIdleSlots,
+  WORKER_TOKEN,
+  type FakeBackend,
+  type WorkerProcess,
+} from './harness.ts';
 import { runRespondent } from './respondent.ts';
 
 /**
@@ -57,7 +66,10 @@ describe('a full interview over a local room', () => {
     expect(spawned.status).toBe(200);
     expect(String(spawned.body.room_url)).toMatch(/^wss:\/\/127\.0\.0\.1:\d+\/rooms\/rm_/);
 
-    const respondent = runRespondent(String(spawned.body.room_url), String(spawned.body.token), { ca: readFileSync(ca.certFile), answers: ['I heard about you from a friend', 'it was smooth', 'fast support'] });
+    const respondent = runRespondent(String(spawned.body.room_url), String(spawned.body.token), {
+      ca: readFileSync(ca.certFile),
+      answers: ['I heard about you from a friend', 'it was smooth', 'fast support'],
+    });
     const result = await respondent.done;
 
     expect(result.ended).toBe('completed');
@@ -83,12 +95,19 @@ describe('a full interview over a local room', () => {
     expect(report.body.response?.summary).toBe('The respondent liked the onboarding.');
     const key = report.body.response!.transcriptKey;
     expect(key).toMatch(/^file:\/\/.*inv_.*\.json$/);
-    const transcript = JSON.parse(readFileSync(fileURLToPath(key), 'utf8')) as { turns: Array<{ speaker: string; text: string }>; summary: string };
+    const transcript = JSON.parse(readFileSync(fileURLToPath(key), 'utf8')) as {
+      turns: Array<{ speaker: string; text: string }>;
+      summary: string;
+    };
     expect(transcript.turns.filter((t) => t.speaker === 'respondent').map((t) => t.text)).toEqual(respondentCaptions);
     expect(transcript.summary).toBe('The respondent liked the onboarding.');
 
     const count = (name: string) => otlp.spans.filter((s) => s.name === name && s.attributes['session.id'] === body.sessionId).length;
-    await otlp.waitFor(() => count('session.start') === 1 && count('llm.turn') === 3 && count('tts.first_byte') === 5, 10_000, 'the spans of the session');
+    await otlp.waitFor(
+      () => count('session.start') === 1 && count('llm.turn') === 3 && count('tts.first_byte') === 5,
+      10_000,
+      'the spans of the session',
+    );
     const mine = otlp.spans.filter((s) => s.attributes['session.id'] === body.sessionId);
     const start = mine.find((s) => s.name === 'session.start')!;
     expect(start.resource['service.name']).toBe('voice-worker-test');

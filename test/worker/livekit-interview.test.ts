@@ -8,7 +8,15 @@ import { startOtlpReceiver, type OtlpReceiver } from '../fakes/otlp-receiver.ts'
 import { runLiveKitRespondent } from '../harness/livekit-respondent.ts';
 import { startLiveKitServer, type LiveKitServer } from '../harness/livekit-server.ts';
 import { waitFor } from '../harness/ports.ts';
-import { baseEnv, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, type FakeBackend, type WorkerProcess } from './harness.ts';
+import {
+  baseEnv,
+  spawnBody,
+  startFakeBackend,
+  startWorkerProcess,
+  waitIdleSlots,
+  type FakeBackend,
+  type WorkerProcess,
+} from './harness.ts';
 
 /**
  * Whole interviews through a real livekit-server (ROOM_PROVIDER=livekit): the worker's bot joins
@@ -58,7 +66,10 @@ describe('interviews in LiveKit rooms', () => {
     expect(spawned.status).toBe(200);
     // room_url is the LiveKit server itself; the room travels in the token.
     expect(spawned.body.room_url).toBe(livekit.url);
-    const claims = JSON.parse(Buffer.from(String(spawned.body.token).split('.')[1]!, 'base64url').toString()) as { sub: string; video: { room: string } };
+    const claims = JSON.parse(Buffer.from(String(spawned.body.token).split('.')[1]!, 'base64url').toString()) as {
+      sub: string;
+      video: { room: string };
+    };
     expect(claims.sub).toBe(`respondent:${String(body.sessionId)}`);
     const api = new LiveKitServerApi({ url: livekit.url, keys: livekit });
     expect((await api.listRooms([claims.video.room])).map((r) => r.name)).toEqual([claims.video.room]);
@@ -90,17 +101,26 @@ describe('interviews in LiveKit rooms', () => {
 
     const report = await backend.waitForReport(String(body.sessionId), 15_000);
     expect(report.body.status).toBe('completed');
-    const transcript = JSON.parse(readFileSync(fileURLToPath(report.body.response!.transcriptKey), 'utf8')) as { turns: Array<{ speaker: string; text: string }> };
+    const transcript = JSON.parse(readFileSync(fileURLToPath(report.body.response!.transcriptKey), 'utf8')) as {
+      turns: Array<{ speaker: string; text: string }>;
+    };
     expect(transcript.turns.filter((t) => t.speaker === 'respondent').map((t) => t.text)).toEqual(respondentCaptions);
 
     const mine = () => otlp.spans.filter((s) => s.attributes['session.id'] === body.sessionId);
-    await otlp.waitFor(() => mine().some((s) => s.name === 'room.connect') && mine().some((s) => s.name === 'session.start'), 10_000, 'the session spans');
+    await otlp.waitFor(
+      () => mine().some((s) => s.name === 'room.connect') && mine().some((s) => s.name === 'session.start'),
+      10_000,
+      'the session spans',
+    );
     const connect = mine().find((s) => s.name === 'room.connect')!;
     expect(connect.attributes['room.provider']).toBe('livekit');
     expect(Number(connect.attributes['room.connect_ms'])).toBeGreaterThan(0);
     expect(mine().find((s) => s.name === 'session.start')!.attributes['room.provider']).toBe('livekit');
     // After the session the worker deletes the room on the server.
-    await waitFor(async () => (await api.listRooms([claims.video.room])).length === 0, { timeoutMs: 10_000, what: 'the room to be deleted' });
+    await waitFor(async () => (await api.listRooms([claims.video.room])).length === 0, {
+      timeoutMs: 10_000,
+      what: 'the room to be deleted',
+    });
   }, 120_000);
 
   it('ends the session as a hang-up when the respondent hangs up through a data message', async () => {
@@ -108,7 +128,13 @@ describe('interviews in LiveKit rooms', () => {
     const body = spawnBody({}, 2);
     const spawned = await worker.spawnSession(body);
     expect(spawned.status).toBe(200);
-    const result = await runLiveKitRespondent({ url: String(spawned.body.room_url), token: String(spawned.body.token), answers: [], onListening: () => 'hangup', timeoutMs: 60_000 });
+    const result = await runLiveKitRespondent({
+      url: String(spawned.body.room_url),
+      token: String(spawned.body.token),
+      answers: [],
+      onListening: () => 'hangup',
+      timeoutMs: 60_000,
+    });
     expect(result.disconnectedBy).toBe('hangup');
     // The respondent left once the bot had answered its hang-up: leaving at once could close the data
     // channel before the hang-up was out, and the bot then saw a respondent who left (a loaded run did).
@@ -119,7 +145,19 @@ describe('interviews in LiveKit rooms', () => {
 
   it('a worker lost mid-interview: the replica that reaps it deletes the room, so the respondent is not left in silence', async () => {
     const prefix = `livekit-lost-${Date.now()}`;
-    const env = (pod: string) => baseEnv({ redisUrl: inject('redisUrl'), backendUrl: backend.url, llmUrl: openai.url, REDIS_KEY_PREFIX: prefix, WARM_POOL_SIZE: '1', POD_NAME: pod, HEARTBEAT_INTERVAL_MS: '300', HEARTBEAT_TTL_MS: '1500', IDLE_TIMEOUT_SECONDS: '60', ...livekit.env });
+    const env = (pod: string) =>
+      baseEnv({
+        redisUrl: inject('redisUrl'),
+        backendUrl: backend.url,
+        llmUrl: openai.url,
+        REDIS_KEY_PREFIX: prefix,
+        WARM_POOL_SIZE: '1',
+        POD_NAME: pod,
+        HEARTBEAT_INTERVAL_MS: '300',
+        HEARTBEAT_TTL_MS: '1500',
+        IDLE_TIMEOUT_SECONDS: '60',
+        ...livekit.env,
+      });
     const doomed = await startWorkerProcess(env('lk-doomed'));
     let survivor: WorkerProcess | undefined;
     try {
@@ -128,7 +166,9 @@ describe('interviews in LiveKit rooms', () => {
       const body = spawnBody();
       const spawned = await doomed.spawnSession(body);
       expect(spawned.status).toBe(200);
-      const room = (JSON.parse(Buffer.from(String(spawned.body.token).split('.')[1]!, 'base64url').toString()) as { video: { room: string } }).video.room;
+      const room = (
+        JSON.parse(Buffer.from(String(spawned.body.token).split('.')[1]!, 'base64url').toString()) as { video: { room: string } }
+      ).video.room;
       let listening!: () => void;
       const heard = new Promise<void>((resolve) => (listening = resolve));
       const respondent = runLiveKitRespondent({
@@ -148,7 +188,10 @@ describe('interviews in LiveKit rooms', () => {
       const report = await backend.waitForReport(String(body.sessionId), 20_000);
       expect(report.body).toMatchObject({ status: 'failed', reason: 'worker_lost' });
       const api = new LiveKitServerApi({ url: livekit.url, keys: livekit });
-      await waitFor(async () => (await api.listRooms([room])).length === 0, { timeoutMs: 10_000, what: "the lost session's room to be deleted" });
+      await waitFor(async () => (await api.listRooms([room])).length === 0, {
+        timeoutMs: 10_000,
+        what: "the lost session's room to be deleted",
+      });
       // The respondent's client hears of it from the server (the page shows Try again on ROOM_DELETED).
       expect((await respondent).disconnectedBy).toBe('server');
     } finally {

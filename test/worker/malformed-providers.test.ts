@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
-import { baseEnv, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, type FakeBackend, type WorkerProcess } from './harness.ts';
+import {
+  baseEnv,
+  spawnBody,
+  startFakeBackend,
+  startWorkerProcess,
+  waitIdleSlots,
+  type FakeBackend,
+  type WorkerProcess,
+} from './harness.ts';
 import { runRespondent } from './respondent.ts';
 
 /**
@@ -21,9 +29,20 @@ let backend: FakeBackend;
 let worker: WorkerProcess;
 
 beforeAll(async () => {
-  [openai, backend] = await Promise.all([startFakeOpenAI({ voice: 'tone', malformed: { seed: SEED, rate: 0.1, rates: { 'stt-stream': 0.5 } } }), startFakeBackend()]);
+  [openai, backend] = await Promise.all([
+    startFakeOpenAI({ voice: 'tone', malformed: { seed: SEED, rate: 0.1, rates: { 'stt-stream': 0.5 } } }),
+    startFakeBackend(),
+  ]);
   worker = await startWorkerProcess(
-    baseEnv({ redisUrl: inject('redisUrl'), backendUrl: backend.url, llmUrl: openai.url, REDIS_KEY_PREFIX: `malformed-${Date.now()}`, WARM_POOL_SIZE: '1', PROVIDER_TIMEOUT_MS: '1500', JOIN_TIMEOUT_SECONDS: '30' }),
+    baseEnv({
+      redisUrl: inject('redisUrl'),
+      backendUrl: backend.url,
+      llmUrl: openai.url,
+      REDIS_KEY_PREFIX: `malformed-${Date.now()}`,
+      WARM_POOL_SIZE: '1',
+      PROVIDER_TIMEOUT_MS: '1500',
+      JOIN_TIMEOUT_SECONDS: '30',
+    }),
   );
   await worker.waitReady();
 });
@@ -58,7 +77,10 @@ describe('property: malformed provider answers never crash a bot', () => {
     const faulty = openai.requests.length;
     expect(faulty).toBeGreaterThan(INTERVIEWS);
     expect(outcomes, outcomes.join(', ')).toContain('completed');
-    expect(outcomes.some((o) => o !== 'completed'), outcomes.join(', ')).toBe(true);
+    expect(
+      outcomes.some((o) => o !== 'completed'),
+      outcomes.join(', '),
+    ).toBe(true);
     // No bot process ended on its own: a crash would be counted as a restart with its exit code.
     const metrics = await worker.metrics();
     expect(metrics, worker.logs.join('').slice(-3000)).not.toMatch(/worker_bot_restarts_total\{reason="exit_\d+"\}/);

@@ -4,7 +4,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
 import { waitFor } from '../harness/ports.ts';
 import { startRedis, type RedisServer } from '../harness/redis.ts';
-import { baseEnv, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, type FakeBackend, type WorkerProcess } from './harness.ts';
+import {
+  baseEnv,
+  spawnBody,
+  startFakeBackend,
+  startWorkerProcess,
+  waitIdleSlots,
+  type FakeBackend,
+  type WorkerProcess,
+} from './harness.ts';
 import { runRespondent } from './respondent.ts';
 
 /**
@@ -33,11 +41,22 @@ afterAll(async () => {
 });
 
 async function worker(prefix: string, extra: Record<string, string> = {}): Promise<WorkerProcess> {
-  const w = await startWorkerProcess(baseEnv({
-    redisUrl: redisServer.url, backendUrl: backend.url, llmUrl: openai.url, REDIS_KEY_PREFIX: prefix, WARM_POOL_SIZE: '1',
-    REPORT_ATTEMPTS: '2', REPORT_TIMEOUT_MS: '1000', OUTCOME_RETRY_MAX_SECONDS: '1', OUTCOME_OUTBOX_POLL_MS: '300', JOIN_TIMEOUT_SECONDS: '30', IDLE_TIMEOUT_SECONDS: '30',
-    ...extra,
-  }));
+  const w = await startWorkerProcess(
+    baseEnv({
+      redisUrl: redisServer.url,
+      backendUrl: backend.url,
+      llmUrl: openai.url,
+      REDIS_KEY_PREFIX: prefix,
+      WARM_POOL_SIZE: '1',
+      REPORT_ATTEMPTS: '2',
+      REPORT_TIMEOUT_MS: '1000',
+      OUTCOME_RETRY_MAX_SECONDS: '1',
+      OUTCOME_OUTBOX_POLL_MS: '300',
+      JOIN_TIMEOUT_SECONDS: '30',
+      IDLE_TIMEOUT_SECONDS: '30',
+      ...extra,
+    }),
+  );
   workers.push(w);
   await w.waitReady();
   await waitIdleSlots(w, 1);
@@ -62,10 +81,16 @@ describe('outcome reports survive outages and restarts', () => {
     expect(done.ended).toBe('completed');
     // Longer than the in-process retries (REPORT_ATTEMPTS=2): the outbox has tried several times.
     const itemKey = `{${prefix}}:outbox:item:${sessionId}`;
-    await waitFor(async () => ((JSON.parse((await redis.get(itemKey)) ?? '{"tries":0}') as { tries: number }).tries >= 4), { timeoutMs: 20_000, what: 'four failed deliveries' });
+    await waitFor(async () => (JSON.parse((await redis.get(itemKey)) ?? '{"tries":0}') as { tries: number }).tries >= 4, {
+      timeoutMs: 20_000,
+      what: 'four failed deliveries',
+    });
     expect(await redis.pttl(itemKey)).toBeGreaterThan(21_000_000); // kept until the 6 h deadline, and not forever
     expect(await redis.pttl(`{${prefix}}:outbox`)).toBeGreaterThan(0);
-    await waitFor(async () => /^worker_outcome_backlog 1$/m.test(await first.metrics()), { timeoutMs: 5000, what: 'the backlog gauge at 1' });
+    await waitFor(async () => /^worker_outcome_backlog 1$/m.test(await first.metrics()), {
+      timeoutMs: 5000,
+      what: 'the backlog gauge at 1',
+    });
 
     // The worker dies; its successor runs with another worker token (the spawn bearer rotated).
     await first.stop();
@@ -74,8 +99,14 @@ describe('outcome reports survive outages and restarts', () => {
     const report = await backend.waitForReport(sessionId, 20_000);
     expect(report.body.status).toBe('completed');
     expect(report.authorization).toBe(`Bearer ${reportToken}`);
-    await waitFor(async () => (await redis.exists(itemKey)) === 0 && (await redis.zcard(`{${prefix}}:outbox`)) === 0, { timeoutMs: 5000, what: 'the outbox to empty' });
-    await waitFor(async () => /^worker_outcome_backlog 0$/m.test(await second.metrics()), { timeoutMs: 5000, what: 'the backlog gauge at 0' });
+    await waitFor(async () => (await redis.exists(itemKey)) === 0 && (await redis.zcard(`{${prefix}}:outbox`)) === 0, {
+      timeoutMs: 5000,
+      what: 'the outbox to empty',
+    });
+    await waitFor(async () => /^worker_outcome_backlog 0$/m.test(await second.metrics()), {
+      timeoutMs: 5000,
+      what: 'the backlog gauge at 0',
+    });
     expect(backend.reports.filter((r) => r.sessionId === sessionId)).toHaveLength(1);
   }, 90_000);
 
@@ -103,7 +134,10 @@ describe('outcome reports survive outages and restarts', () => {
     expect(retry.body.room_url).not.toBe(spawned.body.room_url);
     const done = await runRespondent(String(retry.body.room_url), String(retry.body.token)).done;
     expect(done.ended).toBe('completed');
-    await waitFor(() => backend.reports.some((r) => r.sessionId === sessionId && r.body.status === 'completed'), { timeoutMs: 10_000, what: 'the completed report of the retry' });
+    await waitFor(() => backend.reports.some((r) => r.sessionId === sessionId && r.body.status === 'completed'), {
+      timeoutMs: 10_000,
+      what: 'the completed report of the retry',
+    });
   }, 90_000);
 
   it('writes no key without a TTL when Redis is wiped mid-interview, and the report still arrives', async () => {

@@ -6,7 +6,16 @@ import { WebSocketServer } from 'ws';
 import { joinLocalRoom } from '../../worker/rooms/local/bot-room.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
 import { waitFor } from '../harness/ports.ts';
-import { baseEnv, call, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, type FakeBackend, type WorkerProcess } from './harness.ts';
+import {
+  baseEnv,
+  call,
+  spawnBody,
+  startFakeBackend,
+  startWorkerProcess,
+  waitIdleSlots,
+  type FakeBackend,
+  type WorkerProcess,
+} from './harness.ts';
 
 /**
  * Property: whatever a stranger sends to the worker's public port before or after a WebSocket
@@ -21,7 +30,17 @@ let worker: WorkerProcess;
 
 beforeAll(async () => {
   [openai, backend] = await Promise.all([startFakeOpenAI({ voice: 'tone' }), startFakeBackend()]);
-  worker = await startWorkerProcess(baseEnv({ redisUrl: inject('redisUrl'), backendUrl: backend.url, llmUrl: openai.url, REDIS_KEY_PREFIX: `fuzz-${Date.now()}`, WARM_POOL_SIZE: '1', JOIN_TIMEOUT_SECONDS: '60', IDLE_TIMEOUT_SECONDS: '60' }));
+  worker = await startWorkerProcess(
+    baseEnv({
+      redisUrl: inject('redisUrl'),
+      backendUrl: backend.url,
+      llmUrl: openai.url,
+      REDIS_KEY_PREFIX: `fuzz-${Date.now()}`,
+      WARM_POOL_SIZE: '1',
+      JOIN_TIMEOUT_SECONDS: '60',
+      IDLE_TIMEOUT_SECONDS: '60',
+    }),
+  );
   await worker.waitReady();
 });
 
@@ -36,8 +55,14 @@ async function expectAlive(): Promise<void> {
   const status = await worker.healthz();
   if (status !== 200) {
     // Twice under stress-ng this read 0 (no answer) with the worker still running: say how it failed.
-    const again = await call(`${worker.metricsUrl}/healthz`).then((a) => `status ${a.status}`, (err: Error) => err.message);
-    expect(status, `/healthz gave no answer after ${Date.now() - started} ms; a second call: ${again}; worker logs: ${worker.logs.join('').slice(-1500)}`).toBe(200);
+    const again = await call(`${worker.metricsUrl}/healthz`).then(
+      (a) => `status ${a.status}`,
+      (err: Error) => err.message,
+    );
+    expect(
+      status,
+      `/healthz gave no answer after ${Date.now() - started} ms; a second call: ${again}; worker logs: ${worker.logs.join('').slice(-1500)}`,
+    ).toBe(200);
   }
   await expectBotsAlive();
 }
@@ -48,8 +73,13 @@ async function expectAlive(): Promise<void> {
  * not), and a session whose bot died is reported `bot_crashed`.
  */
 async function expectBotsAlive(): Promise<void> {
-  const restarts = [...(await worker.metrics()).matchAll(/^worker_bot_restarts_total\{reason="([^"]+)"\} (\d+)/gm)].filter((m) => m[1] !== 'recycled' && m[2] !== '0');
-  expect(restarts.map((m) => m[0]), worker.logs.join('').slice(-3000)).toEqual([]);
+  const restarts = [...(await worker.metrics()).matchAll(/^worker_bot_restarts_total\{reason="([^"]+)"\} (\d+)/gm)].filter(
+    (m) => m[1] !== 'recycled' && m[2] !== '0',
+  );
+  expect(
+    restarts.map((m) => m[0]),
+    worker.logs.join('').slice(-3000),
+  ).toEqual([]);
   expect(backend.reports.filter((r) => r.body.reason === 'bot_crashed').map((r) => r.sessionId)).toEqual([]);
 }
 
@@ -68,7 +98,11 @@ function rawUpgrade(target: string): Promise<string> {
       clearTimeout(timer);
       resolve(answer);
     });
-    socket.write(`GET ${target} HTTP/1.1\r\nHost: worker\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`, 'latin1');
+    socket.write(
+      `GET ${target} HTTP/1.1\r\nHost: worker\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ` +
+        `dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+      'latin1',
+    );
   });
 }
 
@@ -80,10 +114,20 @@ function open(url: string): Promise<WebSocket> {
   });
 }
 
-const notAnObject = fc.oneof(fc.constant('null'), fc.jsonValue().map((v) => JSON.stringify(v) ?? 'null'), fc.string(), fc.constantFrom('[]', '"hangup"', '{"type":null}', '{"type":{}}', '{"type":["hangup"]}', '1e999', '{"__proto__":{"type":"hangup"}}'));
+const notAnObject = fc.oneof(
+  fc.constant('null'),
+  fc.jsonValue().map((v) => JSON.stringify(v) ?? 'null'),
+  fc.string(),
+  fc.constantFrom('[]', '"hangup"', '{"type":null}', '{"type":{}}', '{"type":["hangup"]}', '1e999', '{"__proto__":{"type":"hangup"}}'),
+);
 const frame = fc.oneof(
   notAnObject.map((text) => ({ text, binary: false })),
-  fc.record({ type: fc.oneof(fc.string(), fc.constantFrom('ended', 'state', 'caption', 'participant_joined', 'ready')), extra: fc.jsonValue() }).map((o) => ({ text: JSON.stringify(o), binary: false })),
+  fc
+    .record({
+      type: fc.oneof(fc.string(), fc.constantFrom('ended', 'state', 'caption', 'participant_joined', 'ready')),
+      extra: fc.jsonValue(),
+    })
+    .map((o) => ({ text: JSON.stringify(o), binary: false })),
   fc.uint8Array({ maxLength: 2000 }).map((bytes) => ({ text: Buffer.from(bytes).toString('latin1'), binary: true })),
 );
 
@@ -102,10 +146,13 @@ describe('property: outside bytes never take the worker down', () => {
       fc.stringMatching(/^\/rooms\/[A-Za-z0-9_-]{1,70}\?token=[\x21-\x7e]{0,80}$/),
       fc.constantFrom('//[', '/rooms/%', '//[::1', 'http://[', '*', '/rooms/a?token=%ZZ', '//rooms/x'),
     );
-    await fc.assert(fc.asyncProperty(target, async (t) => {
-      await rawUpgrade(t.replace(/[\r\n]/g, ''));
-      expect(worker.proc.exitCode).toBeNull();
-    }), { numRuns: 150, seed: 19 });
+    await fc.assert(
+      fc.asyncProperty(target, async (t) => {
+        await rawUpgrade(t.replace(/[\r\n]/g, ''));
+        expect(worker.proc.exitCode).toBeNull();
+      }),
+      { numRuns: 150, seed: 19 },
+    );
     await expectAlive();
   });
 
@@ -117,12 +164,17 @@ describe('property: outside bytes never take the worker down', () => {
     const respondent = await open(`${roomUrl}?token=${encodeURIComponent(String(spawned.body.token))}`);
     const bots = worker.botPids();
     expect(bots).toHaveLength(1);
-    await fc.assert(fc.asyncProperty(fc.array(frame, { minLength: 1, maxLength: 5 }), async (frames) => {
-      for (const f of frames) if (respondent.readyState === WebSocket.OPEN) respondent.send(f.binary ? Buffer.from(f.text, 'latin1') : f.text, { binary: f.binary });
-      expect(worker.proc.exitCode).toBeNull();
-      // The session's bot is the same process as before the frames (it is recycled only after a session).
-      if (respondent.readyState === WebSocket.OPEN) expect(worker.botPids()).toEqual(bots);
-    }), { numRuns: 100, seed: 19 });
+    await fc.assert(
+      fc.asyncProperty(fc.array(frame, { minLength: 1, maxLength: 5 }), async (frames) => {
+        for (const f of frames)
+          if (respondent.readyState === WebSocket.OPEN)
+            respondent.send(f.binary ? Buffer.from(f.text, 'latin1') : f.text, { binary: f.binary });
+        expect(worker.proc.exitCode).toBeNull();
+        // The session's bot is the same process as before the frames (it is recycled only after a session).
+        if (respondent.readyState === WebSocket.OPEN) expect(worker.botPids()).toEqual(bots);
+      }),
+      { numRuns: 100, seed: 19 },
+    );
     await expectAlive();
 
     respondent.close();
@@ -133,17 +185,22 @@ describe('property: outside bytes never take the worker down', () => {
     await waitIdleSlots(worker, 1, 20_000);
     const [bot] = worker.botPids();
     process.kill(bot!, 'SIGKILL');
-    await waitFor(async () => /worker_bot_restarts_total\{reason="SIGKILL"\} 1/.test(await worker.metrics()), { timeoutMs: 10_000, what: 'the killed bot to be counted' });
+    await waitFor(async () => /worker_bot_restarts_total\{reason="SIGKILL"\} 1/.test(await worker.metrics()), {
+      timeoutMs: 10_000,
+      what: 'the killed bot to be counted',
+    });
     await expect(expectBotsAlive()).rejects.toThrow(/SIGKILL/);
   });
 
   it("the bot's side of a room ignores frames that are not JSON objects", async () => {
     const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
     await new Promise<void>((r) => wss.once('listening', () => r()));
-    wss.on('connection', (ws) => ws.once('message', () => {
-      for (const text of ['null', '1', '[]', '"participant_joined"', '{"type":5}', 'not json']) ws.send(text);
-      ws.send(JSON.stringify({ type: 'participant_joined', role: 'respondent' }));
-    }));
+    wss.on('connection', (ws) =>
+      ws.once('message', () => {
+        for (const text of ['null', '1', '[]', '"participant_joined"', '{"type":5}', 'not json']) ws.send(text);
+        ws.send(JSON.stringify({ type: 'participant_joined', role: 'respondent' }));
+      }),
+    );
     const room = await joinLocalRoom(`ws://127.0.0.1:${(wss.address() as { port: number }).port}/rooms/x`, 2000);
     const joined = new Promise<void>((r) => room.once('joined', () => r()));
     room.sendControl({ type: 'go' });

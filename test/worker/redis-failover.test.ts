@@ -4,7 +4,15 @@ import { createCertificateAuthority } from '../harness/pki.ts';
 import { freePort, waitFor } from '../harness/ports.ts';
 import { startRedis } from '../harness/redis.ts';
 import { startSentinelGroup, type SentinelGroup } from '../harness/redis-sentinel.ts';
-import { baseEnv, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, type FakeBackend, type WorkerProcess } from './harness.ts';
+import {
+  baseEnv,
+  spawnBody,
+  startFakeBackend,
+  startWorkerProcess,
+  waitIdleSlots,
+  type FakeBackend,
+  type WorkerProcess,
+} from './harness.ts';
 import { runRespondent, type Respondent } from './respondent.ts';
 
 /**
@@ -41,12 +49,20 @@ describe('Redis Sentinel failover', () => {
 
   beforeAll(async () => {
     group = await startSentinelGroup();
-    worker = await startWorkerProcess(baseEnv({
-      // With Sentinel the URL's host is not used: the Sentinels name the master.
-      redisUrl: 'redis://unused.invalid:6379', backendUrl: backend.url, llmUrl: openai.url,
-      REDIS_SENTINELS: group.sentinels, REDIS_SENTINEL_MASTER: group.masterName,
-      WARM_POOL_SIZE: '3', IDLE_TIMEOUT_SECONDS: '90', JOIN_TIMEOUT_SECONDS: '60', SPAWN_BUDGET_MS: '500',
-    }));
+    worker = await startWorkerProcess(
+      baseEnv({
+        // With Sentinel the URL's host is not used: the Sentinels name the master.
+        redisUrl: 'redis://unused.invalid:6379',
+        backendUrl: backend.url,
+        llmUrl: openai.url,
+        REDIS_SENTINELS: group.sentinels,
+        REDIS_SENTINEL_MASTER: group.masterName,
+        WARM_POOL_SIZE: '3',
+        IDLE_TIMEOUT_SECONDS: '90',
+        JOIN_TIMEOUT_SECONDS: '60',
+        SPAWN_BUDGET_MS: '500',
+      }),
+    );
     await worker.waitReady();
     await waitIdleSlots(worker, 3);
   }, 180_000);
@@ -71,11 +87,14 @@ describe('Redis Sentinel failover', () => {
     const { oldPort, newPort } = await group.killMaster();
     expect(newPort).not.toBe(oldPort);
     let spawnedAgainAfterMs = 0;
-    await waitFor(async () => {
-      const res = await worker.spawnSession(spawnBody());
-      spawnedAgainAfterMs = Date.now() - killedAt;
-      return res.status === 200;
-    }, { timeoutMs: 20_000, intervalMs: 200, what: 'a spawn to succeed after the failover' });
+    await waitFor(
+      async () => {
+        const res = await worker.spawnSession(spawnBody());
+        spawnedAgainAfterMs = Date.now() - killedAt;
+        return res.status === 200;
+      },
+      { timeoutMs: 20_000, intervalMs: 200, what: 'a spawn to succeed after the failover' },
+    );
     expect(spawnedAgainAfterMs).toBeLessThan(10_000);
     expect(await worker.healthz()).toBe(200);
 
@@ -92,10 +111,18 @@ describe('Redis Sentinel failover', () => {
 describe('a 60 s Redis outage', () => {
   it('keeps liveness, drops readiness, and loses no live interview and no outcome', async () => {
     const redis = await startRedis({ persistent: true });
-    const worker = await startWorkerProcess(baseEnv({
-      redisUrl: redis.url, backendUrl: backend.url, llmUrl: openai.url, REDIS_KEY_PREFIX: `outage60-${Date.now()}`,
-      WARM_POOL_SIZE: '2', IDLE_TIMEOUT_SECONDS: '150', JOIN_TIMEOUT_SECONDS: '60', SPAWN_BUDGET_MS: '500',
-    }));
+    const worker = await startWorkerProcess(
+      baseEnv({
+        redisUrl: redis.url,
+        backendUrl: backend.url,
+        llmUrl: openai.url,
+        REDIS_KEY_PREFIX: `outage60-${Date.now()}`,
+        WARM_POOL_SIZE: '2',
+        IDLE_TIMEOUT_SECONDS: '150',
+        JOIN_TIMEOUT_SECONDS: '60',
+        SPAWN_BUDGET_MS: '500',
+      }),
+    );
     try {
       await worker.waitReady();
       await waitIdleSlots(worker, 2);
@@ -142,15 +169,39 @@ describe('a Redis with TLS and an ACL user', () => {
     const password = 'acl-pass-0123456789';
     const redis = await startRedis({
       args: [
-        '--tls-port', String(tlsPort), '--tls-cert-file', serving.certFile, '--tls-key-file', serving.keyFile,
-        '--tls-ca-cert-file', ca.certFile, '--tls-auth-clients', 'no',
-        '--user', 'default', 'off', '--user', 'voice-worker', 'on', `>${password}`, '~*', '&*', '+@all',
+        '--tls-port',
+        String(tlsPort),
+        '--tls-cert-file',
+        serving.certFile,
+        '--tls-key-file',
+        serving.keyFile,
+        '--tls-ca-cert-file',
+        ca.certFile,
+        '--tls-auth-clients',
+        'no',
+        '--user',
+        'default',
+        'off',
+        '--user',
+        'voice-worker',
+        'on',
+        `>${password}`,
+        '~*',
+        '&*',
+        '+@all',
       ],
     });
-    const env = (pass: string) => baseEnv({
-      redisUrl: `rediss://127.0.0.1:${tlsPort}`, backendUrl: backend.url, llmUrl: openai.url, REDIS_KEY_PREFIX: `tls-${Date.now()}`,
-      REDIS_TLS_CA_FILE: ca.certFile, REDIS_USERNAME: 'voice-worker', REDIS_PASSWORD: pass, WARM_POOL_SIZE: '1',
-    });
+    const env = (pass: string) =>
+      baseEnv({
+        redisUrl: `rediss://127.0.0.1:${tlsPort}`,
+        backendUrl: backend.url,
+        llmUrl: openai.url,
+        REDIS_KEY_PREFIX: `tls-${Date.now()}`,
+        REDIS_TLS_CA_FILE: ca.certFile,
+        REDIS_USERNAME: 'voice-worker',
+        REDIS_PASSWORD: pass,
+        WARM_POOL_SIZE: '1',
+      });
     const good = await startWorkerProcess(env(password));
     const bad = await startWorkerProcess(env('wrong-password-9876543210'));
     try {
@@ -161,7 +212,10 @@ describe('a Redis with TLS and an ACL user', () => {
       // It is up first (its liveness answers; its public port opens before that one): "not ready"
       // must mean the login failed, not that the process had not listened yet (a loaded run once
       // got ECONNREFUSED from its public port here).
-      await waitFor(async () => (await bad.healthz()) === 200, { timeoutMs: 30_000, what: `the replica with the wrong password to be live (logs: ${bad.logs.join('').slice(-1500)})` });
+      await waitFor(async () => (await bad.healthz()) === 200, {
+        timeoutMs: 30_000,
+        what: `the replica with the wrong password to be live (logs: ${bad.logs.join('').slice(-1500)})`,
+      });
       expect(await bad.ready()).toBe(false);
       const refused = await bad.spawnSession(spawnBody());
       expect(refused.status).toBe(503);
@@ -170,7 +224,9 @@ describe('a Redis with TLS and an ACL user', () => {
     } catch (err) {
       // Both replicas' own words, for a failure that is not an assertion (a refused connection).
       const tail = (w: WorkerProcess) => `exit ${w.proc.exitCode ?? w.proc.signalCode ?? 'none yet'}; ${w.logs.join('').slice(-1500)}`;
-      throw new Error(`${(err as Error).message}\n--- good replica: ${tail(good)}\n--- wrong-password replica: ${tail(bad)}`, { cause: err });
+      throw new Error(`${(err as Error).message}\n--- good replica: ${tail(good)}\n--- wrong-password replica: ${tail(bad)}`, {
+        cause: err,
+      });
     } finally {
       await Promise.all([good.stop(), bad.stop()]);
       await redis.stop();

@@ -3,7 +3,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
 import { waitFor } from '../harness/ports.ts';
 import { startRedis, type RedisServer } from '../harness/redis.ts';
-import { baseEnv, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, type FakeBackend, type WorkerProcess } from './harness.ts';
+import {
+  baseEnv,
+  spawnBody,
+  startFakeBackend,
+  startWorkerProcess,
+  waitIdleSlots,
+  type FakeBackend,
+  type WorkerProcess,
+} from './harness.ts';
 import { runRespondent } from './respondent.ts';
 
 /**
@@ -18,7 +26,16 @@ let worker: WorkerProcess;
 
 beforeAll(async () => {
   [redis, openai, backend] = await Promise.all([startRedis({ persistent: true }), startFakeOpenAI({ voice: 'tone' }), startFakeBackend()]);
-  worker = await startWorkerProcess(baseEnv({ redisUrl: redis.url, backendUrl: backend.url, llmUrl: openai.url, WARM_POOL_SIZE: '2', JOIN_TIMEOUT_SECONDS: '60', SPAWN_BUDGET_MS: '500' }));
+  worker = await startWorkerProcess(
+    baseEnv({
+      redisUrl: redis.url,
+      backendUrl: backend.url,
+      llmUrl: openai.url,
+      WARM_POOL_SIZE: '2',
+      JOIN_TIMEOUT_SECONDS: '60',
+      SPAWN_BUDGET_MS: '500',
+    }),
+  );
   await worker.waitReady();
   await waitIdleSlots(worker, 2);
 });
@@ -66,7 +83,10 @@ describe('Redis outage', () => {
     // The next heartbeats put both warm slots back.
     // Its alive key too: a beat cut in two by the wipe can register the slots before the key is back,
     // and a claim in that moment finds their pod not alive (503 once, until the next beat).
-    await waitFor(async () => (await client.llen('{voice}:idle')) === 2 && (await client.keys('{voice}:pod:*:alive')).length === 1, { timeoutMs: 10_000, what: 'the pool to be rebuilt' });
+    await waitFor(async () => (await client.llen('{voice}:idle')) === 2 && (await client.keys('{voice}:pod:*:alive')).length === 1, {
+      timeoutMs: 10_000,
+      what: 'the pool to be rebuilt',
+    });
     const res = await worker.spawnSession(spawnBody());
     expect(res.status).toBe(200);
     await waitIdleSlots(worker, 1, 3000);
@@ -75,8 +95,20 @@ describe('Redis outage', () => {
 
   it('starts a claimed session whose inbox delivery was lost (regression: popped, then Redis went away)', async () => {
     const prefix = `lost-${Date.now()}`;
-    const owner = await startWorkerProcess(baseEnv({ redisUrl: redis.url, backendUrl: backend.url, llmUrl: openai.url, REDIS_KEY_PREFIX: prefix, WARM_POOL_SIZE: '1', HEARTBEAT_INTERVAL_MS: '500', HEARTBEAT_TTL_MS: '15000' }));
-    const front = await startWorkerProcess(baseEnv({ redisUrl: redis.url, backendUrl: backend.url, llmUrl: openai.url, REDIS_KEY_PREFIX: prefix, WARM_POOL_SIZE: '0' }));
+    const owner = await startWorkerProcess(
+      baseEnv({
+        redisUrl: redis.url,
+        backendUrl: backend.url,
+        llmUrl: openai.url,
+        REDIS_KEY_PREFIX: prefix,
+        WARM_POOL_SIZE: '1',
+        HEARTBEAT_INTERVAL_MS: '500',
+        HEARTBEAT_TTL_MS: '15000',
+      }),
+    );
+    const front = await startWorkerProcess(
+      baseEnv({ redisUrl: redis.url, backendUrl: backend.url, llmUrl: openai.url, REDIS_KEY_PREFIX: prefix, WARM_POOL_SIZE: '0' }),
+    );
     const client = new Redis(redis.url);
     try {
       await Promise.all([owner.waitReady(), front.waitReady()]);
@@ -84,7 +116,11 @@ describe('Redis outage', () => {
       owner.proc.kill('SIGSTOP'); // the owner cannot read its inbox now
       // Its last BLPOP may still be blocked in Redis (and would take the delivery): wait for it to time out.
       const inboxBlocked = async () => (await client.call('CLIENT', 'LIST')) as string;
-      await waitFor(async () => !(await inboxBlocked()).split('\n').some((l) => l.includes(`name=voice-worker:inbox:pod-${owner.port}`) && / flags=b /.test(l)), { timeoutMs: 5000, what: "the stopped owner's BLPOP to time out in Redis" });
+      await waitFor(
+        async () =>
+          !(await inboxBlocked()).split('\n').some((l) => l.includes(`name=voice-worker:inbox:pod-${owner.port}`) && / flags=b /.test(l)),
+        { timeoutMs: 5000, what: "the stopped owner's BLPOP to time out in Redis" },
+      );
       const body = spawnBody();
       const res = await front.spawnSession(body); // any replica may claim any slot
       expect(res.status).toBe(200);

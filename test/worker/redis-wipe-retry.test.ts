@@ -3,7 +3,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
 import { waitFor } from '../harness/ports.ts';
 import { startRedis, type RedisServer } from '../harness/redis.ts';
-import { baseEnv, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, type FakeBackend, type WorkerProcess } from './harness.ts';
+import {
+  baseEnv,
+  spawnBody,
+  startFakeBackend,
+  startWorkerProcess,
+  waitIdleSlots,
+  type FakeBackend,
+  type WorkerProcess,
+} from './harness.ts';
 import { runRespondent } from './respondent.ts';
 
 /**
@@ -22,7 +30,9 @@ let client: Redis;
 beforeAll(async () => {
   [redis, openai, backend] = await Promise.all([startRedis(), startFakeOpenAI({ voice: 'tone' }), startFakeBackend()]);
   client = new Redis(redis.url);
-  worker = await startWorkerProcess(baseEnv({ redisUrl: redis.url, backendUrl: backend.url, llmUrl: openai.url, WARM_POOL_SIZE: '1', JOIN_TIMEOUT_SECONDS: '60' }));
+  worker = await startWorkerProcess(
+    baseEnv({ redisUrl: redis.url, backendUrl: backend.url, llmUrl: openai.url, WARM_POOL_SIZE: '1', JOIN_TIMEOUT_SECONDS: '60' }),
+  );
   await worker.waitReady();
   await waitIdleSlots(worker, 1);
 });
@@ -48,7 +58,10 @@ describe('a retry after a Redis wipe', () => {
     // The next heartbeat puts the pod's alive key and its warm slot back into the (empty) pool. Both:
     // a beat cut in two by the wipe can register the slot before the key is back, and a claim in
     // that moment finds the slot's pod not alive (503 once, until the next beat).
-    await waitFor(async () => (await client.llen('{voice}:idle')) === 1 && (await client.keys('{voice}:pod:*:alive')).length === 1, { timeoutMs: 10_000, what: 'the pool to be rebuilt after FLUSHALL' });
+    await waitFor(async () => (await client.llen('{voice}:idle')) === 1 && (await client.keys('{voice}:pod:*:alive')).length === 1, {
+      timeoutMs: 10_000,
+      what: 'the pool to be rebuilt after FLUSHALL',
+    });
 
     const again = await worker.spawnSession(body);
     expect(again.status).toBe(200);
@@ -57,7 +70,10 @@ describe('a retry after a Redis wipe', () => {
     const retry = runRespondent(String(again.body.room_url), String(again.body.token));
     let botSpoke = false;
     retry.socket.on('message', (data, isBinary) => void (botSpoke ||= isBinary));
-    await waitFor(() => botSpoke, { timeoutMs: 20_000, what: `the bot to speak in the retried room (logs: ${worker.logs.join('').slice(-1500)})` });
+    await waitFor(() => botSpoke, {
+      timeoutMs: 20_000,
+      what: `the bot to speak in the retried room (logs: ${worker.logs.join('').slice(-1500)})`,
+    });
     expect((await retry.done).ended).toBe('completed');
 
     // And the slot is back for the next respondent: no 503 no_capacity for good.

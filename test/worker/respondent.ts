@@ -44,7 +44,10 @@ export interface Respondent {
 }
 
 export function runRespondent(roomUrl: string, token: string, options: RespondentOptions = {}): Respondent {
-  const ws = new WebSocket(`${roomUrl}?token=${encodeURIComponent(token)}`, { rejectUnauthorized: options.rejectUnauthorized ?? true, ...(options.ca ? { ca: options.ca } : {}) });
+  const ws = new WebSocket(`${roomUrl}?token=${encodeURIComponent(token)}`, {
+    rejectUnauthorized: options.rejectUnauthorized ?? true,
+    ...(options.ca ? { ca: options.ca } : {}),
+  });
   const messages: Array<Record<string, unknown>> = [];
   let audioBytes = 0;
   let firstAudioMs: number | null = null;
@@ -78,7 +81,8 @@ export function runRespondent(roomUrl: string, token: string, options: Responden
       return Promise.resolve();
     }
     return new Promise<void>((resolve) => {
-      for (let i = 0; i < pcm.length; i += FRAME) queue.push({ frame: pcm.subarray(i, i + FRAME), ...(i + FRAME >= pcm.length ? { last: resolve } : {}) });
+      for (let i = 0; i < pcm.length; i += FRAME)
+        queue.push({ frame: pcm.subarray(i, i + FRAME), ...(i + FRAME >= pcm.length ? { last: resolve } : {}) });
       if (pcm.length === 0) resolve();
     });
   };

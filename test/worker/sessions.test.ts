@@ -1,7 +1,15 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
 import { waitFor } from '../harness/ports.ts';
-import { baseEnv, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, type FakeBackend, type WorkerProcess } from './harness.ts';
+import {
+  baseEnv,
+  spawnBody,
+  startFakeBackend,
+  startWorkerProcess,
+  waitIdleSlots,
+  type FakeBackend,
+  type WorkerProcess,
+} from './harness.ts';
 import { runRespondent } from './respondent.ts';
 
 /**
@@ -15,7 +23,15 @@ let worker: WorkerProcess;
 beforeAll(async () => {
   [openai, backend] = await Promise.all([startFakeOpenAI({ voice: 'tone' }), startFakeBackend()]);
   worker = await startWorkerProcess(
-    baseEnv({ redisUrl: inject('redisUrl'), backendUrl: backend.url, llmUrl: openai.url, REDIS_KEY_PREFIX: `sessions-${Date.now()}`, WARM_POOL_SIZE: '2', PROVIDER_TIMEOUT_MS: '800', IDLE_TIMEOUT_SECONDS: '2' }),
+    baseEnv({
+      redisUrl: inject('redisUrl'),
+      backendUrl: backend.url,
+      llmUrl: openai.url,
+      REDIS_KEY_PREFIX: `sessions-${Date.now()}`,
+      WARM_POOL_SIZE: '2',
+      PROVIDER_TIMEOUT_MS: '800',
+      IDLE_TIMEOUT_SECONDS: '2',
+    }),
   );
   await worker.waitReady();
   await waitIdleSlots(worker, 2);
@@ -136,7 +152,14 @@ describe('respondent behaviour', () => {
 describe('MAX_SESSION_SECONDS', () => {
   it('ends a session that runs too long as failed with max_duration, however patient the respondent', async () => {
     const w = await startWorkerProcess(
-      baseEnv({ redisUrl: inject('redisUrl'), backendUrl: backend.url, llmUrl: openai.url, REDIS_KEY_PREFIX: `maxdur-${Date.now()}`, MAX_SESSION_SECONDS: '5', IDLE_TIMEOUT_SECONDS: '60' }),
+      baseEnv({
+        redisUrl: inject('redisUrl'),
+        backendUrl: backend.url,
+        llmUrl: openai.url,
+        REDIS_KEY_PREFIX: `maxdur-${Date.now()}`,
+        MAX_SESSION_SECONDS: '5',
+        IDLE_TIMEOUT_SECONDS: '60',
+      }),
     );
     try {
       await w.waitReady();

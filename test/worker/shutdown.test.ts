@@ -2,7 +2,15 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
 import { waitFor } from '../harness/ports.ts';
-import { baseEnv, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, type FakeBackend, type WorkerProcess } from './harness.ts';
+import {
+  baseEnv,
+  spawnBody,
+  startFakeBackend,
+  startWorkerProcess,
+  waitIdleSlots,
+  type FakeBackend,
+  type WorkerProcess,
+} from './harness.ts';
 import { runRespondent } from './respondent.ts';
 
 /**
@@ -26,7 +34,17 @@ afterAll(async () => {
 });
 
 async function startWorker(prefix: string, grace: string): Promise<WorkerProcess> {
-  const w = await startWorkerProcess(baseEnv({ redisUrl: inject('redisUrl'), backendUrl: backend.url, llmUrl: openai.url, REDIS_KEY_PREFIX: prefix, WARM_POOL_SIZE: '2', DRAIN_GRACE_SECONDS: grace, IDLE_TIMEOUT_SECONDS: '20' }));
+  const w = await startWorkerProcess(
+    baseEnv({
+      redisUrl: inject('redisUrl'),
+      backendUrl: backend.url,
+      llmUrl: openai.url,
+      REDIS_KEY_PREFIX: prefix,
+      WARM_POOL_SIZE: '2',
+      DRAIN_GRACE_SECONDS: grace,
+      IDLE_TIMEOUT_SECONDS: '20',
+    }),
+  );
   workers.push(w);
   await w.waitReady();
   await waitIdleSlots(w, 2);
@@ -40,11 +58,16 @@ describe('SIGTERM', () => {
     const body = spawnBody();
     const spawned = await worker.spawnSession(body);
     let listening = false;
-    const respondent = runRespondent(String(spawned.body.room_url), String(spawned.body.token), { onListening: () => ((listening = true), 'silent') });
+    const respondent = runRespondent(String(spawned.body.room_url), String(spawned.body.token), {
+      onListening: () => ((listening = true), 'silent'),
+    });
     await waitFor(() => listening, { timeoutMs: 10_000, what: 'the bot to listen' });
 
     worker.proc.kill('SIGTERM');
-    await waitFor(async () => !(await worker.ready()), { timeoutMs: 4000, what: 'readiness false right after SIGTERM (well inside the 20 s grace)' });
+    await waitFor(async () => !(await worker.ready()), {
+      timeoutMs: 4000,
+      what: 'readiness false right after SIGTERM (well inside the 20 s grace)',
+    });
     const refused = await worker.spawnSession(spawnBody());
     expect(refused.status).toBe(503);
     expect(refused.body.error).toBe('unavailable');
@@ -65,7 +88,9 @@ describe('SIGTERM', () => {
     const body = spawnBody();
     const spawned = await worker.spawnSession(body);
     let listening = false;
-    const respondent = runRespondent(String(spawned.body.room_url), String(spawned.body.token), { onListening: () => ((listening = true), 'silent') });
+    const respondent = runRespondent(String(spawned.body.room_url), String(spawned.body.token), {
+      onListening: () => ((listening = true), 'silent'),
+    });
     await waitFor(() => listening, { timeoutMs: 10_000, what: 'the bot to listen' });
     const t0 = Date.now();
     worker.proc.kill('SIGTERM');

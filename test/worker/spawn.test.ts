@@ -2,7 +2,17 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
 import { startOtlpReceiver, type OtlpReceiver } from '../fakes/otlp-receiver.ts';
 import { waitFor } from '../harness/ports.ts';
-import { baseEnv, call, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, WORKER_TOKEN, type FakeBackend, type WorkerProcess } from './harness.ts';
+import {
+  baseEnv,
+  call,
+  spawnBody,
+  startFakeBackend,
+  startWorkerProcess,
+  waitIdleSlots,
+  WORKER_TOKEN,
+  type FakeBackend,
+  type WorkerProcess,
+} from './harness.ts';
 
 /** The spawn API at the edge: auth, validation, size limit, idempotency, capacity, probes, metrics. */
 let openai: FakeOpenAI;
@@ -13,9 +23,20 @@ let otlp: OtlpReceiver;
 beforeAll(async () => {
   [openai, backend, otlp] = await Promise.all([startFakeOpenAI({ voice: 'tone' }), startFakeBackend(), startOtlpReceiver()]);
   worker = await startWorkerProcess(
-    baseEnv({ redisUrl: inject('redisUrl'), backendUrl: backend.url, llmUrl: openai.url, REDIS_KEY_PREFIX: `spawn-${Date.now()}`, WARM_POOL_SIZE: '2', RETRY_AFTER_SECONDS: '7', SPAWN_BODY_LIMIT_BYTES: '4096', JOIN_TIMEOUT_SECONDS: '3',
+    baseEnv({
+      redisUrl: inject('redisUrl'),
+      backendUrl: backend.url,
+      llmUrl: openai.url,
+      REDIS_KEY_PREFIX: `spawn-${Date.now()}`,
+      WARM_POOL_SIZE: '2',
+      RETRY_AFTER_SECONDS: '7',
+      SPAWN_BODY_LIMIT_BYTES: '4096',
+      JOIN_TIMEOUT_SECONDS: '3',
       // The JSON protocol, chosen only by the standard variable (the interview test uses the protobuf default).
-      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${otlp.url}/v1/traces`, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '100' }),
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${otlp.url}/v1/traces`,
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+    }),
   );
   await worker.waitReady();
   await waitIdleSlots(worker, 2);
@@ -28,7 +49,11 @@ afterAll(async () => {
 
 describe('spawn authentication', () => {
   it('answers 401 invalid_token without a bearer token', async () => {
-    const res = await call(`${worker.url}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(spawnBody()) });
+    const res = await call(`${worker.url}/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(spawnBody()),
+    });
     expect(res.status).toBe(401);
     expect(JSON.parse(res.text)).toEqual({ error: 'invalid_token', message: expect.stringContaining('Bearer') });
   });
@@ -51,7 +76,11 @@ describe('spawn validation', () => {
     ['no questions', JSON.stringify(spawnBody({ interview: { intro: 'Hi', questions: [], closing: 'Bye' } })), /interview.questions/],
     ['a non-object metadata', JSON.stringify(spawnBody({ metadata: 'x' })), /metadata/],
     // Bounded before anything walks it: deeper metadata reached Redis and came back as a 503 "outage".
-    ['metadata nested 33 levels deep', JSON.stringify(spawnBody()).replace('"metadata":{"plan":"test"}', `"metadata":{"m":${'['.repeat(32)}${']'.repeat(32)}}`), /^metadata: nested more than 32 levels deep/],
+    [
+      'metadata nested 33 levels deep',
+      JSON.stringify(spawnBody()).replace('"metadata":{"plan":"test"}', `"metadata":{"m":${'['.repeat(32)}${']'.repeat(32)}}`),
+      /^metadata: nested more than 32 levels deep/,
+    ],
   ])('answers 400 invalid_request for %s', async (_name, body, message) => {
     const res = await worker.spawnSession(body);
     expect(res.status).toBe(400);
@@ -155,13 +184,22 @@ describe('probes', () => {
       expect(JSON.parse(res.text)).toMatchObject({ error: 'not_found' });
     }
     // The management port serves nothing else: no spawn there.
-    expect((await call(`${worker.metricsUrl}/`, { method: 'POST', headers: { authorization: `Bearer ${WORKER_TOKEN}` }, body: '{}' })).status).toBe(404);
+    expect(
+      (await call(`${worker.metricsUrl}/`, { method: 'POST', headers: { authorization: `Bearer ${WORKER_TOKEN}` }, body: '{}' })).status,
+    ).toBe(404);
   });
 });
 
 describe('session.start spans', () => {
   it('exports one per spawn over OTLP/HTTP JSON, with its outcome and never a secret', async () => {
-    await otlp.waitFor((spans) => ['ok', 'existing', 'no_capacity', 'bad_request'].every((o) => spans.some((s) => s.name === 'session.start' && s.attributes['spawn.outcome'] === o)), 10_000, 'session.start spans of every outcome');
+    await otlp.waitFor(
+      (spans) =>
+        ['ok', 'existing', 'no_capacity', 'bad_request'].every((o) =>
+          spans.some((s) => s.name === 'session.start' && s.attributes['spawn.outcome'] === o),
+        ),
+      10_000,
+      'session.start spans of every outcome',
+    );
     expect(otlp.contentTypes.every((t) => t.includes('json'))).toBe(true);
     const ok = otlp.spans.find((s) => s.name === 'session.start' && s.attributes['spawn.outcome'] === 'ok')!;
     expect(ok.attributes).toMatchObject({ 'room.provider': 'local', 'interview.id': 'dpl_test1' });

@@ -9,8 +9,18 @@ const ROOT = resolve(import.meta.dirname, '../..');
 
 function runMain(env: NodeJS.ProcessEnv): Promise<{ code: number; stderr: string }> {
   return new Promise((r) =>
-    execFile(process.execPath, ['worker/main.ts'], { cwd: ROOT, env: { PATH: process.env.PATH, ...env }, timeout: 15_000 }, (err, _stdout, stderr) =>
-      r({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stderr: stderr.split('\n').filter((l) => l && !/ExperimentalWarning|--trace-warnings/.test(l)).join('\n') }),
+    execFile(
+      process.execPath,
+      ['worker/main.ts'],
+      { cwd: ROOT, env: { PATH: process.env.PATH, ...env }, timeout: 15_000 },
+      (err, _stdout, stderr) =>
+        r({
+          code: err ? Number((err as { code?: number }).code ?? 1) : 0,
+          stderr: stderr
+            .split('\n')
+            .filter((l) => l && !/ExperimentalWarning|--trace-warnings/.test(l))
+            .join('\n'),
+        }),
     ),
   );
 }
@@ -28,17 +38,32 @@ describe('worker start-up', () => {
   it('exits 1 with one line naming a missing variable', async () => {
     const { code, stderr } = await runMain({ BACKEND_URL: 'https://app.example.com', OPENAI_API_KEY: 'sk-x' });
     expect(code).toBe(1);
-    expect(stderr).toBe('worker: configuration error: WORKER_TOKEN: is required (the shared bearer token that the service sends on spawn calls)');
+    expect(stderr).toBe(
+      'worker: configuration error: WORKER_TOKEN: is required (the shared bearer token that the service sends on spawn calls)',
+    );
   });
 
   it('exits 1 naming a malformed variable', async () => {
-    const { code, stderr } = await runMain({ WORKER_TOKEN, BACKEND_URL: 'https://app.example.com', OPENAI_API_KEY: 'sk-x', ROOM_PROVIDER: 'local', WARM_POOL_SIZE: '-1' });
+    const { code, stderr } = await runMain({
+      WORKER_TOKEN,
+      BACKEND_URL: 'https://app.example.com',
+      OPENAI_API_KEY: 'sk-x',
+      ROOM_PROVIDER: 'local',
+      WARM_POOL_SIZE: '-1',
+    });
     expect(code).toBe(1);
     expect(stderr).toMatch(/^worker: configuration error: WARM_POOL_SIZE: expected an integer from 0 to 256, got -1$/);
   });
 
   it('never writes the worker token or provider keys to its logs, even at debug level', async () => {
-    const env = baseEnv({ redisUrl: inject('redisUrl'), backendUrl: backend.url, llmUrl: openai.url, REDIS_KEY_PREFIX: `startup-${Date.now()}`, LOG_LEVEL: 'debug', WARM_POOL_SIZE: '1' });
+    const env = baseEnv({
+      redisUrl: inject('redisUrl'),
+      backendUrl: backend.url,
+      llmUrl: openai.url,
+      REDIS_KEY_PREFIX: `startup-${Date.now()}`,
+      LOG_LEVEL: 'debug',
+      WARM_POOL_SIZE: '1',
+    });
     const worker = await startWorkerProcess(env);
     try {
       await worker.waitReady();

@@ -8,7 +8,15 @@ import { join } from 'node:path';
 import { silencePcm } from '../fakes/audio.ts';
 import { readWavPcm, speak } from '../harness/speech.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
-import { baseEnv, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, type FakeBackend, type WorkerProcess } from './harness.ts';
+import {
+  baseEnv,
+  spawnBody,
+  startFakeBackend,
+  startWorkerProcess,
+  waitIdleSlots,
+  type FakeBackend,
+  type WorkerProcess,
+} from './harness.ts';
 import { runRespondent, type Respondent } from './respondent.ts';
 
 /**
@@ -22,11 +30,21 @@ let openai: FakeOpenAI;
 let backend: FakeBackend;
 let worker: WorkerProcess;
 
-const LONG_QUESTION = 'Please tell me, in as much detail as you like, how you first heard about us, and what you expected before you signed up?';
+const LONG_QUESTION =
+  'Please tell me, in as much detail as you like, how you first heard about us, and what you expected before you signed up?';
 
 beforeAll(async () => {
   [openai, backend] = await Promise.all([startFakeOpenAI({ voice: 'espeak' }), startFakeBackend()]);
-  worker = await startWorkerProcess(baseEnv({ redisUrl: inject('redisUrl'), backendUrl: backend.url, llmUrl: openai.url, REDIS_KEY_PREFIX: `turns-${Date.now()}`, WARM_POOL_SIZE: '1', IDLE_TIMEOUT_SECONDS: '20' }));
+  worker = await startWorkerProcess(
+    baseEnv({
+      redisUrl: inject('redisUrl'),
+      backendUrl: backend.url,
+      llmUrl: openai.url,
+      REDIS_KEY_PREFIX: `turns-${Date.now()}`,
+      WARM_POOL_SIZE: '1',
+      IDLE_TIMEOUT_SECONDS: '20',
+    }),
+  );
   await worker.waitReady();
   await waitIdleSlots(worker, 1);
 });
@@ -76,7 +94,15 @@ describe('turn-taking with the default pipeline (Silero, Smart Turn, realtime sp
    * (it starts thinking only after the second part), and the transcript must hold one answer.
    */
   async function answerWithPause(first: string, second: string): Promise<void> {
-    const body = spawnBody({ interview: { title: 'Pause', language: 'en', intro: 'Hi.', questions: [{ id: 'q1', text: 'What did you like?', maxFollowUps: 0 }], closing: 'Thanks, bye.' } });
+    const body = spawnBody({
+      interview: {
+        title: 'Pause',
+        language: 'en',
+        intro: 'Hi.',
+        questions: [{ id: 'q1', text: 'What did you like?', maxFollowUps: 0 }],
+        closing: 'Thanks, bye.',
+      },
+    });
     openai.scriptTranscripts(first, second);
     const spawned = await worker.spawnSession(body);
     expect(spawned.status).toBe(200);
@@ -97,7 +123,9 @@ describe('turn-taking with the default pipeline (Silero, Smart Turn, realtime sp
     const thinking = timeline.controls.find((c) => c.msg.type === 'state' && c.msg.state === 'thinking');
     expect(thinking!.at).toBeGreaterThan(secondPartSent);
     const transcript = await transcriptOf(String(body.sessionId));
-    expect(transcript.turns.filter((t) => t.speaker === 'respondent')).toEqual([expect.objectContaining({ questionId: 'q1', text: `${first} ${second}` })]);
+    expect(transcript.turns.filter((t) => t.speaker === 'respondent')).toEqual([
+      expect.objectContaining({ questionId: 'q1', text: `${first} ${second}` }),
+    ]);
   }
 
   it('a thinking pause of one second inside an answer does not end the turn', async () => {
@@ -114,7 +142,15 @@ describe('turn-taking with the default pipeline (Silero, Smart Turn, realtime sp
   it('an answer that arrives in one burst and then no audio at all still ends its turn (the track stalled)', async () => {
     // The unfinished-sounding phrase keeps the model from ending the turn; no more frames come (a
     // transport that delivers in bursts, or a muted track), so only the stall rule can end it.
-    const body = spawnBody({ interview: { title: 'Burst', language: 'en', intro: 'Hi.', questions: [{ id: 'q1', text: 'What did you like?', maxFollowUps: 0 }], closing: 'Thanks, bye.' } });
+    const body = spawnBody({
+      interview: {
+        title: 'Burst',
+        language: 'en',
+        intro: 'Hi.',
+        questions: [{ id: 'q1', text: 'What did you like?', maxFollowUps: 0 }],
+        closing: 'Thanks, bye.',
+      },
+    });
     openai.scriptTranscripts('What I liked was,');
     const spawned = await worker.spawnSession(body);
     const respondent = runRespondent(String(spawned.body.room_url), String(spawned.body.token), {
@@ -126,15 +162,28 @@ describe('turn-taking with the default pipeline (Silero, Smart Turn, realtime sp
     });
     expect((await respondent.done).ended).toBe('completed');
     const transcript = await transcriptOf(String(body.sessionId));
-    expect(transcript.turns.filter((t) => t.speaker === 'respondent')).toEqual([expect.objectContaining({ questionId: 'q1', text: 'What I liked was,' })]);
+    expect(transcript.turns.filter((t) => t.speaker === 'respondent')).toEqual([
+      expect.objectContaining({ questionId: 'q1', text: 'What I liked was,' }),
+    ]);
   }, 60_000);
 
   it('a respondent who cuts in while the bot asks stops its voice, and what they said is the answer', async () => {
-    const body = spawnBody({ interview: { title: 'Barge-in', language: 'en', intro: 'Hi.', questions: [{ id: 'q1', text: LONG_QUESTION, maxFollowUps: 0 }], closing: 'Thanks, bye.' } });
+    const body = spawnBody({
+      interview: {
+        title: 'Barge-in',
+        language: 'en',
+        intro: 'Hi.',
+        questions: [{ id: 'q1', text: LONG_QUESTION, maxFollowUps: 0 }],
+        closing: 'Thanks, bye.',
+      },
+    });
     openai.scriptTranscripts('A friend told me about you.');
     const spawned = await worker.spawnSession(body);
     let spokeAt = 0;
-    const respondent = runRespondent(String(spawned.body.room_url), String(spawned.body.token), { realTime: true, onListening: () => 'silent' });
+    const respondent = runRespondent(String(spawned.body.room_url), String(spawned.body.token), {
+      realTime: true,
+      onListening: () => 'silent',
+    });
     const timeline = watch(respondent);
     // Well into the question (it is about seven seconds long), the respondent answers.
     whileAsking(respondent, 1500, () => {
@@ -151,11 +200,21 @@ describe('turn-taking with the default pipeline (Silero, Smart Turn, realtime sp
     const nextSpeaking = timeline.controls.find((c) => c.at > interrupt!.at && c.msg.type === 'state' && c.msg.state === 'speaking');
     expect(timeline.audio.filter((t) => t > interrupt!.at + 50 && t < (nextSpeaking?.at ?? Infinity))).toEqual([]);
     const transcript = await transcriptOf(String(body.sessionId));
-    expect(transcript.turns.filter((t) => t.speaker === 'respondent')).toEqual([expect.objectContaining({ questionId: 'q1', text: 'A friend told me about you.' })]);
+    expect(transcript.turns.filter((t) => t.speaker === 'respondent')).toEqual([
+      expect.objectContaining({ questionId: 'q1', text: 'A friend told me about you.' }),
+    ]);
   }, 60_000);
 
   it('a cough does not stop the bot, and a short "mhm" makes it go on from the sentence it was in', async () => {
-    const body = spawnBody({ interview: { title: 'Backchannel', language: 'en', intro: 'Hi.', questions: [{ id: 'q1', text: LONG_QUESTION, maxFollowUps: 0 }], closing: 'Thanks, bye.' } });
+    const body = spawnBody({
+      interview: {
+        title: 'Backchannel',
+        language: 'en',
+        intro: 'Hi.',
+        questions: [{ id: 'q1', text: LONG_QUESTION, maxFollowUps: 0 }],
+        closing: 'Thanks, bye.',
+      },
+    });
     openai.scriptTranscripts('Mhm.', 'A friend told me about you.');
     const spawned = await worker.spawnSession(body);
     let coughAt = 0;
@@ -189,7 +248,9 @@ describe('turn-taking with the default pipeline (Silero, Smart Turn, realtime sp
     expect(resumed!.at).toBeLessThan(listening!.at);
     expect(timeline.audio.some((t) => t > resumed!.at && t < listening!.at)).toBe(true);
     const transcript = await transcriptOf(String(body.sessionId));
-    expect(transcript.turns.filter((t) => t.speaker === 'respondent')).toEqual([expect.objectContaining({ questionId: 'q1', text: 'A friend told me about you.' })]);
+    expect(transcript.turns.filter((t) => t.speaker === 'respondent')).toEqual([
+      expect.objectContaining({ questionId: 'q1', text: 'A friend told me about you.' }),
+    ]);
   }, 60_000);
 });
 

@@ -3,7 +3,15 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { speechPcm, tonePcm } from '../fakes/audio.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-compatible.ts';
 import { waitFor } from '../harness/ports.ts';
-import { baseEnv, spawnBody, startFakeBackend, startWorkerProcess, waitIdleSlots, type FakeBackend, type WorkerProcess } from './harness.ts';
+import {
+  baseEnv,
+  spawnBody,
+  startFakeBackend,
+  startWorkerProcess,
+  waitIdleSlots,
+  type FakeBackend,
+  type WorkerProcess,
+} from './harness.ts';
 import { runRespondent } from './respondent.ts';
 
 /**
@@ -21,7 +29,13 @@ let defaults: WorkerProcess;
 
 beforeAll(async () => {
   [openai, backend] = await Promise.all([startFakeOpenAI({ voice: 'tone' }), startFakeBackend()]);
-  const env = { redisUrl: inject('redisUrl'), backendUrl: backend.url, llmUrl: openai.url, WARM_POOL_SIZE: '1', IDLE_TIMEOUT_SECONDS: '20' };
+  const env = {
+    redisUrl: inject('redisUrl'),
+    backendUrl: backend.url,
+    llmUrl: openai.url,
+    WARM_POOL_SIZE: '1',
+    IDLE_TIMEOUT_SECONDS: '20',
+  };
   [worker, defaults] = await Promise.all([
     startWorkerProcess(baseEnv({ ...env, REDIS_KEY_PREFIX: `flood-${Date.now()}`, MAX_UTTERANCE_SECONDS: '3', VAD_ENGINE: 'energy' })),
     startWorkerProcess(baseEnv({ ...env, REDIS_KEY_PREFIX: `flood-speech-${Date.now()}` })),
@@ -61,14 +75,17 @@ describe('one utterance is bounded', () => {
     const firstUpload = openai.requests.find((r) => r.endpoint === 'stt-stream');
     expect(firstUpload?.audioSeconds).toBeGreaterThan(1);
     expect(firstUpload?.audioSeconds).toBeLessThanOrEqual(3);
-    await waitFor(async () => /worker_bot_restarts_total\{reason="recycled"\} 1/.test(await worker.metrics()), { timeoutMs: 15_000, what: 'the bot to be recycled' });
+    await waitFor(async () => /worker_bot_restarts_total\{reason="recycled"\} 1/.test(await worker.metrics()), {
+      timeoutMs: 15_000,
+      what: 'the bot to be recycled',
+    });
     await waitIdleSlots(worker, 1, 15_000);
     const [botAfter] = worker.botPids();
     expect(botAfter).toBeDefined();
     expect(botAfter).not.toBe(botBefore);
   }, 90_000);
 
-  it('keeps a bot\'s memory bounded while a flood of speech lasts, and hears the next answer soon after it', async () => {
+  it("keeps a bot's memory bounded while a flood of speech lasts, and hears the next answer soon after it", async () => {
     // Issue 19: 256 KB messages of looped speech as fast as the socket takes them took a bot from
     // 179 to 1,155 MB in 30 s, because audio waited, unbounded, for a VAD slower than the flood.
     const [bot] = defaults.botPids();

@@ -16,10 +16,25 @@ function session(mode: InterruptionMode) {
   const room = new MemoryRoom();
   const providers = scriptedProviders({ ttsFirstByteMs: 200, msPerWord: 250 });
   const playback = new Playback(() => Date.now());
-  const speaker = new Speaker({ room, tts: providers.tts, playback, signal: new AbortController().signal, clock: () => Date.now(), onFirstByte: () => undefined });
+  const speaker = new Speaker({
+    room,
+    tts: providers.tts,
+    playback,
+    signal: new AbortController().signal,
+    clock: () => Date.now(),
+    onFirstByte: () => undefined,
+  });
   const events: BotEvent[] = [];
   const voice = speakerVoice({ speaker, room, mode, telemetry: (e) => void events.push(e) });
-  const bargeIn = new BargeIn({ enabled: true, minSpeechMs: 120, confirmMs: 700 }, { get audible() { return playback.audible; }, ...voice });
+  const bargeIn = new BargeIn(
+    { enabled: true, minSpeechMs: 120, confirmMs: 700 },
+    {
+      get audible() {
+        return playback.audible;
+      },
+      ...voice,
+    },
+  );
   return { room, speaker, bargeIn, events };
 }
 

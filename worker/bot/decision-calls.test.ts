@@ -9,14 +9,24 @@ function calls(replies: string[]) {
   const providers = scriptedProviders({ replies, llmDelayMs: 5, llmPieceMs: 1 });
   const events: BotEvent[] = [];
   const modelTurn = new ModelTurn({ llm: providers.llm, sessionId: 's1', telemetry: (e) => events.push(e), clock: Date.now });
-  const voice = { prepared: [] as string[], discarded: [] as string[], prepare: (t: string) => void voice.prepared.push(t), discard: (t: string) => void voice.discarded.push(t) };
-  return { providers, events, voice, decisions: new DecisionCalls({ modelTurn, signal: new AbortController().signal, maxTokens: 50, voice }) };
+  const voice = {
+    prepared: [] as string[],
+    discarded: [] as string[],
+    prepare: (t: string) => void voice.prepared.push(t),
+    discard: (t: string) => void voice.discarded.push(t),
+  };
+  return {
+    providers,
+    events,
+    voice,
+    decisions: new DecisionCalls({ modelTurn, signal: new AbortController().signal, maxTokens: 50, voice }),
+  };
 }
 
 const prompt = [{ role: 'user' as const, content: 'Question: q\n\nRespondent: We tried a few tools' }];
 
 describe('decision calls started at a pause', () => {
-  it('keeps a speculation whose words match the turn\'s final words', async () => {
+  it("keeps a speculation whose words match the turn's final words", async () => {
     const { decisions, providers } = calls(['FOLLOW_UP: Which tools?']);
     decisions.speculate('We tried a few tools', prompt, false);
     const kept = decisions.claim('we tried, a few tools.');
@@ -42,7 +52,7 @@ describe('decision calls started at a pause', () => {
     expect(sameWords('We tried', 'We tried a few')).toBe(false);
   });
 
-  it('gives a speculation\'s first sentence to the voice ahead, and discards it when the speculation is dropped (issue 40)', async () => {
+  it("gives a speculation's first sentence to the voice ahead, and discards it when the speculation is dropped (issue 40)", async () => {
     const { decisions, voice } = calls(['FOLLOW_UP: Which tools? And why?', 'FOLLOW_UP: Which tools?']);
     decisions.speculate('We tried a few tools', prompt, false);
     await new Promise((r) => setTimeout(r, 50));

@@ -51,7 +51,12 @@ export class DecisionCalls {
   start(prompt: ChatMessage[], waitOffered: boolean, speculative = false): DecisionCall {
     const dropped = new AbortController();
     const signal = AbortSignal.any([this.o.signal, dropped.signal]);
-    const deltas = this.o.modelTurn.stream(prompt, { purpose: 'follow_up', signal, maxTokens: this.o.maxTokens, ...(speculative ? { speculative } : {}) });
+    const deltas = this.o.modelTurn.stream(prompt, {
+      purpose: 'follow_up',
+      signal,
+      maxTokens: this.o.maxTokens,
+      ...(speculative ? { speculative } : {}),
+    });
     const stream = streamDecision(deltas, this.o.split, waitOffered);
     return { stream, waitOffered, speculative, drop: () => dropped.abort(new DroppedReply()) };
   }
@@ -59,7 +64,11 @@ export class DecisionCalls {
   /** At a pause: a call on the whole answer so far (`answer`), replacing any earlier speculation. */
   speculate(answer: string, prompt: ChatMessage[], waitOffered: boolean): void {
     this.dropSpeculation();
-    const speculation: { answer: string; call: DecisionCall; prepared: string | null } = { answer, call: this.start(prompt, waitOffered, true), prepared: null };
+    const speculation: { answer: string; call: DecisionCall; prepared: string | null } = {
+      answer,
+      call: this.start(prompt, waitOffered, true),
+      prepared: null,
+    };
     this.speculation = speculation;
     const voice = this.o.voice;
     if (!voice) return;
@@ -95,6 +104,12 @@ export class DecisionCalls {
 
 /** Two transcripts say the same words (case, punctuation and spacing aside). */
 export function sameWords(a: string, b: string): boolean {
-  const words = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}'\s]/gu, ' ').split(/\s+/).filter(Boolean).join(' ');
+  const words = (s: string) =>
+    s
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}'\s]/gu, ' ')
+      .split(/\s+/)
+      .filter(Boolean)
+      .join(' ');
   return words(a) === words(b);
 }

@@ -48,7 +48,12 @@ function start(script: ProviderScript, interview: InterviewDefinition = INTERVIE
   const events: BotEvent[] = [];
   let bounds = 0;
   let stored = '';
-  const job: BotJob = { sessionId: 'inv_stage1', interviewId: 'dpl_1', interview, ticket: { transport: 'local', url: 'ws://memory.invalid/', token: 'memory', room: 'memory' } };
+  const job: BotJob = {
+    sessionId: 'inv_stage1',
+    interviewId: 'dpl_1',
+    interview,
+    ticket: { transport: 'local', url: 'ws://memory.invalid/', token: 'memory', room: 'memory' },
+  };
   const outcome = runInterview(job, {
     room,
     providers,
@@ -103,7 +108,10 @@ afterEach(() => {
 
 describe('the interview in stages (memory room, scripted providers, fake clock)', () => {
   it('asks, hears, follows up, closes, and reports every measure as a typed event', async () => {
-    const run = start({ transcripts: ['I liked the onboarding.', 'The support team answered fast.'], replies: ['FOLLOW_UP: What about the support?'] });
+    const run = start({
+      transcripts: ['I liked the onboarding.', 'The support team answered fast.'],
+      replies: ['FOLLOW_UP: What about the support?'],
+    });
     answerWhenHeard(run.room, () => answer());
     const outcome = await finish(run);
     expect(outcome.status, JSON.stringify(outcome)).toBe('completed');
@@ -129,7 +137,13 @@ describe('the interview in stages (memory room, scripted providers, fake clock)'
   });
 
   it('holds a short answer to an open question until TURN_HOLD_MS, and ends one to a closed question at the silence rule (issue 40)', async () => {
-    const interview: InterviewDefinition = { ...INTERVIEW, questions: [{ id: 'q1', text: 'What did you like?', maxFollowUps: 0 }, { id: 'q2', text: 'Did you finish the setup?', maxFollowUps: 0 }] };
+    const interview: InterviewDefinition = {
+      ...INTERVIEW,
+      questions: [
+        { id: 'q1', text: 'What did you like?', maxFollowUps: 0 },
+        { id: 'q2', text: 'Did you finish the setup?', maxFollowUps: 0 },
+      ],
+    };
     const run = start({ transcripts: ['The onboarding.', 'Yes.'] }, interview, withTurns(CONFIG, { endpointing: { holdMs: 2200 } }));
     answerWhenHeard(run.room, () => Buffer.concat([tone(900), silencePcm(3000, RATE)]));
     expect((await finish(run)).status).toBe('completed');
@@ -139,8 +153,11 @@ describe('the interview in stages (memory room, scripted providers, fake clock)'
     expect(waits[1]).toBeLessThan(400);
   });
 
-  it('warms the providers\' connections each time the respondent starts to speak (issue 21)', async () => {
-    const run = start({ transcripts: ['I liked the onboarding.', 'The support team answered fast.'], replies: ['FOLLOW_UP: What about the support?'] });
+  it("warms the providers' connections each time the respondent starts to speak (issue 21)", async () => {
+    const run = start({
+      transcripts: ['I liked the onboarding.', 'The support team answered fast.'],
+      replies: ['FOLLOW_UP: What about the support?'],
+    });
     const answersAt: number[] = [];
     answerWhenHeard(run.room, () => (answersAt.push(Date.now() + 300), answer()));
     expect((await finish(run)).status).toBe('completed');
@@ -149,7 +166,7 @@ describe('the interview in stages (memory room, scripted providers, fake clock)'
     run.providers.calls.warm.forEach((at, i) => expect(at - answersAt[i]!).toBeLessThan(200));
   });
 
-  it('speaks a follow-up\'s first clause, and a sentence that ends the reply, before the model\'s stream ends (issue 21)', async () => {
+  it("speaks a follow-up's first clause, and a sentence that ends the reply, before the model's stream ends (issue 21)", async () => {
     // A provider that writes a piece every 40 ms and holds the stream open 400 ms after the last.
     const reply = 'FOLLOW_UP: When your manager first stepped in, what exactly did they change for the team?';
     const script = { transcripts: ['I liked the onboarding.', 'It got better.'], replies: [reply], llmPieceMs: 40, llmEndMs: 400 };
@@ -183,7 +200,9 @@ describe('the interview in stages (memory room, scripted providers, fake clock)'
     // The respondent pauses 400 ms (more than VAD_SILENCE_MS) mid-answer; the model is slow, so
     // they go on before the bot's first word: one answer, and the follow-up is never spoken.
     const run = start({ transcripts: ['I liked', 'the onboarding.'], replies: ['FOLLOW_UP: Why was that?', 'NEXT'], llmDelayMs: 1500 });
-    answerWhenHeard(run.room, (turn) => (turn === 1 ? Buffer.concat([tone(700), silencePcm(400, RATE), tone(700), silencePcm(600, RATE)]) : null));
+    answerWhenHeard(run.room, (turn) =>
+      turn === 1 ? Buffer.concat([tone(700), silencePcm(400, RATE), tone(700), silencePcm(600, RATE)]) : null,
+    );
     const outcome = await finish(run);
     expect(outcome.status, JSON.stringify(outcome)).toBe('completed');
     expect(spoken(run)).toEqual(['bot: Hi.', 'bot: What did you like?', 'respondent: I liked the onboarding.', 'bot: Thanks, bye.']);
@@ -192,7 +211,10 @@ describe('the interview in stages (memory room, scripted providers, fake clock)'
 
   it('pauses at speech over it, and after a backchannel goes on from where it paused (issue 21)', async () => {
     const question = 'First, think of your first week. Then, tell me what you liked. Take your time.';
-    const run = start({ transcripts: ['mm-hm', 'I liked the onboarding.'] }, { ...INTERVIEW, questions: [{ id: 'q1', text: question, maxFollowUps: 0 }] });
+    const run = start(
+      { transcripts: ['mm-hm', 'I liked the onboarding.'] },
+      { ...INTERVIEW, questions: [{ id: 'q1', text: question, maxFollowUps: 0 }] },
+    );
     // "mm-hm" 500 ms into the question (its first sentence is playing), then the answer once heard.
     let said = false;
     run.room.onControl((msg) => {
@@ -208,7 +230,13 @@ describe('the interview in stages (memory room, scripted providers, fake clock)'
     expect(run.events.filter((e) => e.type === 'interruption')).toEqual([{ type: 'interruption', kind: 'backchannel' }]);
     expect(spoken(run)).toEqual(['bot: Hi.', `bot: ${question}`, 'respondent: I liked the onboarding.', 'bot: Thanks, bye.']);
     // The page hears it speaking again, then listening.
-    expect(run.room.controls.slice(run.room.interruptedAfter[0]).filter((c) => c.type === 'state').map((c) => c.state).slice(0, 2)).toEqual(['speaking', 'listening']);
+    expect(
+      run.room.controls
+        .slice(run.room.interruptedAfter[0])
+        .filter((c) => c.type === 'state')
+        .map((c) => c.state)
+        .slice(0, 2),
+    ).toEqual(['speaking', 'listening']);
     // Heard: the intro (250 ms), the question once through (15 words, 3750 ms) and the closing
     // (500 ms), with at most the one 20 ms frame that was playing at the pause heard twice.
     expect(run.room.heardMs()).toBeGreaterThanOrEqual(250 + 3750 + 500);
@@ -218,7 +246,11 @@ describe('the interview in stages (memory room, scripted providers, fake clock)'
   it('with BARGE_IN_MODE=stop, stops at once and after a backchannel goes on from the cut sentence', async () => {
     const question = 'First, think of your first week. Then, tell me what you liked. Take your time.';
     const config = withTurns(CONFIG, { interruption: { mode: 'stop' } });
-    const run = start({ transcripts: ['mm-hm', 'I liked the onboarding.'] }, { ...INTERVIEW, questions: [{ id: 'q1', text: question, maxFollowUps: 0 }] }, config);
+    const run = start(
+      { transcripts: ['mm-hm', 'I liked the onboarding.'] },
+      { ...INTERVIEW, questions: [{ id: 'q1', text: question, maxFollowUps: 0 }] },
+      config,
+    );
     // "mm-hm" 500 ms into the question (its first sentence is playing), then the answer once heard.
     let said = false;
     run.room.onControl((msg) => {
@@ -230,13 +262,25 @@ describe('the interview in stages (memory room, scripted providers, fake clock)'
     const outcome = await finish(run);
     expect(outcome.status, JSON.stringify(outcome)).toBe('completed');
     expect(run.room.interrupts, JSON.stringify(run.room.controls)).toBe(1);
-    expect(run.events.filter((e) => e.type === 'interruption')).toEqual([{ type: 'interruption', kind: 'barge_in' }, { type: 'interruption', kind: 'backchannel' }]);
-    expect(spoken(run)).toEqual(['bot: Hi.', `bot: ${question}`, `bot: ${question}`, 'respondent: I liked the onboarding.', 'bot: Thanks, bye.']);
+    expect(run.events.filter((e) => e.type === 'interruption')).toEqual([
+      { type: 'interruption', kind: 'barge_in' },
+      { type: 'interruption', kind: 'backchannel' },
+    ]);
+    expect(spoken(run)).toEqual([
+      'bot: Hi.',
+      `bot: ${question}`,
+      `bot: ${question}`,
+      'respondent: I liked the onboarding.',
+      'bot: Thanks, bye.',
+    ]);
   });
 
   it('stops at once when the respondent talks over it, and takes what they said as the answer', async () => {
     const question = 'Tell me about your first week. What went well? What did not?';
-    const run = start({ transcripts: ['Honestly the first week was rough.'] }, { ...INTERVIEW, questions: [{ id: 'q1', text: question, maxFollowUps: 0 }] });
+    const run = start(
+      { transcripts: ['Honestly the first week was rough.'] },
+      { ...INTERVIEW, questions: [{ id: 'q1', text: question, maxFollowUps: 0 }] },
+    );
     let sentAtBargeIn = -1;
     run.room.onControl((msg) => {
       if (msg.type === 'caption' && msg.text === 'Tell me about your first week.') setTimeout(() => void run.room.speak(answer(1500)), 500);
@@ -251,7 +295,7 @@ describe('the interview in stages (memory room, scripted providers, fake clock)'
     expect(run.room.audioBytes - sentAtBargeIn).toBe(2 * 250 * 48);
   });
 
-  it('ends as failed, with the provider\'s reason, when the language model fails', async () => {
+  it("ends as failed, with the provider's reason, when the language model fails", async () => {
     const run = start({ replies: [new ProviderError('llm', 'timeout', true, 'The language model did not answer in time.')] });
     answerWhenHeard(run.room, () => answer());
     const outcome = await finish(run);
@@ -268,7 +312,10 @@ describe('the interview in stages (memory room, scripted providers, fake clock)'
     });
     const outcome = await finish(run);
     expect(outcome.status, JSON.stringify(outcome)).toBe('completed');
-    expect(spoken(run).filter((t) => t.startsWith('respondent'))).toEqual(['respondent: I liked the onboarding.', 'respondent: The support.']);
+    expect(spoken(run).filter((t) => t.startsWith('respondent'))).toEqual([
+      'respondent: I liked the onboarding.',
+      'respondent: The support.',
+    ]);
   });
 
   it('goes on after a flood of audio, and asks for the process to be recycled (issue 19)', async () => {
@@ -297,7 +344,10 @@ describe('the decision at a pause: WAIT and preemptive calls (issue 21)', () => 
   const TRAILING_OFF = [{ words: '\\.\\.\\.$', reply: 'WAIT' }];
   const decisionCalls = (run: Run) => run.providers.calls.llm.filter((m) => m[0]?.content.includes('follow-up'));
   const offersWait = (messages: Array<{ content: string }>) => messages[0]!.content.includes('reply with exactly WAIT');
-  const llmSpans = (run: Run) => run.events.flatMap((e) => (e.type === 'span' && e.span.name === 'llm.turn' && e.span.attributes['llm.purpose'] === 'follow_up' ? [e.span] : []));
+  const llmSpans = (run: Run) =>
+    run.events.flatMap((e) =>
+      e.type === 'span' && e.span.name === 'llm.turn' && e.span.attributes['llm.purpose'] === 'follow_up' ? [e.span] : [],
+    );
   const turnEnds = (run: Run) => run.events.flatMap((e) => (e.type === 'span' && e.span.name === 'turn.end' ? [e.span.endMs] : []));
   // "We tried..." and 1.2 s of thought, then "a few tools.": one answer.
   const thinking = () => Buffer.concat([tone(700), silencePcm(1200, RATE), tone(700), silencePcm(600, RATE)]);
@@ -317,7 +367,10 @@ describe('the decision at a pause: WAIT and preemptive calls (issue 21)', () => 
     expect(at1!).toBeLessThan(end1!);
     expect(at2!).toBeGreaterThan(end1!);
     expect(at2!).toBeLessThan(end2!);
-    expect(llmSpans(run).map((s) => [s.attributes['llm.speculative'], s.attributes['llm.dropped']])).toEqual([[true, undefined], [true, undefined]]);
+    expect(llmSpans(run).map((s) => [s.attributes['llm.speculative'], s.attributes['llm.dropped']])).toEqual([
+      [true, undefined],
+      [true, undefined],
+    ]);
   });
 
   it('with LLM_WAIT_MAX_MS=0, takes the turn at the pause and moves on, as before', async () => {
@@ -348,14 +401,23 @@ describe('the decision at a pause: WAIT and preemptive calls (issue 21)', () => 
 
   it('drops a call started at a pause when the respondent goes on: cancelled, never spoken, marked in its span', async () => {
     // A 250 ms pause: its words are in at 220 ms, the respondent goes on at 250 ms (the turn lives on).
-    const run = start({ segments: ['I liked', 'the onboarding.'], replies: ['FOLLOW_UP: Why was that?', 'NEXT'], sttDelayMs: 20 }, INTERVIEW, REALTIME);
-    answerWhenHeard(run.room, (turn) => (turn === 1 ? Buffer.concat([tone(700), silencePcm(250, RATE), tone(700), silencePcm(600, RATE)]) : null));
+    const run = start(
+      { segments: ['I liked', 'the onboarding.'], replies: ['FOLLOW_UP: Why was that?', 'NEXT'], sttDelayMs: 20 },
+      INTERVIEW,
+      REALTIME,
+    );
+    answerWhenHeard(run.room, (turn) =>
+      turn === 1 ? Buffer.concat([tone(700), silencePcm(250, RATE), tone(700), silencePcm(600, RATE)]) : null,
+    );
     expect((await finish(run)).status).toBe('completed');
     expect(spoken(run)).toEqual(['bot: Hi.', 'bot: What did you like?', 'respondent: I liked the onboarding.', 'bot: Thanks, bye.']);
     expect(run.providers.calls.tts.join(' ')).not.toContain('Why was that?');
     expect(run.providers.calls.llmAborted).toBe(1);
     const spans = llmSpans(run);
-    expect(spans.map((s) => [s.attributes['llm.speculative'], s.attributes['llm.dropped'], s.error])).toEqual([[true, true, undefined], [true, undefined, undefined]]);
+    expect(spans.map((s) => [s.attributes['llm.speculative'], s.attributes['llm.dropped'], s.error])).toEqual([
+      [true, true, undefined],
+      [true, undefined, undefined],
+    ]);
   });
 
   it('with LLM_PREEMPTIVE=false, starts the decision only when the turn has ended, as before', async () => {
@@ -381,12 +443,20 @@ describe('work before the end of the answer (issue 40, step 3)', () => {
     return at;
   };
 
-  it('starts the model call and synthesises the follow-up\'s first sentence during the hold, and speaks it only when the turn ends', async () => {
-    const run = start({ segments: ['We tried a few tools.', 'Spreadsheets, mostly.'], replies: ['FOLLOW_UP: Which tools did you try?', 'NEXT'] }, INTERVIEW, HELD);
+  it("starts the model call and synthesises the follow-up's first sentence during the hold, and speaks it only when the turn ends", async () => {
+    const run = start(
+      { segments: ['We tried a few tools.', 'Spreadsheets, mostly.'], replies: ['FOLLOW_UP: Which tools did you try?', 'NEXT'] },
+      INTERVIEW,
+      HELD,
+    );
     const followUpAt = captionedAt(run, 'Which tools did you try?');
     answerWhenHeard(run.room, () => Buffer.concat([tone(900), silencePcm(3000, RATE)]));
     expect((await finish(run)).status).toBe('completed');
-    expect(spoken(run).slice(1, 4)).toEqual(['bot: What did you like?', 'respondent: We tried a few tools.', 'bot: Which tools did you try?']);
+    expect(spoken(run).slice(1, 4)).toEqual([
+      'bot: What did you like?',
+      'respondent: We tried a few tools.',
+      'bot: Which tools did you try?',
+    ]);
     const [end] = turnEnds(run);
     const synthesisedAt = run.providers.calls.ttsAt[run.providers.calls.tts.indexOf('Which tools did you try?')]!;
     // Both started inside the hold, long before the turn's end; the audio reached the room after it.
@@ -398,13 +468,24 @@ describe('work before the end of the answer (issue 40, step 3)', () => {
   });
 
   it('never plays a reply made ahead for a turn that went on: the respondent spoke again in the hold', async () => {
-    const run = start({ segments: ['We tried a few tools.', 'Mostly spreadsheets.'], replies: ['FOLLOW_UP: Which tools did you try?', 'NEXT'] }, INTERVIEW, HELD);
+    const run = start(
+      { segments: ['We tried a few tools.', 'Mostly spreadsheets.'], replies: ['FOLLOW_UP: Which tools did you try?', 'NEXT'] },
+      INTERVIEW,
+      HELD,
+    );
     const followUpAt = captionedAt(run, 'Which tools did you try?');
-    answerWhenHeard(run.room, (turn) => (turn === 1 ? Buffer.concat([tone(900), silencePcm(1500, RATE), tone(900), silencePcm(3000, RATE)]) : null));
+    answerWhenHeard(run.room, (turn) =>
+      turn === 1 ? Buffer.concat([tone(900), silencePcm(1500, RATE), tone(900), silencePcm(3000, RATE)]) : null,
+    );
     expect((await finish(run)).status).toBe('completed');
     // Made during the first pause, then the respondent went on: never captioned, never spoken.
     expect(run.providers.calls.tts).toContain('Which tools did you try?');
     expect(followUpAt).toEqual([]);
-    expect(spoken(run)).toEqual(['bot: Hi.', 'bot: What did you like?', 'respondent: We tried a few tools. Mostly spreadsheets.', 'bot: Thanks, bye.']);
+    expect(spoken(run)).toEqual([
+      'bot: Hi.',
+      'bot: What did you like?',
+      'respondent: We tried a few tools. Mostly spreadsheets.',
+      'bot: Thanks, bye.',
+    ]);
   });
 });

@@ -1,4 +1,15 @@
-import { ATTR_MODEL, ATTR_PROVIDER, ATTR_SESSION_ID, ATTR_STT_MODE, ATTR_TURN_END_REASON, ATTR_TURN_INFERENCE_MS, ATTR_TURN_PATIENCE_EXTRA_MS, ATTR_TURN_PROBABILITY, SPAN_STT_FINAL, SPAN_TURN_END } from '../telemetry/names.ts';
+import {
+  ATTR_MODEL,
+  ATTR_PROVIDER,
+  ATTR_SESSION_ID,
+  ATTR_STT_MODE,
+  ATTR_TURN_END_REASON,
+  ATTR_TURN_INFERENCE_MS,
+  ATTR_TURN_PATIENCE_EXTRA_MS,
+  ATTR_TURN_PROBABILITY,
+  SPAN_STT_FINAL,
+  SPAN_TURN_END,
+} from '../telemetry/names.ts';
 import { DecisionCalls, type DecisionCall } from './decision-calls.ts';
 import type { BotEventSink } from '../telemetry/bot-events.ts';
 import type { HeardTurn, Hearing, PauseWords } from './listener.ts';
@@ -86,8 +97,15 @@ export class Dialogue {
     this.o = options;
     this.decisions = options.decisions ?? { waitMaxMs: 0, waitStepMs: 1000, preemptive: false };
     // A speculation's first sentence is synthesised ahead (never played unless its call is kept).
-    this.calls = new DecisionCalls({ modelTurn: options.modelTurn, signal: options.signal, maxTokens: FOLLOW_UP_MAX_TOKENS, voice: options.speaker, ...(options.replySplit ? { split: options.replySplit } : {}) });
-    if (this.decisions.preemptive) options.hearing.watchPauses?.({ pause: (p) => this.speculate(p), resume: () => this.calls.dropSpeculation() });
+    this.calls = new DecisionCalls({
+      modelTurn: options.modelTurn,
+      signal: options.signal,
+      maxTokens: FOLLOW_UP_MAX_TOKENS,
+      voice: options.speaker,
+      ...(options.replySplit ? { split: options.replySplit } : {}),
+    });
+    if (this.decisions.preemptive)
+      options.hearing.watchPauses?.({ pause: (p) => this.speculate(p), resume: () => this.calls.dropSpeculation() });
   }
 
   /** Intro, every question, closing. Rejects with the session's end when it ends first. */
@@ -161,7 +179,10 @@ export class Dialogue {
     for (;;) {
       this.check();
       this.o.room.sendControl({ type: 'state', state: 'listening' });
-      const turn = await untilAborted(this.o.hearing.nextTurn(since, (stale) => this.record(stale)), this.o.signal);
+      const turn = await untilAborted(
+        this.o.hearing.nextTurn(since, (stale) => this.record(stale)),
+        this.o.signal,
+      );
       if (turn.backchannel) {
         // "mm-hm" over the question: it goes on from the sentence that was cut.
         this.o.telemetry({ type: 'interruption', kind: 'backchannel' });
@@ -252,7 +273,12 @@ export class Dialogue {
     const joined = awaited.joining && mine >= 0 ? `${turns[mine]!.text} ${pause.words}`.trim() : pause.words;
     if (awaited.joining && mine >= 0) turns[mine] = { ...turns[mine]!, text: joined };
     else turns.push({ speaker: 'respondent', text: pause.words, questionId: awaited.q.id, at: new Date(this.o.clock()).toISOString() });
-    const { prompt, waitOffered } = this.decisionPrompt(awaited.q, turns, awaited.followUps, Math.max(0, this.o.clock() - pause.speechEndedAt));
+    const { prompt, waitOffered } = this.decisionPrompt(
+      awaited.q,
+      turns,
+      awaited.followUps,
+      Math.max(0, this.o.clock() - pause.speechEndedAt),
+    );
     this.calls.speculate(joined, prompt, waitOffered);
   }
 
@@ -307,11 +333,35 @@ export class Dialogue {
   private measure(turn: HeardTurn): void {
     const { telemetry, stt, sessionId } = this.o;
     const base = { [ATTR_SESSION_ID]: sessionId };
-    const model = turn.probability !== undefined ? { [ATTR_TURN_PROBABILITY]: Number(turn.probability.toFixed(3)), [ATTR_TURN_INFERENCE_MS]: Math.round(turn.inferenceMs ?? 0) } : {};
+    const model =
+      turn.probability !== undefined
+        ? { [ATTR_TURN_PROBABILITY]: Number(turn.probability.toFixed(3)), [ATTR_TURN_INFERENCE_MS]: Math.round(turn.inferenceMs ?? 0) }
+        : {};
     const patience = turn.patienceExtraMs > 0 ? { [ATTR_TURN_PATIENCE_EXTRA_MS]: turn.patienceExtraMs } : {};
-    telemetry({ type: 'span', span: { name: SPAN_TURN_END, startMs: turn.speechEndedAt, endMs: turn.decidedAt, attributes: { ...base, [ATTR_TURN_END_REASON]: turn.reason, ...model, ...patience } } });
-    telemetry({ type: 'span', span: { name: SPAN_STT_FINAL, startMs: turn.decidedAt, endMs: Math.max(turn.decidedAt, turn.finalAt), attributes: { ...base, [ATTR_PROVIDER]: stt.provider, [ATTR_MODEL]: stt.model, [ATTR_STT_MODE]: turn.sttMode } } });
-    telemetry({ type: 'provider_latency', provider: 'stt', operation: turn.sttMode === 'realtime' ? 'final' : 'transcribe', seconds: Math.max(0, turn.finalAt - turn.decidedAt) / 1000 });
+    telemetry({
+      type: 'span',
+      span: {
+        name: SPAN_TURN_END,
+        startMs: turn.speechEndedAt,
+        endMs: turn.decidedAt,
+        attributes: { ...base, [ATTR_TURN_END_REASON]: turn.reason, ...model, ...patience },
+      },
+    });
+    telemetry({
+      type: 'span',
+      span: {
+        name: SPAN_STT_FINAL,
+        startMs: turn.decidedAt,
+        endMs: Math.max(turn.decidedAt, turn.finalAt),
+        attributes: { ...base, [ATTR_PROVIDER]: stt.provider, [ATTR_MODEL]: stt.model, [ATTR_STT_MODE]: turn.sttMode },
+      },
+    });
+    telemetry({
+      type: 'provider_latency',
+      provider: 'stt',
+      operation: turn.sttMode === 'realtime' ? 'final' : 'transcribe',
+      seconds: Math.max(0, turn.finalAt - turn.decidedAt) / 1000,
+    });
     telemetry({ type: 'turn_end', reason: turn.reason });
   }
 

@@ -62,7 +62,10 @@ export async function runInterview(job: BotJob, deps: InterviewDeps): Promise<Ou
     clock,
     onFirstByte: (t0, t1, error) => {
       const attributes = { [ATTR_SESSION_ID]: job.sessionId, [ATTR_PROVIDER]: providers.tts.provider, [ATTR_MODEL]: providers.tts.model };
-      hooks.telemetry({ type: 'span', span: { name: SPAN_TTS_FIRST_BYTE, startMs: t0, endMs: t1, attributes, ...(error ? { error } : {}) } });
+      hooks.telemetry({
+        type: 'span',
+        span: { name: SPAN_TTS_FIRST_BYTE, startMs: t0, endMs: t1, attributes, ...(error ? { error } : {}) },
+      });
       if (!error) hooks.telemetry({ type: 'provider_latency', provider: 'tts', operation: 'first_byte', seconds: (t1 - t0) / 1000 });
     },
   });
@@ -86,12 +89,38 @@ export async function runInterview(job: BotJob, deps: InterviewDeps): Promise<Ou
       onBargeIn: voice.stop,
       onBargeInSettled: voice.settled,
     });
-    const dialogue = new Dialogue({ sessionId: job.sessionId, interview: job.interview, room, hearing: listener, speaker, modelTurn, telemetry: hooks.telemetry, stt: providers.stt, signal, clock, replySplit: { eagerEnd: config.turns.reply.eagerEnd, firstClauseWords: config.turns.reply.firstClauseWords },
-      decisions: { waitMaxMs: config.turns.reply.llmWaitMaxMs, waitStepMs: config.turns.reply.llmWaitStepMs, preemptive: config.turns.reply.llmPreemptive },
+    const dialogue = new Dialogue({
+      sessionId: job.sessionId,
+      interview: job.interview,
+      room,
+      hearing: listener,
+      speaker,
+      modelTurn,
+      telemetry: hooks.telemetry,
+      stt: providers.stt,
+      signal,
+      clock,
+      replySplit: { eagerEnd: config.turns.reply.eagerEnd, firstClauseWords: config.turns.reply.firstClauseWords },
+      decisions: {
+        waitMaxMs: config.turns.reply.llmWaitMaxMs,
+        waitStepMs: config.turns.reply.llmWaitStepMs,
+        preemptive: config.turns.reply.llmPreemptive,
+      },
     });
     const turns = await dialogue.run();
-    const summary = (await modelTurn.complete(buildSummaryPrompt(job.interview, turns), { purpose: 'summary', signal, maxTokens: SUMMARY_MAX_TOKENS })).trim();
-    const transcript = { sessionId: job.sessionId, interviewId: job.interviewId, title: job.interview.title, language: job.interview.language, startedAt, endedAt: new Date(clock()).toISOString(), turns, summary };
+    const summary = (
+      await modelTurn.complete(buildSummaryPrompt(job.interview, turns), { purpose: 'summary', signal, maxTokens: SUMMARY_MAX_TOKENS })
+    ).trim();
+    const transcript = {
+      sessionId: job.sessionId,
+      interviewId: job.interviewId,
+      title: job.interview.title,
+      language: job.interview.language,
+      startedAt,
+      endedAt: new Date(clock()).toISOString(),
+      turns,
+      summary,
+    };
     let transcriptKey: string;
     try {
       transcriptKey = await deps.store.put(job.sessionId, JSON.stringify(transcript, null, 2));
@@ -122,15 +151,24 @@ class SessionBounds {
   private readonly timer: NodeJS.Timeout;
   private readonly room: BotRoom;
   private readonly stop: AbortSignal;
-  private readonly onHangup = () => this.end(new SessionEnd(FailureReason.respondent_hangup, 'hangup', 'The respondent hung up before the end.'));
-  private readonly onLeft = () => this.end(new SessionEnd(FailureReason.respondent_left, 'hangup', 'The respondent left the room before the end.'));
+  private readonly onHangup = () =>
+    this.end(new SessionEnd(FailureReason.respondent_hangup, 'hangup', 'The respondent hung up before the end.'));
+  private readonly onLeft = () =>
+    this.end(new SessionEnd(FailureReason.respondent_left, 'hangup', 'The respondent left the room before the end.'));
   private readonly onClosed = () => this.end(new SessionEnd(FailureReason.room_closed, 'failed', 'The room closed under the bot.'));
-  private readonly onStop = () => this.end(new SessionEnd(String(this.stop.reason ?? FailureReason.worker_shutdown), 'failed', 'The worker is shutting down.'));
+  private readonly onStop = () =>
+    this.end(new SessionEnd(String(this.stop.reason ?? FailureReason.worker_shutdown), 'failed', 'The worker is shutting down.'));
 
   constructor(room: BotRoom, stop: AbortSignal, maxSessionSeconds: number) {
     this.room = room;
     this.stop = stop;
-    this.timer = setTimeout(() => this.end(new SessionEnd(FailureReason.max_duration, 'timeout', `The session reached MAX_SESSION_SECONDS (${maxSessionSeconds} s).`)), maxSessionSeconds * 1000);
+    this.timer = setTimeout(
+      () =>
+        this.end(
+          new SessionEnd(FailureReason.max_duration, 'timeout', `The session reached MAX_SESSION_SECONDS (${maxSessionSeconds} s).`),
+        ),
+      maxSessionSeconds * 1000,
+    );
     room.on('hangup', this.onHangup);
     room.on('left', this.onLeft);
     room.on('closed', this.onClosed);
@@ -166,7 +204,10 @@ function toSessionEnd(err: unknown): SessionEnd {
 async function waitForRespondent(room: BotRoom, timeoutMs: number, signal: AbortSignal): Promise<void> {
   if (room.respondentPresent) return;
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => done(new SessionEnd(FailureReason.respondent_absent, 'timeout', `The respondent did not join within ${timeoutMs / 1000} s.`)), timeoutMs);
+    const timer = setTimeout(
+      () => done(new SessionEnd(FailureReason.respondent_absent, 'timeout', `The respondent did not join within ${timeoutMs / 1000} s.`)),
+      timeoutMs,
+    );
     const onJoined = () => done();
     const onAbort = () => done(signal.reason as Error);
     const done = (err?: Error) => {

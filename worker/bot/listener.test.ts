@@ -25,7 +25,15 @@ const tone = (ms: number): Buffer => tonePcm(ms, RATE, 220, 0.3);
 
 const CONFIG = STAGE_CONFIG;
 
-function listen(options: { config?: InterviewConfig; hooks?: typeof quietHooks; onBargeIn?: () => void; onBargeInSettled?: (o: 'interruption' | 'backchannel') => void; transcripts?: string[] } = {}) {
+function listen(
+  options: {
+    config?: InterviewConfig;
+    hooks?: typeof quietHooks;
+    onBargeIn?: () => void;
+    onBargeInSettled?: (o: 'interruption' | 'backchannel') => void;
+    transcripts?: string[];
+  } = {},
+) {
   const room = new MemoryRoom();
   const playback = new Playback(() => Date.now());
   const abort = new AbortController();
@@ -78,8 +86,14 @@ describe('listening, planned from the configuration', () => {
   });
 
   it('pauses the bot at a speech onset only in pause mode (BARGE_IN_PAUSE_MS, default 64 ms: two Silero frames)', () => {
-    const env = { WORKER_TOKEN: 'a-long-enough-worker-token', BACKEND_URL: 'https://app.example.com', OPENAI_API_KEY: 'sk-test', ROOM_PROVIDER: 'local' };
-    const plan = (extra: Record<string, string>) => planListening(loadConfig({ ...env, ...extra }), { vad: null, turn: null }).detector.onsetMs;
+    const env = {
+      WORKER_TOKEN: 'a-long-enough-worker-token',
+      BACKEND_URL: 'https://app.example.com',
+      OPENAI_API_KEY: 'sk-test',
+      ROOM_PROVIDER: 'local',
+    };
+    const plan = (extra: Record<string, string>) =>
+      planListening(loadConfig({ ...env, ...extra }), { vad: null, turn: null }).detector.onsetMs;
     expect(plan({})).toBe(64);
     expect(plan({ BARGE_IN_PAUSE_MS: '0' })).toBe(0);
     expect(plan({ BARGE_IN_MODE: 'stop' })).toBe(0);
@@ -88,7 +102,7 @@ describe('listening, planned from the configuration', () => {
 });
 
 describe('the listener', () => {
-  it('counts the idle timeout from the end of the bot\'s audio, not from when it was sent', async () => {
+  it("counts the idle timeout from the end of the bot's audio, not from when it was sent", async () => {
     const { listener, playback, close } = listen();
     playback.add(3000); // the bot's question plays for 3 s
     let failed: Error | null = null;
@@ -134,14 +148,24 @@ describe('the listener', () => {
     // classify, far more than the stall (2.7 s). The end-of-turn model finds the answer unfinished
     // (0.1), so after the burst only the stall can end the turn: as silence, not at the bound.
     const energy = energyFrameVad(-45);
-    const slow: FrameVad = { ...energy, isSpeech: async (frame, inSpeech) => (await new Promise((r) => setTimeout(r, 40)), energy.isSpeech(frame, inSpeech)) };
-    const plan = planListening(withTurns(CONFIG, { engines: { detection: 'model' } }), { vad: null, turn: { completion: () => Promise.resolve(0.1) } });
+    const slow: FrameVad = {
+      ...energy,
+      isSpeech: async (frame, inSpeech) => (await new Promise((r) => setTimeout(r, 40)), energy.isSpeech(frame, inSpeech)),
+    };
+    const plan = planListening(withTurns(CONFIG, { engines: { detection: 'model' } }), {
+      vad: null,
+      turn: { completion: () => Promise.resolve(0.1) },
+    });
     const room = new MemoryRoom();
     const abort = new AbortController();
     const listener = new Listener({
       room,
       detector: { vad: slow, model: plan.turnModel, settings: plan.detector, clock: () => Date.now() },
-      transcriber: new TurnTranscriber({ batch: scriptedProviders({ transcripts: ['an answer'] }).stt, streaming: null, signal: abort.signal }),
+      transcriber: new TurnTranscriber({
+        batch: scriptedProviders({ transcripts: ['an answer'] }).stt,
+        streaming: null,
+        signal: abort.signal,
+      }),
       playback: new Playback(() => Date.now()),
       settings: plan.listener,
       signal: abort.signal,
@@ -151,7 +175,10 @@ describe('the listener', () => {
     const arrived = Date.now();
     room.burst(Buffer.concat([silencePcm(3000, RATE), tone(800), silencePcm(600, RATE)]), 640);
     let heard: HeardTurn | Error | null = null;
-    listener.nextTurn(arrived).then((t) => (heard = t), (err: Error) => (heard = err));
+    listener.nextTurn(arrived).then(
+      (t) => (heard = t),
+      (err: Error) => (heard = err),
+    );
     const stall = plan.listener.stallMs;
     await vi.advanceTimersByTimeAsync(8800 + stall + 500);
     expect(heard).toMatchObject({ reason: 'silence', text: 'an answer' });
@@ -250,7 +277,12 @@ describe('the listener', () => {
   it('with the default BARGE_IN_MIN_SPEECH_MS, pauses the bot for a word as short as an "uh-huh" (160 ms)', async () => {
     // A pause is the first reaction (BARGE_IN_MODE=pause), so it may come as soon as speech starts;
     // 200 ms (the default before) let a short word over the bot go unheeded (bench/turns: 222 ms to stop).
-    const { turns } = loadConfig({ WORKER_TOKEN: 'a-long-enough-worker-token', BACKEND_URL: 'https://app.example.com', OPENAI_API_KEY: 'sk-test', ROOM_PROVIDER: 'local' });
+    const { turns } = loadConfig({
+      WORKER_TOKEN: 'a-long-enough-worker-token',
+      BACKEND_URL: 'https://app.example.com',
+      OPENAI_API_KEY: 'sk-test',
+      ROOM_PROVIDER: 'local',
+    });
     const config = withTurns(CONFIG, { interruption: { minSpeechMs: turns.interruption.minSpeechMs } });
     let paused = false;
     const { room, playback, close } = listen({ config, onBargeIn: () => (paused = true), transcripts: ['uh-huh'] });
@@ -301,7 +333,10 @@ describe('the listener', () => {
     playback.add(10_000);
     void room.speak(Buffer.concat([tone(400), silencePcm(900, RATE)]));
     await vi.advanceTimersByTimeAsync(2000);
-    expect(calls).toEqual([['paused', 20], ['interruption', expect.any(Number)]]);
+    expect(calls).toEqual([
+      ['paused', 20],
+      ['interruption', expect.any(Number)],
+    ]);
     close();
   });
 
@@ -319,10 +354,16 @@ describe('the listener', () => {
     // completes 40 ms of it (BARGE_IN_PAUSE_MS), and the onset is over.
     void room.speak(Buffer.concat([tone(60), silencePcm(600, RATE)]));
     await vi.advanceTimersByTimeAsync(1000);
-    expect(calls).toEqual([['paused', 20], ['backchannel', 80]]);
+    expect(calls).toEqual([
+      ['paused', 20],
+      ['backchannel', 80],
+    ]);
     // No turn came of it.
     let heard = false;
-    void listener.nextTurn(0).then(() => (heard = true), () => undefined);
+    void listener.nextTurn(0).then(
+      () => (heard = true),
+      () => undefined,
+    );
     await vi.advanceTimersByTimeAsync(500);
     expect(heard).toBe(false);
     close();
@@ -331,7 +372,12 @@ describe('the listener', () => {
   it('with BARGE_IN_PAUSE_MS, does not resume the bot for a dip of a frame inside a word, so it pauses once', async () => {
     const calls: string[] = [];
     const config = withTurns(CONFIG, { interruption: { onsetMs: 40 } });
-    const { room, playback, close } = listen({ config, onBargeIn: () => calls.push('paused'), onBargeInSettled: (o) => calls.push(o), transcripts: ['Please stop there.'] });
+    const { room, playback, close } = listen({
+      config,
+      onBargeIn: () => calls.push('paused'),
+      onBargeInSettled: (o) => calls.push(o),
+      transcripts: ['Please stop there.'],
+    });
     playback.add(10_000);
     void room.speak(Buffer.concat([tone(60), silencePcm(20, RATE), tone(400), silencePcm(900, RATE)]));
     await vi.advanceTimersByTimeAsync(2000);
@@ -340,7 +386,10 @@ describe('the listener', () => {
   });
 
   it('with BARGE_IN_PAUSE_MS, does nothing at an onset while the bot is silent, and nothing in stop mode', async () => {
-    for (const [audible, mode] of [[false, 'pause'], [true, 'stop']] as const) {
+    for (const [audible, mode] of [
+      [false, 'pause'],
+      [true, 'stop'],
+    ] as const) {
       const calls: string[] = [];
       const config = withTurns(CONFIG, { interruption: { onsetMs: 40, mode } });
       const { room, playback, close } = listen({ config, onBargeIn: () => calls.push('paused'), onBargeInSettled: (o) => calls.push(o) });
@@ -353,7 +402,10 @@ describe('the listener', () => {
   });
 
   it('settles a short backchannel as one, and short words that are not as an interruption', async () => {
-    for (const [words, outcome] of [['mm-hm', 'backchannel'], ['No, stop.', 'interruption']] as const) {
+    for (const [words, outcome] of [
+      ['mm-hm', 'backchannel'],
+      ['No, stop.', 'interruption'],
+    ] as const) {
       const settled: string[] = [];
       const { room, playback, close } = listen({ onBargeInSettled: (o) => settled.push(o), transcripts: [words] });
       playback.add(10_000);

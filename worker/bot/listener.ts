@@ -174,7 +174,13 @@ export class Listener implements Hearing {
     const { playback, settings } = options;
     this.bargeIn = new BargeIn(
       { enabled: settings.bargeIn, minSpeechMs: settings.bargeInMinSpeechMs, confirmMs: settings.bargeInConfirmMs },
-      { get audible() { return playback.audible; }, stop: () => options.onBargeIn(), settled: (outcome) => options.onBargeInSettled?.(outcome) },
+      {
+        get audible() {
+          return playback.audible;
+        },
+        stop: () => options.onBargeIn(),
+        settled: (outcome) => options.onBargeInSettled?.(outcome),
+      },
     );
     this.detector = new TurnDetector({
       ...options.detector,
@@ -267,7 +273,13 @@ export class Listener implements Hearing {
       if (this.busy || this.detector.classifying) return this.armIdle();
       const { reject } = this.waiter;
       this.waiter = null;
-      reject(new SessionEnd(FailureReason.idle_timeout, 'timeout', `The respondent said nothing for ${this.options.settings.idleTimeoutSeconds} s.`));
+      reject(
+        new SessionEnd(
+          FailureReason.idle_timeout,
+          'timeout',
+          `The respondent said nothing for ${this.options.settings.idleTimeoutSeconds} s.`,
+        ),
+      );
     }, wait);
   }
 

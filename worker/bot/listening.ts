@@ -36,7 +36,10 @@ export function planListening(config: ListeningConfig, models: TurnModels): List
   const turnModel = engines.detection === 'model' ? models.turn : null;
   const maxUtteranceBytes = e.maxUtteranceSeconds * LISTEN_SAMPLE_RATE * 2;
   return {
-    vad: models.vad && engines.vad === 'silero' ? sileroFrameVad(models.vad.open(), engines.vadSpeechThreshold) : energyFrameVad(engines.vadThresholdDbfs),
+    vad:
+      models.vad && engines.vad === 'silero'
+        ? sileroFrameVad(models.vad.open(), engines.vadSpeechThreshold)
+        : energyFrameVad(engines.vadThresholdDbfs),
     turnModel,
     realtimeText: engines.sttMode === 'realtime',
     detector: {
@@ -65,7 +68,10 @@ export function planListening(config: ListeningConfig, models: TurnModels): List
       // The longest silence: the silence rule, or a hold grown by what the respondent's own pauses add (TURN_PAUSE_LEARNING_MAX_MS).
       stallMs: Math.max(e.maxSilenceMs, e.silenceMs, e.holdMs + e.pauseLearningMaxMs) + STALL_MARGIN_MS,
       // Learning lengthens the hold, so what counts is a pause longer than it (issue 40); with no hold nothing is learned.
-      pauseLearning: { baseMs: e.holdMs > 0 ? e.holdMs : turnModel ? commitPointMs(e) : e.silenceMs, maxExtraMs: e.holdMs > 0 ? e.pauseLearningMaxMs : 0 },
+      pauseLearning: {
+        baseMs: e.holdMs > 0 ? e.holdMs : turnModel ? commitPointMs(e) : e.silenceMs,
+        maxExtraMs: e.holdMs > 0 ? e.pauseLearningMaxMs : 0,
+      },
       wordsWaitMs: e.wordsWaitMs,
     },
   };

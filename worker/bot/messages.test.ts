@@ -9,13 +9,19 @@ const assign = { type: 'assign', job: { sessionId: 'inv_1', interviewId: 'dpl_1'
 describe('the worker-to-bot messages', () => {
   it('accept a job with its join ticket, and a stop', () => {
     expect(ToBotSchema.parse(assign)).toEqual(assign);
-    expect(ToBotSchema.parse({ type: 'stop', sessionId: 'inv_1', reason: 'worker_shutdown' })).toEqual({ type: 'stop', sessionId: 'inv_1', reason: 'worker_shutdown' });
+    expect(ToBotSchema.parse({ type: 'stop', sessionId: 'inv_1', reason: 'worker_shutdown' })).toEqual({
+      type: 'stop',
+      sessionId: 'inv_1',
+      reason: 'worker_shutdown',
+    });
   });
 
   it('refuse a job without a usable ticket: none, a join URL instead, a transport nobody registered, no token', () => {
     const { ticket: _none, ...job } = assign.job;
     expect(ToBotSchema.safeParse({ type: 'assign', job }).success).toBe(false);
-    expect(ToBotSchema.safeParse({ type: 'assign', job: { ...job, joinUrl: 'wss://lk.example.com?token=t', roomProvider: 'livekit' } }).success).toBe(false);
+    expect(
+      ToBotSchema.safeParse({ type: 'assign', job: { ...job, joinUrl: 'wss://lk.example.com?token=t', roomProvider: 'livekit' } }).success,
+    ).toBe(false);
     expect(ToBotSchema.safeParse({ ...assign, job: { ...assign.job, ticket: { ...ticket, transport: 'zoom' } } }).success).toBe(false);
     expect(ToBotSchema.safeParse({ ...assign, job: { ...assign.job, ticket: { ...ticket, token: undefined } } }).success).toBe(false);
     expect(ToBotSchema.safeParse({ type: 'reboot' }).success).toBe(false);

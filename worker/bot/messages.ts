@@ -19,8 +19,7 @@ export interface BotJob {
 }
 
 export type Outcome =
-  | { status: 'completed'; response: { transcriptKey: string; summary: string } }
-  | { status: 'failed'; reason: string; message: string };
+  { status: 'completed'; response: { transcriptKey: string; summary: string } } | { status: 'failed'; reason: string; message: string };
 
 /**
  * `stop` ends one session of the process (it reports failed with `reason`); `retire` ends a

@@ -1,4 +1,13 @@
-import { ATTR_LLM_DROPPED, ATTR_LLM_PURPOSE, ATTR_LLM_SPECULATIVE, ATTR_LLM_TTFT_MS, ATTR_MODEL, ATTR_PROVIDER, ATTR_SESSION_ID, SPAN_LLM_TURN } from '../telemetry/names.ts';
+import {
+  ATTR_LLM_DROPPED,
+  ATTR_LLM_PURPOSE,
+  ATTR_LLM_SPECULATIVE,
+  ATTR_LLM_TTFT_MS,
+  ATTR_MODEL,
+  ATTR_PROVIDER,
+  ATTR_SESSION_ID,
+  SPAN_LLM_TURN,
+} from '../telemetry/names.ts';
 import type { ChatMessage, LanguageModel } from '../providers/llm.ts';
 import type { BotEventSink } from '../telemetry/bot-events.ts';
 
@@ -74,7 +83,13 @@ export class ModelTurn {
     const { purpose } = call;
     const t0 = clock();
     let ttft: number | undefined;
-    const attributes = { [ATTR_SESSION_ID]: sessionId, [ATTR_PROVIDER]: llm.provider, [ATTR_MODEL]: llm.model, [ATTR_LLM_PURPOSE]: purpose, ...(call.speculative ? { [ATTR_LLM_SPECULATIVE]: true } : {}) };
+    const attributes = {
+      [ATTR_SESSION_ID]: sessionId,
+      [ATTR_PROVIDER]: llm.provider,
+      [ATTR_MODEL]: llm.model,
+      [ATTR_LLM_PURPOSE]: purpose,
+      ...(call.speculative ? { [ATTR_LLM_SPECULATIVE]: true } : {}),
+    };
     const timing = () => (ttft !== undefined ? { [ATTR_LLM_TTFT_MS]: ttft } : {});
     return {
       firstToken: () => {
@@ -87,7 +102,15 @@ export class ModelTurn {
       },
       failed: (err: unknown) => {
         if (call.signal.aborted && call.signal.reason instanceof DroppedReply) {
-          telemetry({ type: 'span', span: { name: SPAN_LLM_TURN, startMs: t0, endMs: clock(), attributes: { ...attributes, ...timing(), [ATTR_LLM_DROPPED]: true } } });
+          telemetry({
+            type: 'span',
+            span: {
+              name: SPAN_LLM_TURN,
+              startMs: t0,
+              endMs: clock(),
+              attributes: { ...attributes, ...timing(), [ATTR_LLM_DROPPED]: true },
+            },
+          });
           return;
         }
         telemetry({ type: 'span', span: { name: SPAN_LLM_TURN, startMs: t0, endMs: clock(), attributes, error: (err as Error).message } });

@@ -65,12 +65,30 @@ async function run(job: BotJob, stop: AbortSignal): Promise<Outcome> {
     // Each transport joins within its own deadline (a WebRTC connect takes longer than a WebSocket upgrade).
     const joined = await rooms.join(job.ticket);
     room = joined.room;
-    const attributes = { [ATTR_SESSION_ID]: job.sessionId, [ATTR_ROOM_PROVIDER]: job.ticket.transport, [ATTR_ROOM_CONNECT_MS]: Math.round(joined.connectMs) };
-    send({ type: 'telemetry', sessionId: job.sessionId, event: { type: 'span', span: { name: SPAN_ROOM_CONNECT, startMs, endMs: Date.now(), attributes } } });
+    const attributes = {
+      [ATTR_SESSION_ID]: job.sessionId,
+      [ATTR_ROOM_PROVIDER]: job.ticket.transport,
+      [ATTR_ROOM_CONNECT_MS]: Math.round(joined.connectMs),
+    };
+    send({
+      type: 'telemetry',
+      sessionId: job.sessionId,
+      event: { type: 'span', span: { name: SPAN_ROOM_CONNECT, startMs, endMs: Date.now(), attributes } },
+    });
   } catch (err) {
-    const span = { name: SPAN_ROOM_CONNECT, startMs, endMs: Date.now(), attributes: { [ATTR_SESSION_ID]: job.sessionId, [ATTR_ROOM_PROVIDER]: job.ticket.transport }, error: (err as Error).message };
+    const span = {
+      name: SPAN_ROOM_CONNECT,
+      startMs,
+      endMs: Date.now(),
+      attributes: { [ATTR_SESSION_ID]: job.sessionId, [ATTR_ROOM_PROVIDER]: job.ticket.transport },
+      error: (err as Error).message,
+    };
     send({ type: 'telemetry', sessionId: job.sessionId, event: { type: 'span', span } });
-    return { status: 'failed', reason: FailureReason.room_join_failed, message: `The bot could not join its room: ${(err as Error).message}` };
+    return {
+      status: 'failed',
+      reason: FailureReason.room_join_failed,
+      message: `The bot could not join its room: ${(err as Error).message}`,
+    };
   }
   const outcome = await runInterview(job, {
     room,
@@ -102,7 +120,12 @@ process.on('message', (raw: unknown) => {
     log.error('refused an invalid message from the worker', { problem });
     // A job we cannot read still ends, so that its session is reported and its slot comes back.
     const sessionId = (raw as { job?: { sessionId?: unknown } } | null)?.job?.sessionId;
-    if (typeof sessionId === 'string' && !running.has(sessionId)) send({ type: 'finished', sessionId, outcome: { status: 'failed', reason: FailureReason.bot_error, message: `The bot could not read its job (${problem}).` } });
+    if (typeof sessionId === 'string' && !running.has(sessionId))
+      send({
+        type: 'finished',
+        sessionId,
+        outcome: { status: 'failed', reason: FailureReason.bot_error, message: `The bot could not read its job (${problem}).` },
+      });
     return;
   }
   const msg = parsed.data;
@@ -116,7 +139,11 @@ process.on('message', (raw: unknown) => {
     const stop = new AbortController();
     running.set(msg.job.sessionId, stop);
     void run(msg.job, stop.signal)
-      .catch((err: unknown): Outcome => ({ status: 'failed', reason: FailureReason.bot_error, message: `The bot failed: ${(err as Error).message}` }))
+      .catch((err: unknown): Outcome => ({
+        status: 'failed',
+        reason: FailureReason.bot_error,
+        message: `The bot failed: ${(err as Error).message}`,
+      }))
       .then((outcome) => {
         running.delete(msg.job.sessionId);
         // A flood of audio leaves the heap large even once it is garbage; a fresh process returns
@@ -134,9 +161,10 @@ process.on('message', (raw: unknown) => {
 
 // Signals sent to the whole process group (Ctrl-C, a group SIGTERM) must not cut a live interview:
 // the worker drains and stops the bot itself over IPC, or kills it after its grace period.
-for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => {
-  if (running.size === 0) process.exit(0);
-});
+for (const signal of ['SIGTERM', 'SIGINT'] as const)
+  process.on(signal, () => {
+    if (running.size === 0) process.exit(0);
+  });
 
 // A bug reached the top: end this process (the worker reports the session failed, starts a new bot).
 for (const event of ['uncaughtException', 'unhandledRejection'] as const) {

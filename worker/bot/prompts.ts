@@ -25,7 +25,13 @@ export interface DecisionPromptOptions {
   wait?: { silenceMs: number };
 }
 
-export function buildDecisionPrompt(interview: InterviewDefinition, question: InterviewQuestion, turns: Turn[], followUpsSoFar: number, options: DecisionPromptOptions = {}): ChatMessage[] {
+export function buildDecisionPrompt(
+  interview: InterviewDefinition,
+  question: InterviewQuestion,
+  turns: Turn[],
+  followUpsSoFar: number,
+  options: DecisionPromptOptions = {},
+): ChatMessage[] {
   const exchange = turns
     .filter((t) => t.questionId === question.id)
     .map((t) => `${t.speaker === 'bot' ? 'Interviewer' : 'Respondent'}: ${t.text}`)
@@ -39,7 +45,8 @@ export function buildDecisionPrompt(interview: InterviewDefinition, question: In
         `You have used ${followUpsSoFar} of ${question.maxFollowUps} follow-ups for this question. ` +
         (options.wait
           ? `The respondent has been silent for ${(options.wait.silenceMs / 1000).toFixed(1)} s since their last word. ` +
-            `If their latest answer has plainly not finished (it stops mid-sentence or trails off, as in "We tried..." or "and so..."), reply with exactly ${WAIT_REPLY} and the interviewer keeps listening. ` +
+            `If their latest answer has plainly not finished (it stops mid-sentence or trails off, as in "We tried..." or "and so..."), ` +
+            `reply with exactly ${WAIT_REPLY} and the interviewer keeps listening. ` +
             `Otherwise reply with exactly NEXT to move on, or with FOLLOW_UP: followed by one short spoken question. Nothing else.`
           : 'Reply with exactly NEXT to move on, or with FOLLOW_UP: followed by one short spoken question. Nothing else.'),
     },
@@ -59,7 +66,9 @@ export function buildSummaryPrompt(interview: InterviewDefinition, turns: Turn[]
   return [
     {
       role: 'system',
-      content: `Summarise this voice interview ("${interview.title}") in three to five sentences for the team that ran it. Report what the respondent said; do not invent anything.`,
+      content:
+        `Summarise this voice interview ("${interview.title}") in three to five sentences for the team that ran it. ` +
+        `Report what the respondent said; do not invent anything.`,
     },
     { role: 'user', content: transcript },
   ];

@@ -176,7 +176,8 @@ export class Speaker {
     const playing = utterance.paused ? utterance.pausedSentence : this.playingSentence(utterance, now);
     utterance.interrupted = true;
     utterance.abort.abort();
-    if (utterance.paused) this.options.room.resume(); // nothing more is said; what the pause held goes now
+    if (utterance.paused)
+      this.options.room.resume(); // nothing more is said; what the pause held goes now
     else {
       this.options.room.interrupt();
       this.options.playback.stop();
@@ -216,7 +217,18 @@ export class Speaker {
   async speak(source: string | Iterable<string> | AsyncIterable<string>): Promise<SpeakResult> {
     // A paused utterance that nobody resumed is over: its held audio is dropped and the room's pause ends.
     if (this.last?.paused) this.interrupt();
-    const utterance: Utterance = { abort: new AbortController(), sentences: [], windows: [], interrupted: false, firstAudioAt: null, unplayed: [], paused: false, held: [], pausedSentence: 0, settle: null };
+    const utterance: Utterance = {
+      abort: new AbortController(),
+      sentences: [],
+      windows: [],
+      interrupted: false,
+      firstAudioAt: null,
+      unplayed: [],
+      paused: false,
+      held: [],
+      pausedSentence: 0,
+      settle: null,
+    };
     this.last = utterance;
     this.rest = [];
     const signal = AbortSignal.any([utterance.abort.signal, this.options.signal]);
@@ -235,7 +247,9 @@ export class Speaker {
         utterance.sentences.push(sentence);
         const ready = this.ahead.get(sentence);
         this.ahead.delete(sentence);
-        const pcm = ready ? await ready.catch((err: unknown) => (this.prepareFailed && !(err instanceof ProviderError) ? null : Promise.reject(err))) : null;
+        const pcm = ready
+          ? await ready.catch((err: unknown) => (this.prepareFailed && !(err instanceof ProviderError) ? null : Promise.reject(err)))
+          : null;
         if (pcm) {
           send(pcm);
           continue;

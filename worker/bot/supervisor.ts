@@ -65,7 +65,11 @@ export class BotProcess extends EventEmitter<BotProcessEvents> {
   start(): void {
     this.phase = 'starting';
     // Inherits the worker's execArgv (the tsx loader), so the bot runs the same TypeScript sources.
-    const child = fork(BOT_ENTRY, [], { env: { ...this.env, BOT_SLOT_ID: this.id }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
+    const child = fork(BOT_ENTRY, [], {
+      env: { ...this.env, BOT_SLOT_ID: this.id },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      serialization: 'advanced',
+    });
     this.child = child;
     child.on('message', (raw: unknown) => {
       const parsed = FromBotSchema.safeParse(raw);
@@ -81,7 +85,11 @@ export class BotProcess extends EventEmitter<BotProcessEvents> {
       this.sessions.clear();
       this.phase = 'stopped';
       for (const sessionId of lost) {
-        const outcome: Outcome = { status: 'failed', reason: FailureReason.bot_crashed, message: 'The voice bot process stopped in the middle of the interview.' };
+        const outcome: Outcome = {
+          status: 'failed',
+          reason: FailureReason.bot_crashed,
+          message: 'The voice bot process stopped in the middle of the interview.',
+        };
         this.emit('finished', sessionId, outcome);
       }
       this.emit('exit', code, signal, recycled);

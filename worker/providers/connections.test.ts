@@ -25,7 +25,13 @@ async function countingServer(): Promise<CountingServer> {
     req.resume();
     req.on('end', () => {
       if (req.method !== 'POST') return void res.writeHead(404).end();
-      const answer = { id: 'c1', object: 'chat.completion', created: 0, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'NEXT' }, finish_reason: 'stop' }] };
+      const answer = {
+        id: 'c1',
+        object: 'chat.completion',
+        created: 0,
+        model: 'm',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'NEXT' }, finish_reason: 'stop' }],
+      };
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
     });
   });
@@ -61,7 +67,7 @@ let server: CountingServer;
 afterEach(() => server?.close());
 
 describe('provider connections', () => {
-  it('reuses one connection for calls 4.5 s apart (Node\'s fetch alone opens a second)', async () => {
+  it("reuses one connection for calls 4.5 s apart (Node's fetch alone opens a second)", async () => {
     server = await countingServer();
     const providers = providersFor(server.url, 60_000);
     expect(await ask(providers)).toBe('NEXT');
@@ -70,7 +76,7 @@ describe('provider connections', () => {
     expect(server.connections()).toBe(1);
   }, 20_000);
 
-  it('closes an idle connection after PROVIDER_KEEPALIVE_MS, and with 0 uses Node\'s fetch', async () => {
+  it("closes an idle connection after PROVIDER_KEEPALIVE_MS, and with 0 uses Node's fetch", async () => {
     server = await countingServer();
     const short = providersFor(server.url, 200);
     await ask(short);
@@ -98,7 +104,7 @@ describe('provider connections', () => {
   });
 });
 
-describe('kept connections speak the providers\' API as before', () => {
+describe("kept connections speak the providers' API as before", () => {
   let fake: FakeOpenAI;
   let providers: Providers;
   beforeAll(async () => {

@@ -43,7 +43,11 @@ const LABEL: Record<ProviderKind, string> = { stt: 'speech-to-text', llm: 'langu
  * `timedOut` says whether our own deadline fired; `cancelled` whether the session itself stopped
  * the call (hang-up, shutdown), which is neither retried nor blamed on the provider.
  */
-export function toProviderError(provider: ProviderKind, err: unknown, state: { timedOut: boolean; cancelled: boolean; timeoutMs: number }): ProviderError {
+export function toProviderError(
+  provider: ProviderKind,
+  err: unknown,
+  state: { timedOut: boolean; cancelled: boolean; timeoutMs: number },
+): ProviderError {
   if (err instanceof ProviderError) return err;
   const label = LABEL[provider];
   if (state.cancelled) return new ProviderError(provider, 'aborted', false, `The ${label} call was cancelled.`);
@@ -53,7 +57,11 @@ export function toProviderError(provider: ProviderKind, err: unknown, state: { t
   if (err instanceof OpenAI.APIError && typeof err.status === 'number') {
     return new ProviderError(provider, 'http', isRetryableStatus(err.status), `The ${label} answered HTTP ${err.status}.`, err.status);
   }
-  if (err instanceof OpenAI.APIConnectionError || err instanceof OpenAI.APIUserAbortError || (err as { name?: string })?.name === 'AbortError') {
+  if (
+    err instanceof OpenAI.APIConnectionError ||
+    err instanceof OpenAI.APIUserAbortError ||
+    (err as { name?: string })?.name === 'AbortError'
+  ) {
     return new ProviderError(provider, 'network', true, `The ${label} could not be reached.`);
   }
   return new ProviderError(provider, 'bad_response', false, `The ${label} gave an unusable answer.`);

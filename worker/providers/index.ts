@@ -42,18 +42,22 @@ type ProviderConfig = Pick<WorkerConfig, 'stt' | 'llm' | 'tts' | 'providerTimeou
 /** The default providers: OpenAI-compatible APIs at the configured base URLs. */
 export function createProviders(config: ProviderConfig, options: { logger?: Logger } = {}): Providers {
   const policy = { timeoutMs: config.providerTimeoutMs, retries: config.providerRetries };
-  const connections = new ProviderConnections({ keepAliveMs: config.providerKeepAliveMs ?? 60_000, warmTimeoutMs: config.providerTimeoutMs });
-  const sttStream = config.turns?.engines.sttMode === 'realtime'
-    ? new OpenAIRealtimeSpeechToText({
-        baseURL: config.stt.baseURL,
-        apiKey: config.stt.apiKey,
-        model: config.turns.engines.sttRealtimeModel,
-        provider: providerName(config.stt.baseURL),
-        policy,
-        // The fallback to batch is logged once per process (the bot's stdout reaches the worker's log).
-        logger: options.logger ?? createLogger({ name: 'providers' }),
-      })
-    : null;
+  const connections = new ProviderConnections({
+    keepAliveMs: config.providerKeepAliveMs ?? 60_000,
+    warmTimeoutMs: config.providerTimeoutMs,
+  });
+  const sttStream =
+    config.turns?.engines.sttMode === 'realtime'
+      ? new OpenAIRealtimeSpeechToText({
+          baseURL: config.stt.baseURL,
+          apiKey: config.stt.apiKey,
+          model: config.turns.engines.sttRealtimeModel,
+          provider: providerName(config.stt.baseURL),
+          policy,
+          // The fallback to batch is logged once per process (the bot's stdout reaches the worker's log).
+          logger: options.logger ?? createLogger({ name: 'providers' }),
+        })
+      : null;
   return {
     stt: new OpenAISpeechToText(endpointOptions(config.stt, policy, connections)),
     sttStream,

@@ -18,7 +18,6 @@ export interface LanguageModel {
 }
 
 export class OpenAILanguageModel extends OpenAICompatibleProvider implements LanguageModel {
-
   async *stream(messages: ChatMessage[], options: { signal?: AbortSignal; maxTokens?: number } = {}): AsyncIterable<string> {
     const { value, attempt, release } = await callWithPolicy(
       'llm',
@@ -40,17 +39,21 @@ export class OpenAILanguageModel extends OpenAICompatibleProvider implements Lan
       while (!next.done) {
         // Each chunk checked before it is read (answers.ts); a reply past any turn's length is a fault too.
         const chunk = ChatCompletionChunk.safeParse(next.value);
-        if (!chunk.success) throw new ProviderError('llm', 'bad_response', false, `The language model sent a malformed chunk (${describe(chunk.error)}).`);
+        if (!chunk.success)
+          throw new ProviderError('llm', 'bad_response', false, `The language model sent a malformed chunk (${describe(chunk.error)}).`);
         const delta = chunk.data.choices[0]?.delta?.content;
         length += delta?.length ?? 0;
-        if (length > MAX_REPLY_CHARS) throw new ProviderError('llm', 'bad_response', false, `The language model's reply ran past ${MAX_REPLY_CHARS} characters.`);
+        if (length > MAX_REPLY_CHARS)
+          throw new ProviderError('llm', 'bad_response', false, `The language model's reply ran past ${MAX_REPLY_CHARS} characters.`);
         if (delta) yield delta;
         next = await value.iterator.next();
       }
     } catch (err) {
       if (err instanceof ProviderError) throw err;
-      if (err instanceof SyntaxError) throw new ProviderError('llm', 'bad_response', false, 'The language model sent a chunk that is not JSON.');
-      if (attempt.timedOut()) throw new ProviderError('llm', 'timeout', false, `The language model did not finish within ${this.policy.timeoutMs / 1000} s.`);
+      if (err instanceof SyntaxError)
+        throw new ProviderError('llm', 'bad_response', false, 'The language model sent a chunk that is not JSON.');
+      if (attempt.timedOut())
+        throw new ProviderError('llm', 'timeout', false, `The language model did not finish within ${this.policy.timeoutMs / 1000} s.`);
       if (options.signal?.aborted) throw new ProviderError('llm', 'aborted', false, 'The language model call was cancelled.');
       throw new ProviderError('llm', 'network', false, `The language model stream broke: ${(err as Error).name}.`);
     } finally {
@@ -68,7 +71,8 @@ export class OpenAILanguageModel extends OpenAICompatibleProvider implements Lan
           { signal },
         );
         const answer = ChatCompletionAnswer.safeParse(res);
-        if (!answer.success) throw new ProviderError('llm', 'bad_response', false, `The language model gave a malformed answer (${describe(answer.error)}).`);
+        if (!answer.success)
+          throw new ProviderError('llm', 'bad_response', false, `The language model gave a malformed answer (${describe(answer.error)}).`);
         return answer.data.choices[0]!.message.content;
       },
       options.signal,

@@ -60,14 +60,23 @@ const providers = (): Providers => {
 };
 
 async function failure(p: Promise<unknown>): Promise<ProviderError> {
-  const err = await p.then(() => null, (e: unknown) => e);
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(ProviderError);
   return err as ProviderError;
 }
 
 async function streamCommit(answers: (itemId: string) => Array<string | Record<string, unknown>>): Promise<string> {
   onCommit = answers;
-  const stt = new OpenAIRealtimeSpeechToText({ baseURL: base, apiKey: 'k', model: 'm', provider: 'scripted', policy: { timeoutMs: 20_000, retries: 0 } });
+  const stt = new OpenAIRealtimeSpeechToText({
+    baseURL: base,
+    apiKey: 'k',
+    model: 'm',
+    provider: 'scripted',
+    policy: { timeoutMs: 20_000, retries: 0 },
+  });
   const stream = await stt.openStream({ sampleRate: 16_000 });
   const pcm = tonePcm(300, 16_000);
   for (let i = 0; i < pcm.length; i += 640) stream.append(pcm.subarray(i, i + 640));
@@ -79,12 +88,18 @@ async function streamCommit(answers: (itemId: string) => Array<string | Record<s
 }
 
 const committed = (item: string) => ({ type: 'input_audio_buffer.committed', item_id: item });
-const completed = (item: string, transcript: unknown) => ({ type: 'conversation.item.input_audio_transcription.completed', item_id: item, transcript });
+const completed = (item: string, transcript: unknown) => ({
+  type: 'conversation.item.input_audio_transcription.completed',
+  item_id: item,
+  transcript,
+});
 
 describe('realtime transcription events', () => {
   it('a completed event without transcript fails its commit at once (bad_response), not the process', async () => {
     const t0 = Date.now();
-    const err = await failure(streamCommit((item) => [committed(item), { type: 'conversation.item.input_audio_transcription.completed', item_id: item }]));
+    const err = await failure(
+      streamCommit((item) => [committed(item), { type: 'conversation.item.input_audio_transcription.completed', item_id: item }]),
+    );
     expect(err).toMatchObject({ kind: 'bad_response', reason: 'stt_error' });
     expect(err.message).toMatch(/malformed conversation\.item\.input_audio_transcription\.completed \(transcript: invalid_type\)/);
     expect(Date.now() - t0).toBeLessThan(10_000); // not the 20 s timeout
@@ -97,18 +112,37 @@ describe('realtime transcription events', () => {
   });
 
   it('an error event whose error is null, a failed event without error: clear failures', async () => {
-    expect(await failure(streamCommit((item) => [committed(item), { type: 'error', error: null }]))).toMatchObject({ kind: 'bad_response' });
-    expect(await failure(streamCommit((item) => [committed(item), { type: 'conversation.item.input_audio_transcription.failed', item_id: item }]))).toMatchObject({ kind: 'bad_response' });
+    expect(await failure(streamCommit((item) => [committed(item), { type: 'error', error: null }]))).toMatchObject({
+      kind: 'bad_response',
+    });
+    expect(
+      await failure(
+        streamCommit((item) => [committed(item), { type: 'conversation.item.input_audio_transcription.failed', item_id: item }]),
+      ),
+    ).toMatchObject({ kind: 'bad_response' });
   });
 
   it('frames that are not event objects are ignored, and the good answer after them is read', async () => {
-    const text = await streamCommit((item) => ['null', '[]', '42', 'not json', '{"type":5}', '{"type":"conversation.item.input_audio_transcription.delta","item_id":{}}', committed(item), completed(item, ' fine ')]);
+    const text = await streamCommit((item) => [
+      'null',
+      '[]',
+      '42',
+      'not json',
+      '{"type":5}',
+      '{"type":"conversation.item.input_audio_transcription.delta","item_id":{}}',
+      committed(item),
+      completed(item, ' fine '),
+    ]);
     expect(text).toBe('fine');
   });
 
   it('a committed event without item_id fails its commit; a huge transcript fails it too', async () => {
-    expect(await failure(streamCommit((item) => [{ type: 'input_audio_buffer.committed' }, completed(item, 'x')]))).toMatchObject({ kind: 'bad_response' });
-    expect(await failure(streamCommit((item) => [committed(item), completed(item, 'x'.repeat(100_000))]))).toMatchObject({ kind: 'bad_response' });
+    expect(await failure(streamCommit((item) => [{ type: 'input_audio_buffer.committed' }, completed(item, 'x')]))).toMatchObject({
+      kind: 'bad_response',
+    });
+    expect(await failure(streamCommit((item) => [committed(item), completed(item, 'x'.repeat(100_000))]))).toMatchObject({
+      kind: 'bad_response',
+    });
   });
 });
 
@@ -116,14 +150,19 @@ describe('HTTP answers', () => {
   it('a transcription without text, or with text of another type, is stt_error', async () => {
     for (const body of ['{}', '{"text":5}', '{"text":null}', '[]', 'null']) {
       nextAnswer = { type: 'application/json', body };
-      expect(await failure(providers().stt.transcribe(tonePcm(200, 16_000), { sampleRate: 16_000 })), body).toMatchObject({ reason: 'stt_error' });
+      expect(await failure(providers().stt.transcribe(tonePcm(200, 16_000), { sampleRate: 16_000 })), body).toMatchObject({
+        reason: 'stt_error',
+      });
     }
   });
 
   it('a chat completion without a string content is llm_error', async () => {
     for (const body of ['{}', '{"choices":[]}', '{"choices":[{"message":{}}]}', '{"choices":[{"message":{"content":5}}]}']) {
       nextAnswer = { type: 'application/json', body };
-      expect(await failure(providers().llm.complete([{ role: 'user', content: 'hi' }])), body).toMatchObject({ reason: 'llm_error', kind: 'bad_response' });
+      expect(await failure(providers().llm.complete([{ role: 'user', content: 'hi' }])), body).toMatchObject({
+        reason: 'llm_error',
+        kind: 'bad_response',
+      });
     }
   });
 
@@ -134,9 +173,17 @@ describe('HTTP answers', () => {
       for await (const delta of providers().llm.stream([{ role: 'user', content: 'hi' }])) text += delta;
       return text;
     };
-    nextAnswer = { type: 'text/event-stream', body: sse('{"choices":[{"delta":{"content":"Hello "}}]}', '{"choices":[{"delta":{"content":"there"}}]}') };
+    nextAnswer = {
+      type: 'text/event-stream',
+      body: sse('{"choices":[{"delta":{"content":"Hello "}}]}', '{"choices":[{"delta":{"content":"there"}}]}'),
+    };
     expect(await read()).toBe('Hello there');
-    for (const bad of ['{"choices":5}', '{"choices":[{"delta":{"content":7}}]}', '{"nothing":1}', `{"choices":[{"delta":{"content":"${'x'.repeat(30_000)}"}}]}`]) {
+    for (const bad of [
+      '{"choices":5}',
+      '{"choices":[{"delta":{"content":7}}]}',
+      '{"nothing":1}',
+      `{"choices":[{"delta":{"content":"${'x'.repeat(30_000)}"}}]}`,
+    ]) {
       nextAnswer = { type: 'text/event-stream', body: sse('{"choices":[{"delta":{"content":"Hi "}}]}', bad) };
       expect(await failure(read()), bad.slice(0, 60)).toMatchObject({ reason: 'llm_error', kind: 'bad_response' });
     }

@@ -56,7 +56,11 @@ export async function callWithPolicy<T>(
       return { value, attempt, release: a.dispose };
     } catch (err) {
       a.dispose();
-      lastError = toProviderError(provider, err, { timedOut: a.timedOut(), cancelled: Boolean(cancel?.aborted), timeoutMs: policy.timeoutMs });
+      lastError = toProviderError(provider, err, {
+        timedOut: a.timedOut(),
+        cancelled: Boolean(cancel?.aborted),
+        timeoutMs: policy.timeoutMs,
+      });
       if (!lastError.retryable) throw lastError;
     }
   }

@@ -32,7 +32,10 @@ async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
 }
 
 async function failure(p: Promise<unknown>): Promise<ProviderError> {
-  const err = await p.then(() => null, (e: unknown) => e);
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(ProviderError);
   return err as ProviderError;
 }
@@ -44,7 +47,10 @@ describe('language model', () => {
     expect(deltas.length).toBeGreaterThan(2);
     expect(deltas.join('')).toBe('FOLLOW_UP: tell me more please');
     expect(await providers.llm.complete([{ role: 'user', content: 'sum up' }])).toBe('A summary.');
-    expect(fake.requests.filter((r) => r.endpoint === 'chat').map((r) => [r.model, r.stream])).toEqual([['m-llm', true], ['m-llm', false]]);
+    expect(fake.requests.filter((r) => r.endpoint === 'chat').map((r) => [r.model, r.stream])).toEqual([
+      ['m-llm', true],
+      ['m-llm', false],
+    ]);
   });
 
   it('retries a 500 once and succeeds', async () => {
@@ -117,7 +123,13 @@ describe('text-to-speech', () => {
   });
 
   it('gives tts_error for a wrong key without retrying', async () => {
-    const bad = createProviders({ llm: { baseURL: fake.url, apiKey: 'x', model: 'm' }, stt: { baseURL: fake.url, apiKey: 'x', model: 'm' }, tts: { baseURL: fake.url, apiKey: 'wrong', model: 'm', voice: 'v' }, providerTimeoutMs: 5000, providerRetries: 1 });
+    const bad = createProviders({
+      llm: { baseURL: fake.url, apiKey: 'x', model: 'm' },
+      stt: { baseURL: fake.url, apiKey: 'x', model: 'm' },
+      tts: { baseURL: fake.url, apiKey: 'wrong', model: 'm', voice: 'v' },
+      providerTimeoutMs: 5000,
+      providerRetries: 1,
+    });
     const before = fake.hits.tts;
     const err = await failure(collect(bad.tts.synthesize('hi')));
     expect(err).toMatchObject({ status: 401, retryable: false, reason: 'tts_error' });
@@ -126,7 +138,19 @@ describe('text-to-speech', () => {
 });
 
 describe('isRetryableStatus', () => {
-  it.each([[400, false], [401, false], [403, false], [404, false], [408, true], [409, true], [422, false], [429, true], [499, true], [500, true], [503, true]])('%i -> %s', (status, retryable) => {
+  it.each([
+    [400, false],
+    [401, false],
+    [403, false],
+    [404, false],
+    [408, true],
+    [409, true],
+    [422, false],
+    [429, true],
+    [499, true],
+    [500, true],
+    [503, true],
+  ])('%i -> %s', (status, retryable) => {
     expect(isRetryableStatus(status)).toBe(retryable);
   });
 });

@@ -86,7 +86,10 @@ export function openRealtimeSocket(options: OpenSocketOptions): Promise<WebSocke
       socket.terminate();
       reject(err);
     };
-    const timer = setTimeout(() => finish(new StreamOpenError(`The realtime speech-to-text at ${host} did not open within ${options.timeoutMs / 1000} s.`, false)), options.timeoutMs);
+    const timer = setTimeout(
+      () => finish(new StreamOpenError(`The realtime speech-to-text at ${host} did not open within ${options.timeoutMs / 1000} s.`, false)),
+      options.timeoutMs,
+    );
     const onAbort = () => finish(new ProviderError('stt', 'aborted', false, 'The speech-to-text stream was cancelled.'));
     options.signal?.addEventListener('abort', onAbort, { once: true });
 
@@ -94,25 +97,42 @@ export function openRealtimeSocket(options: OpenSocketOptions): Promise<WebSocke
       const status = res.statusCode ?? 0;
       res.resume();
       req.destroy();
-      if (status === 401 || status === 403) return finish(new ProviderError('stt', 'http', false, `The realtime speech-to-text refused the API key (HTTP ${status}).`, status));
+      if (status === 401 || status === 403)
+        return finish(new ProviderError('stt', 'http', false, `The realtime speech-to-text refused the API key (HTTP ${status}).`, status));
       const permanent = NO_ENDPOINT.has(status);
-      finish(new StreamOpenError(`The speech-to-text at ${host} ${permanent ? 'has no realtime transcription endpoint' : 'could not open a realtime stream'} (HTTP ${status}).`, permanent, status));
+      finish(
+        new StreamOpenError(
+          `The speech-to-text at ${host} ${permanent ? 'has no realtime transcription endpoint' : 'could not open a realtime stream'} (HTTP ${status}).`,
+          permanent,
+          status,
+        ),
+      );
     });
     socket.on('error', (err: Error & { code?: string }) => {
-      finish(new StreamOpenError(`The realtime speech-to-text at ${host} could not be reached (${err.code ?? redact(err.message)}).`, false));
+      finish(
+        new StreamOpenError(`The realtime speech-to-text at ${host} could not be reached (${err.code ?? redact(err.message)}).`, false),
+      );
     });
-    socket.on('close', (code) => finish(new StreamOpenError(`The realtime speech-to-text at ${host} closed the stream while it opened (code ${code}).`, false)));
+    socket.on('close', (code) =>
+      finish(new StreamOpenError(`The realtime speech-to-text at ${host} closed the stream while it opened (code ${code}).`, false)),
+    );
 
     const onSetupMessage = (data: WebSocket.RawData) => {
       const read = readRealtimeEvent(data.toString());
       // Checked first (answers.ts): a malformed event is a provider fault, not a refusal of our session.
-      if (read.kind === 'malformed') return finish(new StreamOpenError(`The realtime speech-to-text at ${host} sent an unreadable event (${read.problem}).`, false));
+      if (read.kind === 'malformed')
+        return finish(new StreamOpenError(`The realtime speech-to-text at ${host} sent an unreadable event (${read.problem}).`, false));
       if (read.kind !== 'event') return;
       if (read.event.type === 'session.updated') {
         finish(null);
       } else if (read.event.type === 'error') {
         // The session we asked for is refused (an unknown model, no transcription sessions): configuration, not luck.
-        finish(new StreamOpenError(`The realtime speech-to-text at ${host} refused the transcription session (${read.event.error.code ?? read.event.error.type ?? 'undescribed'}).`, true));
+        finish(
+          new StreamOpenError(
+            `The realtime speech-to-text at ${host} refused the transcription session (${read.event.error.code ?? read.event.error.type ?? 'undescribed'}).`,
+            true,
+          ),
+        );
       }
     };
     socket.on('message', onSetupMessage);

@@ -1,5 +1,9 @@
 import type WebSocket from 'ws';
-import type { InputAudioBufferAppendEvent, InputAudioBufferClearEvent, InputAudioBufferCommitEvent } from 'openai/resources/realtime/realtime';
+import type {
+  InputAudioBufferAppendEvent,
+  InputAudioBufferClearEvent,
+  InputAudioBufferCommitEvent,
+} from 'openai/resources/realtime/realtime';
 import { Pcm16StreamResampler } from '../../lib/pcm-stream.ts';
 import type { TranscriptionStream } from '../bot/turns/types.ts';
 import { MAX_TRANSCRIPT_CHARS, readRealtimeEvent } from './answers.ts';
@@ -71,7 +75,9 @@ export class RealtimeTranscriptionStream implements TranscriptionStream {
     this.batchBytes = Math.max(2, Math.round((options.inputRate * options.batchMs) / 1000) * 2);
     this.minCommitBytes = Math.round((options.inputRate * MIN_COMMIT_MS) / 1000) * 2;
     this.socket.on('message', (data) => this.onMessage(data));
-    this.socket.on('close', (code) => this.end(new ProviderError('stt', 'network', true, `The realtime speech-to-text connection closed (code ${code}).`)));
+    this.socket.on('close', (code) =>
+      this.end(new ProviderError('stt', 'network', true, `The realtime speech-to-text connection closed (code ${code}).`)),
+    );
     this.socket.on('error', () => undefined); // 'close' follows and says what matters
   }
 
@@ -115,7 +121,10 @@ export class RealtimeTranscriptionStream implements TranscriptionStream {
     this.sentBytes = 0;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
-        this.settle(entry, new ProviderError('stt', 'timeout', true, `The speech-to-text did not answer within ${this.timeoutMs / 1000} s.`));
+        this.settle(
+          entry,
+          new ProviderError('stt', 'timeout', true, `The speech-to-text did not answer within ${this.timeoutMs / 1000} s.`),
+        );
       }, this.timeoutMs);
       const entry: PendingCommit = { eventId, itemId: null, resolve, reject, timer };
       this.pending.push(entry);
@@ -198,7 +207,16 @@ export class RealtimeTranscriptionStream implements TranscriptionStream {
       }
       case 'conversation.item.input_audio_transcription.failed': {
         const entry = this.pending.find((p) => p.itemId === event.item_id);
-        if (entry) this.settle(entry, new ProviderError('stt', 'bad_response', false, `The speech-to-text could not transcribe the utterance (${event.error?.code ?? event.error?.type ?? 'failed'}).`));
+        if (entry)
+          this.settle(
+            entry,
+            new ProviderError(
+              'stt',
+              'bad_response',
+              false,
+              `The speech-to-text could not transcribe the utterance (${event.error?.code ?? event.error?.type ?? 'failed'}).`,
+            ),
+          );
         break;
       }
       case 'error':
@@ -210,7 +228,12 @@ export class RealtimeTranscriptionStream implements TranscriptionStream {
   }
 
   private onError(detail: { type?: string | null; code?: string | null; event_id?: string | null }): void {
-    const err = new ProviderError('stt', 'bad_response', detail.type === 'server_error', `The speech-to-text reported an error (${detail.code ?? detail.type ?? 'undescribed'}).`);
+    const err = new ProviderError(
+      'stt',
+      'bad_response',
+      detail.type === 'server_error',
+      `The speech-to-text reported an error (${detail.code ?? detail.type ?? 'undescribed'}).`,
+    );
     const named = this.pending.find((p) => p.eventId === detail.event_id);
     // An error naming none of our commits: we cannot tell which utterance it spoiled, so all waiting ones fail.
     const spoiled = named ? [named] : [...this.pending];
@@ -237,7 +260,10 @@ export class RealtimeTranscriptionStream implements TranscriptionStream {
       if (entry) this.settle(entry, err);
       return;
     }
-    if (itemId && (type === 'conversation.item.input_audio_transcription.completed' || type === 'conversation.item.input_audio_transcription.failed')) {
+    if (
+      itemId &&
+      (type === 'conversation.item.input_audio_transcription.completed' || type === 'conversation.item.input_audio_transcription.failed')
+    ) {
       const entry = this.pending.find((p) => p.itemId === itemId);
       if (entry) this.settle(entry, err);
     }

@@ -8,7 +8,12 @@ import type { TranscriptionStream } from '../bot/turns/types.ts';
 import { ProviderError } from './errors.ts';
 import { createProviders } from './index.ts';
 import { StreamOpenError } from './realtime-connect.ts';
-import { OpenAIRealtimeSpeechToText, STREAM_RETRY_AFTER_MS, STREAM_RETRY_FIRST_MS, type RealtimeSpeechToTextOptions } from './realtime-stt.ts';
+import {
+  OpenAIRealtimeSpeechToText,
+  STREAM_RETRY_AFTER_MS,
+  STREAM_RETRY_FIRST_MS,
+  type RealtimeSpeechToTextOptions,
+} from './realtime-stt.ts';
 
 /**
  * The realtime speech-to-text client against the fake's WebSocket endpoint over a real socket:
@@ -29,7 +34,14 @@ afterAll(async () => {
 
 function client(overrides: Partial<RealtimeSpeechToTextOptions> = {}): OpenAIRealtimeSpeechToText {
   // Generous deadlines: two cores shared with other suites; the timeout test sets its own.
-  return new OpenAIRealtimeSpeechToText({ baseURL: fake.url, apiKey: KEY, model: 'm-realtime', provider: 'fake', policy: { timeoutMs: 3000, retries: 1 }, ...overrides });
+  return new OpenAIRealtimeSpeechToText({
+    baseURL: fake.url,
+    apiKey: KEY,
+    model: 'm-realtime',
+    provider: 'fake',
+    policy: { timeoutMs: 3000, retries: 1 },
+    ...overrides,
+  });
 }
 
 async function open(stt = client(), language = 'en'): Promise<TranscriptionStream> {
@@ -45,7 +57,10 @@ function speak(stream: TranscriptionStream, ms: number): void {
 }
 
 async function failure(p: Promise<unknown>): Promise<ProviderError> {
-  const err = await p.then(() => null, (e: unknown) => e);
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(ProviderError);
   return err as ProviderError;
 }
@@ -78,7 +93,11 @@ describe('realtime transcription stream', () => {
       speak(stream, 600);
       const second = stream.commit();
       expect(await Promise.all([first, second])).toEqual(['first answer', 'second answer']);
-      expect(streamRequests().slice(-2).map((r) => Number(r.audioSeconds?.toFixed(2)))).toEqual([0.4, 0.6]);
+      expect(
+        streamRequests()
+          .slice(-2)
+          .map((r) => Number(r.audioSeconds?.toFixed(2))),
+      ).toEqual([0.4, 0.6]);
     } finally {
       fake.setLatency('stt-stream', 0);
     }
@@ -226,7 +245,13 @@ describe('opening a stream, and falling back to batch', () => {
       expect(batchOnly.hits['stt-stream']).toBe(0); // 404 before the key check, and never retried
       expect(lines.filter((l) => l.includes('realtime speech-to-text unavailable'))).toHaveLength(1);
       // The turn's fallback: the batch endpoint of the same provider.
-      const batch = createProviders({ llm: { baseURL: batchOnly.url, apiKey: KEY, model: 'm' }, stt: { baseURL: batchOnly.url, apiKey: KEY, model: 'm-stt' }, tts: { baseURL: batchOnly.url, apiKey: KEY, model: 'm', voice: 'v' }, providerTimeoutMs: 10_000, providerRetries: 0 });
+      const batch = createProviders({
+        llm: { baseURL: batchOnly.url, apiKey: KEY, model: 'm' },
+        stt: { baseURL: batchOnly.url, apiKey: KEY, model: 'm-stt' },
+        tts: { baseURL: batchOnly.url, apiKey: KEY, model: 'm', voice: 'v' },
+        providerTimeoutMs: 10_000,
+        providerRetries: 0,
+      });
       batchOnly.scriptTranscripts('from batch');
       expect(await batch.stt.transcribe(tonePcm(300, 16_000), { sampleRate: 16_000 })).toBe('from batch');
     } finally {
@@ -234,47 +259,51 @@ describe('opening a stream, and falling back to batch', () => {
     }
   });
 
-  it('an outage (503 on upgrade, a refused port) falls back for a short wait that doubles per failure up to a minute, and resets once a stream opens', async () => {
-    let now = 1_000_000;
-    const stt = client({ now: () => now });
-    const fail503 = async () => {
-      fake.failNext('stt-stream', { status: 503 });
-      return failure(stt.openStream({ sampleRate: 16_000 }));
-    };
-    expect(await fail503()).toMatchObject({ reason: 'stt_stream_unavailable', status: 503, permanent: false });
-    // A Service that came up a moment ago is asked again after the first short wait, not after a minute.
-    const waits: number[] = [];
-    for (let wait = STREAM_RETRY_FIRST_MS; ; ) {
-      expect(stt.mode).toBe('batch');
-      now += wait - 1;
+  it(
+    'an outage (503 on upgrade, a refused port) falls back for a short wait that doubles per failure up to a minute, and resets once a ' +
+      'stream opens',
+    async () => {
+      let now = 1_000_000;
+      const stt = client({ now: () => now });
+      const fail503 = async () => {
+        fake.failNext('stt-stream', { status: 503 });
+        return failure(stt.openStream({ sampleRate: 16_000 }));
+      };
+      expect(await fail503()).toMatchObject({ reason: 'stt_stream_unavailable', status: 503, permanent: false });
+      // A Service that came up a moment ago is asked again after the first short wait, not after a minute.
+      const waits: number[] = [];
+      for (let wait = STREAM_RETRY_FIRST_MS; ;) {
+        expect(stt.mode).toBe('batch');
+        now += wait - 1;
+        expect(stt.mode).toBe('batch');
+        now += 2;
+        expect(stt.mode).toBe('realtime');
+        waits.push(wait);
+        if (wait === STREAM_RETRY_AFTER_MS) break;
+        await fail503();
+        wait = Math.min(wait * 2, STREAM_RETRY_AFTER_MS);
+      }
+      expect(waits).toEqual([2000, 4000, 8000, 16_000, 32_000, 60_000]);
+      // The wait stays at the cap while the outage lasts...
+      await fail503();
+      now += STREAM_RETRY_AFTER_MS - 1;
       expect(stt.mode).toBe('batch');
       now += 2;
-      expect(stt.mode).toBe('realtime');
-      waits.push(wait);
-      if (wait === STREAM_RETRY_AFTER_MS) break;
+      // ...and an open that succeeds resets it to the first wait.
+      opened.push(await stt.openStream({ sampleRate: 16_000 }));
       await fail503();
-      wait = Math.min(wait * 2, STREAM_RETRY_AFTER_MS);
-    }
-    expect(waits).toEqual([2000, 4000, 8000, 16_000, 32_000, 60_000]);
-    // The wait stays at the cap while the outage lasts...
-    await fail503();
-    now += STREAM_RETRY_AFTER_MS - 1;
-    expect(stt.mode).toBe('batch');
-    now += 2;
-    // ...and an open that succeeds resets it to the first wait.
-    opened.push(await stt.openStream({ sampleRate: 16_000 }));
-    await fail503();
-    now += STREAM_RETRY_FIRST_MS + 1;
-    expect(stt.mode).toBe('realtime');
+      now += STREAM_RETRY_FIRST_MS + 1;
+      expect(stt.mode).toBe('realtime');
 
-    const closed = createServer();
-    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', () => r()));
-    const port = (closed.address() as { port: number }).port;
-    await new Promise<void>((r) => closed.close(() => r()));
-    const refused = await failure(client({ baseURL: `http://127.0.0.1:${port}/v1` }).openStream({ sampleRate: 16_000 }));
-    expect(refused).toMatchObject({ reason: 'stt_stream_unavailable', permanent: false });
-    expect(refused.message).toMatch(/ECONNREFUSED/);
-  });
+      const closed = createServer();
+      await new Promise<void>((r) => closed.listen(0, '127.0.0.1', () => r()));
+      const port = (closed.address() as { port: number }).port;
+      await new Promise<void>((r) => closed.close(() => r()));
+      const refused = await failure(client({ baseURL: `http://127.0.0.1:${port}/v1` }).openStream({ sampleRate: 16_000 }));
+      expect(refused).toMatchObject({ reason: 'stt_stream_unavailable', permanent: false });
+      expect(refused.message).toMatch(/ECONNREFUSED/);
+    },
+  );
 
   it('a server that takes the upgrade but never starts a session is unavailable after the open timeout, not the provider timeout', async () => {
     const mute = new WebSocketServer({ port: 0, host: '127.0.0.1' });
@@ -293,7 +322,10 @@ describe('opening a stream, and falling back to batch', () => {
 
   it('a wrong key is stt_error (401), not a reason to fall back, and the key is in no message or log line', async () => {
     const lines: string[] = [];
-    const stt = client({ apiKey: 'sk-wrong-secret-value-123', logger: createLogger({ name: 'test', sink: (line) => void lines.push(line) }) });
+    const stt = client({
+      apiKey: 'sk-wrong-secret-value-123',
+      logger: createLogger({ name: 'test', sink: (line) => void lines.push(line) }),
+    });
     const err = await failure(stt.openStream({ sampleRate: 16_000 }));
     expect(err).toMatchObject({ kind: 'http', status: 401, reason: 'stt_error', retryable: false });
     expect(err.message).not.toContain('sk-wrong');
@@ -309,7 +341,13 @@ describe('opening a stream, and falling back to batch', () => {
 });
 
 describe('createProviders', () => {
-  const base = { llm: { baseURL: 'http://127.0.0.1:1/v1', apiKey: 'k', model: 'm' }, stt: { baseURL: 'https://stt.example/v1', apiKey: 'k', model: 'whisper-1' }, tts: { baseURL: 'http://127.0.0.1:1/v1', apiKey: 'k', model: 'm', voice: 'v' }, providerTimeoutMs: 500, providerRetries: 1 };
+  const base = {
+    llm: { baseURL: 'http://127.0.0.1:1/v1', apiKey: 'k', model: 'm' },
+    stt: { baseURL: 'https://stt.example/v1', apiKey: 'k', model: 'whisper-1' },
+    tts: { baseURL: 'http://127.0.0.1:1/v1', apiKey: 'k', model: 'm', voice: 'v' },
+    providerTimeoutMs: 500,
+    providerRetries: 1,
+  };
 
   it('builds the streaming STT from STT_MODE and STT_REALTIME_MODEL, and none in batch mode', () => {
     const realtime = createProviders({ ...base, turns: { engines: { sttMode: 'realtime', sttRealtimeModel: 'gpt-4o-mini-transcribe' } } });

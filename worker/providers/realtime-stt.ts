@@ -89,12 +89,19 @@ export class OpenAIRealtimeSpeechToText implements StreamingSpeechToText {
       if (this.unavailable) this.log.info('realtime speech-to-text is available again', { provider: this.provider, model: this.model });
       this.unavailable = null;
       this.nextRetryMs = STREAM_RETRY_FIRST_MS;
-      const stream = new RealtimeTranscriptionStream({ socket, inputRate: options.sampleRate, timeoutMs: this.options.policy.timeoutMs, batchMs: this.options.batchMs ?? 80 });
+      const stream = new RealtimeTranscriptionStream({
+        socket,
+        inputRate: options.sampleRate,
+        timeoutMs: this.options.policy.timeoutMs,
+        batchMs: this.options.batchMs ?? 80,
+      });
       options.signal?.addEventListener('abort', () => stream.close(), { once: true });
       return stream;
     } catch (err) {
       if (err instanceof StreamOpenError) this.remember(err);
-      throw err instanceof ProviderError ? err : new ProviderError('stt', 'bad_response', false, 'The realtime speech-to-text failed to open.');
+      throw err instanceof ProviderError
+        ? err
+        : new ProviderError('stt', 'bad_response', false, 'The realtime speech-to-text failed to open.');
     }
   }
 

@@ -22,7 +22,15 @@ beforeAll(async () => {
 });
 afterAll(() => fake.close());
 
-const client = (ca?: string) => new OpenAIRealtimeSpeechToText({ baseURL: fake.url, apiKey: KEY, model: 'm-rt', provider: 'fake', policy: { timeoutMs: 3000, retries: 0 }, ...(ca ? { ca } : {}) });
+const client = (ca?: string) =>
+  new OpenAIRealtimeSpeechToText({
+    baseURL: fake.url,
+    apiKey: KEY,
+    model: 'm-rt',
+    provider: 'fake',
+    policy: { timeoutMs: 3000, retries: 0 },
+    ...(ca ? { ca } : {}),
+  });
 
 describe('realtime speech-to-text over TLS', () => {
   it('streams over wss:// with a CA given to the client', async () => {
@@ -35,7 +43,12 @@ describe('realtime speech-to-text over TLS', () => {
   });
 
   it('refuses a server whose CA the process does not trust', async () => {
-    const err = await client().openStream({ sampleRate: 16_000 }).then(() => null, (e: unknown) => e);
+    const err = await client()
+      .openStream({ sampleRate: 16_000 })
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     expect(err).toBeInstanceOf(ProviderError);
     expect(err).toMatchObject({ reason: 'stt_stream_unavailable', permanent: false });
     expect((err as Error).message).toMatch(/CERT|SIGNATURE|certificate/i);
@@ -43,14 +56,27 @@ describe('realtime speech-to-text over TLS', () => {
 
   it('trusts NODE_EXTRA_CA_CERTS, as the worker does in a pod (scripts/check-realtime-stt.ts, realtime and batch)', async () => {
     fake.scriptTranscripts('streamed with the extra CA', 'uploaded with the extra CA');
-    const env = { PATH: process.env.PATH, HOME: process.env.HOME, NODE_EXTRA_CA_CERTS: ca.certFile, STT_BASE_URL: fake.url, OPENAI_API_KEY: KEY, STT_MODEL: 'm-batch', STT_REALTIME_MODEL: 'm-rt', LOG_LEVEL: 'warn' };
+    const env = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      NODE_EXTRA_CA_CERTS: ca.certFile,
+      STT_BASE_URL: fake.url,
+      OPENAI_API_KEY: KEY,
+      STT_MODEL: 'm-batch',
+      STT_REALTIME_MODEL: 'm-rt',
+      LOG_LEVEL: 'warn',
+    };
     const { code, stdout, stderr } = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
       execFile(process.execPath, ['--import', 'tsx', 'scripts/check-realtime-stt.ts'], { env, timeout: 60_000 }, (err, stdout, stderr) =>
-        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }));
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
     });
     expect(stderr).not.toContain(KEY);
     expect(code, stdout + stderr).toBe(0);
-    const lines = stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines).toEqual([
       expect.objectContaining({ path: 'realtime', model: 'm-rt', text: 'streamed with the extra CA', audioSeconds: 1.5 }),
       expect.objectContaining({ path: 'batch', model: 'm-batch', text: 'uploaded with the extra CA' }),

@@ -13,7 +13,6 @@ export interface SpeechToText {
 }
 
 export class OpenAISpeechToText extends OpenAICompatibleProvider implements SpeechToText {
-
   async transcribe(pcm: Buffer, options: { sampleRate: number; language?: string; signal?: AbortSignal }): Promise<string> {
     const wav = wavFromPcm16(pcm, options.sampleRate);
     const { value, release } = await callWithPolicy(
@@ -26,7 +25,8 @@ export class OpenAISpeechToText extends OpenAICompatibleProvider implements Spee
           { signal },
         );
         const answer = TranscriptionAnswer.safeParse(result);
-        if (!answer.success) throw new ProviderError('stt', 'bad_response', false, `The speech-to-text gave a malformed answer (${describe(answer.error)}).`);
+        if (!answer.success)
+          throw new ProviderError('stt', 'bad_response', false, `The speech-to-text gave a malformed answer (${describe(answer.error)}).`);
         return answer.data.text.trim();
       },
       options.signal,

@@ -26,7 +26,10 @@ export class OpenAITextToSpeech extends OpenAICompatibleProvider implements Text
       'tts',
       this.policy,
       async ({ signal }) => {
-        const res = await this.client.audio.speech.create({ model: this.model, voice: this.voice, input: text, response_format: 'pcm' }, { signal });
+        const res = await this.client.audio.speech.create(
+          { model: this.model, voice: this.voice, input: text, response_format: 'pcm' },
+          { signal },
+        );
         if (!res.body) throw new ProviderError('tts', 'bad_response', false, 'The text-to-speech answer has no body.');
         const type = SpeechContentType.safeParse(res.headers.get('content-type') ?? '');
         if (!type.success) throw new ProviderError('tts', 'bad_response', false, 'The text-to-speech answered with text, not audio.');
@@ -46,7 +49,13 @@ export class OpenAITextToSpeech extends OpenAICompatibleProvider implements Text
       while (!next.done) {
         if (next.value && next.value.byteLength > 0) {
           total += next.value.byteLength;
-          if (total > limit) throw new ProviderError('tts', 'bad_response', false, `The text-to-speech sent more audio than the text could take (over ${Math.round(limit / 2 / this.sampleRate)} s).`);
+          if (total > limit)
+            throw new ProviderError(
+              'tts',
+              'bad_response',
+              false,
+              `The text-to-speech sent more audio than the text could take (over ${Math.round(limit / 2 / this.sampleRate)} s).`,
+            );
           const bytes: Buffer = carry ? Buffer.concat([carry, next.value]) : Buffer.from(next.value);
           const even = bytes.length - (bytes.length % 2);
           carry = even < bytes.length ? bytes.subarray(even) : null;
@@ -56,7 +65,8 @@ export class OpenAITextToSpeech extends OpenAICompatibleProvider implements Text
       }
     } catch (err) {
       if (err instanceof ProviderError) throw err;
-      if (attempt.timedOut()) throw new ProviderError('tts', 'timeout', false, `The text-to-speech did not finish within ${this.policy.timeoutMs / 1000} s.`);
+      if (attempt.timedOut())
+        throw new ProviderError('tts', 'timeout', false, `The text-to-speech did not finish within ${this.policy.timeoutMs / 1000} s.`);
       if (options.signal?.aborted) throw new ProviderError('tts', 'aborted', false, 'The text-to-speech call was cancelled.');
       throw new ProviderError('tts', 'network', false, 'The text-to-speech stream broke.');
     } finally {

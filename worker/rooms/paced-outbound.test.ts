@@ -7,9 +7,10 @@ import { PacedOutbound, type OutboundItem } from './paced-outbound.ts';
  */
 const RATE = 24_000;
 /** PCM16 mono at RATE lasting `ms`. */
-const audio = (ms: number, fill = 0): OutboundItem => ({ kind: 'audio', pcm: Buffer.alloc((RATE * ms) / 1000 * 2, fill) });
+const audio = (ms: number, fill = 0): OutboundItem => ({ kind: 'audio', pcm: Buffer.alloc(((RATE * ms) / 1000) * 2, fill) });
 const control = (type: string): OutboundItem => ({ kind: 'control', msg: { type } });
-const label = (item: OutboundItem): string => (item.kind === 'audio' ? `audio:${item.pcm[0]}` : item.kind === 'control' ? String(item.msg.type) : 'leave');
+const label = (item: OutboundItem): string =>
+  item.kind === 'audio' ? `audio:${item.pcm[0]}` : item.kind === 'control' ? String(item.msg.type) : 'leave';
 
 beforeEach(() => {
   vi.useFakeTimers({ now: 0 });
@@ -21,17 +22,28 @@ afterEach(() => {
 describe('the paced outbound queue', () => {
   it('hands audio over at most the lead ahead of its playing, in order with the control messages behind it', async () => {
     const sent: Array<[number, string]> = [];
-    const queue = new PacedOutbound({ deliver: (item) => void sent.push([Date.now(), label(item)]), pace: { sampleRate: RATE, leadMs: 200 } });
+    const queue = new PacedOutbound({
+      deliver: (item) => void sent.push([Date.now(), label(item)]),
+      pace: { sampleRate: RATE, leadMs: 200 },
+    });
     queue.push(control('state'));
     for (let i = 1; i <= 5; i++) queue.push(audio(100, i));
     queue.push(control('audio_end'));
     // 0 ms: the first three 100 ms pieces fit in the 200 ms lead (the third one exactly); the rest wait.
-    expect(sent).toEqual([[0, 'state'], [0, 'audio:1'], [0, 'audio:2'], [0, 'audio:3']]);
+    expect(sent).toEqual([
+      [0, 'state'],
+      [0, 'audio:1'],
+      [0, 'audio:2'],
+      [0, 'audio:3'],
+    ]);
     await vi.advanceTimersByTimeAsync(100);
     expect(sent.slice(4)).toEqual([[100, 'audio:4']]);
     await vi.advanceTimersByTimeAsync(100);
     // The control message goes as soon as the audio before it has been handed over, not later.
-    expect(sent.slice(5)).toEqual([[200, 'audio:5'], [200, 'audio_end']]);
+    expect(sent.slice(5)).toEqual([
+      [200, 'audio:5'],
+      [200, 'audio_end'],
+    ]);
     expect(queue.length).toBe(0);
     await queue.whenDrained();
   });
@@ -60,7 +72,9 @@ describe('the paced outbound queue', () => {
       deliver: (item) => {
         started.push(label(item));
         if (item.kind === 'control' && item.msg.type === 'broken') throw new Error('the room went away');
-        return new Promise<void>((resolve, reject) => pending.push(item.kind === 'audio' && item.pcm[0] === 2 ? () => reject(new Error('send failed')) : resolve));
+        return new Promise<void>((resolve, reject) =>
+          pending.push(item.kind === 'audio' && item.pcm[0] === 2 ? () => reject(new Error('send failed')) : resolve),
+        );
       },
     });
     queue.push(audio(20, 1));

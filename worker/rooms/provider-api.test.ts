@@ -28,10 +28,22 @@ afterAll(async () => {
 });
 
 const Room = z.object({ name: z.string().min(1), url: z.string() });
-const call = (answer?: z.ZodType) => callProviderApi<{ name: string }>({ method: 'POST', url, bearer: 'secret-api-key-123', timeoutMs: 5000, describe: 'test API CreateRoom', readError: (json) => ({ code: json.error, detail: json.info }), ...(answer ? { answer } : {}) });
+const call = (answer?: z.ZodType) =>
+  callProviderApi<{ name: string }>({
+    method: 'POST',
+    url,
+    bearer: 'secret-api-key-123',
+    timeoutMs: 5000,
+    describe: 'test API CreateRoom',
+    readError: (json) => ({ code: json.error, detail: json.info }),
+    ...(answer ? { answer } : {}),
+  });
 
 async function refused(p: Promise<unknown>): Promise<RoomProviderApiError> {
-  const err = await p.then(() => null, (e: unknown) => e);
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(RoomProviderApiError);
   expect((err as Error).message).not.toContain('secret-api-key');
   return err as RoomProviderApiError;
@@ -64,6 +76,10 @@ describe('room provider answers', () => {
 
   it('still reads the error of a non-2xx answer', async () => {
     next = { status: 429, body: JSON.stringify({ error: 'rate-limit', info: 'slow down' }) };
-    expect(await refused(call(Room))).toMatchObject({ status: 429, code: 'rate-limit', message: 'test API CreateRoom failed: 429 rate-limit: slow down' });
+    expect(await refused(call(Room))).toMatchObject({
+      status: 429,
+      code: 'rate-limit',
+      message: 'test API CreateRoom failed: 429 rate-limit: slow down',
+    });
   });
 });

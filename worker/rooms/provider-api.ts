@@ -62,9 +62,11 @@ export async function callProviderApi<T>(call: ProviderCall): Promise<T> {
     body: call.body === undefined ? undefined : JSON.stringify(call.body),
     signal: AbortSignal.timeout(call.timeoutMs),
   });
-  const fail = (status: number, code: string, message: string) => (call.makeError ? call.makeError(status, code, message) : new RoomProviderApiError(status, code, message));
+  const fail = (status: number, code: string, message: string) =>
+    call.makeError ? call.makeError(status, code, message) : new RoomProviderApiError(status, code, message);
   const text = await readBounded(res);
-  if (text === null) throw fail(502, 'invalid_answer', `${call.describe} failed: the answer (HTTP ${res.status}) is larger than ${MAX_ANSWER_BYTES} bytes`);
+  if (text === null)
+    throw fail(502, 'invalid_answer', `${call.describe} failed: the answer (HTTP ${res.status}) is larger than ${MAX_ANSWER_BYTES} bytes`);
   let parsed: unknown;
   try {
     parsed = text ? JSON.parse(text) : {};
@@ -84,7 +86,11 @@ export async function callProviderApi<T>(call: ProviderCall): Promise<T> {
     const checked = call.answer.safeParse(json);
     if (!checked.success) {
       const issue = checked.error.issues[0];
-      throw fail(502, 'invalid_answer', `${call.describe} failed: the answer (HTTP ${res.status}) is malformed (${issue ? `${issue.path.join('.') || 'answer'}: ${issue.code}` : 'invalid'})`);
+      throw fail(
+        502,
+        'invalid_answer',
+        `${call.describe} failed: the answer (HTTP ${res.status}) is malformed (${issue ? `${issue.path.join('.') || 'answer'}: ${issue.code}` : 'invalid'})`,
+      );
     }
     return checked.data as T;
   }

@@ -1,7 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../lib/env.ts';
 import { silentLogger } from '../../lib/log.ts';
-import { JoinTicketSchema, openBotRooms, openWorkerRooms, readRoomChoice, ROOM_PROVIDERS, roomTtlSeconds, TRANSPORTS, type RoomChoice } from './registry.ts';
+import {
+  JoinTicketSchema,
+  openBotRooms,
+  openWorkerRooms,
+  readRoomChoice,
+  ROOM_PROVIDERS,
+  roomTtlSeconds,
+  TRANSPORTS,
+  type RoomChoice,
+} from './registry.ts';
 
 /**
  * The one list of room transports: ROOM_PROVIDER picks one, the transport reads its own variables,
@@ -53,19 +62,36 @@ describe('the room transport registry', () => {
   });
 
   it('gives each transport its room lifetime: at least what a claimed room needs', () => {
-    const lifetimes = Object.fromEntries(ROOM_PROVIDERS.map((name) => [name, roomTtlSeconds(readRoomChoice({ ROOM_PROVIDER: name, ...envFor[name] }, context), 1830)]));
+    const lifetimes = Object.fromEntries(
+      ROOM_PROVIDERS.map((name) => [name, roomTtlSeconds(readRoomChoice({ ROOM_PROVIDER: name, ...envFor[name] }, context), 1830)]),
+    );
     expect(lifetimes).toEqual({ daily: 3600, livekit: 1830 + 3600, local: 1830 + 3600 });
     // Daily's DAILY_ROOM_TTL_SECONDS is raised to fit one session.
-    expect(roomTtlSeconds(readRoomChoice({ ROOM_PROVIDER: 'daily', ...envFor.daily, DAILY_ROOM_TTL_SECONDS: '600' }, context), 1830)).toBe(2130);
+    expect(roomTtlSeconds(readRoomChoice({ ROOM_PROVIDER: 'daily', ...envFor.daily, DAILY_ROOM_TTL_SECONDS: '600' }, context), 1830)).toBe(
+      2130,
+    );
   });
 
   it.each(ROOM_PROVIDERS)('%s: the worker side mints a bot ticket for its own transport that passes the IPC check', async (name) => {
     const choice: RoomChoice = readRoomChoice({ ROOM_PROVIDER: name, ...envFor[name] }, context);
-    const side = await openWorkerRooms(choice, { log: silentLogger, publicUrl: 'https://worker.example.com', internalRoomBase: () => 'wss://127.0.0.1:7443' });
+    const side = await openWorkerRooms(choice, {
+      log: silentLogger,
+      publicUrl: 'https://worker.example.com',
+      internalRoomBase: () => 'wss://127.0.0.1:7443',
+    });
     try {
       expect(side.provider.name).toBe(name);
       expect(side.server !== null).toBe(name === 'local');
-      const room = { name: 'rm_ticket', url: name === 'daily' ? 'https://voice-test.daily.co/rm_ticket' : name === 'livekit' ? 'ws://127.0.0.1:7880' : 'wss://worker.example.com/rooms/rm_ticket', exp: 2_000_000_000 };
+      const room = {
+        name: 'rm_ticket',
+        url:
+          name === 'daily'
+            ? 'https://voice-test.daily.co/rm_ticket'
+            : name === 'livekit'
+              ? 'ws://127.0.0.1:7880'
+              : 'wss://worker.example.com/rooms/rm_ticket',
+        exp: 2_000_000_000,
+      };
       const request = { room, sessionId: 'inv_ticket', issuedAt: 1_900_000_000, expiresAt: 1_900_000_600 };
       const ticket = side.provider.botTicket(request);
       expect(JoinTicketSchema.parse(ticket)).toEqual(ticket);

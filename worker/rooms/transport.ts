@@ -62,7 +62,8 @@ export interface RoomTransport<Settings> {
 
 /** A ticket meant for another transport is a bug of ours: say which, never the token. */
 export function checkTicket(ticket: JoinTicket, transport: string): void {
-  if (ticket.transport !== transport) throw new Error(`the join ticket is for ${ticket.transport} rooms, but this bot runs ROOM_PROVIDER=${transport}`);
+  if (ticket.transport !== transport)
+    throw new Error(`the join ticket is for ${ticket.transport} rooms, but this bot runs ROOM_PROVIDER=${transport}`);
 }
 
 /** Runs `join` and measures it, for transports whose connect is the whole join. */

@@ -32,12 +32,23 @@ export type BotEventSink = (event: BotEvent) => void;
 
 const text = (max: number) => z.string().max(max);
 const AttributeValue = z.union([z.string(), z.number(), z.boolean(), z.array(z.union([z.string(), z.number(), z.boolean()]))]);
-export const SpanSchema = z.object({ name: text(128), startMs: z.number(), endMs: z.number(), attributes: z.record(z.string(), AttributeValue), error: text(2000).optional() });
+export const SpanSchema = z.object({
+  name: text(128),
+  startMs: z.number(),
+  endMs: z.number(),
+  attributes: z.record(z.string(), AttributeValue),
+  error: text(2000).optional(),
+});
 
 /** A bot's event as the worker checks it (a broken bot must not take the worker down). */
 export const BotEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('span'), span: SpanSchema }),
-  z.object({ type: z.literal('provider_latency'), provider: z.enum(['stt', 'llm', 'tts']), operation: text(64), seconds: z.number().nonnegative() }),
+  z.object({
+    type: z.literal('provider_latency'),
+    provider: z.enum(['stt', 'llm', 'tts']),
+    operation: text(64),
+    seconds: z.number().nonnegative(),
+  }),
   z.object({ type: z.literal('turn_end'), reason: z.enum(['silence', 'model', 'max']) }),
   z.object({ type: z.literal('turn_latency'), seconds: z.number().nonnegative() }),
   z.object({ type: z.literal('interruption'), kind: z.enum(['barge_in', 'backchannel']) }),

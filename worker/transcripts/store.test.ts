@@ -19,14 +19,20 @@ afterAll(() => s3.close());
 describe('transcript stores', () => {
   it('writes a file and answers its file:// URI', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'store-'));
-    const store = createTranscriptStore({ transcriptStore: pathToFileURL(dir).href, s3: { endpoint: null, region: 'us-east-1', forcePathStyle: false } });
+    const store = createTranscriptStore({
+      transcriptStore: pathToFileURL(dir).href,
+      s3: { endpoint: null, region: 'us-east-1', forcePathStyle: false },
+    });
     const key = await store.put('inv_abc', '{"turns":[]}');
     expect(key).toBe(pathToFileURL(join(dir, 'inv_abc.json')).href);
     expect(readFileSync(fileURLToPath(key), 'utf8')).toBe('{"turns":[]}');
   });
 
   it('puts an object through the AWS SDK at a configured endpoint and answers its s3:// URI', async () => {
-    const store = createTranscriptStore({ transcriptStore: 's3://transcripts/worker-a', s3: { endpoint: s3.url, region: 'eu-west-1', forcePathStyle: true } });
+    const store = createTranscriptStore({
+      transcriptStore: 's3://transcripts/worker-a',
+      s3: { endpoint: s3.url, region: 'eu-west-1', forcePathStyle: true },
+    });
     const key = await store.put('inv_xyz', '{"summary":"ok"}');
     expect(key).toBe('s3://transcripts/worker-a/inv_xyz.json');
     const object = s3.objects.get('transcripts/worker-a/inv_xyz.json');
@@ -35,7 +41,10 @@ describe('transcript stores', () => {
   });
 
   it('refuses a session id that could escape the folder or bucket prefix', async () => {
-    const store = createTranscriptStore({ transcriptStore: pathToFileURL(mkdtempSync(join(tmpdir(), 'store-'))).href, s3: { endpoint: null, region: 'us-east-1', forcePathStyle: false } });
+    const store = createTranscriptStore({
+      transcriptStore: pathToFileURL(mkdtempSync(join(tmpdir(), 'store-'))).href,
+      s3: { endpoint: null, region: 'us-east-1', forcePathStyle: false },
+    });
     await expect(store.put('../etc/passwd', 'x')).rejects.toThrow(/malformed session id/);
   });
 });

@@ -12,7 +12,15 @@ export interface ConnectAnswer {
 }
 
 // Codes after which pressing Retry can help; others describe a session that cannot start any more.
-const RETRYABLE = new Set(['worker_unreachable', 'worker_error', 'no_capacity', 'unavailable', 'rate_limit_exceeded', 'internal_error', 'network_error']);
+const RETRYABLE = new Set([
+  'worker_unreachable',
+  'worker_error',
+  'no_capacity',
+  'unavailable',
+  'rate_limit_exceeded',
+  'internal_error',
+  'network_error',
+]);
 
 export async function connect(config: PageConfig): Promise<ConnectAnswer | RoomError> {
   let res: Response;
@@ -23,11 +31,17 @@ export async function connect(config: PageConfig): Promise<ConnectAnswer | RoomE
       // The link's own capability when it has one; the SDK's publishable key otherwise (older links).
       body: JSON.stringify({
         ...(config.sessionToken ? { sessionToken: config.sessionToken } : { publishableKey: config.publishableKey ?? '' }),
-        interviewId: config.interviewId, sessionId: config.sessionId, metadata: {},
+        interviewId: config.interviewId,
+        sessionId: config.sessionId,
+        metadata: {},
       }),
     });
   } catch {
-    return { code: 'network_error', message: 'Could not reach the interview service. Check your connection and try again.', retryable: true };
+    return {
+      code: 'network_error',
+      message: 'Could not reach the interview service. Check your connection and try again.',
+      retryable: true,
+    };
   }
   const body = (await res.json().catch(() => null)) as Record<string, unknown> | null;
   if (!res.ok || !body || typeof body.room_url !== 'string' || typeof body.token !== 'string') {
@@ -36,8 +50,11 @@ export async function connect(config: PageConfig): Promise<ConnectAnswer | RoomE
     return { code, message, retryable: RETRYABLE.has(code) };
   }
   return {
-    room_url: body.room_url, token: body.token, ...(typeof body.transport === 'string' ? { transport: body.transport } : {}),
-    sessionId: String(body.sessionId), route: String(body.route),
+    room_url: body.room_url,
+    token: body.token,
+    ...(typeof body.transport === 'string' ? { transport: body.transport } : {}),
+    sessionId: String(body.sessionId),
+    route: String(body.route),
   };
 }
 

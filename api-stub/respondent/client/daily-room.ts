@@ -14,7 +14,10 @@ const Daily = (dailyModule as unknown as { default: { createCallObject(options?:
 
 export async function joinDailyRoom(input: JoinInput): Promise<Room> {
   const [micTrack] = input.microphone.getAudioTracks();
-  return runDailyRoom(Daily.createCallObject({ audioSource: micTrack ?? true, videoSource: false, subscribeToTracksAutomatically: true }), input);
+  return runDailyRoom(
+    Daily.createCallObject({ audioSource: micTrack ?? true, videoSource: false, subscribeToTracksAutomatically: true }),
+    input,
+  );
 }
 
 /** The part of Daily's call object this page uses (the seam its test drives with a stand-in call). */
@@ -53,7 +56,8 @@ export async function runDailyRoom(call: DailyCallLike, input: JoinInput): Promi
   call.on('app-message', (event) => {
     const data = event?.data as Record<string, unknown> | undefined;
     if (!data) return;
-    if (data.type === 'state' && (data.state === 'speaking' || data.state === 'listening' || data.state === 'thinking')) events.onState(data.state as BotState);
+    if (data.type === 'state' && (data.state === 'speaking' || data.state === 'listening' || data.state === 'thinking'))
+      events.onState(data.state as BotState);
     if (data.type === 'caption' && (data.speaker === 'bot' || data.speaker === 'respondent') && typeof data.text === 'string') {
       events.onCaption({ speaker: data.speaker, text: data.text, final: data.final === true });
     }
@@ -94,7 +98,9 @@ export async function runDailyRoom(call: DailyCallLike, input: JoinInput): Promi
       // and the leave travel apart, so the call is left once the bot has answered with `ended` (or
       // HANGUP_ACK_MAX_MS), or the bot may see only a respondent who left, as in LiveKit rooms.
       if (hungUp) call.sendAppMessage({ type: 'hangup' }, '*');
-      const acknowledged = hungUp ? Promise.race([botEndedSignal, new Promise((resolve) => setTimeout(resolve, HANGUP_ACK_MAX_MS))]) : Promise.resolve();
+      const acknowledged = hungUp
+        ? Promise.race([botEndedSignal, new Promise((resolve) => setTimeout(resolve, HANGUP_ACK_MAX_MS))])
+        : Promise.resolve();
       void acknowledged
         .then(leaveCall)
         .then(() => call.destroy())

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Decimator, toInt16 } from './decimate.ts';
 
-const sine = (hz: number, rate: number, seconds: number): Float32Array => Float32Array.from({ length: Math.round(rate * seconds) }, (_, i) => 0.5 * Math.sin((2 * Math.PI * hz * i) / rate));
+const sine = (hz: number, rate: number, seconds: number): Float32Array =>
+  Float32Array.from({ length: Math.round(rate * seconds) }, (_, i) => 0.5 * Math.sin((2 * Math.PI * hz * i) / rate));
 const rms = (xs: number[]): number => Math.sqrt(xs.reduce((a, x) => a + x * x, 0) / xs.length);
 
 function run(rate: number, input: Float32Array, block = 128): number[] {

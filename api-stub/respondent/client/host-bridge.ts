@@ -1,4 +1,12 @@
-import { isHostCommand, MESSAGE_SOURCE, normaliseOrigin, PARENT_ORIGIN_PARAM, type HostCommandName, type ServiceEvent, type ServiceEventName } from '../../../sdk/browser/events.ts';
+import {
+  isHostCommand,
+  MESSAGE_SOURCE,
+  normaliseOrigin,
+  PARENT_ORIGIN_PARAM,
+  type HostCommandName,
+  type ServiceEvent,
+  type ServiceEventName,
+} from '../../../sdk/browser/events.ts';
 
 /**
  * The page's side of the postMessage channel to the host page that embeds it.

@@ -1,5 +1,12 @@
 import { DisconnectReason, Room as LiveKitRoom, RoomEvent, Track, type RemoteTrack } from 'livekit-client';
-import { CONTROL_TOPIC, decodeControl, encodeControl, HANGUP_ACK_MAX_MS, PLAYOUT_MAX_MS, PLAYOUT_QUIET_MS } from '../../../lib/room-control.ts';
+import {
+  CONTROL_TOPIC,
+  decodeControl,
+  encodeControl,
+  HANGUP_ACK_MAX_MS,
+  PLAYOUT_MAX_MS,
+  PLAYOUT_QUIET_MS,
+} from '../../../lib/room-control.ts';
 import { firstSoundDetector, playoutWatch } from './first-sound.ts';
 import type { BotState, JoinInput, Room } from './room.ts';
 
@@ -67,7 +74,8 @@ export async function joinLiveKitRoom(input: JoinInput): Promise<Room> {
     else early.push(control);
   });
   const handle = (control: Record<string, unknown>): void => {
-    if (control.type === 'state' && (control.state === 'speaking' || control.state === 'listening' || control.state === 'thinking')) events.onState(control.state as BotState);
+    if (control.type === 'state' && (control.state === 'speaking' || control.state === 'listening' || control.state === 'thinking'))
+      events.onState(control.state as BotState);
     if (control.type === 'caption' && (control.speaker === 'bot' || control.speaker === 'respondent') && typeof control.text === 'string') {
       events.onCaption({ speaker: control.speaker, text: control.text, final: control.final === true });
     }
@@ -95,12 +103,24 @@ export async function joinLiveKitRoom(input: JoinInput): Promise<Room> {
     if (ended || leftByUser) return;
     ended = true;
     if (reason === DisconnectReason.DUPLICATE_IDENTITY) {
-      return events.onError({ code: 'already_joined', message: 'This interview is already open in another window or tab.', retryable: false });
+      return events.onError({
+        code: 'already_joined',
+        message: 'This interview is already open in another window or tab.',
+        retryable: false,
+      });
     }
     if (reason === DisconnectReason.ROOM_DELETED) {
-      return events.onError({ code: 'worker_fault', message: 'The interviewer stopped because of a fault. Please try again.', retryable: true });
+      return events.onError({
+        code: 'worker_fault',
+        message: 'The interviewer stopped because of a fault. Please try again.',
+        retryable: true,
+      });
     }
-    events.onError({ code: 'connection_lost', message: 'The connection to the interviewer was lost. Check your network and try again.', retryable: true });
+    events.onError({
+      code: 'connection_lost',
+      message: 'The connection to the interviewer was lost. Check your network and try again.',
+      retryable: true,
+    });
   });
 
   try {
@@ -119,7 +139,11 @@ export async function joinLiveKitRoom(input: JoinInput): Promise<Room> {
     room.localParticipant.publishTrack(mic, { source: Track.Source.Microphone, dtx: false }).catch(() => {
       if (ended) return;
       ended = true;
-      events.onError({ code: 'microphone_unpublished', message: 'Your microphone could not be sent to the interviewer. Please try again.', retryable: true });
+      events.onError({
+        code: 'microphone_unpublished',
+        message: 'Your microphone could not be sent to the interviewer. Please try again.',
+        retryable: true,
+      });
       void room.disconnect();
     });
   }

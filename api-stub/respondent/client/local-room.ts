@@ -6,7 +6,11 @@ import type { BotState, JoinInput, Room } from './room.ts';
  * 20 ms frames, the bot's voice down as PCM16 at `outputSampleRate`, JSON control frames beside.
  */
 const CLOSE_REASONS: Record<number, { code: string; message: string; retryable: boolean }> = {
-  4401: { code: 'room_token_refused', message: 'The interview room refused this link. Reload the page to get a fresh one.', retryable: true },
+  4401: {
+    code: 'room_token_refused',
+    message: 'The interview room refused this link. Reload the page to get a fresh one.',
+    retryable: true,
+  },
   4404: { code: 'room_not_found', message: 'This interview room no longer exists.', retryable: false },
   4409: { code: 'already_joined', message: 'This interview is already open in another window or tab.', retryable: false },
   1011: { code: 'worker_fault', message: 'The interviewer stopped because of a fault. Please try again.', retryable: true },
@@ -102,7 +106,8 @@ export async function joinLocalRoom(input: JoinInput): Promise<Room> {
         events.onJoined();
         break;
       case 'state':
-        if (control.state === 'speaking' || control.state === 'listening' || control.state === 'thinking') announce(control.state as BotState);
+        if (control.state === 'speaking' || control.state === 'listening' || control.state === 'thinking')
+          announce(control.state as BotState);
         break;
       case 'caption':
         if ((control.speaker === 'bot' || control.speaker === 'respondent') && typeof control.text === 'string') {
@@ -147,7 +152,13 @@ export async function joinLocalRoom(input: JoinInput): Promise<Room> {
     ended = true;
     if (close.code === 1000) return events.onEnded('completed');
     const known = CLOSE_REASONS[close.code];
-    events.onError(known ?? { code: 'connection_lost', message: 'The connection to the interviewer was lost. Check your network and try again.', retryable: true });
+    events.onError(
+      known ?? {
+        code: 'connection_lost',
+        message: 'The connection to the interviewer was lost. Check your network and try again.',
+        retryable: true,
+      },
+    );
   };
 
   let leftByUser = false;

@@ -82,16 +82,31 @@ const roomEvents: RoomEvents = {
 
 async function getMicrophone(): Promise<MediaStream | RoomError> {
   if (!navigator.mediaDevices?.getUserMedia) {
-    return { code: 'microphone_unsupported', message: 'This browser cannot use a microphone here. Open the page over HTTPS in a current browser.', retryable: false };
+    return {
+      code: 'microphone_unsupported',
+      message: 'This browser cannot use a microphone here. Open the page over HTTPS in a current browser.',
+      retryable: false,
+    };
   }
   try {
-    return await navigator.mediaDevices.getUserMedia({ audio: { echoCancellation: true, noiseSuppression: true, channelCount: 1 }, video: false });
+    return await navigator.mediaDevices.getUserMedia({
+      audio: { echoCancellation: true, noiseSuppression: true, channelCount: 1 },
+      video: false,
+    });
   } catch (err) {
     const name = err instanceof DOMException ? err.name : '';
     if (name === 'NotAllowedError' || name === 'SecurityError') {
-      return { code: 'microphone_denied', message: 'Microphone access was blocked. Allow it in your browser (the icon in the address bar), then press Try again.', retryable: true };
+      return {
+        code: 'microphone_denied',
+        message: 'Microphone access was blocked. Allow it in your browser (the icon in the address bar), then press Try again.',
+        retryable: true,
+      };
     }
-    return { code: 'microphone_unavailable', message: 'No working microphone was found. Connect one, then press Try again.', retryable: true };
+    return {
+      code: 'microphone_unavailable',
+      message: 'No working microphone was found. Connect one, then press Try again.',
+      retryable: true,
+    };
   }
 }
 
@@ -123,7 +138,11 @@ async function begin(): Promise<void> {
       return fail({ code: 'room_unsupported', message: 'The interview room has an address this page cannot open.', retryable: false });
     }
   } catch (err) {
-    return fail({ code: 'room_join_failed', message: `Could not join the interview room${err instanceof Error ? `: ${err.message}` : ''}.`, retryable: true });
+    return fail({
+      code: 'room_join_failed',
+      message: `Could not join the interview room${err instanceof Error ? `: ${err.message}` : ''}.`,
+      retryable: true,
+    });
   }
 }
 
@@ -149,7 +168,10 @@ if (config.publishableKey === null && config.sessionToken === null) {
   view.set('closed', 'Open this interview from the app or site that invited you.');
 } else if (config.status === 'COMPLETED' || config.status === 'EXPIRED') {
   over = true;
-  view.set('closed', config.status === 'COMPLETED' ? 'This interview was already completed. Thank you!' : 'This interview link has expired.');
+  view.set(
+    'closed',
+    config.status === 'COMPLETED' ? 'This interview was already completed. Thank you!' : 'This interview link has expired.',
+  );
 } else {
   view.set('ready');
   host.send('service:ready');

@@ -4,7 +4,8 @@ import type { Caption } from './room.ts';
  * Everything the page shows: one state with its words, the captions, and which buttons are there.
  * The state is also written to <main data-state> so that styles (and tests) can follow it.
  */
-export type PageState = 'ready' | 'microphone' | 'connecting' | 'speaking' | 'listening' | 'thinking' | 'finished' | 'failed' | 'error' | 'closed';
+export type PageState =
+  'ready' | 'microphone' | 'connecting' | 'speaking' | 'listening' | 'thinking' | 'finished' | 'failed' | 'error' | 'closed';
 
 const WORDS: Record<PageState, { title: string; detail: string }> = {
   ready: { title: 'Ready when you are', detail: 'Press Start. Your browser will ask to use your microphone.' },
@@ -45,7 +46,9 @@ export function createView(doc: Document): View {
   const partialBySpeaker = new Map<string, string>();
 
   const renderPartial = (): void => {
-    partial.textContent = [...partialBySpeaker.entries()].map(([speaker, text]) => `${speaker === 'bot' ? 'Interviewer' : 'You'}: ${text}`).join('  ');
+    partial.textContent = [...partialBySpeaker.entries()]
+      .map(([speaker, text]) => `${speaker === 'bot' ? 'Interviewer' : 'You'}: ${text}`)
+      .join('  ');
   };
 
   return {

@@ -30,7 +30,18 @@ let groups: RuleGroup[];
 beforeAll(async () => {
   v = validators();
   // Release "vo" in namespace "ops", as the unit tests' series assume.
-  const rendered = await helm(['template', 'vo', CHART, ...WITH_REGISTRY, '--namespace', 'ops', '--set', 'prometheusRule.enabled=true', '--show-only', 'templates/prometheusrule.yaml']);
+  const rendered = await helm([
+    'template',
+    'vo',
+    CHART,
+    ...WITH_REGISTRY,
+    '--namespace',
+    'ops',
+    '--set',
+    'prometheusRule.enabled=true',
+    '--show-only',
+    'templates/prometheusrule.yaml',
+  ]);
   groups = (parse(rendered) as { spec: { groups: RuleGroup[] } }).spec.groups;
   dir = mkdtempSync(join(tmpdir(), 'voice-alerts-'));
   writeFileSync(join(dir, 'rules.yaml'), stringify({ groups }));
@@ -55,8 +66,14 @@ describe('PrometheusRule alerts', () => {
     expect(alerts).toEqual(expect.arrayContaining(['VoiceOperatorDown', 'VoiceOperatorNoLeader', 'VoiceOutcomeReportBacklog']));
     for (const alert of alerts) {
       const mine = tests.filter((t) => t.alertname === alert);
-      expect(mine.some((t) => t.exp_alerts.length > 0), `${alert} fires in some test`).toBe(true);
-      expect(mine.some((t) => t.exp_alerts.length === 0), `${alert} stays silent in some test`).toBe(true);
+      expect(
+        mine.some((t) => t.exp_alerts.length > 0),
+        `${alert} fires in some test`,
+      ).toBe(true);
+      expect(
+        mine.some((t) => t.exp_alerts.length === 0),
+        `${alert} stays silent in some test`,
+      ).toBe(true);
     }
   });
 
@@ -73,7 +90,9 @@ describe('PrometheusRule alerts', () => {
   it('match only label values the worker writes', () => {
     // Every result the outbox and the direct report path count (worker/outbox.ts, worker/report.ts).
     const source = ['worker/outbox.ts', 'worker/report.ts'].map((f) => readFileSync(join(REPO_ROOT, f), 'utf8')).join('\n');
-    const written = new Set([...source.matchAll(/reports\.inc\(\{ result: ([^}]+)\}/g)].flatMap((m) => [...m[1]!.matchAll(/'([a-z_]+)'/g)].map((x) => x[1]!)));
+    const written = new Set(
+      [...source.matchAll(/reports\.inc\(\{ result: ([^}]+)\}/g)].flatMap((m) => [...m[1]!.matchAll(/'([a-z_]+)'/g)].map((x) => x[1]!)),
+    );
     expect(written.size).toBeGreaterThan(1);
     for (const rule of groups.flatMap((g) => g.rules)) {
       for (const m of rule.expr.matchAll(/worker_outcome_reports_total\{[^}]*result=~?"([^"]+)"/g)) {

@@ -45,30 +45,60 @@ beforeAll(() => {
   writeMonitoringSchemas(crdSchemas);
 });
 
-const render = (args: string[], kubeVersion: string) => helm(['template', 'vo', CHART, ...WITH_REGISTRY, '--namespace', 'ops', '--include-crds', '--kube-version', kubeVersion, ...args]);
+const render = (args: string[], kubeVersion: string) =>
+  helm(['template', 'vo', CHART, ...WITH_REGISTRY, '--namespace', 'ops', '--include-crds', '--kube-version', kubeVersion, ...args]);
 
 function kubeconform(kubeVersion: string, file: string) {
   return runTool(v.kubeconform, [
-    '-strict', '-summary', '-output', 'text', '-kubernetes-version', kubeVersion,
-    '-schema-location', `${v.schemas}/{{ .NormalizedKubernetesVersion }}-standalone{{ .StrictSuffix }}/{{ .ResourceKind }}{{ .KindSuffix }}.json`,
-    '-schema-location', `${crdSchemas}/{{ .Group }}/{{ .ResourceKind }}_{{ .ResourceAPIVersion }}.json`,
+    '-strict',
+    '-summary',
+    '-output',
+    'text',
+    '-kubernetes-version',
+    kubeVersion,
+    '-schema-location',
+    `${v.schemas}/{{ .NormalizedKubernetesVersion }}-standalone{{ .StrictSuffix }}/{{ .ResourceKind }}{{ .KindSuffix }}.json`,
+    '-schema-location',
+    `${crdSchemas}/{{ .Group }}/{{ .ResourceKind }}_{{ .ResourceAPIVersion }}.json`,
     file,
   ]);
 }
 
-const kubeScore = (file: string) => runTool(v.kubeScore, ['score', '--output-format', 'ci', ...KUBE_SCORE_IGNORED.flatMap((t) => ['--ignore-test', t]), ...KUBE_SCORE_OPTIONAL.flatMap((t) => ['--enable-optional-test', t]), file]);
+const kubeScore = (file: string) =>
+  runTool(v.kubeScore, [
+    'score',
+    '--output-format',
+    'ci',
+    ...KUBE_SCORE_IGNORED.flatMap((t) => ['--ignore-test', t]),
+    ...KUBE_SCORE_OPTIONAL.flatMap((t) => ['--enable-optional-test', t]),
+    file,
+  ]);
 
-const pluto = (file: string, kubeVersion: string) => runTool(v.pluto, ['detect', file, '--target-versions', `k8s=v${kubeVersion}`, '--output', 'wide']);
+const pluto = (file: string, kubeVersion: string) =>
+  runTool(v.pluto, ['detect', file, '--target-versions', `k8s=v${kubeVersion}`, '--output', 'wide']);
 
 describe('the validators themselves find problems (so a clean result means something)', () => {
-  const broken = ['apiVersion: apps/v1', 'kind: Deployment', 'metadata: {name: x}', 'spec:', '  replicas: "two"', '  selector: {matchLabels: {a: b}}', '  template:', '    metadata: {labels: {a: b}}', '    spec: {containers: [{name: c, image: "nginx:latest", surprise: 1}]}', ''].join('\n');
+  const broken = [
+    'apiVersion: apps/v1',
+    'kind: Deployment',
+    'metadata: {name: x}',
+    'spec:',
+    '  replicas: "two"',
+    '  selector: {matchLabels: {a: b}}',
+    '  template:',
+    '    metadata: {labels: {a: b}}',
+    '    spec: {containers: [{name: c, image: "nginx:latest", surprise: 1}]}',
+    '',
+  ].join('\n');
   it('kubeconform refuses a wrong type and an unknown field', async () => {
     const r = await kubeconform('1.27.0', scratchFile('broken.yaml', broken));
     expect(r.code, said('kubeconform', r)).not.toBe(0);
     expect(r.stdout).toMatch(/replicas|surprise/);
   });
   it('kube-score flags a container without limits, probes or a security context', async () => {
-    const r = await kubeScore(scratchFile('broken-score.yaml', broken.replace('replicas: "two"', 'replicas: 2').replace(', surprise: 1', '')));
+    const r = await kubeScore(
+      scratchFile('broken-score.yaml', broken.replace('replicas: "two"', 'replicas: 2').replace(', surprise: 1', '')),
+    );
     expect(r.code, said('kube-score', r)).not.toBe(0);
     expect(r.stdout).toMatch(/\[CRITICAL\]/);
   });

@@ -16,7 +16,8 @@ export function toJsonSchema(node: Schema): Schema {
   const out: Schema = {};
   for (const [key, value] of Object.entries(node)) {
     if (key.startsWith('x-kubernetes-') || key === 'nullable' || key === 'default') continue;
-    if (key === 'properties') out.properties = Object.fromEntries(Object.entries(value as Record<string, Schema>).map(([k, v]) => [k, toJsonSchema(v)]));
+    if (key === 'properties')
+      out.properties = Object.fromEntries(Object.entries(value as Record<string, Schema>).map(([k, v]) => [k, toJsonSchema(v)]));
     else if (key === 'items' || key === 'not') out[key] = toJsonSchema(value as Schema);
     else if (key === 'additionalProperties') out[key] = typeof value === 'boolean' ? value : toJsonSchema(value as Schema);
     else if (key === 'allOf' || key === 'anyOf' || key === 'oneOf') out[key] = (value as Schema[]).map(toJsonSchema);
@@ -44,19 +45,21 @@ export function writeCrdSchemas(crdFile: string, dir: string): string[] {
   const crd = parse(readFileSync(crdFile, 'utf8')) as Crd;
   const { group, names } = crd.spec;
   mkdirSync(join(dir, group), { recursive: true });
-  return crd.spec.versions.filter((v) => v.served).map((version) => {
-    const root = toJsonSchema(version.schema.openAPIV3Schema);
-    // The API server adds these to every object; a structural schema may leave them out.
-    const properties = (root.properties ?? {}) as Record<string, Schema>;
-    root.properties = {
-      ...properties,
-      apiVersion: { type: 'string', enum: [`${group}/${version.name}`] },
-      kind: { type: 'string', enum: [names.kind] },
-      metadata: { type: 'object' },
-    };
-    root.required = [...new Set([...((root.required as string[] | undefined) ?? []), 'apiVersion', 'kind', 'metadata'])];
-    const file = join(dir, group, `${names.kind.toLowerCase()}_${version.name}.json`);
-    writeFileSync(file, JSON.stringify({ $schema: 'http://json-schema.org/draft-07/schema#', ...root }, null, 1));
-    return file;
-  });
+  return crd.spec.versions
+    .filter((v) => v.served)
+    .map((version) => {
+      const root = toJsonSchema(version.schema.openAPIV3Schema);
+      // The API server adds these to every object; a structural schema may leave them out.
+      const properties = (root.properties ?? {}) as Record<string, Schema>;
+      root.properties = {
+        ...properties,
+        apiVersion: { type: 'string', enum: [`${group}/${version.name}`] },
+        kind: { type: 'string', enum: [names.kind] },
+        metadata: { type: 'object' },
+      };
+      root.required = [...new Set([...((root.required as string[] | undefined) ?? []), 'apiVersion', 'kind', 'metadata'])];
+      const file = join(dir, group, `${names.kind.toLowerCase()}_${version.name}.json`);
+      writeFileSync(file, JSON.stringify({ $schema: 'http://json-schema.org/draft-07/schema#', ...root }, null, 1));
+      return file;
+    });
 }

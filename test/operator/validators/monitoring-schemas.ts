@@ -12,16 +12,30 @@ type Schema = Record<string, unknown>;
 
 const str: Schema = { type: 'string' };
 const stringMap: Schema = { type: 'object', additionalProperties: str };
-const duration: Schema = { type: 'string', pattern: '^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$' };
+const duration: Schema = {
+  type: 'string',
+  pattern: '^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$',
+};
 const labelSelector: Schema = {
   type: 'object',
   additionalProperties: false,
   properties: {
     matchLabels: stringMap,
-    matchExpressions: { type: 'array', items: { type: 'object', required: ['key', 'operator'], properties: { key: str, operator: str, values: { type: 'array', items: str } } } },
+    matchExpressions: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['key', 'operator'],
+        properties: { key: str, operator: str, values: { type: 'array', items: str } },
+      },
+    },
   },
 };
-const namespaceSelector: Schema = { type: 'object', additionalProperties: false, properties: { any: { type: 'boolean' }, matchNames: { type: 'array', items: str } } };
+const namespaceSelector: Schema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { any: { type: 'boolean' }, matchNames: { type: 'array', items: str } },
+};
 const relabelings: Schema = { type: 'array', items: { type: 'object' } };
 const endpoint = (extra: Schema): Schema => ({
   type: 'object',
@@ -63,13 +77,23 @@ export const MONITORING_SCHEMAS: Record<string, Schema> = {
     type: 'object',
     additionalProperties: false,
     required: ['selector', 'endpoints'],
-    properties: { selector: labelSelector, namespaceSelector, jobLabel: str, endpoints: { type: 'array', items: endpoint({ targetPort: { type: ['integer', 'string'] } }) } },
+    properties: {
+      selector: labelSelector,
+      namespaceSelector,
+      jobLabel: str,
+      endpoints: { type: 'array', items: endpoint({ targetPort: { type: ['integer', 'string'] } }) },
+    },
   }),
   podmonitor: resource('PodMonitor', {
     type: 'object',
     additionalProperties: false,
     required: ['selector'],
-    properties: { selector: labelSelector, namespaceSelector, jobLabel: str, podMetricsEndpoints: { type: 'array', items: endpoint({ portNumber: { type: 'integer' } }) } },
+    properties: {
+      selector: labelSelector,
+      namespaceSelector,
+      jobLabel: str,
+      podMetricsEndpoints: { type: 'array', items: endpoint({ portNumber: { type: 'integer' } }) },
+    },
   }),
   prometheusrule: resource('PrometheusRule', {
     type: 'object',
@@ -91,7 +115,15 @@ export const MONITORING_SCHEMAS: Record<string, Schema> = {
                 type: 'object',
                 additionalProperties: false,
                 required: ['expr'],
-                properties: { alert: str, record: str, expr: { type: ['integer', 'string'] }, for: duration, keep_firing_for: duration, labels: stringMap, annotations: stringMap },
+                properties: {
+                  alert: str,
+                  record: str,
+                  expr: { type: ['integer', 'string'] },
+                  for: duration,
+                  keep_firing_for: duration,
+                  labels: stringMap,
+                  annotations: stringMap,
+                },
               },
             },
           },
@@ -104,5 +136,6 @@ export const MONITORING_SCHEMAS: Record<string, Schema> = {
 /** Writes them where kubeconform's `{{ .Group }}/{{ .ResourceKind }}_{{ .ResourceAPIVersion }}.json` looks. */
 export function writeMonitoringSchemas(dir: string): void {
   mkdirSync(join(dir, 'monitoring.coreos.com'), { recursive: true });
-  for (const [kind, schema] of Object.entries(MONITORING_SCHEMAS)) writeFileSync(join(dir, 'monitoring.coreos.com', `${kind}_v1.json`), JSON.stringify(schema, null, 1));
+  for (const [kind, schema] of Object.entries(MONITORING_SCHEMAS))
+    writeFileSync(join(dir, 'monitoring.coreos.com', `${kind}_v1.json`), JSON.stringify(schema, null, 1));
 }

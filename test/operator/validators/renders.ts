@@ -34,14 +34,18 @@ function yamlBlocks(file: string): string[] {
 
 /** The VoiceWorkerPool documented in docs/operator.md, as written there. */
 export function docsPool(): { metadata: { name: string; namespace: string }; spec: Record<string, unknown> } {
-  const pools = yamlBlocks(join(REPO_ROOT, 'docs/operator.md')).flatMap((b) => parseAllDocuments(b).map((d) => d.toJSON() as { kind?: string })).filter((d) => d?.kind === 'VoiceWorkerPool');
+  const pools = yamlBlocks(join(REPO_ROOT, 'docs/operator.md'))
+    .flatMap((b) => parseAllDocuments(b).map((d) => d.toJSON() as { kind?: string }))
+    .filter((d) => d?.kind === 'VoiceWorkerPool');
   if (pools.length === 0) throw new Error('docs/operator.md shows no VoiceWorkerPool');
   return pools[0] as ReturnType<typeof docsPool>;
 }
 
 export function valuesCases(): ValuesCase[] {
   const dir = join(REPO_ROOT, 'examples/chart');
-  const examples = readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).sort();
+  const examples = readdirSync(dir)
+    .filter((f) => /\.ya?ml$/.test(f))
+    .sort();
   if (examples.length === 0) throw new Error('examples/chart/ holds no values file');
   // The README's values examples start with the line `# values`.
   const readme = yamlBlocks(join(CHART, 'README.md')).filter((b) => b.startsWith('# values'));
@@ -50,46 +54,100 @@ export function valuesCases(): ValuesCase[] {
     { name: 'defaults', args: [] },
     ...examples.map((f) => ({ name: `examples/chart/${f}`, args: ['-f', join(dir, f)] })),
     ...readme.map((b, i) => ({ name: `chart README block ${i + 1}`, args: ['-f', valuesFile(`readme-${i + 1}`, parse(b))] })),
-    { name: 'docs/operator.md pool', args: ['-f', valuesFile('docs-pool', { pool: { enabled: true, name: pool.metadata.name, spec: pool.spec } })] },
+    {
+      name: 'docs/operator.md pool',
+      args: ['-f', valuesFile('docs-pool', { pool: { enabled: true, name: pool.metadata.name, spec: pool.spec } })],
+    },
   ];
 }
 
 /** Pools that between them make every kind of child and every optional part of one. */
 function pools(): VoiceWorkerPool[] {
-  const autoscaling = { enabled: true, minReplicas: 2, maxReplicas: 20, targetCPUUtilizationPercentage: 70, targetBusySessionsPerPod: 2, scaleDown: { stabilizationWindowSeconds: 300, maxPercentPerMinute: 10 } };
+  const autoscaling = {
+    enabled: true,
+    minReplicas: 2,
+    maxReplicas: 20,
+    targetCPUUtilizationPercentage: 70,
+    targetBusySessionsPerPod: 2,
+    scaleDown: { stabilizationWindowSeconds: 300, maxPercentPerMinute: 10 },
+  };
   const named = (name: string, p: VoiceWorkerPool): VoiceWorkerPool => ({ ...p, metadata: { ...p.metadata, name, uid: `uid-${name}` } });
   return [
     named('local', poolFixture()),
-    named('livekit', poolFixture({
-      roomProvider: 'livekit',
-      livekit: { url: 'wss://rooms.example.com', secretName: 'livekit', apiKeyKey: 'apiKey', apiSecretKey: 'apiSecret' },
-      ingress: { host: 'voice.example.com', tlsSecretName: 'voice-tls', className: 'nginx', annotations: { 'nginx.ingress.kubernetes.io/proxy-read-timeout': '3600' } },
-      autoscaling,
-      podTLS: { secretName: 'pod-tls' },
-      transcriptStore: 's3://bucket/prefix',
-      image: { repository: 'registry.example.com/voice-worker', tag: 'v1.3.0', digest: `sha256:${'a'.repeat(64)}`, pullSecrets: ['registry'] },
-    })),
-    named('daily', poolFixture({
-      roomProvider: 'daily',
-      secrets: { workerToken: { name: 'w', key: 'token' }, roomApiKey: { name: 'rooms', key: 'daily' }, openaiApiKey: { name: 'ai', key: 'key' } },
-      resources: { requests: { cpu: '2', memory: '4Gi' }, limits: { cpu: '4', memory: '8Gi' }, gpu: { count: 1, resourceName: 'nvidia.com/gpu' } },
-      placement: { nodeSelector: { pool: 'voice' }, topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { 'app.kubernetes.io/name': 'voice-worker' } } }] },
-    })),
-    // Self-hosted speech: <pool>-speech Deployment, Service, HPA (and NetworkPolicy), GPU and placement passed through.
-    named('speech', poolFixture({
-      secrets: { workerToken: { name: 'w', key: 'token' }, llmApiKey: { name: 'ai', key: 'llm' } },
-      speech: {
-        selfHosted: {
-          enabled: true,
-          tokenSecret: { name: 'speech', key: 'token' },
-          replicas: 1,
-          autoscaling: { enabled: true, minReplicas: 1, maxReplicas: 4, targetCPUUtilizationPercentage: 70 },
-          resources: { requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '2', memory: '1536Mi' }, gpu: { count: 1, resourceName: 'nvidia.com/gpu' } },
-          placement: { nodeSelector: { accelerator: 'gpu' }, tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }] },
-          sttConcurrency: 2,
+    named(
+      'livekit',
+      poolFixture({
+        roomProvider: 'livekit',
+        livekit: { url: 'wss://rooms.example.com', secretName: 'livekit', apiKeyKey: 'apiKey', apiSecretKey: 'apiSecret' },
+        ingress: {
+          host: 'voice.example.com',
+          tlsSecretName: 'voice-tls',
+          className: 'nginx',
+          annotations: { 'nginx.ingress.kubernetes.io/proxy-read-timeout': '3600' },
         },
-      },
-    })),
+        autoscaling,
+        podTLS: { secretName: 'pod-tls' },
+        transcriptStore: 's3://bucket/prefix',
+        image: {
+          repository: 'registry.example.com/voice-worker',
+          tag: 'v1.3.0',
+          digest: `sha256:${'a'.repeat(64)}`,
+          pullSecrets: ['registry'],
+        },
+      }),
+    ),
+    named(
+      'daily',
+      poolFixture({
+        roomProvider: 'daily',
+        secrets: {
+          workerToken: { name: 'w', key: 'token' },
+          roomApiKey: { name: 'rooms', key: 'daily' },
+          openaiApiKey: { name: 'ai', key: 'key' },
+        },
+        resources: {
+          requests: { cpu: '2', memory: '4Gi' },
+          limits: { cpu: '4', memory: '8Gi' },
+          gpu: { count: 1, resourceName: 'nvidia.com/gpu' },
+        },
+        placement: {
+          nodeSelector: { pool: 'voice' },
+          topologySpreadConstraints: [
+            {
+              maxSkew: 1,
+              topologyKey: 'kubernetes.io/hostname',
+              whenUnsatisfiable: 'ScheduleAnyway',
+              labelSelector: { matchLabels: { 'app.kubernetes.io/name': 'voice-worker' } },
+            },
+          ],
+        },
+      }),
+    ),
+    // Self-hosted speech: <pool>-speech Deployment, Service, HPA (and NetworkPolicy), GPU and placement passed through.
+    named(
+      'speech',
+      poolFixture({
+        secrets: { workerToken: { name: 'w', key: 'token' }, llmApiKey: { name: 'ai', key: 'llm' } },
+        speech: {
+          selfHosted: {
+            enabled: true,
+            tokenSecret: { name: 'speech', key: 'token' },
+            replicas: 1,
+            autoscaling: { enabled: true, minReplicas: 1, maxReplicas: 4, targetCPUUtilizationPercentage: 70 },
+            resources: {
+              requests: { cpu: '1', memory: '1Gi' },
+              limits: { cpu: '2', memory: '1536Mi' },
+              gpu: { count: 1, resourceName: 'nvidia.com/gpu' },
+            },
+            placement: {
+              nodeSelector: { accelerator: 'gpu' },
+              tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
+            },
+            sttConcurrency: 2,
+          },
+        },
+      }),
+    ),
   ];
 }
 
@@ -102,7 +160,10 @@ export function operatorObjects(): { name: string; yaml: string }[] {
   const now = new Date('2030-01-01T00:00:00Z');
   return optionSets.map(([name, options]) => ({
     name: `operator objects (${name})`,
-    yaml: pools().flatMap((p) => desiredState(p, now, options).apply).map((o) => stringify(o)).join('---\n'),
+    yaml: pools()
+      .flatMap((p) => desiredState(p, now, options).apply)
+      .map((o) => stringify(o))
+      .join('---\n'),
   }));
 }
 

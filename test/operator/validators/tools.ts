@@ -27,14 +27,25 @@ export function validators(): Validators {
   const dir = execFileSync('bash', [join(REPO_ROOT, 'scripts/validators.sh'), '--dir'], { encoding: 'utf8' }).trim();
   const tool = (name: string) => {
     const file = join(dir, 'bin', name);
-    if (!existsSync(file)) throw new Error(`${name} is missing at ${file}: run "bash scripts/validators.sh" first (npm test does; promtool's first build takes minutes)`);
+    if (!existsSync(file))
+      throw new Error(
+        `${name} is missing at ${file}: run "bash scripts/validators.sh" first (npm test does; promtool's first build takes minutes)`,
+      );
     return file;
   };
   const schemas = join(dir, 'schemas');
   for (const v of SCHEMA_KUBE_VERSIONS) {
-    if (!existsSync(join(schemas, `v${v}-standalone-strict`, 'deployment-apps-v1.json'))) throw new Error(`the Kubernetes ${v} JSON schemas are missing in ${schemas}: run "bash scripts/validators.sh" first`);
+    if (!existsSync(join(schemas, `v${v}-standalone-strict`, 'deployment-apps-v1.json')))
+      throw new Error(`the Kubernetes ${v} JSON schemas are missing in ${schemas}: run "bash scripts/validators.sh" first`);
   }
-  cached = { kubeconform: tool('kubeconform'), kubeScore: tool('kube-score'), pluto: tool('pluto'), promtool: tool('promtool'), helm: kubeBinary('helm'), schemas };
+  cached = {
+    kubeconform: tool('kubeconform'),
+    kubeScore: tool('kube-score'),
+    pluto: tool('pluto'),
+    promtool: tool('promtool'),
+    helm: kubeBinary('helm'),
+    schemas,
+  };
   return cached;
 }
 
@@ -48,7 +59,7 @@ export interface ToolResult {
 export function runTool(file: string, args: string[], input?: string): Promise<ToolResult> {
   return new Promise((resolve, reject) => {
     const child = execFile(file, args, { cwd: REPO_ROOT, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : -1) : 0;
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : -1) : 0;
       if (code === -1) reject(err!);
       else resolve({ code, stdout, stderr });
     });

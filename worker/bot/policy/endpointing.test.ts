@@ -8,13 +8,29 @@ import { endpoint, isHeldFragment, wordCount, type EndpointingRules, type Silenc
  * not in). The model's "finished" is 0.9 throughout unless said: the policy must hold a fragment
  * however finished it sounds, with no WAIT from any language model.
  */
-const RULES: EndpointingRules = { commitPointMs: 200, silenceEndMs: 1600, modelThreshold: 0.5, holdMs: 2200, holdMaxWords: 7, holdMaxVoicedMs: 2500 };
+const RULES: EndpointingRules = {
+  commitPointMs: 200,
+  silenceEndMs: 1600,
+  modelThreshold: 0.5,
+  holdMs: 2200,
+  holdMaxWords: 7,
+  holdMaxVoicedMs: 2500,
+};
 
-const view = (v: Partial<SilenceView>): SilenceView => ({ silenceMs: 200, speechMs: 1200, words: 'We tried a few tools.', question: 'open', probability: 0.9, learnedExtraMs: 0, ...v });
+const view = (v: Partial<SilenceView>): SilenceView => ({
+  silenceMs: 200,
+  speechMs: 1200,
+  words: 'We tried a few tools.',
+  question: 'open',
+  probability: 0.9,
+  learnedExtraMs: 0,
+  ...v,
+});
 
 describe('the endpointing policy', () => {
   it('holds a finished-sounding fragment to an open question until the hold, and ends it then', () => {
-    for (const silenceMs of [200, 800, 1500, 2000, 2180]) expect(endpoint(view({ silenceMs }), RULES), `${silenceMs} ms`).toEqual({ end: false, held: true });
+    for (const silenceMs of [200, 800, 1500, 2000, 2180])
+      expect(endpoint(view({ silenceMs }), RULES), `${silenceMs} ms`).toEqual({ end: false, held: true });
     expect(endpoint(view({ silenceMs: 2200 }), RULES)).toEqual({ end: true, reason: 'model', held: true });
     // Not finished by the model: past the longest silence it still waits out the hold, then ends.
     expect(endpoint(view({ silenceMs: 1700, probability: 0.1 }), RULES)).toEqual({ end: false, held: true });
@@ -31,13 +47,21 @@ describe('the endpointing policy', () => {
   });
 
   it('ends any answer to a closed question at the commit point, "Yes." included', () => {
-    expect(endpoint(view({ words: 'Yes.', speechMs: 300, question: 'closed' }), RULES)).toEqual({ end: true, reason: 'model', held: false });
+    expect(endpoint(view({ words: 'Yes.', speechMs: 300, question: 'closed' }), RULES)).toEqual({
+      end: true,
+      reason: 'model',
+      held: false,
+    });
   });
 
   it('lengthens the hold by the learned patience, and never the fast path', () => {
     expect(endpoint(view({ silenceMs: 2400, learnedExtraMs: 500 }), RULES).end).toBe(false);
     expect(endpoint(view({ silenceMs: 2700, learnedExtraMs: 500 }), RULES).end).toBe(true);
-    expect(endpoint(view({ words: 'It was a long story, but in the end it worked.', learnedExtraMs: 500 }), RULES)).toEqual({ end: true, reason: 'model', held: false });
+    expect(endpoint(view({ words: 'It was a long story, but in the end it worked.', learnedExtraMs: 500 }), RULES)).toEqual({
+      end: true,
+      reason: 'model',
+      held: false,
+    });
     expect(endpoint(view({ question: 'closed', learnedExtraMs: 500 }), RULES)).toEqual({ end: true, reason: 'model', held: false });
   });
 

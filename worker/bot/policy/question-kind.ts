@@ -9,16 +9,55 @@
 export type QuestionKind = 'open' | 'closed';
 
 const AUXILIARIES = new Set([
-  'do', 'does', 'did', 'is', 'are', 'was', 'were', 'am', 'have', 'has', 'had',
-  'can', 'could', 'will', 'would', 'shall', 'should', 'may', 'might', 'must',
-  "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't", "weren't", "haven't", "hasn't", "can't", "won't", "wouldn't", "couldn't", "shouldn't",
+  'do',
+  'does',
+  'did',
+  'is',
+  'are',
+  'was',
+  'were',
+  'am',
+  'have',
+  'has',
+  'had',
+  'can',
+  'could',
+  'will',
+  'would',
+  'shall',
+  'should',
+  'may',
+  'might',
+  'must',
+  "don't",
+  "doesn't",
+  "didn't",
+  "isn't",
+  "aren't",
+  "wasn't",
+  "weren't",
+  "haven't",
+  "hasn't",
+  "can't",
+  "won't",
+  "wouldn't",
+  "couldn't",
+  "shouldn't",
 ]);
 
 export function questionKind(text: string, language = 'en'): QuestionKind {
   if (!language.toLowerCase().startsWith('en')) return 'open';
-  const sentences = text.split(/(?<=[.!?])\s+/).map((s) => s.trim()).filter(Boolean);
+  const sentences = text
+    .split(/(?<=[.!?])\s+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
   const question = sentences.findLast((s) => s.endsWith('?')) ?? sentences.at(-1) ?? '';
-  const words = question.toLowerCase().replace(/’/g, "'").split(/\s+/).map((w) => w.replace(/[^\p{L}']/gu, '')).filter(Boolean);
+  const words = question
+    .toLowerCase()
+    .replace(/’/g, "'")
+    .split(/\s+/)
+    .map((w) => w.replace(/[^\p{L}']/gu, ''))
+    .filter(Boolean);
   if (words.length === 0) return 'open';
   if (AUXILIARIES.has(words[0]!)) return 'closed';
   return words.includes('or') ? 'closed' : 'open';

@@ -20,7 +20,9 @@ export function readTurnPolicy(env: Env): TurnPolicy {
       modelsDir: optionalString(env, 'TURN_MODELS_DIR') ?? d.engines.modelsDir,
       sttMode: oneOf(env, 'STT_MODE', STT_MODES, d.engines.sttMode),
       // The batch model's name is no realtime model; any other STT_MODEL is taken to be one.
-      sttRealtimeModel: optionalString(env, 'STT_REALTIME_MODEL') ?? (sttModel === undefined || sttModel === 'whisper-1' ? d.engines.sttRealtimeModel : sttModel),
+      sttRealtimeModel:
+        optionalString(env, 'STT_REALTIME_MODEL') ??
+        (sttModel === undefined || sttModel === 'whisper-1' ? d.engines.sttRealtimeModel : sttModel),
     },
     endpointing: {
       minSpeechMs: intVar(env, 'VAD_MIN_SPEECH_MS', { default: d.endpointing.minSpeechMs, min: 20, max: 10_000 }),
@@ -58,7 +60,8 @@ export function readTurnPolicy(env: Env): TurnPolicy {
 
 function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
   const raw = optionalString(env, name) ?? fallback;
-  if (!(values as readonly string[]).includes(raw)) throw new ConfigError(name, `must be one of ${values.map((v) => `"${v}"`).join(', ')}, got "${raw}"`);
+  if (!(values as readonly string[]).includes(raw))
+    throw new ConfigError(name, `must be one of ${values.map((v) => `"${v}"`).join(', ')}, got "${raw}"`);
   return raw as T;
 }
 
@@ -66,6 +69,7 @@ function fraction(env: Env, name: string, fallback: number): number {
   const raw = optionalString(env, name);
   if (raw === undefined) return fallback;
   const value = Number(raw);
-  if (!/^\d*\.?\d+$/.test(raw) || !(value > 0 && value < 1)) throw new ConfigError(name, `must be a number between 0 and 1 (exclusive), got "${raw}"`);
+  if (!/^\d*\.?\d+$/.test(raw) || !(value > 0 && value < 1))
+    throw new ConfigError(name, `must be a number between 0 and 1 (exclusive), got "${raw}"`);
   return value;
 }

@@ -98,8 +98,30 @@ export interface TurnPolicy {
 
 /** Every default of the turn policy, in one place (the defaults docs/worker.md lists). */
 export const TURN_POLICY_DEFAULTS: DeepReadonly<TurnPolicy> = deepFreeze({
-  engines: { vad: 'silero', vadSpeechThreshold: 0.5, vadThresholdDbfs: -45, detection: 'model', modelsDir: null, sttMode: 'realtime', sttRealtimeModel: 'gpt-4o-mini-transcribe' },
-  endpointing: { minSpeechMs: 120, silenceMs: 700, modelSilenceMs: 200, modelThreshold: 0.5, maxSilenceMs: 1600, modelEarlyMs: 100, modelReaskMs: 400, wordsWaitMs: 1500, pauseLearningMaxMs: 600, holdMs: 2200, holdMaxWords: 7, holdMaxVoicedMs: 2500, maxUtteranceSeconds: 60 },
+  engines: {
+    vad: 'silero',
+    vadSpeechThreshold: 0.5,
+    vadThresholdDbfs: -45,
+    detection: 'model',
+    modelsDir: null,
+    sttMode: 'realtime',
+    sttRealtimeModel: 'gpt-4o-mini-transcribe',
+  },
+  endpointing: {
+    minSpeechMs: 120,
+    silenceMs: 700,
+    modelSilenceMs: 200,
+    modelThreshold: 0.5,
+    maxSilenceMs: 1600,
+    modelEarlyMs: 100,
+    modelReaskMs: 400,
+    wordsWaitMs: 1500,
+    pauseLearningMaxMs: 600,
+    holdMs: 2200,
+    holdMaxWords: 7,
+    holdMaxVoicedMs: 2500,
+    maxUtteranceSeconds: 60,
+  },
   interruption: { enabled: true, mode: 'pause', minSpeechMs: 120, onsetMs: 64, confirmMs: 700 },
   reply: { eagerEnd: true, firstClauseWords: 6, llmWaitMaxMs: 4000, llmWaitStepMs: 1500, llmPreemptive: true },
 } satisfies TurnPolicy);

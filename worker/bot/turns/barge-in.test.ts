@@ -86,7 +86,7 @@ describe('the barge-in machine', () => {
     expect(answer.bargeIn.turnEnded()).toBeNull();
   });
 
-  it('settles a turn\'s barge-in once its words are known, even after the next turn has started', () => {
+  it("settles a turn's barge-in once its words are known, even after the next turn has started", () => {
     const { bargeIn, voice, calls } = machine();
     bargeIn.turnStarted(160);
     const first = bargeIn.turnEnded()!;

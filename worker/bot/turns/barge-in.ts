@@ -127,7 +127,8 @@ export class BargeIn {
   settle(ticket: BargeInTicket, outcome: BargeInOutcome): void {
     if (!(ticket instanceof Ticket) || ticket.outcome !== null) return;
     ticket.outcome = outcome;
-    if (this.current.phase === 'confirming' && this.current.ticket === ticket) this.current = { phase: outcome === 'interruption' ? 'interrupted' : 'resumed' };
+    if (this.current.phase === 'confirming' && this.current.ticket === ticket)
+      this.current = { phase: outcome === 'interruption' ? 'interrupted' : 'resumed' };
     this.voice.settled(outcome);
   }
 

@@ -20,7 +20,10 @@ beforeAll(async () => {
   paths = resolveTurnModels(turnModelsDir());
   vadThread = await threadedSileroVadSource(paths.sileroVad);
   turnThread = await threadedSmartTurn(paths.smartTurn);
-  closers.push(() => vadThread.close(), () => turnThread.close());
+  closers.push(
+    () => vadThread.close(),
+    () => turnThread.close(),
+  );
 });
 
 afterAll(async () => {
@@ -29,7 +32,9 @@ afterAll(async () => {
 
 async function probabilities(source: SpeechProbabilitySource, samples: Int16Array): Promise<number[]> {
   const stream = source.open();
-  const frames = Array.from({ length: Math.floor(samples.length / SILERO_FRAME_SAMPLES) }, (_, k) => samples.subarray(k * SILERO_FRAME_SAMPLES, (k + 1) * SILERO_FRAME_SAMPLES));
+  const frames = Array.from({ length: Math.floor(samples.length / SILERO_FRAME_SAMPLES) }, (_, k) =>
+    samples.subarray(k * SILERO_FRAME_SAMPLES, (k + 1) * SILERO_FRAME_SAMPLES),
+  );
   // All at once, as a listener may: the stream keeps them in order.
   return Promise.all(frames.map((frame) => stream.probability(frame)));
 }
@@ -42,7 +47,7 @@ async function mainThreadBusyMs(work: () => Promise<unknown>): Promise<number> {
 }
 
 describe('turn models in a worker thread', () => {
-  it('Silero VAD gives the main thread\'s probabilities, frame for frame, on two streams at once', async () => {
+  it("Silero VAD gives the main thread's probabilities, frame for frame, on two streams at once", async () => {
     const inProcess = await loadSileroVadSource(paths.sileroVad);
     const a = withSilence(spokenSamples('I liked the onboarding a lot.'), 600);
     const b = withSilence(spokenSamples('Mostly the reports, and the price.'), 300);
@@ -54,14 +59,18 @@ describe('turn models in a worker thread', () => {
     expect(Math.max(...threadA)).toBeGreaterThan(0.5);
   });
 
-  it('Smart Turn gives the main thread\'s probability, and leaves the main thread free while it runs', async () => {
+  it("Smart Turn gives the main thread's probability, and leaves the main thread free while it runs", async () => {
     const inProcess = await loadSmartTurn(paths.smartTurn);
     const turn = withSilence(spokenSamples('I liked the onboarding a lot.'), 200);
     const calls = 4;
     let threaded: number[] = [];
     let onMain: number[] = [];
-    const threadedBusy = await mainThreadBusyMs(async () => (threaded = await Promise.all(Array.from({ length: calls }, () => turnThread.completion(turn)))));
-    const mainBusy = await mainThreadBusyMs(async () => (onMain = await Promise.all(Array.from({ length: calls }, () => inProcess.completion(turn)))));
+    const threadedBusy = await mainThreadBusyMs(
+      async () => (threaded = await Promise.all(Array.from({ length: calls }, () => turnThread.completion(turn)))),
+    );
+    const mainBusy = await mainThreadBusyMs(
+      async () => (onMain = await Promise.all(Array.from({ length: calls }, () => inProcess.completion(turn)))),
+    );
     expect(threaded).toEqual(onMain);
     expect(threaded[0]).toBeGreaterThan(0.8);
     // On the main thread the features and the inference hold the event loop (tens of ms a call, more
@@ -70,7 +79,7 @@ describe('turn models in a worker thread', () => {
     expect(threadedBusy).toBeLessThan(mainBusy / 5);
   });
 
-  it('refuses a file that is not the model it was asked to run, at load, with the loader\'s message', async () => {
+  it("refuses a file that is not the model it was asked to run, at load, with the loader's message", async () => {
     await expect(startModelThread({ kind: 'turn', path: paths.sileroVad })).rejects.toThrow(/is not a Smart Turn v3 model/);
     await expect(startModelThread({ kind: 'vad', path: '/nonexistent/silero_vad.onnx' })).rejects.toThrow(/nonexistent/);
   });

@@ -109,7 +109,10 @@ export function startModelThread(data: ModelThreadData, onLost: (err: Error) => 
 }
 
 /** Silero VAD with its inference in a thread: each `open()` is a stream whose state stays here. */
-export async function threadedSileroVadSource(path: string, onLost?: (err: Error) => void): Promise<SpeechProbabilitySource & { close(): Promise<void> }> {
+export async function threadedSileroVadSource(
+  path: string,
+  onLost?: (err: Error) => void,
+): Promise<SpeechProbabilitySource & { close(): Promise<void> }> {
   const thread = await startModelThread({ kind: 'vad', path }, onLost);
   const source = sileroSource(async (input, state) => {
     const reply = await thread.call({ input, state });
@@ -119,7 +122,10 @@ export async function threadedSileroVadSource(path: string, onLost?: (err: Error
 }
 
 /** Smart Turn with its features and inference in a thread. */
-export async function threadedSmartTurn(path: string, onLost?: (err: Error) => void): Promise<TurnCompletionModel & { close(): Promise<void> }> {
+export async function threadedSmartTurn(
+  path: string,
+  onLost?: (err: Error) => void,
+): Promise<TurnCompletionModel & { close(): Promise<void> }> {
   const thread = await startModelThread({ kind: 'turn', path }, onLost);
   return { ...smartTurnModel(async (pcm) => (await thread.call({ pcm })).probability!), close: () => thread.close() };
 }

@@ -42,7 +42,9 @@ describe('turn model files', () => {
     writeFileSync(join(otherHome, 'scripts', 'turn-models.sh'), script.replace(TURN_MODEL_FILES.smartTurn.sha256, wrongPin));
     const run = spawnSync('bash', [join(otherHome, 'scripts', 'turn-models.sh')], { encoding: 'utf8', env: { ...env, HOME: otherHome } });
     expect(run.status).not.toBe(0);
-    expect(run.stderr).toContain(`${TURN_MODEL_FILES.smartTurn.pathInWheel} in ${TURN_MODELS_SOURCE.wheel} does not match its pinned sha256 ${wrongPin}`);
+    expect(run.stderr).toContain(
+      `${TURN_MODEL_FILES.smartTurn.pathInWheel} in ${TURN_MODELS_SOURCE.wheel} does not match its pinned sha256 ${wrongPin}`,
+    );
     expect(existsSync(join(defaultTurnModelsDir(otherHome), '.complete'))).toBe(false);
     for (const h of [home, otherHome]) rmSync(h, { recursive: true, force: true });
   }, 120_000);
@@ -66,14 +68,18 @@ describe('turn model files', () => {
     copyFileSync(join(turnModelsDir(), 'silero_vad.onnx'), join(dir, 'silero_vad.onnx'));
     // A truncated download: right name, wrong bytes.
     writeFileSync(join(dir, 'smart-turn-v3.2-cpu.onnx'), readFileSync(join(turnModelsDir(), 'smart-turn-v3.2-cpu.onnx')).subarray(0, 1000));
-    expect(() => resolveTurnModels(dir)).toThrow(/smart-turn-v3\.2-cpu\.onnx is not the pinned file \(sha256 [0-9a-f]{64}, expected 2bb02631.*bash scripts\/turn-models\.sh/);
+    expect(() => resolveTurnModels(dir)).toThrow(
+      /smart-turn-v3\.2-cpu\.onnx is not the pinned file \(sha256 [0-9a-f]{64}, expected 2bb02631.*bash scripts\/turn-models\.sh/,
+    );
   });
 
   it('loads only the models the settings ask for', async () => {
     const missing = mkdtempSync(join(tmpdir(), 'turn-models-'));
     // Today's pipeline needs no file at all.
     expect(await loadTurnModels({ vad: 'energy', detection: 'silence', modelsDir: missing })).toEqual({ vad: null, turn: null });
-    await expect(loadTurnModels({ vad: 'silero', detection: 'silence', modelsDir: missing })).rejects.toThrow('bash scripts/turn-models.sh');
+    await expect(loadTurnModels({ vad: 'silero', detection: 'silence', modelsDir: missing })).rejects.toThrow(
+      'bash scripts/turn-models.sh',
+    );
     const vadOnly = await loadTurnModels({ vad: 'silero', detection: 'silence', modelsDir: turnModelsDir() });
     expect(vadOnly.vad?.frameSamples).toBe(512);
     expect(vadOnly.turn).toBeNull();

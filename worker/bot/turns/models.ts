@@ -49,7 +49,9 @@ export function defaultTurnModelsDir(home: string = homedir()): string {
   return join(home, '.cache', 'voice-models', `${TURN_MODELS_SOURCE.package}-${TURN_MODELS_SOURCE.version}`);
 }
 
-const FIX = 'run `bash scripts/turn-models.sh` (or point TURN_MODELS_DIR at a directory holding them), or set VAD_ENGINE=energy TURN_DETECTION=silence to run without them';
+const FIX =
+  'run `bash scripts/turn-models.sh` (or point TURN_MODELS_DIR at a directory holding them), or set ' +
+  'VAD_ENGINE=energy TURN_DETECTION=silence to run without them';
 
 function verified(dir: string, model: TurnModelFile): string {
   const path = join(dir, model.file);
@@ -95,7 +97,10 @@ export function needsTurnModels(settings: Pick<TurnEngines, 'vad' | 'detection'>
  * `threads`: each model runs in a worker thread of its own (model-thread.ts), not on this one;
  * `onLost` hears of a thread that ended on its own.
  */
-export async function loadTurnModels(settings: Pick<TurnEngines, 'vad' | 'detection' | 'modelsDir'>, threads?: { onLost: (err: Error) => void }): Promise<TurnModels> {
+export async function loadTurnModels(
+  settings: Pick<TurnEngines, 'vad' | 'detection' | 'modelsDir'>,
+  threads?: { onLost: (err: Error) => void },
+): Promise<TurnModels> {
   const wantVad = settings.vad === 'silero';
   const wantTurn = settings.detection === 'model';
   if (!needsTurnModels(settings)) return { vad: null, turn: null };
@@ -104,10 +109,16 @@ export async function loadTurnModels(settings: Pick<TurnEngines, 'vad' | 'detect
   // with silence detection never needs.
   if (threads) {
     const { threadedSileroVadSource, threadedSmartTurn } = await import('./model-thread.ts');
-    const [vad, turn] = await Promise.all([wantVad ? threadedSileroVadSource(paths.sileroVad, threads.onLost) : null, wantTurn ? threadedSmartTurn(paths.smartTurn, threads.onLost) : null]);
+    const [vad, turn] = await Promise.all([
+      wantVad ? threadedSileroVadSource(paths.sileroVad, threads.onLost) : null,
+      wantTurn ? threadedSmartTurn(paths.smartTurn, threads.onLost) : null,
+    ]);
     return { vad, turn };
   }
   const [{ loadSileroVadSource }, { loadSmartTurn }] = await Promise.all([import('./silero-vad.ts'), import('./smart-turn.ts')]);
-  const [vad, turn] = await Promise.all([wantVad ? loadSileroVadSource(paths.sileroVad) : null, wantTurn ? loadSmartTurn(paths.smartTurn) : null]);
+  const [vad, turn] = await Promise.all([
+    wantVad ? loadSileroVadSource(paths.sileroVad) : null,
+    wantTurn ? loadSmartTurn(paths.smartTurn) : null,
+  ]);
   return { vad, turn };
 }

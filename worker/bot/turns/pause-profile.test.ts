@@ -13,7 +13,7 @@ const RATE = 16_000;
 const tone = (ms: number) => tonePcm(ms, RATE, 220, 0.3);
 const silence = (ms: number) => silencePcm(ms, RATE);
 
-describe('a respondent\'s pause profile', () => {
+describe("a respondent's pause profile", () => {
   it('adds nothing until two long pauses, then their 75th percentile above the base, capped', () => {
     const profile = new PauseProfile({ baseMs: 200, maxExtraMs: 600 });
     profile.record(300); // a short pause: how most people speak, not counted
@@ -42,7 +42,18 @@ describe('a respondent\'s pause profile', () => {
 });
 
 /** A hold of 1 s (TURN_HOLD_MS), so a 600 ms answer (no words: its voiced time counts) is a held fragment and a 3 s one is not. */
-const SETTINGS: TurnDetectorSettings = { minSpeechMs: 100, silenceMs: 700, modelSilenceMs: 200, maxSilenceMs: 1600, modelThreshold: 0.5, maxUtteranceBytes: 60 * RATE * 2, maxBacklogBytes: 60 * RATE * 2, holdMs: 1000, holdMaxWords: 7, holdMaxVoicedMs: 2500 };
+const SETTINGS: TurnDetectorSettings = {
+  minSpeechMs: 100,
+  silenceMs: 700,
+  modelSilenceMs: 200,
+  maxSilenceMs: 1600,
+  modelThreshold: 0.5,
+  maxUtteranceBytes: 60 * RATE * 2,
+  maxBacklogBytes: 60 * RATE * 2,
+  holdMs: 1000,
+  holdMaxWords: 7,
+  holdMaxVoicedMs: 2500,
+};
 
 /**
  * One session's detector: the model says "not finished" in the first answer and "finished" after
@@ -79,7 +90,7 @@ async function session(maxExtraMs: number) {
 }
 
 describe('the detector with a learned patience', () => {
-  it('holds a long pauser\'s short answers longer, as long as the bound, and not their finished long answers (issue 40)', async () => {
+  it("holds a long pauser's short answers longer, as long as the bound, and not their finished long answers (issue 40)", async () => {
     const ends = await session(600);
     expect(ends).toHaveLength(3);
     // The short answer: held (the hold, 1000 ms) plus what was learned (1400 ms pauses, 400 above it).

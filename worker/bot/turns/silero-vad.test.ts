@@ -14,7 +14,8 @@ beforeAll(async () => {
 async function probabilities(samples: Int16Array): Promise<number[]> {
   vad.reset();
   const out: number[] = [];
-  for (let at = 0; at + SILERO_FRAME_SAMPLES <= samples.length; at += SILERO_FRAME_SAMPLES) out.push(await vad.probability(samples.subarray(at, at + SILERO_FRAME_SAMPLES)));
+  for (let at = 0; at + SILERO_FRAME_SAMPLES <= samples.length; at += SILERO_FRAME_SAMPLES)
+    out.push(await vad.probability(samples.subarray(at, at + SILERO_FRAME_SAMPLES)));
   return out;
 }
 
@@ -27,8 +28,12 @@ function concat(silentFrames: number, samples: Int16Array): Int16Array {
 
 /** The longest run of consecutive frames at or above `threshold`. */
 function longestRun(values: number[], threshold = 0.5): number {
-  let best = 0, run = 0;
-  for (const p of values) { run = p >= threshold ? run + 1 : 0; best = Math.max(best, run); }
+  let best = 0,
+    run = 0;
+  for (const p of values) {
+    run = p >= threshold ? run + 1 : 0;
+    best = Math.max(best, run);
+  }
   return best;
 }
 
@@ -118,6 +123,8 @@ describe('Silero VAD (pipecat-ai 1.14.0 silero_vad.onnx)', () => {
   });
 
   it('refuses a file that is not Silero VAD', async () => {
-    await expect(loadSileroVad(resolveTurnModels(turnModelsDir()).smartTurn)).rejects.toThrow('is not a Silero VAD v5 model (inputs input_features; outputs logits)');
+    await expect(loadSileroVad(resolveTurnModels(turnModelsDir()).smartTurn)).rejects.toThrow(
+      'is not a Silero VAD v5 model (inputs input_features; outputs logits)',
+    );
   });
 });

@@ -29,7 +29,9 @@ export type SileroStep = (input: Float32Array, state: Float32Array) => Promise<{
 export function sileroStepOn(session: InferenceSession, path: string): SileroStep {
   const missing = INPUTS.filter((name) => !session.inputNames.includes(name));
   if (missing.length || !session.outputNames.includes('output') || !session.outputNames.includes('stateN')) {
-    throw new Error(`${path} is not a Silero VAD v5 model (inputs ${session.inputNames.join(', ')}; outputs ${session.outputNames.join(', ')})`);
+    throw new Error(
+      `${path} is not a Silero VAD v5 model (inputs ${session.inputNames.join(', ')}; outputs ${session.outputNames.join(', ')})`,
+    );
   }
   const sampleRate = new Tensor('int64', BigInt64Array.from([BigInt(LISTEN_SAMPLE_RATE)]), []);
   return async (input, state) => {

@@ -32,9 +32,13 @@ describe('Smart Turn v3.2 (pipecat-ai 1.14.0)', () => {
   });
 
   it('hears an answer cut before a thinking pause as unfinished', async () => {
-    for (const text of UNFINISHED) for (const wordsPerMinute of UNFINISHED_SPEEDS) {
-      expect(await model.completion(withSilence(spokenSamples(text, { wordsPerMinute }), ASKED_AFTER_MS)), `${text} at ${wordsPerMinute} wpm`).toBeLessThan(0.3);
-    }
+    for (const text of UNFINISHED)
+      for (const wordsPerMinute of UNFINISHED_SPEEDS) {
+        expect(
+          await model.completion(withSilence(spokenSamples(text, { wordsPerMinute }), ASKED_AFTER_MS)),
+          `${text} at ${wordsPerMinute} wpm`,
+        ).toBeLessThan(0.3);
+      }
   });
 
   it('looks at the last 8 s only, and queues calls made at once', async () => {
@@ -42,7 +46,11 @@ describe('Smart Turn v3.2 (pipecat-ai 1.14.0)', () => {
     const long = new Int16Array(WINDOW_SAMPLES + 48_000);
     long.set(noise(3000, 0.5, 11));
     long.set(answer, long.length - answer.length);
-    const [whole, last8s, again] = await Promise.all([model.completion(long), model.completion(long.slice(-WINDOW_SAMPLES)), model.completion(long)]);
+    const [whole, last8s, again] = await Promise.all([
+      model.completion(long),
+      model.completion(long.slice(-WINDOW_SAMPLES)),
+      model.completion(long),
+    ]);
     expect(whole).toBeGreaterThanOrEqual(0);
     expect(whole).toBeLessThanOrEqual(1);
     expect(last8s).toBe(whole);
@@ -50,6 +58,8 @@ describe('Smart Turn v3.2 (pipecat-ai 1.14.0)', () => {
   });
 
   it('refuses a file that is not Smart Turn', async () => {
-    await expect(loadSmartTurn(resolveTurnModels(turnModelsDir()).sileroVad)).rejects.toThrow('is not a Smart Turn v3 model (inputs input, state, sr; outputs output, stateN)');
+    await expect(loadSmartTurn(resolveTurnModels(turnModelsDir()).sileroVad)).rejects.toThrow(
+      'is not a Smart Turn v3 model (inputs input, state, sr; outputs output, stateN)',
+    );
   });
 });

@@ -13,7 +13,9 @@ const INPUT = 'input_features';
 /** Checks that the session is Smart Turn v3 and returns its inference: features, then the model (in whichever thread holds the session). */
 export function smartTurnOn(session: InferenceSession, path: string): (pcm: Int16Array) => Promise<number> {
   if (!session.inputNames.includes(INPUT) || session.outputNames.length !== 1) {
-    throw new Error(`${path} is not a Smart Turn v3 model (inputs ${session.inputNames.join(', ')}; outputs ${session.outputNames.join(', ')})`);
+    throw new Error(
+      `${path} is not a Smart Turn v3 model (inputs ${session.inputNames.join(', ')}; outputs ${session.outputNames.join(', ')})`,
+    );
   }
   const output = session.outputNames[0]!;
   return async (pcm) => {

@@ -80,7 +80,12 @@ export class TurnTranscriber {
     const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), capMs)));
     try {
       const texts = await Promise.race([Promise.all(this.segments), late]);
-      return texts ? texts.map((t) => t.trim()).filter(Boolean).join(' ') : null;
+      return texts
+        ? texts
+            .map((t) => t.trim())
+            .filter(Boolean)
+            .join(' ')
+        : null;
     } catch {
       return null;
     } finally {
@@ -101,13 +106,24 @@ export class TurnTranscriber {
       this.segments = [];
       try {
         const texts = await Promise.all(segments);
-        if (!this.broken) return { text: texts.map((t) => t.trim()).filter(Boolean).join(' '), mode: 'realtime' };
+        if (!this.broken)
+          return {
+            text: texts
+              .map((t) => t.trim())
+              .filter(Boolean)
+              .join(' '),
+            mode: 'realtime',
+          };
       } catch (err) {
         if (this.options.signal.aborted) throw err;
         this.giveUp(`the transcription stream failed: ${(err as Error).message}`);
       }
     }
-    const text = await this.options.batch.transcribe(audio, { sampleRate: LISTEN_SAMPLE_RATE, ...(this.options.language ? { language: this.options.language } : {}), signal: this.options.signal });
+    const text = await this.options.batch.transcribe(audio, {
+      sampleRate: LISTEN_SAMPLE_RATE,
+      ...(this.options.language ? { language: this.options.language } : {}),
+      signal: this.options.signal,
+    });
     return { text, mode: 'batch' };
   }
 
@@ -131,7 +147,11 @@ export class TurnTranscriber {
 
   private open(): Promise<TranscriptionStream | null> {
     this.stream ??= this.options
-      .streaming!.openStream({ sampleRate: LISTEN_SAMPLE_RATE, ...(this.options.language ? { language: this.options.language } : {}), signal: this.options.signal })
+      .streaming!.openStream({
+        sampleRate: LISTEN_SAMPLE_RATE,
+        ...(this.options.language ? { language: this.options.language } : {}),
+        signal: this.options.signal,
+      })
       .catch((err: unknown) => {
         this.giveUp(`the transcription stream could not be opened: ${(err as Error).message}`);
         return null;

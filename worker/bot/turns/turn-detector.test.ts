@@ -30,7 +30,12 @@ const SETTINGS: TurnDetectorSettings = {
   maxBacklogBytes: 60 * RATE * 2,
 };
 
-function harness(settings: Partial<TurnDetectorSettings>, model: TurnCompletionModel | null, onFrame?: (now: number) => void, extra: Partial<TurnDetectorOptions> = {}) {
+function harness(
+  settings: Partial<TurnDetectorSettings>,
+  model: TurnCompletionModel | null,
+  onFrame?: (now: number) => void,
+  extra: Partial<TurnDetectorOptions> = {},
+) {
   let t = 1_000_000;
   const events: Array<DetectorEvent & { t: number }> = [];
   const detector = new TurnDetector({
@@ -90,7 +95,7 @@ function delayed(latencyMs: number, ...answers: number[]) {
 }
 
 describe('turn detector', () => {
-  it('silence detection (today\'s rule): the turn ends after VAD_SILENCE_MS, with a pause (commit point) at 200 ms', async () => {
+  it("silence detection (today's rule): the turn ends after VAD_SILENCE_MS, with a pause (commit point) at 200 ms", async () => {
     const h = harness({}, null);
     await h.play(Buffer.concat([silencePcm(300, RATE), tone(600), silencePcm(1000, RATE)]));
     expect(h.types()).toEqual(['speech_start', 'pause', 'turn_end']);
@@ -191,7 +196,12 @@ describe('turn detector', () => {
     const errors: unknown[] = [];
     let calls = 0;
     const detector = new TurnDetector({
-      vad: { frameBytes: 640, frameMs: 20, isSpeech: () => (++calls === 3 ? Promise.reject(new Error('onnx failed')) : Promise.resolve(true)), reset: () => undefined },
+      vad: {
+        frameBytes: 640,
+        frameMs: 20,
+        isSpeech: () => (++calls === 3 ? Promise.reject(new Error('onnx failed')) : Promise.resolve(true)),
+        reset: () => undefined,
+      },
       model: null,
       settings: SETTINGS,
       onEvent: () => undefined,
@@ -221,7 +231,13 @@ describe('turn detector', () => {
     let overflows = 0;
     // A VAD that is far slower than the audio arrives (a loaded machine under a flood).
     const slow = { frameBytes: 640, frameMs: 20, isSpeech: async () => (await gate, true), reset: () => undefined };
-    const detector = new TurnDetector({ vad: slow, model: null, settings: { ...SETTINGS, maxBacklogBytes: 64_000 }, onEvent: () => undefined, onOverflow: () => overflows++ });
+    const detector = new TurnDetector({
+      vad: slow,
+      model: null,
+      settings: { ...SETTINGS, maxBacklogBytes: 64_000 },
+      onEvent: () => undefined,
+      onOverflow: () => overflows++,
+    });
     const big = tone(2000); // 64,000 bytes
     let peak = 0;
     for (let i = 0; i < 50; i++) {
@@ -238,7 +254,10 @@ describe('turn detector', () => {
   });
 
   it('asks the model TURN_MODEL_EARLY_MS before the commit point, so a "finished" ends the turn at it (issue 21)', async () => {
-    for (const [early, from, to] of [[100, 200, 240], [0, 300, 340]] as const) {
+    for (const [early, from, to] of [
+      [100, 200, 240],
+      [0, 300, 340],
+    ] as const) {
       // The model takes 100 ms. Asked 100 ms early its answer is in at the commit (200 ms of
       // silence); asked at the commit (before issue 21), the turn ends 100 ms later.
       const slow = delayed(100, 0.9);
@@ -321,8 +340,11 @@ describe('turn detector, patience by design', () => {
     expect(end!.at - end!.speechEndedAt).toBeLessThan(2260);
   });
 
-  it('a 10-word finished answer ends at the commit point, the respondent\'s learned patience notwithstanding', async () => {
-    const h = harness(HOLD, scripted(0.9), undefined, { wordsSoFar: () => 'We tried a few tools before we settled on yours.', patience: learned });
+  it("a 10-word finished answer ends at the commit point, the respondent's learned patience notwithstanding", async () => {
+    const h = harness(HOLD, scripted(0.9), undefined, {
+      wordsSoFar: () => 'We tried a few tools before we settled on yours.',
+      patience: learned,
+    });
     await h.play(Buffer.concat([tone(2000), silencePcm(1500, RATE)]));
     const [end] = h.ends();
     expect(end).toMatchObject({ reason: 'model', held: false, patienceExtraMs: 0 });
@@ -330,7 +352,11 @@ describe('turn detector, patience by design', () => {
   });
 
   it('a 2-word answer to a closed question ends fast, the learned patience notwithstanding', async () => {
-    const h = harness(HOLD, scripted(0.9), undefined, { wordsSoFar: () => 'Yes, mostly.', questionKind: () => 'closed', patience: learned });
+    const h = harness(HOLD, scripted(0.9), undefined, {
+      wordsSoFar: () => 'Yes, mostly.',
+      questionKind: () => 'closed',
+      patience: learned,
+    });
     await h.play(Buffer.concat([tone(600), silencePcm(1500, RATE)]));
     const [end] = h.ends();
     expect(end).toMatchObject({ reason: 'model', held: false });

@@ -380,7 +380,17 @@ export class TurnDetector {
     this.trackOnset(before, voiced, frameMs, now);
     if (before.voicedRun < this.settings.minSpeechMs) return;
     const preroll = Buffer.concat(before.preroll);
-    this.state = { kind: 'in_turn', speechMs: before.voicedRun, silentRun: 0, audio: [preroll], audioBytes: preroll.length, paused: false, lastVoicedAt: now, ask: null, verdict: null };
+    this.state = {
+      kind: 'in_turn',
+      speechMs: before.voicedRun,
+      silentRun: 0,
+      audio: [preroll],
+      audioBytes: preroll.length,
+      paused: false,
+      lastVoicedAt: now,
+      ask: null,
+      verdict: null,
+    };
     this.options.onEvent({ type: 'speech_start', at: now, preroll });
   }
 
@@ -403,7 +413,8 @@ export class TurnDetector {
     if (turn.paused && this.earlyNotFinished(turn, commitPoint)) return this.askModel(turn, this.calls.generation);
     const ask = turn.ask;
     const notFinished = ask !== null && ask.answer !== undefined && ask.answer < this.settings.modelThreshold;
-    if (turn.paused && reask > 0 && !this.calls.busy && notFinished && turn.silentRun >= ask.atSilenceMs + reask) this.askModel(turn, this.calls.generation);
+    if (turn.paused && reask > 0 && !this.calls.busy && notFinished && turn.silentRun >= ask.atSilenceMs + reask)
+      this.askModel(turn, this.calls.generation);
   }
 
   /**
@@ -413,7 +424,13 @@ export class TurnDetector {
    */
   private earlyNotFinished(turn: InTurn, commitPoint: number): boolean {
     const ask = turn.ask;
-    return ask !== null && !this.calls.busy && ask.atSilenceMs < commitPoint && ask.answer !== undefined && ask.answer < this.settings.modelThreshold;
+    return (
+      ask !== null &&
+      !this.calls.busy &&
+      ask.atSilenceMs < commitPoint &&
+      ask.answer !== undefined &&
+      ask.answer < this.settings.modelThreshold
+    );
   }
 
   private askModel(turn: InTurn, generation: number): void {

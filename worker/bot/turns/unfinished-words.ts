@@ -8,10 +8,65 @@
  */
 const TRAILING = /(,|;|:|-|–|—|\.\.\.|…)$/;
 const OPEN_ENDED_WORDS = new Set([
-  'and', 'but', 'or', 'so', 'because', 'cause', 'if', 'then', 'that', 'which', 'who', 'when', 'where', 'while', 'although', 'though',
-  'the', 'a', 'an', 'my', 'our', 'your', 'their', 'his', 'her', 'its', 'this', 'these', 'those',
-  'to', 'of', 'in', 'on', 'at', 'for', 'with', 'from', 'about', 'into', 'by', 'like',
-  'um', 'uh', 'erm', 'er', 'hmm', 'i', "i'm", 'is', 'was', 'were', 'are', 'am', 'be', 'been', 'very', 'really', 'more', 'most',
+  'and',
+  'but',
+  'or',
+  'so',
+  'because',
+  'cause',
+  'if',
+  'then',
+  'that',
+  'which',
+  'who',
+  'when',
+  'where',
+  'while',
+  'although',
+  'though',
+  'the',
+  'a',
+  'an',
+  'my',
+  'our',
+  'your',
+  'their',
+  'his',
+  'her',
+  'its',
+  'this',
+  'these',
+  'those',
+  'to',
+  'of',
+  'in',
+  'on',
+  'at',
+  'for',
+  'with',
+  'from',
+  'about',
+  'into',
+  'by',
+  'like',
+  'um',
+  'uh',
+  'erm',
+  'er',
+  'hmm',
+  'i',
+  "i'm",
+  'is',
+  'was',
+  'were',
+  'are',
+  'am',
+  'be',
+  'been',
+  'very',
+  'really',
+  'more',
+  'most',
 ]);
 
 export function wordsUnfinished(text: string, language = 'en'): boolean {
@@ -20,6 +75,11 @@ export function wordsUnfinished(text: string, language = 'en'): boolean {
   if (TRAILING.test(trimmed)) return true;
   if (!language.toLowerCase().startsWith('en')) return false;
   if (/[.!?]["'”’)]*$/.test(trimmed)) return false;
-  const last = trimmed.toLowerCase().split(/\s+/).at(-1)!.replace(/[^\p{L}'’]/gu, '').replace('’', "'");
+  const last = trimmed
+    .toLowerCase()
+    .split(/\s+/)
+    .at(-1)!
+    .replace(/[^\p{L}'’]/gu, '')
+    .replace('’', "'");
   return OPEN_ENDED_WORDS.has(last);
 }

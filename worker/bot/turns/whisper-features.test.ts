@@ -8,12 +8,14 @@ import { melFilters, MixedRadixFft, N_FRAMES, N_MELS, whisperLogMel, WINDOW_SAMP
 
 function naiveDft(re: Float64Array, im: Float64Array): [Float64Array, Float64Array] {
   const n = re.length;
-  const outRe = new Float64Array(n), outIm = new Float64Array(n);
-  for (let k = 0; k < n; k++) for (let j = 0; j < n; j++) {
-    const angle = (-2 * Math.PI * k * j) / n;
-    outRe[k]! += re[j]! * Math.cos(angle) - im[j]! * Math.sin(angle);
-    outIm[k]! += re[j]! * Math.sin(angle) + im[j]! * Math.cos(angle);
-  }
+  const outRe = new Float64Array(n),
+    outIm = new Float64Array(n);
+  for (let k = 0; k < n; k++)
+    for (let j = 0; j < n; j++) {
+      const angle = (-2 * Math.PI * k * j) / n;
+      outRe[k]! += re[j]! * Math.cos(angle) - im[j]! * Math.sin(angle);
+      outIm[k]! += re[j]! * Math.sin(angle) + im[j]! * Math.cos(angle);
+    }
   return [outRe, outIm];
 }
 
@@ -30,7 +32,13 @@ n = 128000
 audio = audio[-n:] if audio.size > n else np.pad(audio, (n - audio.size, 0))  # the last 8 s, left-padded
 wf.compute_whisper_log_mel_features(audio, do_normalize=True).astype(np.float32).tofile(sys.argv[3])
 `;
-  execFileSync(numpyPython(), ['-c', program, join(turnModelsDir(), 'reference', 'whisper_features.py'), join(dir, 'in.pcm'), join(dir, 'out.f32')]);
+  execFileSync(numpyPython(), [
+    '-c',
+    program,
+    join(turnModelsDir(), 'reference', 'whisper_features.py'),
+    join(dir, 'in.pcm'),
+    join(dir, 'out.f32'),
+  ]);
   const bytes = readFileSync(join(dir, 'out.f32'));
   return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
 }
@@ -56,7 +64,7 @@ describe('Whisper log-mel features', () => {
     expect(() => new MixedRadixFft(14)).toThrow('14 is not a product of 2, 3 and 5');
   });
 
-  it('matches the model vendor\'s numpy extractor on speech, on more than 8 s, on noise and on silence', () => {
+  it("matches the model vendor's numpy extractor on speech, on more than 8 s, on noise and on silence", () => {
     const speech = spokenSamples('I liked the onboarding a lot.');
     const long = new Int16Array(WINDOW_SAMPLES + 40_000);
     long.set(noise(2500, 0.3, 7));

@@ -29,7 +29,11 @@ export class MixedRadixFft {
     this.size = size;
     const radices: number[] = [];
     let rest = size;
-    for (const p of [4, 2, 3, 5]) while (rest % p === 0) { radices.push(p); rest /= p; }
+    for (const p of [4, 2, 3, 5])
+      while (rest % p === 0) {
+        radices.push(p);
+        rest /= p;
+      }
     if (rest !== 1 || size < 2) throw new Error(`MixedRadixFft: ${size} is not a product of 2, 3 and 5`);
     let n = size;
     let stride = 1;
@@ -38,11 +42,12 @@ export class MixedRadixFft {
       // Twiddle for output t of group q: exp(-2πi·q·t/n), applied after the radix-p DFT (decimation in frequency).
       const twiddleRe = new Float64Array(span * radix);
       const twiddleIm = new Float64Array(span * radix);
-      for (let q = 0; q < span; q++) for (let t = 0; t < radix; t++) {
-        const angle = (-2 * Math.PI * q * t) / n;
-        twiddleRe[q * radix + t] = Math.cos(angle);
-        twiddleIm[q * radix + t] = Math.sin(angle);
-      }
+      for (let q = 0; q < span; q++)
+        for (let t = 0; t < radix; t++) {
+          const angle = (-2 * Math.PI * q * t) / n;
+          twiddleRe[q * radix + t] = Math.cos(angle);
+          twiddleIm[q * radix + t] = Math.sin(angle);
+        }
       // The radix-p DFT's own roots of unity, exp(-2πi·u/p).
       const rootRe = Float64Array.from({ length: radix }, (_, u) => Math.cos((-2 * Math.PI * u) / radix));
       const rootIm = Float64Array.from({ length: radix }, (_, u) => Math.sin((-2 * Math.PI * u) / radix));
@@ -56,7 +61,10 @@ export class MixedRadixFft {
 
   /** In place: (re, im) becomes its DFT, sum_n x[n]·exp(-2πi·k·n/N). */
   transform(re: Float64Array, im: Float64Array): void {
-    let inRe = re, inIm = im, outRe = this.scratchRe, outIm = this.scratchIm;
+    let inRe = re,
+      inIm = im,
+      outRe = this.scratchRe,
+      outIm = this.scratchIm;
     for (const stage of this.stages) {
       if (stage.radix === 4) radix4(stage, inRe, inIm, outRe, outIm);
       else if (stage.radix === 5) radix5(stage, inRe, inIm, outRe, outIm);
@@ -64,16 +72,28 @@ export class MixedRadixFft {
       [inRe, outRe] = [outRe, inRe];
       [inIm, outIm] = [outIm, inIm];
     }
-    if (inRe !== re) { re.set(inRe); im.set(inIm); }
+    if (inRe !== re) {
+      re.set(inRe);
+      im.set(inIm);
+    }
   }
 }
 
-interface FftStage { radix: number; span: number; stride: number; rootRe: Float64Array; rootIm: Float64Array; twiddleRe: Float64Array; twiddleIm: Float64Array }
+interface FftStage {
+  radix: number;
+  span: number;
+  stride: number;
+  rootRe: Float64Array;
+  rootIm: Float64Array;
+  twiddleRe: Float64Array;
+  twiddleIm: Float64Array;
+}
 
 // Output t of group q goes to r + stride·(radix·q + t), times its twiddle; inputs j come from r + stride·(q + span·j).
 function store(s: FftStage, outRe: Float64Array, outIm: Float64Array, q: number, r: number, t: number, yr: number, yi: number): void {
   const w = q * s.radix + t;
-  const wr = s.twiddleRe[w]!, wi = s.twiddleIm[w]!;
+  const wr = s.twiddleRe[w]!,
+    wi = s.twiddleIm[w]!;
   const to = r + s.stride * (s.radix * q + t);
   outRe[to] = yr * wr - yi * wi;
   outIm[to] = yr * wi + yi * wr;
@@ -82,56 +102,82 @@ function store(s: FftStage, outRe: Float64Array, outIm: Float64Array, q: number,
 function radix4(s: FftStage, inRe: Float64Array, inIm: Float64Array, outRe: Float64Array, outIm: Float64Array): void {
   const { span, stride } = s;
   const step = stride * span;
-  for (let q = 0; q < span; q++) for (let r = 0; r < stride; r++) {
-    const i0 = r + stride * q, i1 = i0 + step, i2 = i1 + step, i3 = i2 + step;
-    const ar = inRe[i0]! + inRe[i2]!, ai = inIm[i0]! + inIm[i2]!;
-    const br = inRe[i0]! - inRe[i2]!, bi = inIm[i0]! - inIm[i2]!;
-    const cr = inRe[i1]! + inRe[i3]!, ci = inIm[i1]! + inIm[i3]!;
-    const dr = inRe[i1]! - inRe[i3]!, di = inIm[i1]! - inIm[i3]!;
-    store(s, outRe, outIm, q, r, 0, ar + cr, ai + ci);
-    store(s, outRe, outIm, q, r, 1, br + di, bi - dr);
-    store(s, outRe, outIm, q, r, 2, ar - cr, ai - ci);
-    store(s, outRe, outIm, q, r, 3, br - di, bi + dr);
-  }
+  for (let q = 0; q < span; q++)
+    for (let r = 0; r < stride; r++) {
+      const i0 = r + stride * q,
+        i1 = i0 + step,
+        i2 = i1 + step,
+        i3 = i2 + step;
+      const ar = inRe[i0]! + inRe[i2]!,
+        ai = inIm[i0]! + inIm[i2]!;
+      const br = inRe[i0]! - inRe[i2]!,
+        bi = inIm[i0]! - inIm[i2]!;
+      const cr = inRe[i1]! + inRe[i3]!,
+        ci = inIm[i1]! + inIm[i3]!;
+      const dr = inRe[i1]! - inRe[i3]!,
+        di = inIm[i1]! - inIm[i3]!;
+      store(s, outRe, outIm, q, r, 0, ar + cr, ai + ci);
+      store(s, outRe, outIm, q, r, 1, br + di, bi - dr);
+      store(s, outRe, outIm, q, r, 2, ar - cr, ai - ci);
+      store(s, outRe, outIm, q, r, 3, br - di, bi + dr);
+    }
 }
 
-const C1 = Math.cos((2 * Math.PI) / 5), C2 = Math.cos((4 * Math.PI) / 5);
-const S1 = Math.sin((2 * Math.PI) / 5), S2 = Math.sin((4 * Math.PI) / 5);
+const C1 = Math.cos((2 * Math.PI) / 5),
+  C2 = Math.cos((4 * Math.PI) / 5);
+const S1 = Math.sin((2 * Math.PI) / 5),
+  S2 = Math.sin((4 * Math.PI) / 5);
 
 function radix5(s: FftStage, inRe: Float64Array, inIm: Float64Array, outRe: Float64Array, outIm: Float64Array): void {
   const { span, stride } = s;
   const step = stride * span;
-  for (let q = 0; q < span; q++) for (let r = 0; r < stride; r++) {
-    const i0 = r + stride * q, i1 = i0 + step, i2 = i1 + step, i3 = i2 + step, i4 = i3 + step;
-    const t1r = inRe[i1]! + inRe[i4]!, t1i = inIm[i1]! + inIm[i4]!;
-    const t2r = inRe[i2]! + inRe[i3]!, t2i = inIm[i2]! + inIm[i3]!;
-    const t3r = inRe[i1]! - inRe[i4]!, t3i = inIm[i1]! - inIm[i4]!;
-    const t4r = inRe[i2]! - inRe[i3]!, t4i = inIm[i2]! - inIm[i3]!;
-    const a1r = inRe[i0]! + C1 * t1r + C2 * t2r, a1i = inIm[i0]! + C1 * t1i + C2 * t2i;
-    const a2r = inRe[i0]! + C2 * t1r + C1 * t2r, a2i = inIm[i0]! + C2 * t1i + C1 * t2i;
-    const b1r = S1 * t3r + S2 * t4r, b1i = S1 * t3i + S2 * t4i;
-    const b2r = S2 * t3r - S1 * t4r, b2i = S2 * t3i - S1 * t4i;
-    store(s, outRe, outIm, q, r, 0, inRe[i0]! + t1r + t2r, inIm[i0]! + t1i + t2i);
-    store(s, outRe, outIm, q, r, 1, a1r + b1i, a1i - b1r);
-    store(s, outRe, outIm, q, r, 2, a2r + b2i, a2i - b2r);
-    store(s, outRe, outIm, q, r, 3, a2r - b2i, a2i + b2r);
-    store(s, outRe, outIm, q, r, 4, a1r - b1i, a1i + b1r);
-  }
+  for (let q = 0; q < span; q++)
+    for (let r = 0; r < stride; r++) {
+      const i0 = r + stride * q,
+        i1 = i0 + step,
+        i2 = i1 + step,
+        i3 = i2 + step,
+        i4 = i3 + step;
+      const t1r = inRe[i1]! + inRe[i4]!,
+        t1i = inIm[i1]! + inIm[i4]!;
+      const t2r = inRe[i2]! + inRe[i3]!,
+        t2i = inIm[i2]! + inIm[i3]!;
+      const t3r = inRe[i1]! - inRe[i4]!,
+        t3i = inIm[i1]! - inIm[i4]!;
+      const t4r = inRe[i2]! - inRe[i3]!,
+        t4i = inIm[i2]! - inIm[i3]!;
+      const a1r = inRe[i0]! + C1 * t1r + C2 * t2r,
+        a1i = inIm[i0]! + C1 * t1i + C2 * t2i;
+      const a2r = inRe[i0]! + C2 * t1r + C1 * t2r,
+        a2i = inIm[i0]! + C2 * t1i + C1 * t2i;
+      const b1r = S1 * t3r + S2 * t4r,
+        b1i = S1 * t3i + S2 * t4i;
+      const b2r = S2 * t3r - S1 * t4r,
+        b2i = S2 * t3i - S1 * t4i;
+      store(s, outRe, outIm, q, r, 0, inRe[i0]! + t1r + t2r, inIm[i0]! + t1i + t2i);
+      store(s, outRe, outIm, q, r, 1, a1r + b1i, a1i - b1r);
+      store(s, outRe, outIm, q, r, 2, a2r + b2i, a2i - b2r);
+      store(s, outRe, outIm, q, r, 3, a2r - b2i, a2i + b2r);
+      store(s, outRe, outIm, q, r, 4, a1r - b1i, a1i + b1r);
+    }
 }
 
 /** Any small radix, as a direct DFT of its p inputs (used for 2 and 3). */
 function radixAny(s: FftStage, inRe: Float64Array, inIm: Float64Array, outRe: Float64Array, outIm: Float64Array): void {
   const { radix, span, stride, rootRe, rootIm } = s;
-  for (let q = 0; q < span; q++) for (let r = 0; r < stride; r++) for (let t = 0; t < radix; t++) {
-    let yr = 0, yi = 0;
-    for (let j = 0; j < radix; j++) {
-      const u = (j * t) % radix;
-      const at = r + stride * (q + span * j);
-      yr += inRe[at]! * rootRe[u]! - inIm[at]! * rootIm[u]!;
-      yi += inRe[at]! * rootIm[u]! + inIm[at]! * rootRe[u]!;
-    }
-    store(s, outRe, outIm, q, r, t, yr, yi);
-  }
+  for (let q = 0; q < span; q++)
+    for (let r = 0; r < stride; r++)
+      for (let t = 0; t < radix; t++) {
+        let yr = 0,
+          yi = 0;
+        for (let j = 0; j < radix; j++) {
+          const u = (j * t) % radix;
+          const at = r + stride * (q + span * j);
+          yr += inRe[at]! * rootRe[u]! - inIm[at]! * rootIm[u]!;
+          yi += inRe[at]! * rootIm[u]! + inIm[at]! * rootRe[u]!;
+        }
+        store(s, outRe, outIm, q, r, t, yr, yi);
+      }
 }
 
 function hzToMel(hz: number): number {
@@ -151,7 +197,10 @@ export function melFilters(): Array<{ start: number; weights: Float64Array }> {
   return Array.from({ length: N_MELS }, (_, m) => {
     const [lo, mid, hi] = [edges[m]!, edges[m + 1]!, edges[m + 2]!];
     const norm = 2 / (hi - lo);
-    const row = Array.from({ length: N_BINS }, (_, k) => Math.max(0, Math.min((binHz(k) - lo) / (mid - lo), (hi - binHz(k)) / (hi - mid))) * norm);
+    const row = Array.from(
+      { length: N_BINS },
+      (_, k) => Math.max(0, Math.min((binHz(k) - lo) / (mid - lo), (hi - binHz(k)) / (hi - mid))) * norm,
+    );
     const start = row.findIndex((w) => w > 0);
     const end = row.findLastIndex((w) => w > 0) + 1;
     return start < 0 ? { start: 0, weights: new Float64Array(0) } : { start, weights: Float64Array.from(row.slice(start, end)) };
@@ -195,7 +244,8 @@ export function whisperLogMel(pcm: Int16Array): Float32Array {
   const powerB = new Float64Array(N_BINS);
   // Two real frames per complex FFT: frame a in the real part, frame b in the imaginary part.
   for (let frame = 0; frame < N_FRAMES; frame += 2) {
-    const a = frame * HOP, b = (frame + 1) * HOP;
+    const a = frame * HOP,
+      b = (frame + 1) * HOP;
     for (let n = 0; n < N_FFT; n++) {
       re[n] = reflected(x, a + n) * HANN[n]!;
       im[n] = reflected(x, b + n) * HANN[n]!;
@@ -203,13 +253,17 @@ export function whisperLogMel(pcm: Int16Array): Float32Array {
     FFT.transform(re, im);
     for (let k = 0; k < N_BINS; k++) {
       const mirror = (N_FFT - k) % N_FFT;
-      const zr = re[k]!, zi = im[k]!, wr = re[mirror]!, wi = im[mirror]!;
+      const zr = re[k]!,
+        zi = im[k]!,
+        wr = re[mirror]!,
+        wi = im[mirror]!;
       powerA[k] = ((zr + wr) ** 2 + (zi - wi) ** 2) / 4;
       powerB[k] = ((zi + wi) ** 2 + (zr - wr) ** 2) / 4;
     }
     for (let m = 0; m < N_MELS; m++) {
       const { start, weights } = FILTERS[m]!;
-      let sumA = 0, sumB = 0;
+      let sumA = 0,
+        sumB = 0;
       for (let k = 0; k < weights.length; k++) {
         sumA += weights[k]! * powerA[start + k]!;
         sumB += weights[k]! * powerB[start + k]!;

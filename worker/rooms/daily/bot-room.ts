@@ -126,7 +126,12 @@ export class DailyBotRoom extends PacedBotRoom implements BotRoom {
  * Joins the ticket's room (its URL, the bot's owner token) through a ready bridge; rejects (and ends
  * the bridge) when the room refuses or is silent.
  */
-export async function joinDailyRoom(bridge: DailyBridge, ticket: Pick<JoinTicket, 'url' | 'token'>, timeoutMs = DAILY_JOIN_TIMEOUT_MS, onRelease?: () => void): Promise<BotRoom> {
+export async function joinDailyRoom(
+  bridge: DailyBridge,
+  ticket: Pick<JoinTicket, 'url' | 'token'>,
+  timeoutMs = DAILY_JOIN_TIMEOUT_MS,
+  onRelease?: () => void,
+): Promise<BotRoom> {
   await bridge.ready;
   // Listen before joining: participants already in the room are announced right after `joined`.
   const room = new DailyBotRoom(bridge, onRelease);

@@ -21,7 +21,8 @@ export interface BridgeEvent {
  * The bridge gets only what Python, the SDK and the test fake need: never the worker's secrets
  * (WORKER_TOKEN, model keys, DAILY_API_KEY); the bot's meeting token arrives in its `join` frame.
  */
-const PASSED = /^(PATH|HOME|LANG|LC_[A-Z]+|TZ|TMPDIR|PYTHON[A-Z_]*|SSL_CERT_(FILE|DIR)|(HTTPS?|NO|ALL)_PROXY|(https?|no|all)_proxy|FAKE_DAILY_ROOM)$/;
+const PASSED =
+  /^(PATH|HOME|LANG|LC_[A-Z]+|TZ|TMPDIR|PYTHON[A-Z_]*|SSL_CERT_(FILE|DIR)|(HTTPS?|NO|ALL)_PROXY|(https?|no|all)_proxy|FAKE_DAILY_ROOM)$/;
 
 export function bridgeEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(env).filter(([name]) => PASSED.test(name)));
@@ -63,12 +64,17 @@ export class DailyBridge extends EventEmitter {
         this.fail(`the Daily bridge wrote a corrupt frame: ${(err as Error).message}`);
       }
     });
-    this.child.on('error', (err) => this.exited(`the Daily bridge could not start (DAILY_BRIDGE_PYTHON=${options.python}): ${err.message}`));
+    this.child.on('error', (err) =>
+      this.exited(`the Daily bridge could not start (DAILY_BRIDGE_PYTHON=${options.python}): ${err.message}`),
+    );
     this.child.on('close', (code, signal) => this.exited(`the Daily bridge exited (${signal ?? `code ${code}`})${this.lastError()}`));
 
     const timeoutMs = options.readyTimeoutMs ?? 15_000;
     this.ready = new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the Daily bridge was not ready within ${timeoutMs} ms${this.lastError()}`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`the Daily bridge was not ready within ${timeoutMs} ms${this.lastError()}`)),
+        timeoutMs,
+      );
       const onEvent = (e: BridgeEvent) => {
         if (e.event !== 'ready') return;
         clearTimeout(timer);

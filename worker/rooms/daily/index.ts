@@ -13,7 +13,12 @@ export const dailyTransport: RoomTransport<DailySettings> = {
   roomTtlSeconds: (settings, minRoomSeconds) => Math.max(settings.roomTtlSeconds, minRoomSeconds + 300),
   async openWorkerSide(settings, deps) {
     const { DailyRoomProvider } = await import('./rest-provider.ts');
-    const provider = new DailyRoomProvider({ apiKey: settings.apiKey, apiUrl: settings.apiUrl, domainId: settings.domainId, log: deps.log });
+    const provider = new DailyRoomProvider({
+      apiKey: settings.apiKey,
+      apiUrl: settings.apiUrl,
+      domainId: settings.domainId,
+      log: deps.log,
+    });
     return { provider, server: null, close: () => provider.close() };
   },
   async openBotSide(settings) {

@@ -116,7 +116,9 @@ class LiveKitBotRoom extends PacedBotRoom implements BotRoom {
   protected stopVoice(): void {
     this.source.clearQueue();
     this.audioSincePlayout = false;
-    void this.room.localParticipant?.publishData(encodeControl({ type: 'interrupt' }), { reliable: true, topic: CONTROL_TOPIC }).catch(() => undefined);
+    void this.room.localParticipant
+      ?.publishData(encodeControl({ type: 'interrupt' }), { reliable: true, topic: CONTROL_TOPIC })
+      .catch(() => undefined);
   }
 
   private async deliver(item: OutboundItem): Promise<void> {
@@ -172,7 +174,10 @@ export async function joinLiveKitRoom(url: string, token: string, timeoutMs: num
     await Promise.race([room.connect(url, token, { autoSubscribe: true, dynacast: false }), deadline]);
     const connectMs = performance.now() - started;
     const track = LocalAudioTrack.createAudioTrack('interviewer', source);
-    await Promise.race([room.localParticipant!.publishTrack(track, new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE })), deadline]);
+    await Promise.race([
+      room.localParticipant!.publishTrack(track, new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE })),
+      deadline,
+    ]);
     bot.adoptPresent();
     return { room: bot, connectMs };
   } catch (err) {

@@ -44,7 +44,12 @@ export class LiveKitServerApi {
   }
 
   createRoom(room: { name: string; emptyTimeoutSeconds: number; maxParticipants: number }): Promise<LiveKitRoomInfo> {
-    return this.call('CreateRoom', { name: room.name, empty_timeout: room.emptyTimeoutSeconds, departure_timeout: 1, max_participants: room.maxParticipants });
+    return this.call('CreateRoom', {
+      name: room.name,
+      empty_timeout: room.emptyTimeoutSeconds,
+      departure_timeout: 1,
+      max_participants: room.maxParticipants,
+    });
   }
 
   async listRooms(names?: string[]): Promise<LiveKitRoomInfo[]> {

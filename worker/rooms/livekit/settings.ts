@@ -13,6 +13,7 @@ export function readLiveKitSettings(env: Env): LiveKitSettings {
   const apiKey = requiredString(env, 'LIVEKIT_API_KEY', { hint: 'the LiveKit server API key (ROOM_PROVIDER=livekit)' });
   const apiSecret = requiredString(env, 'LIVEKIT_API_SECRET', { hint: 'the secret of LIVEKIT_API_KEY (ROOM_PROVIDER=livekit)' });
   // livekit-server itself refuses secrets shorter than 32 characters; say so here, not at join time.
-  if (apiSecret.length < 32) throw new ConfigError('LIVEKIT_API_SECRET', 'must be at least 32 characters long (livekit-server refuses shorter secrets)');
+  if (apiSecret.length < 32)
+    throw new ConfigError('LIVEKIT_API_SECRET', 'must be at least 32 characters long (livekit-server refuses shorter secrets)');
   return { url, apiKey, apiSecret };
 }

@@ -14,7 +14,14 @@ describe('LiveKit join tokens', () => {
       name: 'Respondent',
       nbf: 1_800_000_000,
       exp: 1_800_003_600,
-      video: { room: 'rm_abc', roomJoin: true, canPublish: true, canSubscribe: true, canPublishData: true, canPublishSources: ['microphone'] },
+      video: {
+        room: 'rm_abc',
+        roomJoin: true,
+        canPublish: true,
+        canSubscribe: true,
+        canPublishData: true,
+        canPublishSources: ['microphone'],
+      },
     });
     const token = mintJoinToken(request, keys);
     const checked = verifyJwt(token, keys.apiSecret, 1_800_000_100);

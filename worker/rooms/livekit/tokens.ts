@@ -50,5 +50,14 @@ export function mintJoinToken(request: TokenRequest, keys: LiveKitKeys): string 
 
 /** A short-lived token for the server API (create, list and delete rooms). */
 export function mintAdminToken(keys: LiveKitKeys, nowSeconds: number, ttlSeconds = 60): string {
-  return signJwt({ iss: keys.apiKey, sub: 'voice-worker', nbf: nowSeconds - 5, exp: nowSeconds + ttlSeconds, video: { roomCreate: true, roomList: true, roomAdmin: true } }, keys.apiSecret);
+  return signJwt(
+    {
+      iss: keys.apiKey,
+      sub: 'voice-worker',
+      nbf: nowSeconds - 5,
+      exp: nowSeconds + ttlSeconds,
+      video: { roomCreate: true, roomList: true, roomAdmin: true },
+    },
+    keys.apiSecret,
+  );
 }

@@ -13,9 +13,17 @@ export const localTransport: RoomTransport<LocalSettings> = {
   // The worker's own rooms cost nothing to keep: an hour past the least a session needs.
   roomTtlSeconds: (_settings, minRoomSeconds) => minRoomSeconds + 3600,
   async openWorkerSide(settings, deps) {
-    const [{ LocalRoomProvider, LocalRoomRegistry }, { createLocalRoomServer }] = await Promise.all([import('./provider.ts'), import('./server.ts')]);
+    const [{ LocalRoomProvider, LocalRoomRegistry }, { createLocalRoomServer }] = await Promise.all([
+      import('./provider.ts'),
+      import('./server.ts'),
+    ]);
     const registry = new LocalRoomRegistry();
-    const provider = new LocalRoomProvider({ publicUrl: deps.publicUrl, secret: settings.tokenSecret, registry, internalRoomBase: deps.internalRoomBase });
+    const provider = new LocalRoomProvider({
+      publicUrl: deps.publicUrl,
+      secret: settings.tokenSecret,
+      registry,
+      internalRoomBase: deps.internalRoomBase,
+    });
     const server = createLocalRoomServer({ registry, secret: settings.tokenSecret, log: deps.log });
     return { provider, server, close: () => server.closeAll() };
   },

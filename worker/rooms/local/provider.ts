@@ -84,7 +84,12 @@ export class LocalRoomProvider implements RoomProvider {
 
   botTicket(request: Omit<TokenRequest, 'role'>): JoinTicket {
     const base = this.options.internalRoomBase?.() ?? toWebSocketBase(this.options.publicUrl);
-    return { transport: this.name, url: `${base}/rooms/${request.room.name}`, token: this.mintToken({ ...request, role: 'bot' }), room: request.room.name };
+    return {
+      transport: this.name,
+      url: `${base}/rooms/${request.room.name}`,
+      token: this.mintToken({ ...request, role: 'bot' }),
+      room: request.room.name,
+    };
   }
 
   async deleteRoom(name: string): Promise<void> {

@@ -44,7 +44,12 @@ export function parseRequestTarget(target: string | undefined): URL | null {
   }
 }
 
-export function createLocalRoomServer(options: { registry: LocalRoomRegistry; secret: string; log: Logger; clock?: () => number }): RoomServer {
+export function createLocalRoomServer(options: {
+  registry: LocalRoomRegistry;
+  secret: string;
+  log: Logger;
+  clock?: () => number;
+}): RoomServer {
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
   const now = () => Math.floor((options.clock ?? Date.now)() / 1000);
 
@@ -57,7 +62,15 @@ export function createLocalRoomServer(options: { registry: LocalRoomRegistry; se
 
   const joinRespondent = (room: LocalRoom, ws: WebSocket): void => {
     room.respondent = ws;
-    send(ws, JSON.stringify({ type: 'ready', sessionId: room.sessionId, inputSampleRate: LOCAL_INPUT_SAMPLE_RATE, outputSampleRate: LOCAL_OUTPUT_SAMPLE_RATE }));
+    send(
+      ws,
+      JSON.stringify({
+        type: 'ready',
+        sessionId: room.sessionId,
+        inputSampleRate: LOCAL_INPUT_SAMPLE_RATE,
+        outputSampleRate: LOCAL_OUTPUT_SAMPLE_RATE,
+      }),
+    );
     send(room.bot, JSON.stringify({ type: 'participant_joined', role: 'respondent' }));
     ws.on('message', (data: RawData, isBinary: boolean) => {
       if (isBinary) return relayAudio(room.bot, data as Buffer);

@@ -11,6 +11,7 @@ export interface LocalSettings {
 export function readLocalSettings(env: Env, context: SettingsContext): LocalSettings {
   return {
     // Derived from the shared WORKER_TOKEN by default, so every replica signs and checks the same way.
-    tokenSecret: optionalString(env, 'ROOM_TOKEN_SECRET') ?? createHmac('sha256', context.workerToken).update('local-room-tokens').digest('base64url'),
+    tokenSecret:
+      optionalString(env, 'ROOM_TOKEN_SECRET') ?? createHmac('sha256', context.workerToken).update('local-room-tokens').digest('base64url'),
   };
 }
