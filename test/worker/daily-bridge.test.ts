@@ -229,7 +229,8 @@ describe('the Daily bot room over the bridge', () => {
     const roomB = await joiner.join({ url: b.url, token: token(b, 'bot') });
     expect(rooms.botPresent(b.name)).toBe(true);
     await waitFor(() => !rooms.botPresent(a.name), { timeoutMs: 5000, what: 'the first bridge to leave room A' });
-    expect(first.alive).toBe(false);
+    // The room sees the leave a moment before the bridge's process has exited: wait for the exit too.
+    await waitFor(() => !first.alive, { timeoutMs: 5000, what: 'the first bridge to exit' });
     roomB.close();
     await waitFor(() => !rooms.botPresent(b.name), { timeoutMs: 5000, what: 'the second bridge to leave room B' });
     joiner.close();
