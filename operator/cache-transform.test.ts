@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { fieldOwners } from './children.ts';
-import { trimChild, trimPool } from './cache-transform.ts';
+import { trimChild, trimPod, trimPool } from './cache-transform.ts';
+import { podProblem } from './pod-health.ts';
+import { poolFixture } from '../test/operator/pool-fixture.ts';
 import type { KubeItem } from './watch.ts';
 
 const lastApplied = 'kubectl.kubernetes.io/last-applied-configuration';
@@ -54,5 +56,25 @@ describe('what the informers keep', () => {
     const owners = fieldOwners(kept.metadata.managedFields as Parameters<typeof fieldOwners>[0], ['spec', 'replicas']);
     expect(owners).toEqual(['kubectl']);
     expect(fieldOwners(kept.metadata.managedFields as Parameters<typeof fieldOwners>[0], ['status', 'conditions'])).toEqual([]);
+  });
+
+  it('keeps of a pod who it is and its status, not its spec, and pod-health reads the same from it', () => {
+    const pod: KubeItem = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p-1', namespace: 'ns', labels: { pool: 'p' }, managedFields: [{ manager: 'kubelet' }], annotations: { a: 'b' } },
+      spec: { containers: [{ name: 'worker', env: Array.from({ length: 32 }, (_, i) => ({ name: `E${i}`, value: 'x'.repeat(8192) })) }] },
+      status: {
+        phase: 'Pending',
+        containerStatuses: [{ name: 'worker', image: 'reg/w:1', state: { waiting: { reason: 'ErrImagePull', message: 'not found' } } }],
+      },
+    };
+    const kept = trimPod(pod);
+    expect(kept.spec).toBeUndefined();
+    expect(kept.metadata).toEqual({ name: 'p-1', namespace: 'ns', labels: { pool: 'p' } });
+    expect(JSON.stringify(kept).length).toBeLessThan(1000);
+    const pool = poolFixture();
+    const asView = (x: KubeItem) => x as unknown as Parameters<typeof podProblem>[1][number];
+    expect(podProblem(pool, [asView(kept)])).toEqual(podProblem(pool, [asView(pod)]));
   });
 });

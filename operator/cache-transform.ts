@@ -46,3 +46,26 @@ export function trimChild(child: KubeItem): KubeItem {
     metadata: { ...metadata, ...(kept ? { annotations: kept } : {}), ...(replicasOwners.length ? { managedFields: replicasOwners } : {}) },
   };
 }
+
+/**
+ * A pool's pod: who it is and its status (what pod-health.ts and pod-secrets.ts read), never its spec,
+ * which holds the whole pod template (the pool's extraEnv among it) once per pod.
+ */
+export function trimPod(pod: KubeItem): KubeItem {
+  const status = pod.status as Record<string, unknown> | undefined;
+  return {
+    apiVersion: pod.apiVersion,
+    kind: pod.kind,
+    metadata: pick(pod.metadata, ['namespace', 'uid', 'resourceVersion', 'deletionTimestamp', 'labels']),
+    ...(status
+      ? {
+          status: {
+            phase: status.phase,
+            conditions: status.conditions,
+            containerStatuses: status.containerStatuses,
+            initContainerStatuses: status.initContainerStatuses,
+          },
+        }
+      : {}),
+  };
+}

@@ -3,6 +3,7 @@
  * An informer on pods with the pool label, indexed by pool; a pod's change enqueues its pool only
  * when what the status is computed from changed (not on every probe). RBAC: pods list and watch.
  */
+import { trimPod } from './cache-transform.ts';
 import { podFingerprint } from './pod-health.ts';
 import type { PodStatusView } from './pod-secrets.ts';
 import { resourcePath, type KubeClient } from './kube.ts';
@@ -34,6 +35,7 @@ export function poolPodInformer(o: Options): PoolPods {
     resource: 'pods',
     path: resourcePath({ group: '', version: 'v1', plural: 'pods', ...(o.namespace ? { namespace: o.namespace } : {}) }),
     labelSelector: POOL_LABEL,
+    transform: trimPod,
     ...(o.watchTimeoutSeconds ? { watchTimeoutSeconds: o.watchTimeoutSeconds } : {}),
     ...(o.onLifecycle ? { onLifecycle: o.onLifecycle } : {}),
     onEvent: (type, item: KubeItem) => {
