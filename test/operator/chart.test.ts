@@ -317,7 +317,9 @@ describe('voice-operator chart', () => {
     }
     expect(await canI(['list', 'secrets', '-n', ns])).toBe('no');
     expect(await canI(['get', 'secrets', '-n', 'default'])).toBe('no');
-    expect(await canI(['delete', 'deployments', '-n', ns])).toBe('no');
+    // Turning self-hosted speech off deletes the speech server's Deployment, Service and PDB.
+    expect(await canI(['delete', 'deployments', '-n', ns])).toBe('yes');
+    expect(await canI(['delete', 'pods', '-n', ns])).toBe('no');
     expect(await canI(['create', 'pods', '-n', ns])).toBe('no');
 
     const restricted = await KubeClient.fromKubeConfig(kubeconfig);
