@@ -13,7 +13,11 @@ export const MAX_BODY_BYTES_IN_FLIGHT = 32 * 1024 * 1024;
 
 export class BodyBudget {
   private held = 0;
-  constructor(private readonly limit: number) {}
+  private readonly limit: number;
+
+  constructor(limit: number) {
+    this.limit = limit;
+  }
 
   /** Reserves `bytes` (the declared length, or the route's limit when none is declared); false when they do not fit. */
   take(bytes: number): boolean {

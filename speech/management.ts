@@ -15,7 +15,7 @@ export function createSpeechManagementServer(options: {
   limits: ListenLimits;
 }): Server {
   const server = createServer(serverTimeoutOptions(options.limits), (req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
     const json = (status: number, value: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(value));

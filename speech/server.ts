@@ -53,7 +53,7 @@ export function createSpeechServer(deps: SpeechServerDeps): { server: Server; cl
   const budget = new BodyBudget(MAX_BODY_BYTES_IN_FLIGHT);
 
   const handle = async (req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<string> => {
-    const path = (req.url ?? '/').split('?')[0];
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
     const route = path === '/v1/audio/transcriptions' ? 'transcriptions' : path === '/v1/audio/speech' ? 'speech' : null;
     if (!route) throw new SpeechError(404, 'unknown_url', `Unknown route ${req.method} ${path.slice(0, 100)}.`);
     if (req.method !== 'POST') throw new SpeechError(405, 'method_not_allowed', `Use POST for ${path}.`);

@@ -47,7 +47,12 @@ async function readUpload(req: IncomingMessage, options: TranscriptionRouteOptio
   const body = await readBody(req, options.maxBodyBytes);
   let form: FormData;
   try {
-    form = await new Request('http://speech/', { method: 'POST', headers: { 'content-type': type }, body }).formData();
+    form = await new Request('http://speech/', {
+      method: 'POST',
+      headers: { 'content-type': type },
+      // A Buffer is a Uint8Array, which fetch's Request takes as it is (the DOM lib's BodyInit type does not say so).
+      body: body as unknown as BodyInit,
+    }).formData();
   } catch {
     throw new SpeechError(400, 'invalid_request', 'The multipart body could not be parsed.');
   }
