@@ -1,4 +1,5 @@
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { POOL_LABEL } from '../../operator/types.ts';
 import { kubeCli, type KubeCli } from './kube-cli.ts';
 import { installChart } from './pool-steps.ts';
 
@@ -26,6 +27,16 @@ async function diagnostics(): Promise<string> {
   );
   return parts.join('\n');
 }
+
+beforeAll(async () => {
+  // The quick start is sized for a node of its own, and the files before this one (platform.test.ts)
+  // leave their pools on this one: delete every pool first and wait for their pods to be gone.
+  const quiet = (err: Error) => console.warn(err.message);
+  await k
+    .kubectl(['delete', 'voiceworkerpools.voice.service.io', '--all', '--all-namespaces', '--wait=true', '--timeout=180s'])
+    .catch(quiet);
+  await k.kubectl(['wait', '--for=delete', 'pods', '-l', POOL_LABEL, '--all-namespaces', '--timeout=180s']).catch(quiet);
+}, 400_000);
 
 afterAll(async () => {
   // The pools hold 1.5 CPU of the node's two: give them back to the files that run next. The objects
