@@ -32,6 +32,43 @@ function split(pcm: Buffer, options = OPTIONS) {
 }
 
 describe('PauseSplitter', () => {
+  it('trims a long pause at the start of the buffer after a commit to a short lead-in (the words after it were lost)', () => {
+    // A commit at a pause, then 1.8 s more of the pause and the next sentence, committed at its
+    // last word: the recogniser read 1.8 s of silence and the words with no quiet after them as
+    // nothing (the turn bench's self-hosted words, 2026-11-29).
+    const splitter = new PauseSplitter({ ...OPTIONS, earlyMs: 120 });
+    const feed = (pcm: Buffer) => {
+      for (let i = 0; i < pcm.length; i += 960) splitter.pushEvents(pcm.subarray(i, i + 960));
+    };
+    feed(
+      signal([
+        ['sound', 1100],
+        ['quiet', 250],
+      ]),
+    );
+    splitter.finish();
+    feed(
+      signal([
+        ['quiet', 1800],
+        ['sound', 1200],
+      ]),
+    );
+    const { tail, speech } = splitter.finish();
+    expect(speech).toBe(true);
+    expect(ms(tail)).toBeGreaterThanOrEqual(1200);
+    expect(ms(tail)).toBeLessThanOrEqual(1200 + 120);
+  });
+
+  it('keeps the quiet at the start of the first buffer of a stream (its levels are not known yet)', () => {
+    const { tail } = split(
+      signal([
+        ['quiet', 600],
+        ['sound', 500],
+      ]),
+    );
+    expect(ms(tail)).toBeCloseTo(1100, -1);
+  });
+
   it('offers the open piece early at the first quiet after its speech, once, and says when speech comes back', () => {
     const splitter = new PauseSplitter({ ...OPTIONS, earlyMs: 120 });
     const pcm = signal([

@@ -56,8 +56,15 @@ export class PauseSplitter {
   private pieceMax = Number.NEGATIVE_INFINITY;
   private floor = Number.POSITIVE_INFINITY;
   private peak = Number.NEGATIVE_INFINITY;
-  /** Pieces closed since the last finish(). */
-  private closed = 0;
+  /**
+   * Speech has been heard and ended (a piece closed at a pause, or a buffer with speech committed):
+   * the levels are known, so the quiet before the next piece's first speech is trimmed to a short
+   * lead-in. Before, a buffer committed after a long pause started with all of that pause (1.5-2 s
+   * of silence before the words), and the recogniser read it, with no quiet after the words, as
+   * nothing at all: the words were lost (issue 40's bench: a client that commits at the end of the
+   * speech, a turn cut at its bound).
+   */
+  private speechHeard = false;
   private readonly earlyFrames: number;
   /** An early tail was offered for the open piece and no speech came after it. */
   private earlyOffered = false;
@@ -94,11 +101,11 @@ export class PauseSplitter {
   finish(): { tail: Buffer; speech: boolean } {
     const tail = Buffer.concat([...this.frames, this.carry]);
     const speech = this.pieceMax >= this.quietLine();
+    if (speech) this.speechHeard = true;
     this.frames = [];
     this.levels = [];
     this.carry = Buffer.alloc(0);
     this.pieceMax = Number.NEGATIVE_INFINITY;
-    this.closed = 0;
     this.earlyOffered = false;
     return { tail, speech };
   }
@@ -132,7 +139,7 @@ export class PauseSplitter {
     }
     if (this.pieceMax < line) {
       // Before the first speech after a cut, only a short lead-in of silence is worth decoding.
-      if (this.closed > 0 && this.frames.length > this.keepFrames) this.dropFront(this.frames.length - this.keepFrames);
+      if (this.speechHeard && this.frames.length > this.keepFrames) this.dropFront(this.frames.length - this.keepFrames);
       return null;
     }
     if (this.frames.length >= this.minPieceFrames && this.quietRun(line, this.pauseFrames) >= this.pauseFrames) {
@@ -161,7 +168,7 @@ export class PauseSplitter {
   private cut(at: number): Buffer {
     const piece = Buffer.concat(this.frames.slice(0, at));
     this.dropFront(at);
-    this.closed++;
+    this.speechHeard = true;
     // An early tail offered with no speech since is this piece (up to quiet frames): the caller
     // decodes it once. What is left opens a new piece.
     this.earlyOffered = false;
