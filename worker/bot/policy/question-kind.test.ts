@@ -11,6 +11,8 @@ describe('the kind of a question', () => {
       "Don't you use the export?",
       'Thanks. Have you tried the mobile app?',
       'Monthly or yearly?',
+      'Which plan do you use, monthly or yearly?',
+      'Could you use it offline?',
     ])
       expect(questionKind(q), q).toBe('closed');
   });
@@ -22,6 +24,12 @@ describe('the kind of a question', () => {
       'Tell me more about that.',
       'Please tell me, in as much detail as you like, how you first heard about us, and what you expected before you signed up?',
       'Did that help? What would you change?',
+      // Requests that start with a modal, and a wh-question holding "or", invite an account.
+      'Could you tell me a little more about that?',
+      'Can you please walk me through your first week?',
+      'Would you describe how the team uses it?',
+      'What do you like or dislike about it?',
+      'Question 3: tell me a little about how your team has used the product.',
     ])
       expect(questionKind(q), q).toBe('open');
     expect(questionKind('Avez-vous fini ?', 'fr')).toBe('open');
