@@ -21,7 +21,7 @@ export type BotEvent =
   /** A provider call: speech-to-text's wait for the final text, a model round trip, speech's first byte. */
   | { type: 'provider_latency'; provider: 'stt' | 'llm' | 'tts'; operation: string; seconds: number }
   /** A respondent turn ended: silence, model (the end-of-turn model) or max (the utterance bound). */
-  | { type: 'turn_end'; reason: 'silence' | 'model' | 'max' }
+  | { type: 'turn_end'; reason: 'silence' | 'model' | 'words' | 'max' }
   /** From the end of the respondent's speech to the bot's first audio of its reply. */
   | { type: 'turn_latency'; seconds: number }
   /** Respondent speech over the bot: barge_in (the bot stopped) or backchannel (it went on). */
@@ -49,7 +49,7 @@ export const BotEventSchema = z.discriminatedUnion('type', [
     operation: text(64),
     seconds: z.number().nonnegative(),
   }),
-  z.object({ type: z.literal('turn_end'), reason: z.enum(['silence', 'model', 'max']) }),
+  z.object({ type: z.literal('turn_end'), reason: z.enum(['silence', 'model', 'words', 'max']) }),
   z.object({ type: z.literal('turn_latency'), seconds: z.number().nonnegative() }),
   z.object({ type: z.literal('interruption'), kind: z.enum(['barge_in', 'backchannel']) }),
 ]);

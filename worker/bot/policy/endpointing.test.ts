@@ -46,6 +46,21 @@ describe('the endpointing policy', () => {
     expect(endpoint(view({ words, silenceMs: 1600, probability: 0.2 }), RULES)).toEqual({ end: true, reason: 'silence', held: false });
   });
 
+  it('ends a fast-path answer on its complete words, whatever the model says (issue 40)', () => {
+    const words = 'We tried a few tools before we chose yours.';
+    const rules = { ...RULES, wordsEnd: true };
+    expect(endpoint(view({ words, probability: 0.1 }), rules)).toEqual({ end: true, reason: 'words', held: false });
+    expect(endpoint(view({ words, probability: undefined }), rules)).toEqual({ end: true, reason: 'words', held: false });
+    expect(endpoint(view({ words, probability: 0.1, silenceMs: 150 }), rules)).toEqual({ end: false, held: false });
+    expect(endpoint(view({ words: 'Yes.', question: 'closed', probability: 0.1 }), rules)).toMatchObject({ end: true, reason: 'words' });
+    // Words that go on, and a held fragment, are not ended by their words.
+    expect(endpoint(view({ words: 'We tried a few tools before we chose yours, and', probability: 0.1 }), rules).end).toBe(false);
+    expect(endpoint(view({ words: 'We tried a few tools.', probability: 0.1, silenceMs: 1000 }), rules)).toEqual({
+      end: false,
+      held: true,
+    });
+  });
+
   it('ends any answer to a closed question at the commit point, "Yes." included', () => {
     expect(endpoint(view({ words: 'Yes.', speechMs: 300, question: 'closed' }), RULES)).toEqual({
       end: true,

@@ -11,8 +11,11 @@ import type { QuestionKind } from './question-kind.ts';
  * - A fragment (up to `holdMaxWords` words; while the words are not in, less than
  *   `holdMaxVoicedMs` of speech) to an open question is *held*: it may end only once the silence
  *   reaches `holdMs` plus the learned extra, however finished the model says it sounds.
- * - Any other answer (longer, or to a closed question) takes the fast path: a "finished" ends it at
- *   the commit point, with nothing learned added.
+ * - Any other answer (longer, or to a closed question) takes the fast path: its words, once in,
+ *   end it if they do not go on (reason `words`: a complete sentence of eight words or more, or any
+ *   complete answer to a closed question, needs no model to say so; Smart Turn hesitates on many
+ *   such answers in synthetic voices and would leave them to the longest silence), and before they
+ *   are in a "finished" from the model ends it at the commit point; nothing learned is added.
  * - Words that plainly go on ("I think,", "... and") hold any answer until speech comes back or the
  *   longest silence.
  * - The longest silence (`silenceEndMs`: TURN_MAX_SILENCE_MS with the model, VAD_SILENCE_MS
@@ -31,6 +34,8 @@ export interface EndpointingRules {
   holdMaxWords: number;
   /** TURN_HOLD_MAX_VOICED_MS: while the words are not in, an answer with less speech than this is held. */
   holdMaxVoicedMs: number;
+  /** Complete words end a fast-path answer (with the end-of-turn model; silence detection waits its silence). */
+  wordsEnd?: boolean;
 }
 
 /** What is known at one frame of silence inside a turn. */
@@ -48,7 +53,7 @@ export interface SilenceView {
   language?: string;
 }
 
-export type EndpointVerdict = { end: false; held: boolean } | { end: true; reason: 'model' | 'silence'; held: boolean };
+export type EndpointVerdict = { end: false; held: boolean } | { end: true; reason: 'model' | 'words' | 'silence'; held: boolean };
 
 /** Whether this answer is a fragment to an open question, which the hold keeps open. */
 export function isHeldFragment(view: Pick<SilenceView, 'speechMs' | 'words' | 'question'>, rules: EndpointingRules): boolean {
@@ -65,6 +70,7 @@ export function endpoint(view: SilenceView, rules: EndpointingRules): EndpointVe
   const holdEnd = holdEndMs(view, rules);
   const held = holdEnd > 0;
   if (finishedNow(view, rules, holdEnd)) return { end: true, reason: 'model', held };
+  if (!held && wordsComplete(view, rules)) return { end: true, reason: 'words', held };
   if (view.silenceMs >= Math.max(rules.silenceEndMs, holdEnd)) return { end: true, reason: 'silence', held };
   return { end: false, held };
 }
@@ -74,6 +80,12 @@ function finishedNow(view: SilenceView, rules: EndpointingRules, holdEnd: number
   const finished = view.probability !== undefined && view.probability >= rules.modelThreshold;
   if (!finished || view.silenceMs < Math.max(rules.commitPointMs, holdEnd)) return false;
   return view.words === null || !wordsUnfinished(view.words, view.language);
+}
+
+/** A fast-path answer whose words are in at the commit point and do not go on: its end needs no model. */
+function wordsComplete(view: SilenceView, rules: EndpointingRules): boolean {
+  if (!rules.wordsEnd || view.words === null || view.silenceMs < rules.commitPointMs || wordCount(view.words) === 0) return false;
+  return !wordsUnfinished(view.words, view.language);
 }
 
 export function wordCount(words: string): number {

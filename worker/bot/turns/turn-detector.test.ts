@@ -347,7 +347,8 @@ describe('turn detector, patience by design', () => {
     });
     await h.play(Buffer.concat([tone(2000), silencePcm(1500, RATE)]));
     const [end] = h.ends();
-    expect(end).toMatchObject({ reason: 'model', held: false, patienceExtraMs: 0 });
+    // Its words are in at the commit point and complete: they end it (the model's "finished" would too).
+    expect(end).toMatchObject({ reason: 'words', held: false, patienceExtraMs: 0 });
     expect(end!.at - end!.speechEndedAt).toBeLessThan(260);
   });
 
@@ -359,7 +360,7 @@ describe('turn detector, patience by design', () => {
     });
     await h.play(Buffer.concat([tone(600), silencePcm(1500, RATE)]));
     const [end] = h.ends();
-    expect(end).toMatchObject({ reason: 'model', held: false });
+    expect(end).toMatchObject({ reason: 'words', held: false });
     expect(end!.at - end!.speechEndedAt).toBeLessThan(260);
   });
 
@@ -370,6 +371,20 @@ describe('turn detector, patience by design', () => {
     const short = harness(HOLD, scripted(0.9));
     await short.play(Buffer.concat([tone(1000), silencePcm(2000, RATE)]));
     expect(short.ends()).toEqual([]);
+  });
+
+  it('a complete long answer ends at the commit point even when the model says "not finished" (issue 40)', async () => {
+    // Smart Turn hesitates on many finished answers in synthetic voices; before issue 40 such an
+    // answer waited for TURN_MAX_SILENCE_MS (1600 ms) whatever its words said.
+    const h = harness(HOLD, scripted(0.1), undefined, { wordsSoFar: () => 'We tried a few tools before we settled on yours.' });
+    await h.play(Buffer.concat([tone(2500), silencePcm(1500, RATE)]));
+    const [end] = h.ends();
+    expect(end).toMatchObject({ reason: 'words', held: false });
+    expect(end!.at - end!.speechEndedAt).toBeLessThan(260);
+    // Silence detection (no model) keeps its rule: VAD_SILENCE_MS of silence, whatever the words.
+    const silence = harness(HOLD, null, undefined, { wordsSoFar: () => 'We tried a few tools before we settled on yours.' });
+    await silence.play(Buffer.concat([tone(2500), silencePcm(1500, RATE)]));
+    expect(silence.ends()[0]).toMatchObject({ reason: 'silence' });
   });
 
   it('an answer whose words plainly go on is not ended by a "finished", however long', async () => {

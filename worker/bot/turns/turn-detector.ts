@@ -31,7 +31,7 @@ import { LISTEN_SAMPLE_RATE } from './types.ts';
  * can be classified beyond that is dropped on arrival and reported (`onOverflow`), so a flood cannot
  * grow the process's memory; an answer that arrives in one burst (within the bound) is heard whole.
  */
-export type TurnEndReason = 'silence' | 'model' | 'max';
+export type TurnEndReason = 'silence' | 'model' | 'words' | 'max';
 
 export interface TurnDetectorSettings {
   minSpeechMs: number;
@@ -334,13 +334,14 @@ export class TurnDetector {
       // A "finished" that came in during the hold ends the turn once the hold is over.
       void this.consider(turn, this.calls.generation);
     }
+    // The silence, or words already in (the model's answers are weighed when they come, in consider()).
     const verdict = endpoint({ ...this.view(turn), probability: undefined }, this.rules());
-    if (verdict.end) this.endTurn(turn, 'silence');
+    if (verdict.end) this.endTurn(turn, verdict.reason);
   }
 
   /** The words of the last pause came in: they may say the answer is long (no hold) or goes on. */
   wordsArrived(): void {
-    if (this.state.kind === 'in_turn' && this.model) void this.consider(this.state, this.calls.generation);
+    if (this.state.kind === 'in_turn' && this.model && this.state.paused) void this.consider(this.state, this.calls.generation);
   }
 
   /** The endpointing settings (policy/endpointing.ts), from the detector's. */
@@ -353,6 +354,8 @@ export class TurnDetector {
       holdMs: s.holdMs ?? 0,
       holdMaxWords: s.holdMaxWords ?? 7,
       holdMaxVoicedMs: s.holdMaxVoicedMs ?? 2500,
+      // Silence detection stays what it says: VAD_SILENCE_MS of silence, whatever the words.
+      wordsEnd: this.model !== null,
     };
   }
 
@@ -459,7 +462,8 @@ export class TurnDetector {
   /** At the pause, with the model's answer in: the policy says whether its "finished" ends the turn now. */
   private async consider(turn: InTurn, generation: number): Promise<void> {
     const current = () => generation === this.calls.generation && this.state === turn && turn.paused && !this.closed;
-    const mayEnd = () => endpoint(this.view(turn), this.rules()).end;
+    const verdict = () => endpoint(this.view(turn), this.rules());
+    const mayEnd = () => verdict().end;
     if (!current() || this.calls.deciding || !mayEnd()) return;
     this.calls.deciding = true;
     try {
@@ -469,7 +473,8 @@ export class TurnDetector {
         return;
       }
       // The words that came in meanwhile may also make the answer a held fragment.
-      if (current() && mayEnd()) this.endTurn(turn, 'model');
+      const now = verdict();
+      if (current() && now.end) this.endTurn(turn, now.reason);
     } finally {
       this.calls.deciding = false;
     }
