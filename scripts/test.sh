@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test: lint, type check, then the whole vitest suite (unit, integration over real
-# sockets with a real Redis and a real kube-apiserver, the browser end-to-end test, and the
-# single-node cluster tests, which need root: docs/cluster.md).
+# Runs every test: the whole vitest suite (unit, integration over real sockets with a real Redis and a
+# real kube-apiserver, the browser end-to-end test, and the single-node cluster tests, which need
+# root: docs/cluster.md) and the checks outside it (format, lint, type check: scripts/checks.sh).
 # It installs and builds what it needs first (the long first builds side by side, below), runs the
 # tests that need none of those builds while they go on, and never skips quietly.
 set -euo pipefail
@@ -15,12 +15,18 @@ fi
 
 # First builds on a fresh machine are long and independent of each other (docs/cluster.md, "Time budget"):
 # they run side by side, each in its own process group with its own log, while the foreground installs
-# the rest and runs the static checks. wait_builds fails the run with the log of every step that failed.
+# the rest and runs the tests that need no build, then the checks. wait_builds fails the run with the
+# log of every step that failed.
 mkdir -p test-artifacts
 declare -A build_pid=()
+# They run at the lowest CPU priority: the foreground (npm ci, pip, then the first tests) is what a
+# developer waits for, and the builds still take every cycle it leaves. setsid gives each step its own
+# autogroup when the kernel groups by session (sched_autogroup), where nice alone would not count, so
+# the step lowers its autogroup too.
 build() { # <name> <command...>
   local name="$1"; shift
-  setsid bash -c 'start=$SECONDS; "$@" || exit; echo "== $0 done in $((SECONDS - start)) s"' "$name" "$@" \
+  setsid nice -n 19 bash -c '{ echo 19 > /proc/self/autogroup; } 2>/dev/null || true
+    start=$SECONDS; "$@" || exit; echo "== $0 done in $((SECONDS - start)) s"' "$name" "$@" \
     > "test-artifacts/build-$name.log" 2>&1 < /dev/null &
   build_pid[$name]=$!
 }
@@ -75,28 +81,6 @@ echo "== turn models (Silero VAD, Smart Turn v3) in $turn_models"
 speech_models="$(bash scripts/speech-models.sh)"
 echo "== speech models (Moonshine base-en, Piper en_US-joe-medium) in $speech_models"
 
-echo "== format, lint and type check"
-# Prettier formats the tree (npm run format); a string or comment it cannot wrap is split by hand.
-prettier --check . || { echo "test: the tree is not formatted: run npm run format" >&2; exit 1; }
-node scripts/long-lines.ts
-eslint .
-tsc --noEmit
-node scripts/unused-exports.ts
-
-echo "== Daily bridge: ruff, mypy (against daily-python's own type stubs), pytest (fake SDK)"
-py="$(bash scripts/python-env.sh)"
-pybin="$(dirname "$py")"
-(cd worker/rooms/daily && "$pybin/ruff" check . ../../../test/fakes/daily_module \
-  && "$pybin/ruff" format --check . ../../../test/fakes/daily_module \
-  && "$pybin/mypy" bridge.py \
-  && "$py" -m pytest -q -p no:cacheprovider)
-if [ -n "${DAILY_API_KEY:-}" ]; then
-  echo "== Daily live test (DAILY_API_KEY is set): a real room on Daily"
-  DAILY_BRIDGE_PYTHON="$py" node test/live/daily-live.ts
-else
-  echo "NOTE: the live Daily test did NOT run (DAILY_API_KEY is not set); the bot's Daily transport is tested here against a fake SDK only"
-fi
-
 # Two vitest runs, one report: the 'default' project needs no background build, so it runs while the
 # builds go on; the rest ('after-builds': livekit-server and the real-time turn-taking files; 'kube';
 # 'e2e'; 'cluster') after wait_builds. The real-time files are all in the second run: the builds must
@@ -144,6 +128,15 @@ summarize() {
 
 echo "== tests that need no build (vitest project default), while the builds run"
 run_tests before-builds --project default "$@"
+
+# Format, lint, type check and the Daily bridge's checks come after the first tests, not before them:
+# they need no build either, and on a fresh machine they would hold the first test back by minutes.
+# A failed check still fails the command, after the first run's count.
+if ! bash scripts/checks.sh; then
+  summarize || true
+  echo "test: a check failed (above), so the tests after the builds (vitest projects after-builds, kube, e2e, cluster) did NOT run" >&2
+  exit 1
+fi
 
 echo "== waiting for the background builds"
 if ! wait_builds; then
