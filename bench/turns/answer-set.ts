@@ -34,6 +34,10 @@ export interface AnswerItem {
   pauses: Span[];
   /** In the held-out half: no setting is tuned on it; the bench prints it in rows of its own. */
   heldOut?: boolean;
+  /** The question it answers: open ("How did you hear of us?") or closed ("Did you finish the setup?"). */
+  question: 'open' | 'closed';
+  /** Background noise under the whole item (and the silence after it), if any: its level in dBFS. */
+  noiseDbfs?: number;
 }
 
 /** Silence at the head of every item, so a clip's first frame is never its onset. */
@@ -84,7 +88,74 @@ const HELD_OUT_PAUSED: Array<[string, number, string]> = [
   ['Not really.', 1500, 'Well, maybe once or twice.'],
 ];
 
+/**
+ * The second half of the pause answers (issue 40): fragments of one to seven words, most of them
+ * complete-sounding ("The price.", "It was good."), a few plainly unfinished, then pauses of
+ * 0.6-2.5 s. The first ten are tuning items, the last ten held out.
+ */
+const MORE_PAUSED: Array<[string, number, string]> = [
+  ['Yes.', 1400, 'Although the setup took a while.'],
+  ['It was good.', 900, 'Better than I expected, really.'],
+  ['We use it daily.', 1700, 'Mostly for the weekly reports.'],
+  ['Pretty much everything.', 2200, 'Except the calendar sync.'],
+  ['I am happy with it.', 600, 'The team is too.'],
+  ['The price.', 2500, 'It went up twice this year.'],
+  ['Our sales team uses it the most.', 1200, 'Marketing a little.'],
+  ['Because of the', 1000, 'reporting features.'],
+  ['Not much.', 1900, 'Maybe the search could be faster.'],
+  ['We switched last spring.', 800, 'From a spreadsheet, mostly.'],
+];
+const MORE_HELD_OUT_PAUSED: Array<[string, number, string]> = [
+  ['Definitely.', 1700, 'I would recommend it to anyone.'],
+  ['It saves time.', 1100, 'A lot of time, actually.'],
+  ['The support team.', 2400, 'They always answer quickly.'],
+  ['I think so.', 700, 'At least for now.'],
+  ['We had some trouble at first.', 1500, 'Then it got easier.'],
+  ['Mostly on my phone.', 2000, 'Sometimes on the laptop.'],
+  ['Three of us use it every day.', 1300, 'The rest weekly.'],
+  ['Well, the thing is', 1800, 'we never finished the setup.'],
+  ['About a year.', 600, 'Maybe a bit longer.'],
+  ['No complaints.', 2200, 'It does what it says.'],
+];
+
+/** Finished short answers (one to five words), each with the kind of question it answers. */
 const SHORT = ['Yes.', 'No.', 'Sure.'];
+const MORE_SHORT: Array<[string, 'open' | 'closed']> = [
+  ['Not really.', 'closed'],
+  ['About twice a week.', 'open'],
+  ['The reporting.', 'open'],
+  ['Every day.', 'open'],
+  ['I do.', 'closed'],
+  ['Maybe next year.', 'closed'],
+  ['It was fine.', 'open'],
+];
+const HELD_OUT_SHORT: Array<[string, 'open' | 'closed']> = [
+  ['Yes, I did.', 'closed'],
+  ['Only once.', 'closed'],
+  ['Probably the price.', 'open'],
+  ['Not yet.', 'closed'],
+  ['Three people.', 'open'],
+  ['On my laptop.', 'open'],
+  ['Absolutely.', 'closed'],
+  ['No, never.', 'closed'],
+  ['The mobile app.', 'open'],
+  ['Last month.', 'open'],
+];
+
+/** Finished long answers (eight words or more): two more for tuning, ten held out. */
+const MORE_PLAIN = ['We started with the free plan and upgraded after a month.', 'The weekly summary email is the feature I read most.'];
+const HELD_OUT_PLAIN = [
+  'We mostly use it to share reports with our clients every month.',
+  'The onboarding was easy because the guide explained every step clearly.',
+  'I would pay more if the exports worked with our accounting tool.',
+  'My colleagues in the other office started using it before we did.',
+  'The search is fast, but it misses older files sometimes.',
+  'We replaced two other tools with it last year.',
+  'Honestly the best part is how quickly support answers.',
+  'I open it every morning to check what changed overnight.',
+  'It crashed once during a demo, which was embarrassing for me.',
+  'Our manager asked us to try it after a webinar.',
+];
 
 /** Spoken while the bot is still asking (the bench starts them 1.0 s into the bot's audio). */
 const INTERRUPTIONS = [
@@ -118,10 +189,26 @@ const BACKCHANNELS: Array<{ text: string } | { noiseMs: number; seed: number }> 
 /** Said by espeak-ng instead of the Piper voice: a second, more robotic voice for variety. */
 const ESPEAK_TEXTS = new Set([PLAIN[2]!, PLAIN[6]!, PAUSED[3]![0], PAUSED[3]![2], INTERRUPTIONS[1]!, HUM]);
 
-export type Voice = 'piper' | 'espeak';
+/**
+ * Three voices: Piper (the speech server's), espeak-ng's American voice and its British one (a
+ * slower, lower voice). The older items keep their voices (ESPEAK_TEXTS); the items added for issue
+ * 40 take them in turn (two Piper, one of each espeak-ng voice), and every fifth of them is said
+ * over steady background noise (NOISE_DBFS).
+ */
+export type Voice = 'piper' | 'espeak' | 'espeak-gb';
+const TURN_OF_VOICES: readonly Voice[] = ['piper', 'piper', 'espeak', 'espeak-gb'];
+const voiceInTurn = (i: number): Voice => TURN_OF_VOICES[i % TURN_OF_VOICES.length]!;
+const noisyInTurn = (i: number): boolean => i % 5 === 4;
+/** The level of the background noise under the noisy items: a quiet room with a fan. */
+const NOISE_DBFS = -42;
+
+const ESPEAK_SETTINGS: Record<Exclude<Voice, 'piper'>, { voice: string; wordsPerMinute: number }> = {
+  espeak: { voice: 'en-us', wordsPerMinute: 175 },
+  'espeak-gb': { voice: 'en-gb', wordsPerMinute: 160 },
+};
 
 const cacheFile = (text: string, voice: Voice, cacheDir: string): string => {
-  const settings = voice === 'piper' ? 'piper-joe-medium|noise0' : 'en-us|175';
+  const settings = voice === 'piper' ? 'piper-joe-medium|noise0' : voice === 'espeak' ? 'en-us|175' : 'en-gb|160';
   return join(cacheDir, `${createHash('sha256').update(`${settings}|${SPEECH_RATE}|sox-D|${text}`).digest('hex').slice(0, 16)}.wav`);
 };
 
@@ -139,26 +226,51 @@ export function spokenPcms(texts: Array<{ text: string; voice: Voice }>, cacheDi
     .filter((t) => t.voice === 'piper')
     .map((t) => ({ text: t.text, file: partial(cacheFile(t.text, 'piper', cacheDir)) }));
   speakWithPiper(piper);
-  for (const t of missing.filter((m) => m.voice === 'espeak')) speak(t.text, partial(cacheFile(t.text, 'espeak', cacheDir)));
+  for (const t of missing) if (t.voice !== 'piper') speak(t.text, partial(cacheFile(t.text, t.voice, cacheDir)), ESPEAK_SETTINGS[t.voice]);
   for (const t of missing) renameSync(partial(cacheFile(t.text, t.voice, cacheDir)), cacheFile(t.text, t.voice, cacheDir));
   return new Map(texts.map((t) => [`${t.voice}|${t.text}`, readWavPcm(cacheFile(t.text, t.voice, cacheDir)).pcm]));
 }
 
 /** A burst of white noise (a cough, a knock) at about -12 dBFS, from a fixed seed. */
-export function noisePcm(ms: number, seed: number): Buffer {
+export function noisePcm(ms: number, seed: number, peak = 8000): Buffer {
   const samples = Math.round((SPEECH_RATE * ms) / 1000);
   const out = Buffer.alloc(samples * 2);
   let state = seed * 2654435761;
   for (let i = 0; i < samples; i++) {
     state = (Math.imul(state, 1103515245) + 12345) >>> 0; // LCG: the same burst every run
-    out.writeInt16LE(Math.round(((state / 2 ** 32) * 2 - 1) * 8000), i * 2);
+    out.writeInt16LE(Math.round(((state / 2 ** 32) * 2 - 1) * peak), i * 2);
   }
   return out;
 }
 
+/** Uniform noise of this RMS level in dBFS: its peak is sqrt(3) times its RMS. */
+const peakOf = (dbfs: number): number => Math.round(32768 * 10 ** (dbfs / 20) * Math.sqrt(3));
+
+/** `pcm` with steady noise of `dbfs` added (fixed seed), clipped to 16 bits. */
+export function withNoise(pcm: Buffer, dbfs: number, seed = 7): Buffer {
+  const noise = noisePcm((pcm.length / 2 / SPEECH_RATE) * 1000 + 1, seed, peakOf(dbfs));
+  const out = Buffer.alloc(pcm.length);
+  for (let i = 0; i + 1 < pcm.length; i += 2) {
+    out.writeInt16LE(Math.max(-32768, Math.min(32767, pcm.readInt16LE(i) + noise.readInt16LE(i))), i);
+  }
+  return out;
+}
+
+/** `ms` of what follows the item: silence, or its background noise. */
+export function silenceAfter(item: AnswerItem, ms: number): Buffer {
+  const quiet = silencePcm(ms, SPEECH_RATE);
+  return item.noiseDbfs === undefined ? quiet : withNoise(quiet, item.noiseDbfs, 11);
+}
+
 const durationMs = (pcm: Buffer): number => (pcm.length / 2 / SPEECH_RATE) * 1000;
 
-function item(id: string, kind: ItemKind, text: string, parts: Array<Buffer | number>): AnswerItem {
+interface ItemOptions {
+  question?: 'open' | 'closed';
+  heldOut?: boolean;
+  noiseDbfs?: number;
+}
+
+function item(id: string, kind: ItemKind, text: string, parts: Array<Buffer | number>, options: ItemOptions = {}): AnswerItem {
   const pcm: Buffer[] = [silencePcm(LEAD_MS, SPEECH_RATE)];
   const pauses: Span[] = [];
   let cursor = LEAD_MS;
@@ -172,7 +284,18 @@ function item(id: string, kind: ItemKind, text: string, parts: Array<Buffer | nu
       cursor += durationMs(part);
     }
   }
-  return { id, kind, text, pcm: Buffer.concat(pcm), speech: { startMs: LEAD_MS, endMs: cursor }, pauses };
+  const whole = Buffer.concat(pcm);
+  return {
+    id,
+    kind,
+    text,
+    pcm: options.noiseDbfs === undefined ? whole : withNoise(whole, options.noiseDbfs),
+    speech: { startMs: LEAD_MS, endMs: cursor },
+    pauses,
+    question: options.question ?? 'open',
+    ...(options.heldOut ? { heldOut: true } : {}),
+    ...(options.noiseDbfs !== undefined ? { noiseDbfs: options.noiseDbfs } : {}),
+  };
 }
 
 export const DEFAULT_CACHE_DIR = join(tmpdir(), 'voice-bench-turns-speech');
@@ -183,29 +306,47 @@ export const DEFAULT_CACHE_DIR = join(tmpdir(), 'voice-bench-turns-speech');
  */
 export function buildAnswerSet(cacheDir = DEFAULT_CACHE_DIR): Record<ItemKind, AnswerItem[]> {
   mkdirSync(cacheDir, { recursive: true });
-  const texts = [
-    ...PLAIN,
-    ...[...PAUSED, ...HELD_OUT_PAUSED].flatMap(([a, , b]) => [a, b]),
-    ...SHORT,
-    ...INTERRUPTIONS,
-    ...BACKCHANNELS.flatMap((b) => ('text' in b ? [b.text] : [])),
-  ];
-  const voiceOf = (text: string): Voice => (ESPEAK_TEXTS.has(text) ? 'espeak' : 'piper');
+  const voices = new Map<string, Voice>();
+  const voiced = (text: string, voice: Voice) => {
+    if (!voices.has(text)) voices.set(text, voice);
+  };
+  for (const text of [...PLAIN, ...[...PAUSED, ...HELD_OUT_PAUSED].flatMap(([a, , b]) => [a, b]), ...SHORT, ...INTERRUPTIONS]) {
+    voiced(text, ESPEAK_TEXTS.has(text) ? 'espeak' : 'piper');
+  }
+  for (const b of BACKCHANNELS) if ('text' in b) voiced(b.text, ESPEAK_TEXTS.has(b.text) ? 'espeak' : 'piper');
+  const added = [...MORE_PAUSED, ...MORE_HELD_OUT_PAUSED].map(([a, , b], i) => [[a, b], i] as const);
+  for (const [[a, b], i] of added) [a, b].forEach((t) => voiced(t, voiceInTurn(i)));
+  [...MORE_SHORT, ...HELD_OUT_SHORT].forEach(([t], i) => voiced(t, voiceInTurn(i + 1)));
+  [...MORE_PLAIN, ...HELD_OUT_PLAIN].forEach((t, i) => voiced(t, voiceInTurn(i + 2)));
   const spoken = spokenPcms(
-    texts.map((text) => ({ text, voice: voiceOf(text) })),
+    [...voices].map(([text, voice]) => ({ text, voice })),
     cacheDir,
   );
-  const say = (text: string): Buffer => spoken.get(`${voiceOf(text)}|${text}`)!;
+  const say = (text: string): Buffer => spoken.get(`${voices.get(text)!}|${text}`)!;
+  const noisy = (i: number): ItemOptions => (noisyInTurn(i) ? { noiseDbfs: NOISE_DBFS } : {});
+  const paused = (prefix: string, list: Array<[string, number, string]>, first: number, options: (i: number) => ItemOptions) =>
+    list.map(([a, pause, b], i) =>
+      item(`${prefix}-${first + i}-${pause}ms`, 'pause', `${a} ... ${b}`, [say(a), pause, say(b)], options(i)),
+    );
   return {
-    plain: PLAIN.map((t, i) => item(`plain-${i + 1}`, 'plain', t, [say(t)])),
-    pause: [
-      ...PAUSED.map(([a, pause, b], i) => item(`pause-${i + 1}-${pause}ms`, 'pause', `${a} ... ${b}`, [say(a), pause, say(b)])),
-      ...HELD_OUT_PAUSED.map(([a, pause, b], i) => ({
-        ...item(`held-${i + 1}-${pause}ms`, 'pause', `${a} ... ${b}`, [say(a), pause, say(b)]),
-        heldOut: true,
-      })),
+    plain: [
+      ...PLAIN.map((t, i) => item(`plain-${i + 1}`, 'plain', t, [say(t)])),
+      ...MORE_PLAIN.map((t, i) => item(`plain-${PLAIN.length + i + 1}`, 'plain', t, [say(t)], noisy(i + 2))),
+      ...HELD_OUT_PLAIN.map((t, i) => item(`held-plain-${i + 1}`, 'plain', t, [say(t)], { ...noisy(i + 4), heldOut: true })),
     ],
-    short: SHORT.map((t, i) => item(`short-${i + 1}`, 'short', t, [say(t)])),
+    pause: [
+      ...paused('pause', PAUSED, 1, () => ({})),
+      ...paused('held', HELD_OUT_PAUSED, 1, () => ({ heldOut: true })),
+      ...paused('pause', MORE_PAUSED, PAUSED.length + 1, noisy),
+      ...paused('held', MORE_HELD_OUT_PAUSED, HELD_OUT_PAUSED.length + 1, (i) => ({ ...noisy(i + 10), heldOut: true })),
+    ],
+    short: [
+      ...SHORT.map((t, i) => item(`short-${i + 1}`, 'short', t, [say(t)], { question: i === 2 ? 'open' : 'closed' })),
+      ...MORE_SHORT.map(([t, question], i) => item(`short-${SHORT.length + i + 1}`, 'short', t, [say(t)], { question, ...noisy(i + 1) })),
+      ...HELD_OUT_SHORT.map(([t, question], i) =>
+        item(`held-short-${i + 1}`, 'short', t, [say(t)], { question, ...noisy(i + 3), heldOut: true }),
+      ),
+    ],
     interruption: INTERRUPTIONS.map((t, i) => item(`interruption-${i + 1}`, 'interruption', t, [say(t)])),
     backchannel: BACKCHANNELS.map((b, i) =>
       'text' in b
