@@ -156,11 +156,12 @@ if (process.env.BENCH_TURNS_ITEMS === '1') {
 
 const file = process.env.BENCH_TURNS_PLOT ?? join(ROOT, 'docs', 'turn-policy-tradeoff.png');
 const colours: Record<string, string> = { hosted: '#1f77b4', 'self-hosted': '#d62728' };
+const upTo2s = set.pause.filter((i) => Math.max(...i.pauses.map((p) => p.endMs - p.startMs)) <= 2000).length;
 await writeChartPng(
   {
     title: 'Turn policy: talk-overs on thinking pauses vs the wait of finished short answers',
     xLabel: 'finished short answers (1-5 words), p90 wait after the end of speech (ms, modelled)',
-    yLabel: `talk-overs on the ${set.pause.filter((i) => Math.max(...i.pauses.map((p) => p.endMs - p.startMs)) <= 2000).length} pauses of at most 2 s (both halves)`,
+    yLabel: `talk-overs on the ${upTo2s} pauses of at most 2 s (both halves)`,
     guides: [{ axis: 'x', at: 2500, label: 'aim: p90 <= 2.5 s' }],
     series: routes.map((profile) => ({
       name: `${profile.route.name} speech`,
