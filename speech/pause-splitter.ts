@@ -6,8 +6,8 @@
  * in the Piper voice), never before `minPieceMs`, and is forced (at the quietest frame of its last
  * seconds) only past `maxPieceMs`. Quiet is judged per 20 ms frame against the buffer's own levels
  * (a noise floor that follows the quietest frames, and the loudest speech), so that a noisy line
- * and a clean one split alike. After a cut, silence longer than a short lead-in before the next
- * speech is dropped instead of decoded. Pure: bytes in, pieces out, no clock.
+ * and a clean one split alike. After a cut (or a commit of speech), silence longer than a short
+ * lead-in before the next speech is dropped instead of decoded. Pure: bytes in, pieces out, no clock.
  *
  * With `earlyMs`, it also says when the open piece's speech has been followed by that much quiet
  * (an `early` tail: the piece as it stands), once per such quiet, and when speech comes back after
