@@ -1,6 +1,6 @@
 import type { FrameVad } from '../../worker/bot/turns/frame-vad.ts';
 import { TurnDetector, type TurnDetectorSettings, type TurnEndReason } from '../../worker/bot/turns/turn-detector.ts';
-import type { SpeechProbabilitySource, TurnCompletionModel } from '../../worker/bot/turns/types.ts';
+import { LISTEN_SAMPLE_RATE, type SpeechProbabilitySource, type TurnCompletionModel } from '../../worker/bot/turns/types.ts';
 import { wordsUnfinished } from '../../worker/bot/turns/unfinished-words.ts';
 import { silenceAfter, type AnswerItem } from './answer-set.ts';
 
@@ -138,7 +138,7 @@ export async function replayItem(
   const probabilities = await signals.speechProbabilities(item);
   const frames = signals.frames(item);
   const timers = new VirtualTimers();
-  const frameMs = (signals.frameSamples / 16) as number;
+  const frameMs = (signals.frameSamples / LISTEN_SAMPLE_RATE) * 1000;
   let index = 0;
   const vad: FrameVad = {
     frameBytes: signals.frameSamples * 2,
@@ -157,8 +157,7 @@ export async function replayItem(
   // The words of the turn so far, as the listener holds them, and when the latest commit's come in.
   let pauseWords: string | null = null;
   let latest: { arrivesAt: number; text: string; waiters: Array<() => void> } | null = null;
-  let outcome: ReplayOutcome | null = null;
-  let wordsAtMs: number | null = null;
+  let outcome: Omit<ReplayOutcome, 'wordsAtMs'> | null = null;
   const detector: TurnDetector = new TurnDetector({
     vad,
     model: options.useModel === false ? null : model,
@@ -185,7 +184,6 @@ export async function replayItem(
         const entry = { arrivesAt, text: words.text, waiters: [] as Array<() => void> };
         latest = entry;
         timers.at(arrivesAt, () => {
-          wordsAtMs = arrivesAt;
           for (const wake of entry.waiters) wake();
           if (latest !== entry || arrivesAt - words.commitAtMs > PAUSE_WORDS_WAIT_MS) return;
           pauseWords = words.text;
@@ -193,7 +191,7 @@ export async function replayItem(
         });
       }
       if (event.type === 'turn_end' && !outcome) {
-        outcome = { endAtMs: event.end.at, reason: event.end.reason, held: event.end.held, wordsAtMs };
+        outcome = { endAtMs: event.end.at, reason: event.end.reason, held: event.end.held };
       }
     },
   });
@@ -205,7 +203,7 @@ export async function replayItem(
     await settle();
   }
   detector.close();
-  const ended: ReplayOutcome = outcome ?? { endAtMs: null, reason: null, held: false, wordsAtMs };
+  const ended = outcome ?? { endAtMs: null, reason: null, held: false };
   // The words that count for the reply are the last commit's, whenever they come in.
   const last = latest as { arrivesAt: number } | null;
   return { ...ended, wordsAtMs: last ? last.arrivesAt : null };

@@ -81,17 +81,19 @@ export async function runPoint(
 ): Promise<PointResult> {
   const options: ReplayOptions = { ...base, settings: detectorSettings(point.endpointing), wordsWaitMs: point.endpointing.wordsWaitMs };
   const results: ItemResult[] = [];
-  for (const item of items) {
-    const outcome = await replayItem(item, signals, profile.route, options);
-    const end = outcome.endAtMs;
-    const talkOver = end !== null && item.pauses.some((p) => end > p.startMs && end < p.endMs);
-    const finished = item.kind !== 'pause';
-    const decisionMs = finished && end !== null ? end - item.speech.endMs : null;
-    const wordsReady = outcome.wordsAtMs === null ? null : outcome.wordsAtMs + profile.replyMs;
-    const waitMs = finished && end !== null ? Math.max(end, wordsReady ?? end + profile.replyMs) - item.speech.endMs : null;
-    results.push({ item, outcome, talkOver, decisionMs, waitMs });
-  }
+  for (const item of items) results.push(scoreItem(item, await replayItem(item, signals, profile.route, options), profile.replyMs));
   return { label: point.label, route: profile.route.name, items: results };
+}
+
+/** What one replayed answer counts for (see the top of this file). */
+export function scoreItem(item: AnswerItem, outcome: ReplayOutcome, replyMs: number): ItemResult {
+  const end = outcome.endAtMs;
+  const talkOver = end !== null && item.pauses.some((p) => end > p.startMs && end < p.endMs);
+  const finished = item.kind !== 'pause';
+  const decisionMs = finished && end !== null ? end - item.speech.endMs : null;
+  const wordsReady = outcome.wordsAtMs === null ? null : outcome.wordsAtMs + replyMs;
+  const waitMs = finished && end !== null ? Math.max(end, wordsReady ?? end + replyMs) - item.speech.endMs : null;
+  return { item, outcome, talkOver, decisionMs, waitMs };
 }
 
 export interface PointSummary {
