@@ -76,7 +76,9 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Worke
     }),
     turnEnds: new Counter({
       name: 'worker_turn_ends_total',
-      help: 'Respondent turns ended, by what ended them: model (the end-of-turn model), words (complete words of a long answer), silence, max (the utterance bound).',
+      help:
+        'Respondent turns ended, by what ended them: model (the end-of-turn model), words (the complete words of a long answer), ' +
+        'silence, max (the utterance bound).',
       labelNames: ['reason'],
       registers: [registry],
     }),
