@@ -1,5 +1,6 @@
 import { wordCount } from '../../worker/bot/policy/endpointing.ts';
-import type { Endpointing } from '../../worker/bot/policy/turn-policy.ts';
+import { planListening } from '../../worker/bot/listening.ts';
+import { TURN_POLICY_DEFAULTS, type Endpointing, type TurnPolicy } from '../../worker/bot/policy/turn-policy.ts';
 import type { TurnDetectorSettings } from '../../worker/bot/turns/turn-detector.ts';
 import { percentile } from '../support.ts';
 import type { AnswerItem } from './answer-set.ts';
@@ -44,25 +45,15 @@ export interface PointResult {
   items: ItemResult[];
 }
 
-const MAX_UTTERANCE_BYTES = 60 * 16_000 * 2;
-
-/** The detector's settings for an endpointing policy, as worker/bot/listening.ts makes them (no bot audio: no onset). */
+/**
+ * The detector's settings for an endpointing policy, made by the worker's own plan (worker/bot/
+ * listening.ts) from the default policy with this endpointing; no bot audio plays in a replay, so
+ * the onset pause is off.
+ */
 export function detectorSettings(e: Endpointing): TurnDetectorSettings {
-  return {
-    minSpeechMs: e.minSpeechMs,
-    silenceMs: e.silenceMs,
-    modelSilenceMs: e.modelSilenceMs,
-    maxSilenceMs: e.maxSilenceMs,
-    modelThreshold: e.modelThreshold,
-    maxUtteranceBytes: MAX_UTTERANCE_BYTES,
-    maxBacklogBytes: MAX_UTTERANCE_BYTES,
-    modelEarlyMs: e.modelEarlyMs,
-    modelReaskMs: e.modelReaskMs,
-    onsetMs: 0,
-    holdMs: e.holdMs,
-    holdMaxWords: e.holdMaxWords,
-    holdMaxVoicedMs: e.holdMaxVoicedMs,
-  };
+  const turns = { ...TURN_POLICY_DEFAULTS, endpointing: e } as TurnPolicy;
+  const plan = planListening({ idleTimeoutSeconds: 60, turns }, { vad: null, turn: null });
+  return { ...plan.detector, onsetMs: 0 };
 }
 
 export type LengthClass = 'short' | 'middle' | 'long';
